@@ -1,0 +1,27 @@
+import { ApiError, ERRORS } from '../errors.js';
+import { digest, seedFrom } from '../ids.js';
+import { readImageInfo } from '../media/imageInfo.js';
+import { base64Start } from '../schemas.js';
+import type { Handler } from '../types.js';
+import { cachedPng } from './images.js';
+
+/** POST /image-provider/image-edit: a real PNG with the input image's width and height, inline as base64. */
+export const editImage: Handler = ({ body, raw, services }) => {
+  const image = body.image as string;
+  const bytes = Buffer.from(image.slice(base64Start(image) ?? 0), 'base64');
+  const info = readImageInfo(bytes);
+  if (!info) {
+    throw new ApiError(ERRORS.INVALID_IMAGE, { param: 'image', message: "Invalid 'image': the data is base64 but not a PNG, JPEG, GIF or WebP image whose size can be read." });
+  }
+  const { maxWidth, maxHeight } = services.limits.imageEdit;
+  if (info.width > maxWidth || info.height > maxHeight || info.width < 1 || info.height < 1) {
+    throw new ApiError(ERRORS.INVALID_IMAGE, {
+      param: 'image',
+      code: 'image_too_large',
+      message: `Invalid 'image': ${info.width}x${info.height} is outside the supported size (at most ${maxWidth}x${maxHeight}).`,
+    });
+  }
+  const seed = (body.seed as number | undefined) ?? seedFrom(digest('images.edit', raw));
+  const png = cachedPng(services, info.width, info.height, seed);
+  return { kind: 'json', body: { image: png.toString('base64'), finish_reason: 'SUCCESS', seed } };
+};

@@ -1,0 +1,41 @@
+import { ApiError, ERRORS } from '../errors.js';
+import { digest, seedFrom } from '../ids.js';
+import { encodePng } from '../media/png.js';
+import type { Handler, Services } from '../types.js';
+
+/** A PNG of the given size and seed, from the bounded media cache. */
+export function cachedPng(services: Services, width: number, height: number, seed: number): Buffer {
+  return services.media.getOrMake(`png:${width}x${height}:${seed}`, () => encodePng(width, height, seed), (b) => b.length);
+}
+
+/** Parses "WIDTHxHEIGHT". */
+export const parseSize = (size: string): [number, number] => size.split('x').map(Number) as [number, number];
+
+/** POST /text-provider/images/generations: OpenAI's images response; URLs serve real PNGs of the size. */
+export const generateImages: Handler = ({ body, raw, baseUrl, services }) => {
+  const model = services.catalogue.require(body.model as string, 'image');
+  const n = (body.n as number | undefined) ?? 1;
+  const maxN = model.limits.max_n ?? 1;
+  if (n > maxN) {
+    throw new ApiError(ERRORS.VALIDATION, {
+      param: 'n',
+      code: 'integer_above_max_value',
+      message: `Invalid 'n': integer above maximum value. Expected a value <= ${maxN} for model '${model.id}', but got ${n} instead.`,
+    });
+  }
+  const { images } = services.limits;
+  const size = (body.size as string | undefined) ?? images.defaultSize;
+  const style = (body.style as string | undefined) ?? images.defaultStyle;
+  const quality = (body.quality as string | undefined) ?? images.defaultQuality;
+  const d = digest('images.generate', raw);
+  const revised = `${(body.prompt as string).trim()} (${style} style, ${quality} quality, ${size})`;
+  const data = Array.from({ length: n }, (_, i) => {
+    const seed = seedFrom(d, i * 4);
+    if (body.response_format === 'b64_json') {
+      const [w, h] = parseSize(size);
+      return { b64_json: cachedPng(services, w, h, seed).toString('base64'), revised_prompt: revised };
+    }
+    return { url: `${baseUrl}/media/images/${size}/${seed}.png`, revised_prompt: revised };
+  });
+  return { kind: 'json', body: { created: services.now(), data } };
+};

@@ -1,0 +1,67 @@
+import { ApiError, ERRORS } from '../errors.js';
+import { digest, seedFrom } from '../ids.js';
+import { encodeMp3 } from '../media/mp3.js';
+import { encodeWav } from '../media/wav.js';
+import { parseSsml } from '../ssml.js';
+import type { Handler, Services } from '../types.js';
+
+/** Characters as people count them (code points), the same measure as the schema's maxLength. */
+export const characterCount = (text: string): number => {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+};
+
+/** Seconds of speech for a text at a rate change in percent, within the configured bounds. */
+export function speechSeconds(services: Services, characters: number, ratePercent = 0): number {
+  const { charactersPerSecond, minSeconds, maxSeconds } = services.limits.speech;
+  const speed = Math.max(0.5, 1 + ratePercent / 100);
+  return Math.min(maxSeconds, Math.max(minSeconds, characters / charactersPerSecond / speed));
+}
+
+/** POST /voice-provider/tts: a decodable MP3 whose duration grows with the text. */
+export const voiceTts: Handler = ({ body, services }) => {
+  services.catalogue.requireVoice(body.voice_id as string);
+  if (body.model_id !== undefined) {
+    const model = services.catalogue.require(body.model_id as string, 'voice', 'model_id');
+    const chars = characterCount(body.text as string);
+    if (model.limits.max_characters !== undefined && chars > model.limits.max_characters) {
+      throw new ApiError(ERRORS.VALIDATION, { param: 'text', code: 'string_above_max_length', message: `Invalid 'text': ${chars} characters exceed the limit of ${model.limits.max_characters} for model '${model.id}'.` });
+    }
+  }
+  const chars = characterCount(body.text as string);
+  const seconds = speechSeconds(services, chars);
+  // An MP3 of silent frames depends only on its length: cache by duration.
+  const mp3 = services.media.getOrMake(`mp3:${seconds.toFixed(3)}`, () => encodeMp3(seconds), (b) => b.length);
+  return { kind: 'binary', contentType: 'audio/mpeg', body: mp3, headers: { 'x-character-count': String(chars), 'character-cost': String(chars) } };
+};
+
+/** POST /cloud-provider/speech: RIFF WAV (24 kHz 16-bit mono by default); SSML voice and prosody win. */
+export const cloudSpeech: Handler = ({ body, headers, services }) => {
+  const { speech } = services.limits;
+  const formatName = String(headers['x-microsoft-outputformat'] ?? speech.defaultOutputFormat).trim().toLowerCase();
+  const format = speech.outputFormats[formatName];
+  if (!format) {
+    throw new ApiError(ERRORS.UNSUPPORTED_OUTPUT_FORMAT, {
+      param: 'X-Microsoft-OutputFormat',
+      message: `Unsupported X-Microsoft-OutputFormat '${formatName.slice(0, 64)}'. Supported: ${Object.keys(speech.outputFormats).join(', ')}.`,
+    });
+  }
+  let text = body.text as string;
+  let voice = body.voice as string;
+  let rate = (body.rate as number | undefined) ?? 0;
+  let pitch = (body.pitch as number | undefined) ?? 0;
+  if (text.trimStart().startsWith('<speak')) {
+    const ssml = parseSsml(text);
+    voice = ssml.voice ?? voice;
+    rate = ssml.ratePercent ?? rate;
+    pitch = ssml.pitchPercent ?? pitch;
+    text = ssml.text;
+  }
+  services.catalogue.require(voice, 'cloud-speech', 'voice');
+  const seconds = speechSeconds(services, characterCount(text), rate);
+  const seed = seedFrom(digest('cloud.speech', voice));
+  const key = `wav:${formatName}:${seconds.toFixed(3)}:${seed}:${pitch}`;
+  const wav = services.media.getOrMake(key, () => encodeWav({ ...format, durationSeconds: seconds, seed, pitchPercent: pitch }), (b) => b.length);
+  return { kind: 'binary', contentType: 'audio/wav', body: wav, headers: { 'x-microsoft-outputformat': formatName } };
+};

@@ -1,0 +1,52 @@
+import { ApiError, ERRORS } from '../errors.js';
+import { digest, idFrom, seedFrom } from '../ids.js';
+import { encodeMp4 } from '../media/mp4.js';
+import type { Handler, Services, VideoTask } from '../types.js';
+import { parseSize } from './images.js';
+
+// With video.progress on, each poll moves the task one step: a virtual clock, not wall time.
+const PROGRESS = ['queued', 'generating', 'completed'] as const;
+
+function view(task: VideoTask, progress: boolean): Record<string, unknown> {
+  const status = progress ? PROGRESS[Math.min(task.polls, PROGRESS.length - 1)]! : 'completed';
+  return { ...task.body, status, video: status === 'completed' ? task.body.video : null };
+}
+
+/** POST /video-provider/generate: a task, completed at once by default, whose URL serves a real MP4. */
+export const generateVideo: Handler = ({ body, raw, baseUrl, services }) => {
+  const model = services.catalogue.require(body.model as string, 'video');
+  const { video } = services.limits;
+  const duration = (body.duration as number | undefined) ?? video.defaultDuration;
+  const resolution = (body.resolution as string | undefined) ?? video.defaultResolution;
+  const d = digest('video.generate', raw);
+  const seed = typeof body.seed === 'number' ? Math.abs(Math.trunc(body.seed)) % 2 ** 32 : seedFrom(d);
+  const id = idFrom(d, 'vid_', 24);
+  const task: VideoTask = {
+    polls: 0,
+    body: {
+      id,
+      status: 'completed',
+      model: model.id,
+      mode: body.mode,
+      created_at: services.now(),
+      video: { url: `${baseUrl}/media/videos/${resolution}/${duration}/${seed}.mp4`, content_type: 'video/mp4', duration, resolution, seed },
+      error: null,
+    },
+  };
+  services.videoTasks.set(id, task);
+  return { kind: 'json', body: view(task, services.config.video.progress) };
+};
+
+/** GET /video-provider/generate/:id: the task's current state (an extension for polling clients). */
+export const getVideo: Handler = ({ params, services }) => {
+  const task = services.videoTasks.get(params.id ?? '');
+  if (!task) throw new ApiError(ERRORS.NOT_FOUND, { param: 'id', code: 'task_not_found', message: `No video task with id '${(params.id ?? '').slice(0, 64)}'.` });
+  task.polls++;
+  return { kind: 'json', body: view(task, services.config.video.progress) };
+};
+
+/** An MP4 of the given resolution, duration and seed, from the bounded media cache. */
+export function cachedMp4(services: Services, resolution: string, duration: number, seed: number): Buffer {
+  const [width, height] = parseSize(resolution);
+  return services.media.getOrMake(`mp4:${resolution}:${duration}:${seed}`, () => encodeMp4({ width, height, durationSeconds: duration, seed, fps: services.limits.video.fps }), (b) => b.length);
+}

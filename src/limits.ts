@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FIXTURES_DIR } from './paths.js';
+
+/** A cloud-provider output format that the mock can write. */
+export interface AudioFormat {
+  readonly sampleRate: number;
+  readonly bitsPerSample: 8 | 16;
+  readonly encoding: 'pcm' | 'alaw' | 'mulaw';
+}
+
+/** Limits and defaults the API document leaves open (fixtures/limits.json). */
+export interface Limits {
+  readonly images: { defaultSize: string; defaultQuality: string; defaultStyle: string };
+  readonly imageEdit: { maxWidth: number; maxHeight: number };
+  readonly video: { defaultDuration: number; defaultResolution: string; fps: number };
+  readonly speech: {
+    charactersPerSecond: number;
+    minSeconds: number;
+    maxSeconds: number;
+    defaultOutputFormat: string;
+    outputFormats: Record<string, AudioFormat>;
+  };
+}
+
+/** Reads fixtures/limits.json. */
+export function loadLimits(dir: string = FIXTURES_DIR): Limits {
+  return JSON.parse(readFileSync(join(dir, 'limits.json'), 'utf8')) as Limits;
+}

@@ -1,0 +1,93 @@
+import type { ErrorObject } from 'ajv';
+import type { Detail } from './errors.js';
+
+/** Turns a JSON pointer such as /messages/0/content into the dotted form messages[0].content. */
+export function pointerToParam(pointer: string, child?: string): string | null {
+  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (child !== undefined) parts.push(child);
+  let out = '';
+  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
+  return out || null;
+}
+
+/** A short, safe rendering of a value for a message: user input is quoted, cut, never echoed whole. */
+export function show(value: unknown): string {
+  const text = typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+
+/** Maps one Ajv error to a violation in OpenAI's wording (param, code, message); undefined for noise. */
+export function toDetail(e: ErrorObject): Detail | undefined {
+  const p = e.params as Record<string, unknown>;
+  const at = pointerToParam(e.instancePath);
+  const q = (param: string | null) => `'${param ?? 'body'}'`;
+  switch (e.keyword) {
+    case 'required': {
+      const param = pointerToParam(e.instancePath, String(p.missingProperty));
+      return { param, code: 'missing_required_parameter', message: `Missing required parameter: ${q(param)}.` };
+    }
+    case 'type':
+      return { param: at, code: 'invalid_type', message: `Invalid type for ${q(at)}: expected ${article(String(p.type))}, but got ${typeName(e.data)} instead.` };
+    case 'maximum':
+    case 'minimum':
+    case 'exclusiveMaximum':
+    case 'exclusiveMinimum': {
+      const above = e.keyword.endsWith('aximum');
+      const kind = (e.parentSchema as { type?: string } | undefined)?.type === 'integer' ? 'integer' : 'decimal';
+      const cmp = String(p.comparison);
+      return {
+        param: at,
+        code: `${kind}_${above ? 'above_max' : 'below_min'}_value`,
+        message: `Invalid ${q(at)}: ${kind} ${above ? 'above maximum' : 'below minimum'} value. Expected a value ${cmp} ${String(p.limit)}, but got ${show(e.data)} instead.`,
+      };
+    }
+    case 'maxLength':
+      return { param: at, code: 'string_above_max_length', message: `Invalid ${q(at)}: string too long. Expected a string with maximum length ${String(p.limit)}, but got a string with length ${[...String(e.data)].length} instead.` };
+    case 'minLength':
+      return { param: at, code: 'string_below_min_length', message: `Invalid ${q(at)}: string too short. Expected a string with minimum length ${String(p.limit)}, but got a string with length ${[...String(e.data)].length} instead.` };
+    case 'minItems':
+      return { param: at, code: 'array_below_min_length', message: `Invalid ${q(at)}: array too short. Expected an array with minimum length ${String(p.limit)}, but got ${(e.data as unknown[]).length} items instead.` };
+    case 'enum':
+      return { param: at, code: 'invalid_value', message: `Invalid value for ${q(at)}: expected one of ${(p.allowedValues as unknown[]).map((v) => show(v)).join(', ')}, but got ${show(e.data)} instead.` };
+    case 'const':
+      return { param: at, code: 'invalid_value', message: `Invalid value for ${q(at)}: expected ${show(p.allowedValue)}, but got ${show(e.data)} instead.` };
+    case 'pattern':
+      return { param: at, code: 'invalid_value', message: `Invalid value for ${q(at)}: ${show(e.data)} does not match the pattern ${String(p.pattern)}.` };
+    case 'format':
+      return { param: at, code: 'invalid_value', message: `Invalid value for ${q(at)}: ${FORMAT_TEXT[String(p.format)] ?? `expected format ${String(p.format)}`}.` };
+    case 'additionalProperties': {
+      const param = pointerToParam(e.instancePath, String(p.additionalProperty));
+      return { param, code: 'unknown_parameter', message: `Unrecognized request argument supplied: ${param}.` };
+    }
+    case 'if':
+    case 'oneOf':
+    case 'anyOf':
+      return undefined; // the branch errors that follow say what is wrong
+    default:
+      return { param: at, code: 'invalid_value', message: `Invalid value for ${q(at)}: ${e.message ?? 'not allowed'}.` };
+  }
+}
+
+const FORMAT_TEXT: Record<string, string> = {
+  'base64-image': 'expected base64 or a data URI (data:image/png;base64,...) of an image',
+  uri: 'expected an absolute URL',
+};
+
+const article = (t: string) => (t.split(',').map((x) => (/^[aeiou]/.test(x) ? `an ${x}` : `a ${x}`)).join(' or '));
+
+/** Maps Ajv's errors to violations, dropping the noise and duplicates. */
+export function toDetails(errors: readonly ErrorObject[]): Detail[] {
+  const seen = new Set<string>();
+  const out: Detail[] = [];
+  for (const e of errors) {
+    const d = toDetail(e);
+    if (!d) continue;
+    const k = `${d.param}|${d.code}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(d);
+  }
+  return out;
+}
