@@ -1,0 +1,109 @@
+import { createRequire } from 'node:module';
+import type * as EncodingModule from 'gpt-tokenizer/encoding/o200k_base';
+
+/** Names of the tiktoken encodings the mock can count with. */
+export type Encoding = 'o200k_base' | 'cl100k_base';
+
+/** One chat message as the prompt counter sees it (content already flattened to text). */
+export type CountableMessage = { role: string; content: string; name?: string };
+
+type Loaded = {
+  api: Pick<typeof EncodingModule, 'encode' | 'countTokens'>;
+  /** Index = token id; value = the token's text, or its raw bytes when they are not valid UTF-8 alone. */
+  ranks: ReadonlyArray<string | readonly number[] | undefined>;
+};
+
+// createRequire gives a synchronous, on-demand load: each encoding table is a
+// multi-megabyte module, so it is only parsed the first time it is used.
+const requireCjs = createRequire(import.meta.url);
+const loaded = new Map<Encoding, Loaded>();
+
+// Treat special-token text such as "<|endoftext|>" in user input as ordinary
+// text (tiktoken's encode_ordinary) instead of letting the library throw.
+const ORDINARY = { disallowedSpecial: new Set<string>() };
+
+// Never used with { stream: true }, so no partial bytes leak between calls;
+// gpt-tokenizer's own decode() shares a streaming decoder and does leak them.
+const utf8 = new TextDecoder('utf-8');
+
+function load(enc: Encoding): Loaded {
+  const hit = loaded.get(enc);
+  if (hit) return hit;
+  // Encoding names come from a JSON catalogue, so check before building a module path.
+  if (enc !== 'o200k_base' && enc !== 'cl100k_base') throw new Error(`unknown encoding: ${String(enc)}`);
+  const api = requireCjs(`gpt-tokenizer/encoding/${enc}`) as Loaded['api'];
+  // Same module instance the encoder itself uses, so the table is not loaded twice.
+  const ranks = (requireCjs(`gpt-tokenizer/bpeRanks/${enc}`) as { default: Loaded['ranks'] }).default;
+  const entry: Loaded = { api, ranks };
+  loaded.set(enc, entry);
+  return entry;
+}
+
+/** Encodes text to token ids with the given encoding. */
+export function encode(text: string, enc: Encoding): number[] {
+  return load(enc).api.encode(text, ORDINARY);
+}
+
+/** Counts the tokens of a text without materialising the token array. */
+export function countTokens(text: string, enc: Encoding): number {
+  return load(enc).api.countTokens(text, ORDINARY);
+}
+
+// True when the buffer ends after a complete UTF-8 sequence; malformed tails
+// also count as "complete" so a bad sequence is flushed (as U+FFFD) rather than buffered forever.
+function endsOnCharBoundary(bytes: readonly number[]): boolean {
+  const n = bytes.length;
+  for (let back = 1; back <= Math.min(4, n); back++) {
+    const b = bytes[n - back]!;
+    if ((b & 0xc0) === 0x80) continue;
+    const need = b < 0x80 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : b < 0xf8 ? 4 : 1;
+    return back >= need;
+  }
+  return true;
+}
+
+/**
+ * Decodes tokens into consecutive text pieces, one per token except that tokens ending mid-character are grouped with what follows.
+ */
+export function decodePieces(tokens: readonly number[], enc: Encoding): string[] {
+  const { ranks } = load(enc);
+  const pieces: string[] = [];
+  let pending: number[] = [];
+  const flush = (): void => {
+    pieces.push(utf8.decode(Uint8Array.from(pending)));
+    pending = [];
+  };
+  for (const token of tokens) {
+    const value = ranks[token];
+    if (value === undefined) throw new Error(`token ${token} is not an ordinary ${enc} token`);
+    if (typeof value === 'string') {
+      // A text token starts on a character boundary, so bytes still pending are malformed: emit them as they decode.
+      if (pending.length > 0) flush();
+      if (value !== '') pieces.push(value);
+    } else {
+      for (const b of value) pending.push(b);
+      if (endsOnCharBoundary(pending)) flush();
+    }
+  }
+  // Only reached when the tokens stop mid-character (a max_tokens cut): decodes to U+FFFD, like tiktoken's errors="replace".
+  if (pending.length > 0) flush();
+  return pieces;
+}
+
+/** Decodes token ids to text; an incomplete trailing character becomes U+FFFD. */
+export function decode(tokens: readonly number[], enc: Encoding): string {
+  return decodePieces(tokens, enc).join('');
+}
+
+/**
+ * Counts chat prompt tokens the way the OpenAI cookbook does for gpt-3.5-turbo-0125 / gpt-4 / gpt-4o:
+ * 3 per message, the tokens of every value, 1 more per name, and 3 to prime the assistant reply.
+ */
+export function countChatPromptTokens(messages: readonly CountableMessage[], enc: Encoding): number {
+  let total = 3;
+  for (const m of messages) {
+    total += 3 + countTokens(m.role, enc) + countTokens(m.content, enc);
+    if (m.name !== undefined) total += countTokens(m.name, enc) + 1;
+  }
+  return total;
+}
