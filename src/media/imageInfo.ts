@@ -1,0 +1,61 @@
+import { imageSize } from 'image-size';
+
+/** Image formats this project accepts as input. */
+export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';
+
+/** Dimensions and format of an image as read from its header. */
+export interface ImageInfo {
+  width: number;
+  height: number;
+  format: ImageFormat;
+}
+
+const FORMAT_BY_TYPE: Readonly<Record<string, ImageFormat>> = {
+  png: 'png',
+  jpg: 'jpeg',
+  gif: 'gif',
+  webp: 'webp',
+};
+
+/**
+ * Minimum byte length for each format's header to be complete; image-size reads fixed
+ * offsets without bounds checks, so shorter input must be rejected here.
+ */
+function headerComplete(buf: Uint8Array, format: ImageFormat): boolean {
+  switch (format) {
+    case 'png':
+      // signature (8) + IHDR length/type (8) + IHDR data (13) + CRC (4)
+      return buf.length >= 33;
+    case 'gif':
+      // signature/version (6) + logical screen descriptor (7)
+      return buf.length >= 13;
+    case 'webp':
+      // RIFF header (12) + chunk header (8) + the 10 bytes image-size reads
+      return buf.length >= 30;
+    case 'jpeg':
+      // SOI + at least one marker; image-size walks the segments itself.
+      return buf.length >= 4;
+  }
+}
+
+/** Returns an image's width, height and format, or undefined if it is not a readable PNG, JPEG, GIF or WebP. */
+export function readImageInfo(buf: Buffer): ImageInfo | undefined {
+  if (!(buf instanceof Uint8Array) || buf.length < 4) return undefined;
+  // Node pools small Buffers inside a shared ArrayBuffer, and image-size reads through a
+  // DataView over `buf.buffer`, so an out-of-range read would silently return pool bytes
+  // instead of throwing. An exactly-sized copy makes truncated input fail loudly.
+  const exact =
+    buf.byteOffset === 0 && buf.buffer.byteLength === buf.length ? buf : new Uint8Array(buf);
+  try {
+    const size = imageSize(exact);
+    const format = size.type === undefined ? undefined : FORMAT_BY_TYPE[size.type];
+    if (format === undefined || !headerComplete(exact, format)) return undefined;
+    const { width, height } = size;
+    if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
+      return undefined;
+    }
+    return { width, height, format };
+  } catch {
+    return undefined;
+  }
+}

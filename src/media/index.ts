@@ -1,0 +1,10 @@
+export { encodePng, crc32 } from './png.js';
+export { readImageInfo } from './imageInfo.js';
+export type { ImageFormat, ImageInfo } from './imageInfo.js';
+export { encodeMp3, mp3FrameCount, mp3DurationSeconds } from './mp3.js';
+export { encodeWav } from './wav.js';
+export type { WavEncoding, WavOptions } from './wav.js';
+export { encodeH264, BitWriter, nalUnit } from './h264.js';
+export type { H264Options, H264Stream } from './h264.js';
+export { encodeMp4 } from './mp4.js';
+export type { Mp4Options } from './mp4.js';
