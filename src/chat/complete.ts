@@ -1,4 +1,4 @@
-import { decodePieces, encode, type Encoding } from './tokenizer.js';
+import { decodePieces, encode, type Encoding, type Piece } from './tokenizer.js';
 
 /** Input to completeText: the full reply plus the request's limits. */
 export type CompleteInput = {
@@ -13,9 +13,11 @@ export type Completion = {
   content: string;
   finishReason: 'stop' | 'length';
   completionTokens: number;
-  /** Stream deltas: non-empty, whole characters, and pieces.join('') === content. */
-  pieces: string[];
+  /** Stream deltas: non-empty whole characters whose texts join to content and whose token counts add up to completionTokens. */
+  pieces: Piece[];
 };
+
+const join = (pieces: readonly Piece[]): string => pieces.map((p) => p.text).join('');
 
 /** Index of the earliest occurrence of any non-empty stop string, or -1. */
 export function findStop(text: string, stop: readonly string[]): number {
@@ -44,9 +46,9 @@ export function completeText(input: CompleteInput): Completion {
   if (maxTokens !== undefined && tokens.length > maxTokens) {
     // Exactly maxTokens tokens even when the last one ends mid-character; that tail decodes to U+FFFD, as tiktoken's decode does.
     const pieces = decodePieces(tokens.slice(0, maxTokens), input.encoding);
-    return { content: pieces.join(''), finishReason: 'length', completionTokens: maxTokens, pieces };
+    return { content: join(pieces), finishReason: 'length', completionTokens: maxTokens, pieces };
   }
   const pieces = decodePieces(tokens, input.encoding);
   // Joining the pieces (rather than reusing text) keeps content and stream byte-identical by construction.
-  return { content: pieces.join(''), finishReason: 'stop', completionTokens: tokens.length, pieces };
+  return { content: join(pieces), finishReason: 'stop', completionTokens: tokens.length, pieces };
 }

@@ -1,24 +1,54 @@
+import type { ErrorObject } from 'ajv';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ConfigError } from '../config.js';
 import { FIXTURES_DIR } from '../paths.js';
 import { schemaId, type SchemaRegistry } from '../schemas.js';
+import { pointerToParam } from '../validation.js';
 import { compileRules, type CompiledRule, type ReplyRule } from './replies.js';
 
-function readRules(path: string, schemas: SchemaRegistry): ReplyRule[] {
+/** The schema violations in the terms a person editing the file uses: at most three, most useful first. */
+function describe(errors: readonly ErrorObject[]): string {
+  // A match with no condition fails each anyOf branch (and minProperties); the anyOf itself says it best.
+  const anyOfAt = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const lines = errors.flatMap((e) => {
+    const where = pointerToParam(e.instancePath) ?? '(root)';
+    const p = e.params as Record<string, unknown>;
+    if (e.keyword === 'anyOf') return [`${where}: needs at least one of ${(e.schema as { required: string[] }[]).flatMap((b) => b.required).join(', ')}`];
+    if (anyOfAt.has(e.instancePath) && (e.keyword === 'required' || e.keyword === 'minProperties')) return [];
+    if (e.keyword === 'additionalProperties') return [`${where}: unknown property "${String(p.additionalProperty)}"`];
+    return [`${where}: ${e.message ?? 'is invalid'}`];
+  });
+  return [...new Set(lines)].slice(0, 3).join('; ');
+}
+
+/** Reads, checks and compiles one rules file; every problem is a ConfigError that names the file (the CLI exits 2). */
+function readRules(path: string, schemas: SchemaRegistry): CompiledRule[] {
+  const fail = (problem: string) => new ConfigError(`reply rules file ${path}: ${problem}`);
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new Error(`reply rules ${path}: ${(err as Error).message}`);
+    throw fail((err as Error).message);
   }
   const errors = schemas.check(schemaId('reply-rules.json'), data);
-  if (errors.length) throw new Error(`reply rules ${path}: ${errors[0]!.instancePath || '(root)'} ${errors[0]!.message}`);
-  return (data as { rules: ReplyRule[] }).rules;
+  if (errors.length) throw fail(describe(errors));
+  const rules = (data as { rules: ReplyRule[] }).rules;
+  const seen = new Set<string>();
+  for (const rule of rules) {
+    // The id is how a request picks a rule by header, so within one file it must name one rule.
+    if (seen.has(rule.id)) throw fail(`duplicate rule id "${rule.id}"`);
+    seen.add(rule.id);
+  }
+  try {
+    return compileRules(rules);
+  } catch (err) {
+    throw fail((err as Error).message);
+  }
 }
 
-/** The user's rules file (if any) followed by the built-in rules, checked against the schema and compiled. */
+/** The user's rules file (if any) followed by the built-in rules, each checked against the schema and compiled. */
 export function loadReplyRules(schemas: SchemaRegistry, userFile?: string): CompiledRule[] {
   const builtIn = readRules(join(FIXTURES_DIR, 'replies.json'), schemas);
-  const user = userFile ? readRules(userFile, schemas) : [];
-  return compileRules([...user, ...builtIn]);
+  return userFile ? [...readRules(userFile, schemas), ...builtIn] : builtIn;
 }

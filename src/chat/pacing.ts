@@ -17,6 +17,7 @@ export function pacingFor(headers: Record<string, string | string[] | undefined>
   if (typeof header !== 'string' || !header.trim()) return base;
   const out = { ...base };
   for (const part of header.split(/[;,]/)) {
+    if (!part.trim()) continue; // a trailing separator is a typo, not a mistake worth a 400
     const m = /^\s*(ttft|tps)\s*=\s*(\d+(?:\.\d+)?)\s*$/i.exec(part);
     const value = m ? Number(m[2]) : Number.NaN;
     if (!m || (m[1]!.toLowerCase() === 'ttft' && value > MAX_TTFT_MS)) {

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { countChatPromptTokens, countTokens, decode, decodePieces, encode } from '../../src/chat/tokenizer.js';
+import { countChatPromptTokens, countTokens, decode, decodePieces, encode, loadSteps } from '../../src/chat/tokenizer.js';
 
 // Expected ids below are copied from the OpenAI cookbook "How to count tokens with tiktoken"
 // (sections 3-5), which printed them from the reference tiktoken implementation.
@@ -51,7 +51,9 @@ test('a prefix ending mid-character decodes to U+FFFD without leaking into the n
 test('decodePieces never splits a character and joins to the decoded text', () => {
   const tokens = encode('お誕生日おめでとう', 'cl100k_base');
   const pieces = decodePieces(tokens, 'cl100k_base');
-  assert.equal(pieces, ['お', '誕', '生', '日', 'お', 'め', 'で', 'とう']);
+  assert.equal(pieces.map((p) => p.text), ['お', '誕', '生', '日', 'お', 'め', 'で', 'とう']);
+  assert.equal(pieces.map((p) => p.tokens), [1, 2, 1, 1, 1, 1, 1, 1]);
+  assert.is(pieces.reduce((sum, p) => sum + p.tokens, 0), tokens.length);
 });
 
 test('unknown token ids and unknown encodings throw', () => {
@@ -79,6 +81,14 @@ test('chat prompt count: empty conversation is the 3 priming tokens; a name adds
   // "user" and "hi" are one token each: 3 (priming) + 3 (message) + 1 + 1.
   assert.is(countChatPromptTokens([{ role: 'user', content: 'hi' }], 'o200k_base'), 8);
   assert.is(countChatPromptTokens([{ role: 'user', content: 'hi', name: 'bob' }], 'o200k_base'), 8 + countTokens('bob', 'o200k_base') + 1);
+});
+
+test('loadSteps: two steps per encoding, each safe to run again', () => {
+  const steps = loadSteps();
+  assert.is(steps.length, 4);
+  for (const step of [...steps, ...steps]) step();
+  assert.is(countTokens('hello world', 'o200k_base'), 2);
+  assert.is(countTokens('hello world', 'cl100k_base'), 2);
 });
 
 test.run();

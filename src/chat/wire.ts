@@ -1,0 +1,50 @@
+import type { SseEvent } from '../types.js';
+import type { Completion } from './complete.js';
+
+/** What every object of one answer shares: the same id, created time, model and fingerprint. */
+export type ChatHead = { id: string; created: number; model: string; fingerprint: string };
+
+/** OpenAI's usage object: the three counts plus the detail objects real responses carry (all zero here). */
+export function usageOf(promptTokens: number, completionTokens: number) {
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+/** The non-streamed answer: a chat.completion object, fields in the order the real API writes them. */
+export function completionBody(head: ChatHead, result: Completion, usage: ReturnType<typeof usageOf>) {
+  return {
+    id: head.id,
+    object: 'chat.completion',
+    created: head.created,
+    model: head.model,
+    choices: [{ index: 0, message: { role: 'assistant', content: result.content, refusal: null, annotations: [] }, logprobs: null, finish_reason: result.finishReason }],
+    usage,
+    service_tier: 'default',
+    system_fingerprint: head.fingerprint,
+  };
+}
+
+/**
+ * The streamed answer as chat.completion.chunk events: the role first, then one event per piece of text,
+ * then an empty delta with the finish reason, and with include_usage a last event with `choices: []` and the usage.
+ */
+export function chunkEvents(head: ChatHead, result: Completion, usage: ReturnType<typeof usageOf>, includeUsage: boolean): SseEvent[] {
+  // With include_usage every chunk carries "usage": null until the last one; without it the key is absent.
+  const tail = includeUsage ? ',"usage":null}' : '}';
+  // The shared prefix is serialised once: a 1,000-token reply is 1,000 events.
+  const prefix = JSON.stringify({ id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, service_tier: 'default', system_fingerprint: head.fingerprint }).slice(0, -1);
+  const event = (choices: unknown[], tokens: number): SseEvent => ({ data: `${prefix},"choices":${JSON.stringify(choices)}${tail}`, tokens });
+  const choice = (delta: object, finish: string | null) => [{ index: 0, delta, logprobs: null, finish_reason: finish }];
+  const events = [
+    event(choice({ role: 'assistant', content: '', refusal: null }, null), 0),
+    ...result.pieces.map((p) => event(choice({ content: p.text }, null), p.tokens)),
+    event(choice({}, result.finishReason), 0),
+  ];
+  if (includeUsage) events.push({ data: `${prefix},"choices":[],"usage":${JSON.stringify(usage)}}`, tokens: 0 });
+  return events;
+}
