@@ -1,0 +1,61 @@
+import type { Cost } from './types.js';
+
+/** No paid work. */
+export const zeroCost = (): Cost => ({ tokens: 0, images: 0, videoSeconds: 0, characters: 0 });
+
+/** Adds b into a. */
+export function addCost(a: Cost, b: Cost): Cost {
+  a.tokens += b.tokens;
+  a.images += b.images;
+  a.videoSeconds += b.videoSeconds;
+  a.characters += b.characters;
+  return a;
+}
+
+const chars = (v: unknown): number => (typeof v === 'string' ? [...v].length : 0);
+const num = (v: unknown, fallback: number): number => (typeof v === 'number' && v > 0 ? v : fallback);
+
+// When a request leaves the amount open, the estimate assumes the provider's usual default.
+const DEFAULT_MAX_TOKENS = 256;
+
+/**
+ * The paid units a successful request costs, as providers bill them: chat tokens (max_tokens),
+ * images (n), video seconds (duration) and synthesised characters (text).
+ */
+export function estimateCost(operation: string, body: unknown): Cost {
+  const b = (body ?? {}) as Record<string, unknown>;
+  const cost = zeroCost();
+  switch (operation) {
+    case 'chat.completions':
+      cost.tokens = num(b.max_tokens, DEFAULT_MAX_TOKENS);
+      break;
+    case 'images.generate':
+      cost.images = num(b.n, 1);
+      break;
+    case 'images.edit':
+      cost.images = 1;
+      break;
+    case 'video.generate':
+      cost.videoSeconds = num(b.duration, 4);
+      break;
+    case 'voice.tts':
+    case 'cloud.speech':
+      cost.characters = chars(b.text);
+      break;
+  }
+  return cost;
+}
+
+/** True for operations whose success is paid work (every documented operation but the identity call). */
+export const isPaid = (operation: string): boolean => operation !== 'me';
+
+/** A cost as text: "12 tokens, 3 images, 28 video seconds, 2510 characters" (zero units left out). */
+export function formatCost(c: Cost): string {
+  const parts = [
+    c.tokens && `${c.tokens} chat token${c.tokens === 1 ? '' : 's'}`,
+    c.images && `${c.images} image${c.images === 1 ? '' : 's'}`,
+    c.videoSeconds && `${c.videoSeconds} video second${c.videoSeconds === 1 ? '' : 's'}`,
+    c.characters && `${c.characters} TTS character${c.characters === 1 ? '' : 's'}`,
+  ].filter(Boolean);
+  return parts.length ? parts.join(', ') : 'nothing';
+}

@@ -1,0 +1,53 @@
+import { addCost, zeroCost } from './cost.js';
+import type { Case, CaseResult, Profile, Summary } from './types.js';
+
+/** What every reporter knows about the run before the first result. */
+export interface RunInfo {
+  readonly target: string;
+  readonly profile: Profile;
+  /** Whether the target honours the mock's fault headers (undefined: not probed). */
+  readonly faultHeaders?: boolean;
+  readonly cases: readonly Case[];
+}
+
+/** A finished run. */
+export interface Report {
+  readonly info: RunInfo;
+  readonly results: readonly CaseResult[];
+  readonly summary: Summary;
+}
+
+/** Receives a run as it happens and renders it. */
+export interface Reporter {
+  start?(info: RunInfo): void;
+  result?(r: CaseResult, done: number, total: number): void;
+  /** The reporter's document (or, for a streaming reporter, what is left to write). */
+  end(report: Report): string;
+}
+
+/** Counts verdicts and the paid units of billable cases that were sent. */
+export function summarize(results: readonly CaseResult[], ms: number): Summary {
+  const s: Summary = { total: results.length, passed: 0, failed: 0, inconclusive: 0, notApplicable: 0, billable: 0, cost: zeroCost(), ms };
+  for (const r of results) {
+    if (r.verdict === 'pass') s.passed++;
+    else if (r.verdict === 'fail') s.failed++;
+    else if (r.verdict === 'inconclusive') s.inconclusive++;
+    else s.notApplicable++;
+    if (r.case.billable && r.attempts > 0) {
+      s.billable++;
+      addCost(s.cost, r.case.cost);
+    }
+  }
+  return s;
+}
+
+/** The closing line every text report ends with. */
+export const countsLine = (s: Summary): string => `${s.passed} passed, ${s.failed} failed, ${s.inconclusive} inconclusive, ${s.notApplicable} not applicable`;
+
+/** A request as a few readable lines (key already masked). */
+export function requestLines(r: CaseResult): string[] {
+  const lines = [`${r.request.method} ${r.request.url}`];
+  for (const [k, v] of Object.entries(r.request.headers)) lines.push(`${k}: ${v}`);
+  if (r.request.body !== undefined) lines.push(typeof r.request.body === 'string' ? r.request.body : JSON.stringify(r.request.body));
+  return lines;
+}

@@ -1,0 +1,27 @@
+import type { Report, Reporter } from '../report.js';
+
+/** One JSON document: the run, a summary, and one object per case with its request, verdict and failures. */
+export function jsonReporter(): Reporter {
+  return {
+    end({ info, results, summary }: Report) {
+      const cases = results.map((r) => ({
+        id: r.case.id,
+        operation: r.case.operation,
+        description: r.case.description,
+        rule: r.case.rule,
+        tags: r.case.tags,
+        billable: r.case.billable,
+        cost: r.case.cost,
+        verdict: r.verdict,
+        ...(r.reason ? { reason: r.reason } : {}),
+        expected: { status: r.case.expect.status, checks: r.case.expect.checks },
+        ...(r.status !== undefined ? { actual: { status: r.status } } : {}),
+        failures: r.failures,
+        request: r.request,
+        attempts: r.attempts,
+        ms: r.ms,
+      }));
+      return `${JSON.stringify({ tool: 'unified-ai-mock conformance', target: info.target, profile: info.profile, faultHeaders: info.faultHeaders ?? null, summary, cases }, null, 2)}\n`;
+    },
+  };
+}

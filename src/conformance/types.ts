@@ -1,0 +1,114 @@
+/** The two depths of checking: what the API document states, or also the mock's wire decisions. */
+export type Profile = 'documented' | 'full';
+
+/** How a case authenticates: the configured key, or one of the four wrong ways the API document answers with 401. */
+export type AuthMode = 'valid' | 'missing' | 'basic' | 'empty' | 'unknown';
+
+/** A case's outcome. Only `fail` fails a run. */
+export type Verdict = 'pass' | 'fail' | 'inconclusive' | 'not-applicable';
+
+/** Names of the checks a case can carry; `status` is always first. */
+export type CheckName =
+  | 'status'
+  | 'request-id'
+  | 'error-envelope'
+  | 'www-authenticate'
+  | 'retry-after'
+  | 'content-type'
+  | 'success-schema'
+  | 'sse'
+  | 'png-size'
+  | 'audio'
+  | 'mp4';
+
+/** Paid work a case asks for, in the units providers bill. */
+export interface Cost {
+  tokens: number;
+  images: number;
+  videoSeconds: number;
+  characters: number;
+}
+
+/** One conformance case, ready to send: placeholders filled, body built. */
+export interface Case {
+  readonly id: string;
+  readonly operation: string;
+  readonly description: string;
+  /** The rule of the API document (or, for `full`-only cases, of the mock) that the case checks. */
+  readonly rule: string;
+  readonly tags: readonly string[];
+  /** The smallest profile that runs the case. */
+  readonly profile: Profile;
+  /** A correct server does paid work for it (it answers 200 on a paid operation). */
+  readonly billable: boolean;
+  readonly cost: Cost;
+  readonly request: {
+    readonly method: 'GET' | 'POST';
+    readonly path: string;
+    readonly auth: AuthMode;
+    readonly headers: Readonly<Record<string, string>>;
+    readonly body?: unknown;
+    /** A body sent as these exact bytes instead of JSON. */
+    readonly raw?: string;
+  };
+  readonly expect: { readonly status: number; readonly checks: readonly CheckName[] };
+  /** What the target must offer, else the case is not applicable: fault headers, a given image model. */
+  readonly requires?: { readonly faultHeaders?: boolean; readonly imageModel?: readonly string[] };
+  /** True when the case itself provokes a 429, so a 429 is not retried. */
+  readonly tests429?: boolean;
+}
+
+/** What came back for one request: status, headers and body, or the transport error. */
+export interface Exchange {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+  /** For event streams: the size of each read, and whether the first event came before the last byte. */
+  readonly reads?: readonly number[];
+  readonly error?: string;
+  readonly ms: number;
+}
+
+/** One failed check: what was expected, what came back. */
+export interface CheckFailure {
+  readonly check: CheckName;
+  readonly expected: string;
+  readonly actual: string;
+}
+
+/** The outcome of one case, as every reporter sees it (keys already masked). */
+export interface CaseResult {
+  readonly case: Case;
+  readonly verdict: Verdict;
+  /** Why a case was inconclusive or not applicable. */
+  readonly reason?: string;
+  readonly status?: number;
+  readonly failures: readonly CheckFailure[];
+  readonly attempts: number;
+  readonly ms: number;
+  /** The request as sent, with the key masked and long strings cut. */
+  readonly request: { readonly method: string; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly body?: unknown };
+}
+
+/** Counts for the end of a run. */
+export interface Summary {
+  total: number;
+  passed: number;
+  failed: number;
+  inconclusive: number;
+  notApplicable: number;
+  billable: number;
+  cost: Cost;
+  ms: number;
+}
+
+/** The values that fill a case file's placeholders, from flags or the mock's catalogue. */
+export interface SuiteValues {
+  chatModel: string;
+  imageModel: string;
+  videoModel: string;
+  voiceId: string;
+  cloudVoice: string;
+  ttsModel: string;
+  imageUrl: string;
+}

@@ -1,0 +1,73 @@
+/** Values the boundary generator puts in bodies: wrong types, just-outside numbers, long strings. */
+
+/** A JSON Schema node as the generator reads it. */
+export interface SchemaNode {
+  type?: string | string[];
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  pattern?: string;
+  format?: string;
+  required?: string[];
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+}
+
+const JSON_TYPE = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v);
+
+// Per expected type, a value no common validator coerces into it (lax modes turn "1.5" into a number
+// and "yes" into true, so neither is used).
+const WRONG: Record<string, unknown> = { string: 12345, number: 'not-a-number', integer: 'not-a-number', boolean: 'not-a-boolean', array: 'not-an-array', object: 'not-an-object' };
+
+/** A value of a JSON type the schema node does not allow. */
+export function wrongType(node: SchemaNode): unknown {
+  const allowed = [node.type ?? []].flat();
+  const ok = (v: unknown) => allowed.includes(JSON_TYPE(v)) || (JSON_TYPE(v) === 'integer' && allowed.includes('number'));
+  return [WRONG[allowed[0] ?? ''], ...Object.values(WRONG), null].find((v) => v !== undefined && !ok(v));
+}
+
+/** The first allowed type of a node. */
+export const primaryType = (node: SchemaNode): string | undefined => [node.type ?? []].flat()[0];
+
+/**
+ * How far outside a numeric limit a "just outside" value lies: 1 for integers, else two decimal
+ * places below the span of the range (0..2 -> 0.01, -50..50 -> 1), so the value is plainly outside
+ * yet close to the limit.
+ */
+export function step(node: SchemaNode): number {
+  if (primaryType(node) === 'integer') return 1;
+  const span = node.minimum !== undefined && node.maximum !== undefined ? node.maximum - node.minimum : Math.abs(node.maximum ?? node.minimum ?? 1) || 1;
+  return 10 ** (Math.floor(Math.log10(span)) - 2);
+}
+
+/** a + b without binary fractions showing (2 + 0.01 is 2.01, not 2.0100000000000002). */
+export const add = (a: number, b: number): number => Number((a + b).toPrecision(12));
+
+/** A readable string of exactly n characters. */
+export const filler = (n: number): string => 'A red dot on a white background. '.repeat(Math.ceil(n / 33) + 1).slice(0, n);
+
+/** A value not in an enum: the next integer after the smallest number, or a plainly invalid string. */
+export function outsideEnum(values: readonly unknown[]): unknown {
+  const numbers = values.filter((v): v is number => typeof v === 'number');
+  if (numbers.length === values.length && numbers.length) {
+    let v = Math.min(...numbers) + 1;
+    while (numbers.includes(v)) v++;
+    return v;
+  }
+  return 'conformance-invalid-value';
+}
+
+/** A string that breaks a format the mock checks. */
+export const badFormat = (format: string): string => (format === 'uri' ? 'not a url' : '%%% not base64 %%%');
+
+/** A string that does not match a pattern. */
+export function patternMismatch(pattern: string): string | undefined {
+  const re = new RegExp(pattern, 'u');
+  return ['Not A Valid Value!', '', '0'].find((s) => !re.test(s));
+}
+
+/** A case id segment for a value: lower case letters, digits, dash and underscore only. */
+export const slug = (value: unknown): string => String(value).toLowerCase().replace(/[^a-z0-9_-]+/g, '-');

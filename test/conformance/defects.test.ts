@@ -1,0 +1,91 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { brokenServer, closeSharedMock, runJson, sharedMock, type Defect } from './harness.js';
+
+const test = suite('conformance: each planted defect fails exactly its cases (documented profile)');
+
+test.after(closeSharedMock);
+
+const OPS = ['chat', 'speech', 'edit', 'images', 'me', 'video', 'tts'];
+const onEveryOperation = (name: string) => OPS.map((p) => `${name}.${p}`).sort();
+const chat = (path: string) => path.endsWith('/chat/completions');
+const bearer = (token: string) => `Bearer ${token}`;
+
+/** Runs the documented profile against a server with the defect and returns the failed ids and exit code. */
+async function failuresWith(defect: Defect, extra: string[] = []): Promise<{ code: number; failed: string[]; all: Map<string, string> }> {
+  const server = await brokenServer(defect);
+  try {
+    const { code, failed, verdicts } = await runJson(server.url, extra);
+    return { code, failed, all: verdicts };
+  } finally {
+    await server.close();
+  }
+}
+
+const plants: [string, Defect, string[]][] = [
+  [
+    'accepts temperature above 2 (clamps it)',
+    { request: (r) => void (chat(r.path) && typeof r.json?.temperature === 'number' && r.json.temperature > 2 && (r.json.temperature = 2)) },
+    ['chat.temperature.above-maximum'],
+  ],
+  ['answers 200 without an Authorization header', { request: (r) => void (r.headers.authorization ??= bearer('sk-mock-default')) }, onEveryOperation('auth.missing')],
+  ['accepts the Basic scheme', { request: (r) => void (r.headers.authorization?.startsWith('Basic ') && (r.headers.authorization = bearer(r.headers.authorization.slice(6)))) }, onEveryOperation('auth.basic')],
+  ['accepts an empty bearer token', { request: (r) => void (/^Bearer\s*$/.test(r.headers.authorization ?? '') && (r.headers.authorization = bearer('sk-mock-default'))) }, onEveryOperation('auth.empty')],
+  ['accepts any well-formed key', { request: (r) => void (r.headers.authorization?.startsWith('Bearer sk-conformance') && (r.headers.authorization = bearer('sk-mock-default'))) }, onEveryOperation('auth.unknown')],
+  [
+    'accepts image prompts over 1000 characters (truncates them)',
+    { request: (r) => void (r.path.endsWith('/images/generations') && typeof r.json?.prompt === 'string' && (r.json.prompt = r.json.prompt.slice(0, 1000))) },
+    ['images.prompt.above-max-length'],
+  ],
+  ['accepts n = 2 for DALL-E 3', { request: (r) => void (typeof r.json?.n === 'number' && r.json.n > 1 && (r.json.n = 1)) }, ['images.n.above-limit']],
+  ['accepts video durations other than 4, 8, 16', { request: (r) => void (r.json?.duration === 5 && (r.json.duration = 4)) }, ['video.duration.not-in-enum']],
+  [
+    'does not require image_url for image_to_video',
+    { request: (r) => void (r.json?.mode === 'image_to_video' && r.json.image_url === undefined && (r.json.image_url = 'https://example.com/a.png')) },
+    ['video.image_to_video.without-image_url'],
+  ],
+  [
+    'accepts speech rate outside -50..50 (clamps it)',
+    { request: (r) => void (typeof r.json?.rate === 'number' && (r.json.rate = Math.max(-50, Math.min(50, r.json.rate)))) },
+    ['speech.rate.above-maximum', 'speech.rate.below-minimum'],
+  ],
+  [
+    'accepts TTS text over 2500 characters (truncates it)',
+    { request: (r) => void (r.path.endsWith('/tts') && typeof r.json?.text === 'string' && (r.json.text = r.json.text.slice(0, 2500))) },
+    ['tts.text.above-max-length'],
+  ],
+  ['fills in missing chat messages', { request: (r) => void (chat(r.path) && r.json && r.json.messages === undefined && (r.json.messages = [{ role: 'user', content: 'hi' }])) }, ['chat.messages.missing']],
+  ['rejects temperature 2 (an exclusive maximum)', { request: (r) => void (chat(r.path) && r.json?.temperature === 2 && (r.json.temperature = 3)) }, ['chat.temperature.at-maximum']],
+];
+
+for (const [name, defect, expected] of plants) {
+  test(`${name} -> exit 1, fails ${expected.length === 1 ? expected[0] : `${expected.length} cases`}`, async () => {
+    const { code, failed } = await failuresWith(defect);
+    assert.equal(failed, [...expected].sort());
+    assert.is(code, 1);
+  });
+}
+
+test('answers 422 instead of 400 -> exactly the cases expecting 400 fail', async () => {
+  const { code, failed, all } = await failuresWith({ response: (res) => void (res.status === 400 && (res.status = 422)) });
+  const { report } = await runJson((await sharedMock()).url);
+  const expecting400 = report.cases.filter((c) => c.expected.status === 400 && c.verdict !== 'not-applicable').map((c) => c.id).sort();
+  assert.ok(expecting400.length > 50);
+  assert.equal(failed, expecting400);
+  assert.is(code, 1);
+  assert.is(all.get('chat.minimal'), 'pass');
+});
+
+test('different success bodies and error shapes -> the documented profile has no false alarm', async () => {
+  const { code, failed } = await failuresWith({
+    response: (res) => {
+      const type = res.status === 200 ? 'application/json' : 'text/plain';
+      res.body = Buffer.from(res.status === 200 ? '{"result":"ok","data":[]}' : `Error ${res.status}`);
+      res.headers = { 'content-type': type };
+    },
+  });
+  assert.equal(failed, []);
+  assert.is(code, 0);
+});
+
+test.run();

@@ -1,0 +1,55 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runJson } from './harness.js';
+import { INDEPENDENT_FLAGS, startIndependent, type Plant } from './independent.js';
+
+const test = suite('conformance: an independent implementation of the API document (other bodies, models, key)');
+
+async function run(plant: Plant = {}) {
+  const server = await startIndependent(plant);
+  try {
+    return await runJson(server.url, INDEPENDENT_FLAGS, server.key);
+  } finally {
+    await server.close();
+  }
+}
+
+test('a correct implementation with different bodies passes the documented profile: no false alarm', async () => {
+  const { code, failed, report } = await run();
+  assert.equal(failed, []);
+  assert.is(code, 0);
+  assert.is(report.summary.inconclusive, 0);
+  assert.is(report.summary.notApplicable, 0);
+  assert.is(report.summary.passed, report.summary.total);
+});
+
+const plants: [string, Plant, string[]][] = [
+  ['accepts the Basic scheme', { acceptBasic: true }, ['auth.basic.chat', 'auth.basic.edit', 'auth.basic.images', 'auth.basic.me', 'auth.basic.speech', 'auth.basic.tts', 'auth.basic.video']],
+  ['answers GET /v1/me without a key', { meWithoutKey: true }, ['auth.missing.me']],
+  ['accepts temperature up to 3', { temperatureMax: 3 }, ['chat.temperature.above-maximum']],
+  ['accepts any video duration from a list with 5 in it', { durations: [4, 5, 8, 16] }, ['video.duration.not-in-enum']],
+  ['does not require image_url for image_to_video', { imageUrlOptional: true }, ['video.image_to_video.without-image_url']],
+  ['ignores the n limit', { ignoreN: true }, ['images.n.above-limit']],
+  ['does not check pitch', { pitchUnchecked: true }, ['speech.pitch.above-maximum', 'speech.pitch.below-minimum']],
+  ['allows 2600 characters of TTS text', { textMax: 2600 }, ['tts.text.above-max-length']],
+  ['rejects the data-URI image', { dataUriRejected: true }, ['edit.image.data-uri']],
+];
+
+for (const [name, plant, expected] of plants) {
+  test(`planted: ${name} -> exit 1, exactly ${expected.join(', ')}`, async () => {
+    const { code, failed } = await run(plant);
+    assert.equal(failed, expected);
+    assert.is(code, 1);
+  });
+}
+
+test('planted: 422 for invalid parameters -> every 400 case fails and names its rule', async () => {
+  const { code, report } = await run({ invalidStatus: 422 });
+  const failed = report.cases.filter((c) => c.verdict === 'fail');
+  assert.ok(failed.length > 50);
+  assert.ok(failed.every((c) => c.expected.status === 400 && c.failures[0]!.actual.startsWith('status 422')));
+  assert.is(failed.length, report.cases.filter((c) => c.expected.status === 400).length);
+  assert.is(code, 1);
+});
+
+test.run();

@@ -1,0 +1,39 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { closeSharedMock, runJson, sharedMock } from './harness.js';
+
+const test = suite('conformance: the mock passes the whole suite');
+
+test.after(closeSharedMock);
+
+test('full profile: every case passes, none inconclusive or not applicable', async () => {
+  const { url } = await sharedMock();
+  const { code, report } = await runJson(url, ['--profile', 'full']);
+  const notPassed = report.cases.filter((c) => c.verdict !== 'pass').map((c) => `${c.id}: ${c.verdict} ${c.reason ?? ''} ${JSON.stringify(c.failures)}`);
+  assert.equal(notPassed, []);
+  assert.is(code, 0);
+  assert.ok(report.summary.total > 200, `full profile has ${report.summary.total} cases`);
+  // The full profile really looks at bodies, streams and media.
+  const checks = new Set(report.cases.flatMap((c) => c.expected.checks));
+  for (const name of ['error-envelope', 'success-schema', 'sse', 'png-size', 'mp4', 'audio', 'retry-after', 'www-authenticate', 'request-id']) assert.ok(checks.has(name), name);
+});
+
+test('documented profile: every case passes and checks statuses only', async () => {
+  const { url } = await sharedMock();
+  const { code, report } = await runJson(url);
+  assert.is(code, 0);
+  assert.is(report.summary.failed, 0);
+  assert.is(report.summary.passed, report.summary.total);
+  assert.ok(report.cases.every((c) => c.expected.checks.length === 1 && c.expected.checks[0] === 'status'));
+  assert.ok(!report.cases.some((c) => c.tags.includes('fault')), 'fault cases belong to the full profile');
+});
+
+test('documented profile over /v1: the same cases pass with --path-prefix', async () => {
+  const { url } = await sharedMock();
+  const { code, report } = await runJson(url, ['--path-prefix', '/v1', '--only', 'auth,chat.temperature,me']);
+  assert.is(code, 0);
+  assert.is(report.summary.failed, 0);
+  assert.ok(report.summary.total >= 30);
+});
+
+test.run();
