@@ -1,3 +1,4 @@
+import { addFaultRule, clearFaultRules, clearRequests, deleteFaultRule, listFaultRules, listRateLimits, listRequests, resetState } from './admin/handlers.js';
 import { me, listModels } from './handlers/account.js';
 import { chatCompletions } from './handlers/chat.js';
 import { editImage } from './handlers/imageEdit.js';
@@ -29,6 +30,7 @@ export interface Operation {
 }
 
 const json = (file: string) => ({ schema: schemaId(file), contentType: 'application/json' });
+const admin = { contentType: 'application/json' };
 
 /**
  * The single source of truth: every route the mock serves. The router, validation, the docs and the
@@ -47,6 +49,15 @@ export const operations: readonly Operation[] = [
   { id: 'video.get', method: 'GET', path: '/video-provider/generate/:id', documented: false, auth: 'key', success: json('video-task.json'), handler: getVideo },
   { id: 'media.image', method: 'GET', path: '/media/images/:size/:file', documented: false, auth: 'none', success: { contentType: 'image/png' }, handler: serveImage },
   { id: 'media.video', method: 'GET', path: '/media/videos/:resolution/:duration/:file', documented: false, auth: 'none', success: { contentType: 'video/mp4' }, handler: serveVideo },
+  // The admin API: fault rules, rate-limit and rule state, the request journal (loopback or admin token).
+  { id: 'admin.faults.list', method: 'GET', path: '/__admin/faults', documented: false, auth: 'admin', success: admin, handler: listFaultRules },
+  { id: 'admin.faults.add', method: 'POST', path: '/__admin/faults', documented: false, auth: 'admin', requestSchema: schemaId('admin-fault-rule-request.json'), success: admin, handler: addFaultRule },
+  { id: 'admin.faults.clear', method: 'DELETE', path: '/__admin/faults', documented: false, auth: 'admin', success: admin, handler: clearFaultRules },
+  { id: 'admin.faults.delete', method: 'DELETE', path: '/__admin/faults/:id', documented: false, auth: 'admin', success: admin, handler: deleteFaultRule },
+  { id: 'admin.reset', method: 'POST', path: '/__admin/reset', documented: false, auth: 'admin', success: admin, handler: resetState },
+  { id: 'admin.requests.list', method: 'GET', path: '/__admin/requests', documented: false, auth: 'admin', success: admin, handler: listRequests },
+  { id: 'admin.requests.clear', method: 'DELETE', path: '/__admin/requests', documented: false, auth: 'admin', success: admin, handler: clearRequests },
+  { id: 'admin.rateLimits', method: 'GET', path: '/__admin/rate-limits', documented: false, auth: 'admin', success: admin, handler: listRateLimits },
 ];
 
 /** Every path an operation answers on: as written, its aliases, and each under /v1 unless it has it already. */

@@ -3,6 +3,10 @@ import type { Config, KeyConfig } from './config.js';
 import type { Lru } from './lru.js';
 import type { SchemaRegistry } from './schemas.js';
 import type { Limits } from './limits.js';
+import type { Clock } from './faults/clock.js';
+import type { RateLimiter } from './faults/rateLimiter.js';
+import type { FaultRules } from './faults/rules.js';
+import type { Journal } from './journal.js';
 
 /** One SSE event of a streamed reply: its JSON text and how many tokens it carries (for pacing). */
 export interface SseEvent {
@@ -51,6 +55,11 @@ export interface Services {
   readonly media: Lru<Buffer>;
   readonly videoTasks: Lru<VideoTask>;
   readonly keys: readonly KeyState[];
+  /** Time for rate-limit windows and delay faults; tests replace its methods instead of sleeping. */
+  readonly clock: Clock;
+  readonly rateLimits: RateLimiter;
+  readonly faultRules: FaultRules;
+  readonly journal: Journal;
   /** Extension point for later features (reply rules, fault state, journal): set by createApp. */
   readonly extras: Record<string, unknown>;
 }

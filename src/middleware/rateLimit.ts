@@ -1,8 +1,50 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
+import { ApiError, ERRORS } from '../errors.js';
+import { formatDuration, type Admission, type LimitView } from '../faults/rateLimiter.js';
+import { tokensOf } from '../faults/tokens.js';
+import type { Operation } from '../operations.js';
+import type { KeyState, Services } from '../types.js';
 
-/** Per-key request limits (filled in by the rate-limit work; passes every request through for now). */
-export function rateLimit(): Middleware {
-  return async function rateLimit(_ctx, next) {
+/** The only operation whose requests count tokens against tokensPerMinute. */
+const TOKEN_OPERATION = 'chat.completions';
+
+function setLimitHeaders(ctx: Context, kind: 'requests' | 'tokens', view: LimitView): void {
+  ctx.set(`x-ratelimit-limit-${kind}`, String(view.limit));
+  ctx.set(`x-ratelimit-remaining-${kind}`, String(view.remaining));
+  ctx.set(`x-ratelimit-reset-${kind}`, formatDuration(view.resetMs));
+}
+
+/** The 429 for a refused request, in OpenAI's words, with the wait in retry-after and retry-after-ms. */
+function tooMany(key: KeyState, a: Admission): ApiError {
+  const kind = a.refused!;
+  const view = kind === 'requests' ? a.requests : a.tokens!;
+  const wait = Math.max(1, Math.ceil(view.resetMs));
+  const used = kind === 'requests' ? `Used ${view.limit}, Requested 1` : `Used ${a.tokensUsed}`;
+  const what = kind === 'requests' ? 'requests' : 'tokens per min (TPM)';
+  return new ApiError(ERRORS.RATE_LIMITED, {
+    type: kind,
+    message: `Rate limit reached for ${what} on key ${key.masked}: Limit ${view.limit}, ${used}. Please try again in ${formatDuration(wait)}.`,
+    headers: { 'retry-after': String(Math.ceil(wait / 1000)), 'retry-after-ms': String(wait) },
+  });
+}
+
+/**
+ * Per-key limits from the configuration: every response to a limited key carries x-ratelimit-*
+ * headers, and a request over the limit is a 429 that says when to come back.
+ */
+export function rateLimit(services: Services): Middleware {
+  return async function rateLimit(ctx, next) {
+    const key = ctx.state.key as KeyState | undefined;
+    if (!key?.config.rateLimit) return next();
+    const countsTokens = (ctx.state.operation as Operation).id === TOKEN_OPERATION;
+    const admission = services.rateLimits.admit(key, countsTokens)!;
+    setLimitHeaders(ctx, 'requests', admission.requests);
+    if (admission.tokens) setLimitHeaders(ctx, 'tokens', admission.tokens);
+    if (admission.refused) throw tooMany(key, admission);
     await next();
+    if (!admission.tokens) return;
+    const used = tokensOf(ctx.state.reply, ctx.state.body as Record<string, unknown> | undefined, services);
+    const after = services.rateLimits.charge(key, used);
+    if (after) setLimitHeaders(ctx, 'tokens', after);
   };
 }

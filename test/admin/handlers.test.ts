@@ -1,0 +1,115 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { assertError, get, pathOf, post, request, useMock, VALID } from '../helpers.js';
+
+const mock = useMock(test, { journalSize: 50 });
+const CHAT = pathOf('chat.completions');
+const admin = (method: string, path: string, body?: unknown) => request(mock().url, path, { method, body, key: null });
+
+test.before.each(async () => {
+  await admin('DELETE', '/__admin/faults');
+  await admin('DELETE', '/__admin/requests');
+  await admin('POST', '/__admin/reset');
+});
+
+test('add, list and delete fault rules', async () => {
+  const added = await admin('POST', '/__admin/faults', { id: 'flaky', match: { operation: 'chat.completions' }, fault: { status: 503, retryAfter: 0 }, times: 1 });
+  assert.is(added.status, 201);
+  assert.equal(added.json, { id: 'flaky', match: { operation: 'chat.completions' }, fault: { status: 503, retryAfter: 0 }, times: 1, state: { matched: 0, fired: 0, remaining: 1 } });
+  const generated = await admin('POST', '/__admin/faults', { fault: { malformed: true }, probability: 0 });
+  assert.is(generated.json.id, 'rule-1');
+  assertError(await post(mock().url, CHAT, VALID['chat.completions']), 503);
+  const list = await admin('GET', '/__admin/faults');
+  assert.equal(list.json.data.map((r: { id: string; state: unknown }) => [r.id, r.state]), [
+    ['flaky', { matched: 1, fired: 1, remaining: 0 }],
+    ['rule-1', { matched: 0, fired: 0, remaining: null }],
+  ]);
+  assert.equal(list.json.object, 'list');
+  assert.equal((await admin('DELETE', '/__admin/faults/flaky')).json, { id: 'flaky', deleted: true });
+  const missing = await admin('DELETE', '/__admin/faults/flaky');
+  assertError(missing, 404);
+  assert.is(missing.json.error.code, 'rule_not_found');
+  assert.equal((await admin('DELETE', '/__admin/faults')).json, { deleted: 1 });
+  assert.equal((await admin('GET', '/__admin/faults')).json.data, []);
+});
+
+test('a rule that breaks the schema or the server rules is a 400 that names the field; a taken id is a 409', async () => {
+  const noFault = await admin('POST', '/__admin/faults', { match: {} });
+  assertError(noFault, 400, 'fault');
+  const badStatus = await admin('POST', '/__admin/faults', { fault: { status: 302 } });
+  assertError(badStatus, 400, 'fault.status');
+  const unknownField = await admin('POST', '/__admin/faults', { fault: { status: 500 }, when: 'always' });
+  assertError(unknownField, 400);
+  const conflict = await admin('POST', '/__admin/faults', { fault: { reset: true, status: 500 } });
+  assertError(conflict, 400, 'fault');
+  assert.is(conflict.json.error.code, 'invalid_fault_rule');
+  assert.match(conflict.json.error.message, /'reset' and 'status' cannot be combined/);
+  const op = await admin('POST', '/__admin/faults', { match: { operation: 'chat' }, fault: { status: 500 } });
+  assertError(op, 400, 'match.operation');
+  await admin('POST', '/__admin/faults', { id: 'x', fault: { status: 500 }, match: { key: 'limited' } });
+  const taken = await admin('POST', '/__admin/faults', { id: 'x', fault: { status: 500 } });
+  assertError(taken, 409, 'id');
+  assert.is(taken.json.error.code, 'duplicate_rule_id');
+});
+
+test('reset gives rate-limited keys their allowance back and rules their first state', async () => {
+  const { url } = mock();
+  await admin('POST', '/__admin/faults', { id: 'once', match: { operation: 'me' }, fault: { status: 500 }, times: 1 });
+  for (let i = 0; i < 5; i++) await get(url, '/v1/me', 'sk-mock-limited');
+  assertError(await get(url, '/v1/me', 'sk-mock-limited'), 429);
+  const limits = await admin('GET', '/__admin/rate-limits');
+  assert.equal(limits.json.data.map((d: { label: string; key: string; requests: { remaining: number } }) => [d.label, d.key, d.requests.remaining]), [['limited', 'sk...ed', 0]]);
+  assert.equal((await admin('POST', '/__admin/reset')).json, { reset: ['rate_limits', 'fault_rules'] });
+  assert.is((await admin('GET', '/__admin/rate-limits')).json.data[0].requests.remaining, 5);
+  assertError(await get(url, '/v1/me', 'sk-mock-limited'), 500, null); // the times:1 rule fires again
+  const after = await get(url, '/v1/me', 'sk-mock-limited');
+  assert.is(after.status, 200);
+  assert.is(after.headers['x-ratelimit-remaining-requests'], '3');
+});
+
+test('the journal records each request with what a test needs to assert on, and can be cleared', async () => {
+  const { url } = mock();
+  await post(url, CHAT, VALID['chat.completions'], undefined, { 'x-stainless-retry-count': '2' });
+  await post(url, CHAT, { model: 'gpt-4o-mini', temperature: 9 }, undefined);
+  await get(url, '/v1/me', 'sk-mock-limited', { 'x-mock-fault': 'status=502;no-retry' });
+  await get(url, '/nowhere');
+  await admin('GET', '/__admin/faults');
+  const journal = (await admin('GET', '/__admin/requests')).json;
+  assert.is(journal.object, 'list');
+  assert.is(journal.total, 4, 'admin calls are not journaled');
+  assert.is(journal.capacity, 50);
+  const [ok, invalid, faulted, unknown] = journal.data;
+  assert.is(ok.operation, 'chat.completions');
+  assert.is(ok.status, 200);
+  assert.is(ok.retryCount, 2);
+  assert.is(ok.model, 'gpt-4o-mini');
+  assert.is(ok.keyLabel, 'sk...lt');
+  assert.type(ok.latencyMs, 'number');
+  assert.type(ok.time, 'number');
+  assert.is(invalid.status, 400);
+  assert.ok(invalid.details.length >= 2);
+  assert.is(faulted.status, 502);
+  assert.is(faulted.fault, 'status=502;no-retry [header]');
+  assert.is(faulted.keyLabel, 'sk...ed');
+  assert.is(unknown.status, 404);
+  assert.is(unknown.operation, undefined);
+  assert.not.match(JSON.stringify(journal), /sk-mock-default|sk-mock-limited/);
+  assert.equal((await admin('DELETE', '/__admin/requests')).json, { deleted: 4 });
+  assert.equal((await admin('GET', '/__admin/requests')).json.data, []);
+});
+
+test('unknown admin paths are 404 and wrong methods 405, in the envelope', async () => {
+  assertError(await admin('GET', '/__admin/nothing'), 404);
+  assertError(await admin('PUT', '/__admin/faults'), 405);
+});
+
+test('state stays bounded: the journal keeps its size and limits track configured keys only, under many requests and keys', async () => {
+  const { url, services } = mock();
+  for (let i = 0; i < 120; i++) await get(url, '/v1/me', i % 3 === 0 ? `sk-random-${i}` : 'sk-mock-limited');
+  const journal = (await admin('GET', '/__admin/requests')).json;
+  assert.is(journal.data.length, 50);
+  assert.is(journal.total, 120);
+  assert.is(services.rateLimits.snapshot(services.keys).length, 1);
+});
+
+test.run();
