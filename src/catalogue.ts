@@ -28,8 +28,9 @@ export interface Model {
   };
 }
 
+// Each with its article, so messages read "an image model", "a video model".
 const KIND_NAMES: Record<ModelKind, string> = {
-  text: 'text model', image: 'image model', video: 'video model', voice: 'text-to-speech model', 'cloud-speech': 'neural voice',
+  text: 'a text model', image: 'an image model', video: 'a video model', voice: 'a text-to-speech model', 'cloud-speech': 'a neural voice',
 };
 
 /** The model catalogue, loaded and checked against schemas/catalogue.json at start-up. */
@@ -59,16 +60,17 @@ export class Catalogue {
     if (model && model.kind === kind) return model;
     const fit = this.ofKind(kind).map((m) => m.id).join(', ');
     const what = KIND_NAMES[kind];
+    const noun = kind === 'cloud-speech' ? 'voice' : 'model';
     throw model
-      ? new ApiError(ERRORS.WRONG_MODEL_KIND, { param, message: `The model '${id}' is a ${KIND_NAMES[model.kind]}, not a ${what}. Use one of: ${fit}.` })
-      : new ApiError(ERRORS.MODEL_NOT_FOUND, { param, message: `The model '${clip(id)}' does not exist. Use a ${what}: ${fit}.` });
+      ? new ApiError(ERRORS.WRONG_MODEL_KIND, { param, message: `Invalid '${param}': the model '${id}' is ${KIND_NAMES[model.kind]}, not ${what}. Use one of: ${fit}.` })
+      : new ApiError(ERRORS.MODEL_NOT_FOUND, { param, message: `Invalid '${param}': the ${noun} '${clip(id)}' does not exist. Use ${what}: ${fit}.` });
   }
 
   /** A voice-provider voice, or a 400 that lists the voices. */
   requireVoice(id: string): { id: string; name: string } {
     const voice = this.voices.find((v) => v.id === id);
     if (voice) return voice;
-    throw new ApiError(ERRORS.UNKNOWN_VOICE, { param: 'voice_id', message: `The voice '${clip(id)}' does not exist. Use one of: ${this.voices.map((v) => v.id).join(', ')}.` });
+    throw new ApiError(ERRORS.UNKNOWN_VOICE, { param: 'voice_id', message: `Invalid 'voice_id': the voice '${clip(id)}' does not exist. Use one of: ${this.voices.map((v) => v.id).join(', ')}.` });
   }
 }
 

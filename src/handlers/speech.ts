@@ -36,6 +36,9 @@ export const voiceTts: Handler = ({ body, services }) => {
   return { kind: 'binary', contentType: 'audio/mpeg', body: mp3, headers: { 'x-character-count': String(chars), 'character-cost': String(chars) } };
 };
 
+// SSML starts with <speak>, or with an XML declaration before it; "<speakers" is plain text.
+const SSML_START = /^<(?:\?xml\b|speak\b)/;
+
 /** POST /cloud-provider/speech: RIFF WAV (24 kHz 16-bit mono by default); SSML voice and prosody win. */
 export const cloudSpeech: Handler = ({ body, headers, services }) => {
   const { speech } = services.limits;
@@ -51,7 +54,7 @@ export const cloudSpeech: Handler = ({ body, headers, services }) => {
   let voice = body.voice as string;
   let rate = (body.rate as number | undefined) ?? 0;
   let pitch = (body.pitch as number | undefined) ?? 0;
-  if (text.trimStart().startsWith('<speak')) {
+  if (SSML_START.test(text.trimStart())) {
     const ssml = parseSsml(text);
     voice = ssml.voice ?? voice;
     rate = ssml.ratePercent ?? rate;

@@ -8,8 +8,9 @@ const SAFE_HOST = /^[A-Za-z0-9.-]{1,253}(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](
 export function handle(services: Services): Middleware {
   return async function handle(ctx) {
     const op = ctx.state.operation as Operation;
-    // The Host header comes from the client: it is used for links only when it is a plain host[:port].
-    const host = SAFE_HOST.test(ctx.host) ? ctx.host : `${services.config.host}:${services.config.port}`;
+    // The Host header comes from the client: it is used for links only when it is a plain host[:port];
+    // otherwise the port the request came in on (the configured one may be 0, "any free port").
+    const host = SAFE_HOST.test(ctx.host) ? ctx.host : `${services.config.host}:${ctx.req.socket.localPort ?? services.config.port}`;
     const base = services.config.publicUrl?.replace(/\/$/, '') ?? `${ctx.protocol}://${host}`;
     ctx.state.reply = await op.handler({
       body: (ctx.state.body as Record<string, unknown>) ?? {},

@@ -5,9 +5,46 @@ import type { Operation } from '../operations.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
+// Fatal: bytes that are not UTF-8 are an error, never silently replaced by U+FFFD.
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+const jsonKind = (v: unknown): string =>
+  v === undefined ? 'an empty body' : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+
+/** Refuses a `__proto__` key, as the JSON parsers of web frameworks do, so no later merge can be poisoned. */
+const noProto = (key: string, value: unknown): unknown => {
+  if (key === '__proto__') throw new SyntaxError('the key "__proto__" is not allowed');
+  return value;
+};
+
+/** Decodes and parses the body bytes; undefined for an empty body. */
+function parseJson(bytes: Buffer): { text: string; value: unknown } {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    throw new ApiError(ERRORS.INVALID_JSON, { code: 'invalid_encoding', message: 'The request body is not valid UTF-8; send the JSON encoded as UTF-8.' });
+  }
+  if (!text.trim()) return { text, value: undefined };
+  try {
+    return { text, value: JSON.parse(text, text.includes('__proto__') ? noProto : undefined) };
+  } catch (err) {
+    throw new ApiError(ERRORS.INVALID_JSON, { message: `The request body is not valid JSON: ${(err as Error).message.slice(0, 120)}.` });
+  }
+}
+
 /** Reads the JSON body of operations that take one: content type, encoding and size are checked first. */
 export function parseBody(limitBytes: number): Middleware {
-  const parser = bodyParser({ enableTypes: ['json'], jsonLimit: String(limitBytes), strict: true });
+  // The parser only reads the bytes (size limit, Content-Length, aborted uploads: errors with their own
+  // type, mapped by the errors middleware); decoding and parsing are done here, strictly.
+  // `encoding: false` (passed on to raw-body, missing from the typings) keeps the raw bytes: a Buffer.
+  const options: bodyParser.Options & { encoding: false } = {
+    enableTypes: ['text'],
+    extendTypes: { text: ['*/*'] }, // the Content-Type was checked before
+    textLimit: String(limitBytes),
+    encoding: false,
+  };
+  const reader = bodyParser(options);
   return async function parseBody(ctx, next) {
     const op = ctx.state.operation as Operation;
     if (!op.requestSchema) return next();
@@ -23,12 +60,16 @@ export function parseBody(limitBytes: number): Middleware {
         message: type ? `Content-Type must be 'application/json', but got '${type.slice(0, 64)}'.` : "The request has no Content-Type; send 'Content-Type: application/json'.",
       });
     }
-    await parser(ctx, async () => {
-      const body = ctx.request.body as unknown;
-      if (!body || typeof body !== 'object' || Array.isArray(body)) {
-        throw new ApiError(ERRORS.BODY_NOT_OBJECT, { message: `The request body must be a JSON object, but got ${Array.isArray(body) ? 'an array' : 'nothing'}.` });
+    await reader(ctx, async () => {
+      const raw = ctx.request.body;
+      const { text, value } = parseJson(Buffer.isBuffer(raw) ? raw : Buffer.alloc(0));
+      // Handlers derive ids from the exact text of the request.
+      (ctx.request as { rawBody?: string }).rawBody = text;
+      ctx.request.body = value;
+      if (!value || typeof value !== 'object' || Array.isArray(value)) {
+        throw new ApiError(ERRORS.BODY_NOT_OBJECT, { message: `The request body must be a JSON object, but got ${jsonKind(value)}.` });
       }
-      ctx.state.body = body;
+      ctx.state.body = value;
       await next();
     });
   };
