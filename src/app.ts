@@ -9,6 +9,7 @@ import { loadLimits } from './limits.js';
 import { Lru } from './lru.js';
 import { authenticate } from './middleware/auth.js';
 import { errors, type ErrorSink } from './middleware/errors.js';
+import { createFaultState } from './faults/setup.js';
 import { faults } from './middleware/faults.js';
 import { handle } from './middleware/handle.js';
 import { parseBody } from './middleware/parseBody.js';
@@ -18,6 +19,7 @@ import { respond } from './middleware/respond.js';
 import { validate } from './middleware/validate.js';
 import { operations, pathsOf, type Operation } from './operations.js';
 import { SchemaRegistry } from './schemas.js';
+import type { StreamTimers } from './sse.js';
 import type { Services, VideoTask } from './types.js';
 
 /** What createApp builds: the Koa app and the services behind it (tests and the admin API use both). */
@@ -31,6 +33,8 @@ export interface MockApp {
 export interface AppHooks {
   readonly report?: ErrorSink;
   readonly observers?: RequestObserver[];
+  /** The timers open streams wait on; the server passes ones that run out at shutdown. */
+  readonly streamTimers?: StreamTimers;
 }
 
 const defaultReport: ErrorSink = (err, where) => console.error('[unified-ai-mock] unexpected error on %s %s: %s', where.method, where.url, (err as Error)?.stack ?? err);
@@ -66,16 +70,17 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     media: new Lru<Buffer>(config.mediaCache.entries, config.mediaCache.bytes),
     videoTasks: new Lru<VideoTask>(1000),
     keys: keyStates(config.keys),
+    ...createFaultState(config, schemas),
     extras: { replyRules: loadReplyRules(schemas, config.replyRules) },
   };
 
   // Per operation, in order: who is calling, may they, what did they send, is a fault asked for,
   // is the body valid, and the answer.
   const perOperation: Middleware[] = [
-    authenticate(services.keys),
-    rateLimit(),
+    authenticate(services.keys, config.adminToken),
+    rateLimit(services),
     parseBody(config.bodyLimit),
-    faults(),
+    faults(services),
     validate(schemas, config.strict),
     handle(services),
   ];
@@ -86,9 +91,9 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
 
   const app = new Koa();
   app.silent = true; // errors are reported by the errors middleware, never printed with a stack to clients
-  app.use(requestContext(hooks.observers ?? []));
+  app.use(requestContext([...(hooks.observers ?? []), (record) => services.journal.record(record)]));
   app.use(errors(hooks.report ?? defaultReport));
-  app.use(respond(config.timeouts.stallMaxMs));
+  app.use(respond(config.timeouts.stallMaxMs, hooks.streamTimers));
   app.use(unmatched);
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, readConfigFile, type ConfigInput } from './config.js';
 import { maskKey } from './keys.js';
+import { flushLogger } from './logger.js';
 import { start } from './server.js';
 
 const SERVE_HELP = `Usage: unified-ai-mock serve [options]
@@ -86,7 +89,7 @@ async function serve(argv: string[]): Promise<number> {
     process.stdout.write(SERVE_HELP);
     return 0;
   }
-  const mock = await start(input);
+  const mock = await start(input, { log: true });
   const keys = mock.config.keys.map((k) => {
     const limit = k.rateLimit ? ` (rate limit: ${k.rateLimit.requests} requests per ${(k.rateLimit.windowMs ?? 60_000) / 1000} s)` : '';
     // The default keys are public fixtures and printed whole; keys given by the user are masked.
@@ -94,9 +97,20 @@ async function serve(argv: string[]): Promise<number> {
     return `  ${shown}${limit}`;
   });
   process.stdout.write(`unified-ai-mock listening on ${mock.url}\nAPI keys:\n${keys.join('\n')}\n`);
-  const stop = () => void mock.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // SIGTERM or SIGINT: stop accepting, let requests and streams finish within the grace period, exit 0.
+  // A second signal exits at once with 128 + the signal number (130 for SIGINT, 143 for SIGTERM).
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(signal === 'SIGINT' ? 130 : 143);
+    stopping = true;
+    mock.logger?.info({ signal, graceMs: mock.config.timeouts.shutdownGraceMs }, 'shutting down');
+    void mock.shutdown().then(() => flushLogger(mock.logger)).then(() => process.exit(0));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // One failed request must not take the server down for everyone else: log it and keep serving.
+  process.on('uncaughtException', (err) => mock.logger?.error({ err }, 'uncaught exception'));
+  process.on('unhandledRejection', (err) => mock.logger?.error({ err }, 'unhandled rejection'));
   return -1; // keep running
 }
 
@@ -110,6 +124,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command === undefined || command.startsWith('-')) return await serve(argv);
     if (command === 'serve') return await serve(rest);
+    if (command === 'conformance') return await (await import('./conformance/cli.js')).conformance(rest);
     process.stderr.write(`unknown command '${command}'\n\n${HELP}`);
     return 2;
   } catch (err) {
@@ -122,5 +137,19 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-const code = await main(process.argv.slice(2));
-if (code >= 0) process.exit(code);
+/** True when this file is the program being run (directly, or through the npm bin link), not an import. */
+function isProgram(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  const self = fileURLToPath(import.meta.url);
+  try {
+    return realpathSync(script) === self;
+  } catch {
+    return script === self.replace(/\.[cm]?[jt]s$/, ''); // `node dist/cli` without the extension
+  }
+}
+
+if (isProgram()) {
+  const code = await main(process.argv.slice(2));
+  if (code >= 0) process.exit(code);
+}

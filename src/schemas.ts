@@ -31,12 +31,16 @@ export function base64Start(value: string): number | undefined {
   return BASE64.test(start ? value.slice(start) : value) && (value.length - start) % 4 !== 1 ? start : undefined;
 }
 
+// Subschemas that test a condition rather than describe the body: closing them would change the
+// condition (an `if` with `additionalProperties: false` never holds, so its `then` never applies).
+const CONDITIONS = new Set(['if', 'not', 'contains', 'propertyNames']);
+
 /** Adds `additionalProperties: false` to every object schema that lists its properties. */
 function closeObjects(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(closeObjects);
   if (!node || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(node)) out[k] = k === 'properties' ? mapValues(v as object, closeObjects) : closeObjects(v);
+  for (const [k, v] of Object.entries(node)) out[k] = k === 'properties' ? mapValues(v as object, closeObjects) : CONDITIONS.has(k) ? v : closeObjects(v);
   if ('properties' in out && !('additionalProperties' in out)) out.additionalProperties = false;
   return out;
 }
@@ -47,24 +51,28 @@ const mapValues = (o: object, f: (v: unknown) => unknown) => Object.fromEntries(
 export class SchemaRegistry {
   readonly ajv: Ajv2020;
   readonly ids: readonly string[];
+  /** The request schemas again, stopping at the first error: bounded work for a body however broken. */
+  private readonly firstError: Ajv2020;
 
   constructor(dir: string = SCHEMAS_DIR) {
-    this.ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
-    addFormats(this.ajv);
-    this.ajv.addFormat('base64-image', { type: 'string', validate: (s: string) => base64Start(s) !== undefined });
+    this.ajv = newAjv(true);
+    this.firstError = newAjv(false);
     const ids: string[] = [];
+    const requestIds: string[] = [];
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
       const schema = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { $id?: string };
       if (schema.$id !== schemaId(file)) throw new Error(`schemas/${file}: $id must be ${schemaId(file)}, found ${schema.$id}`);
-      this.ajv.addSchema(schema); // throws on a duplicate $id
-      ids.push(schema.$id);
-      if (file.endsWith('-request.json')) {
-        this.ajv.addSchema({ ...(closeObjects(schema) as object), $id: strictId(schema.$id) });
-        ids.push(strictId(schema.$id));
+      const variants = [schema, ...(file.endsWith('-request.json') ? [{ ...(closeObjects(schema) as object), $id: strictId(schema.$id) }] : [])];
+      for (const v of variants) {
+        this.ajv.addSchema(v); // throws on a duplicate $id
+        this.firstError.addSchema(v);
+        ids.push(v.$id!);
+        if (file.endsWith('-request.json')) requestIds.push(v.$id!);
       }
     }
     this.ids = ids;
     for (const id of ids) this.get(id); // compile everything now, never at request time
+    for (const id of requestIds) this.firstError.getSchema(id);
   }
 
   /** The compiled validator of a schema; throws for an unknown id (a start-up error). */
@@ -79,4 +87,18 @@ export class SchemaRegistry {
     const fn = this.get(id);
     return fn(value) ? [] : [...(fn.errors ?? [])];
   }
+
+  /** Validates a value against a request schema, stopping at its first error (one error at most). */
+  checkFirst(id: string, value: unknown): ErrorObject[] {
+    const fn = this.firstError.getSchema(id);
+    if (!fn) throw new Error(`No request schema with $id ${id}`);
+    return fn(value) ? [] : [...(fn.errors ?? [])];
+  }
+}
+
+function newAjv(allErrors: boolean): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
+  addFormats(ajv);
+  ajv.addFormat('base64-image', { type: 'string', validate: (s: string) => base64Start(s) !== undefined });
+  return ajv;
 }

@@ -12,7 +12,12 @@ export function pointerToParam(pointer: string, child?: string): string | null {
 
 /** A short, safe rendering of a value for a message: user input is quoted, cut, never echoed whole. */
 export function show(value: unknown): string {
-  const text = typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value);
+  let text: string;
+  try {
+    text = typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value);
+  } catch {
+    text = typeName(value); // nested too deeply to print (JSON.stringify overflows the stack)
+  }
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
@@ -77,14 +82,14 @@ const FORMAT_TEXT: Record<string, string> = {
 
 const article = (t: string) => (t.split(',').map((x) => (/^[aeiou]/.test(x) ? `an ${x}` : `a ${x}`)).join(' or '));
 
-/** Maps Ajv's errors to violations, dropping the noise and duplicates. */
+/** Maps Ajv's errors to violations, dropping the noise and exact duplicates (two rules on one field stay two). */
 export function toDetails(errors: readonly ErrorObject[]): Detail[] {
   const seen = new Set<string>();
   const out: Detail[] = [];
   for (const e of errors) {
     const d = toDetail(e);
     if (!d) continue;
-    const k = `${d.param}|${d.code}`;
+    const k = `${d.param}|${d.code}|${d.message}`;
     if (seen.has(k)) continue;
     seen.add(k);
     out.push(d);

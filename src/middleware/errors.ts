@@ -35,6 +35,7 @@ export function errors(report: ErrorSink): Middleware {
         err = new ApiError(ERRORS.INTERNAL);
       }
       if (ctx.headerSent || !ctx.writable) {
+        if (!ctx.headerSent) ctx.state.transportStatus = 0; // the client left before any answer: the log must not say 404
         ctx.res.destroy(); // a stream already started: the only honest signal left is to cut it
         return;
       }

@@ -1,9 +1,9 @@
 import type { Middleware } from 'koa';
-import { writeSse } from '../sse.js';
+import { writeSse, type StreamTimers } from '../sse.js';
 import type { Reply } from '../types.js';
 
 /** Writes the reply a handler left in ctx.state.reply: JSON, binary or a server-sent event stream. */
-export function respond(stallMaxMs: number): Middleware {
+export function respond(stallMaxMs: number, timers?: StreamTimers): Middleware {
   return async function respond(ctx, next) {
     await next();
     const reply = ctx.state.reply as Reply | undefined;
@@ -28,7 +28,7 @@ export function respond(stallMaxMs: number): Middleware {
           'content-type': 'text/event-stream; charset=utf-8',
           'cache-control': 'no-cache',
         });
-        ctx.state.stream = await writeSse(ctx.res, reply, stallMaxMs);
+        ctx.state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers);
       }
     }
   };

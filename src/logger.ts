@@ -1,0 +1,105 @@
+import pino from 'pino';
+import type { Config } from './config.js';
+import { maskKey } from './keys.js';
+import type { ErrorSink } from './middleware/errors.js';
+import type { RequestObserver, RequestRecord } from './middleware/requestContext.js';
+
+/** The structured logger of the server (pino). */
+export type Logger = pino.Logger;
+
+/** Where log lines go: any writable with write(string). */
+export type LogDestination = pino.DestinationStream;
+
+// Request records never hold a key; these paths are a second line of defence for anything that might.
+const REDACT = [
+  'authorization', 'headers.authorization', 'req.headers.authorization', 'request.headers.authorization',
+  'key', 'apiKey', 'api_key', 'token', 'adminToken', 'admin_token', '*.key', '*.apiKey', '*.api_key', '*.token', '*.adminToken',
+];
+
+// A line longer than this is a sign of an attack or a bug, not useful to read: paths are cut before it.
+const MAX_PATH = 256;
+
+/** Stdout through pino's own writer; lines are dropped, not queued, past 16 MB when nobody reads stdout. */
+export function stdoutDestination(): pino.DestinationStream {
+  const dest = pino.destination({ dest: 1, sync: false, minLength: 0, maxLength: 16 * 1024 * 1024 });
+  // A reader that went away (EPIPE) costs the log lines, never the server.
+  dest.on('error', () => {});
+  return dest;
+}
+
+/**
+ * Replaces every configured secret (API keys, the admin token) and any bearer credential in a finished
+ * log line, so a key can reach the log only masked, whatever field carried it.
+ */
+export function secretScrubber(secrets: readonly string[]): (line: string) => string {
+  // Lines are JSON: a key is looked for as written and as JSON escapes it, and replaced by its mask as JSON escapes it.
+  const json = (s: string) => JSON.stringify(s).slice(1, -1);
+  const pairs = secrets.filter((s) => s.length >= 4).flatMap((s) => [...new Set([s, json(s)])].map((form) => [form, json(maskKey(s))] as const));
+  return (line) => {
+    let out = line;
+    for (const [secret, masked] of pairs) if (out.includes(secret)) out = out.split(secret).join(masked);
+    return out.replace(/(bearer\s+)[^\s"\\]{4,}/gi, '$1[redacted]');
+  };
+}
+
+/** A pino logger at the configured level whose lines never carry a configured key. */
+export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminToken'>, destination: LogDestination): Logger {
+  const scrub = secretScrubber([...config.keys.map((k) => k.key), ...(config.adminToken ? [config.adminToken] : [])]);
+  return pino(
+    {
+      level: config.logLevel,
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACT, censor: '[redacted]' },
+      hooks: { streamWrite: scrub },
+    },
+    destination,
+  );
+}
+
+/** The fields of one request's log line. */
+export function requestFields(r: RequestRecord): Record<string, unknown> {
+  return {
+    reqId: r.requestId,
+    method: r.method,
+    path: r.path.length > MAX_PATH ? `${r.path.slice(0, MAX_PATH)}...` : r.path,
+    operation: r.operation ?? null,
+    status: r.status,
+    latencyMs: r.latencyMs,
+    fault: r.fault ?? null,
+    stream: r.stream ?? null,
+    keyLabel: r.keyLabel ?? null,
+    errorCode: r.errorCode ?? null,
+    model: r.model ?? null,
+    retryCount: r.retryCount ?? null,
+  };
+}
+
+/** An observer that writes one line per finished request; a 5xx nobody asked for is a warning. */
+export function requestLogger(logger: Logger): RequestObserver {
+  return (record) => {
+    const level = record.status >= 500 && !record.fault ? 'warn' : 'info';
+    if (!logger.isLevelEnabled(level)) return;
+    logger[level](requestFields(record), 'request');
+  };
+}
+
+/** An error sink that logs unexpected errors with their stack (for the operator; clients never see it). */
+export function errorLogger(logger: Logger): ErrorSink {
+  return (err, where) => {
+    logger.error({ err, reqId: where.requestId ?? null, method: where.method, path: where.url.split('?')[0]!.slice(0, MAX_PATH) }, 'unexpected error');
+  };
+}
+
+/** Writes out buffered log lines; gives up after `timeoutMs` when nobody reads the output. */
+export function flushLogger(logger: Logger | undefined, timeoutMs = 1000): Promise<void> {
+  if (!logger) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    logger.flush(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
