@@ -18,7 +18,7 @@ import { requestContext, type RequestObserver } from './middleware/requestContex
 import { respond } from './middleware/respond.js';
 import { validate } from './middleware/validate.js';
 import { operations, pathsOf, type Operation } from './operations.js';
-import { SchemaRegistry } from './schemas.js';
+import { SchemaRegistry, strictId } from './schemas.js';
 import type { StreamTimers } from './sse.js';
 import type { Services, VideoTask } from './types.js';
 
@@ -59,8 +59,9 @@ const unmatched: Middleware = async function unmatched(ctx, next) {
  * This is the only place the middleware order is written.
  */
 export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockApp {
-  const schemas = new SchemaRegistry();
+  const schemas = SchemaRegistry.shared();
   const config = resolveConfig(input, schemas);
+  if (config.strict) schemas.prepare(operations.flatMap((op) => (op.requestSchema ? [strictId(op.requestSchema)] : [])));
   const services: Services = {
     config,
     schemas,

@@ -47,32 +47,56 @@ function closeObjects(node: unknown): unknown {
 
 const mapValues = (o: object, f: (v: unknown) => unknown) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
 
-/** Every schema of schemas/, compiled once into one Ajv instance at start-up. */
+// Compiled at start-up: what every start and every request needs. Response schemas (read by tests and
+// the conformance runner), the conformance case schema and the strict variants (createApp prepares
+// them when --strict is on) are compiled on their first use instead, which halves start-up time.
+const EAGER = /-request\.json$|^(config|catalogue|reply-rules|fault-rule)\.json$/;
+
+let shared: SchemaRegistry | undefined;
+
+/** Every schema of schemas/, added to one Ajv instance at start-up (a bad or duplicate `$id` fails there). */
 export class SchemaRegistry {
   readonly ajv: Ajv2020;
   readonly ids: readonly string[];
   /** The request schemas again, stopping at the first error: bounded work for a body however broken. */
   private readonly firstError: Ajv2020;
 
+  /** The registry of the package's schemas/, built once per process: it never changes after start-up. */
+  static shared(): SchemaRegistry {
+    return (shared ??= new SchemaRegistry());
+  }
+
   constructor(dir: string = SCHEMAS_DIR) {
-    this.ajv = newAjv(true);
-    this.firstError = newAjv(false);
+    this.ajv = newAjv(true, true);
+    // The first instance already checked every schema against the meta-schema.
+    this.firstError = newAjv(false, false);
     const ids: string[] = [];
+    const eager: string[] = [];
     const requestIds: string[] = [];
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
       const schema = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { $id?: string };
       if (schema.$id !== schemaId(file)) throw new Error(`schemas/${file}: $id must be ${schemaId(file)}, found ${schema.$id}`);
-      const variants = [schema, ...(file.endsWith('-request.json') ? [{ ...(closeObjects(schema) as object), $id: strictId(schema.$id) }] : [])];
+      const isRequest = file.endsWith('-request.json');
+      const variants = [schema, ...(isRequest ? [{ ...(closeObjects(schema) as object), $id: strictId(schema.$id) }] : [])];
       for (const v of variants) {
-        this.ajv.addSchema(v); // throws on a duplicate $id
-        this.firstError.addSchema(v);
+        this.ajv.addSchema(v); // throws on a duplicate $id, and on a schema that breaks the meta-schema
+        this.firstError.addSchema(v); // request schemas may refer to others
         ids.push(v.$id!);
-        if (file.endsWith('-request.json')) requestIds.push(v.$id!);
       }
+      if (EAGER.test(file)) eager.push(schema.$id);
+      if (isRequest) requestIds.push(schema.$id);
     }
     this.ids = ids;
-    for (const id of ids) this.get(id); // compile everything now, never at request time
+    this.prepare(eager);
     for (const id of requestIds) this.firstError.getSchema(id);
+  }
+
+  /** Compiles these schemas now (both request validators for request schemas), so no request pays for it. */
+  prepare(ids: readonly string[]): void {
+    for (const id of ids) {
+      this.get(id);
+      if (/-request(\.strict)?\.json$/.test(id)) this.firstError.getSchema(id);
+    }
   }
 
   /** The compiled validator of a schema; throws for an unknown id (a start-up error). */
@@ -96,8 +120,8 @@ export class SchemaRegistry {
   }
 }
 
-function newAjv(allErrors: boolean): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
+function newAjv(allErrors: boolean, validateSchema: boolean): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors, validateSchema, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
   addFormats(ajv);
   ajv.addFormat('base64-image', { type: 'string', validate: (s: string) => base64Start(s) !== undefined });
   return ajv;

@@ -2,7 +2,6 @@ import { ApiError, ERRORS } from '../errors.js';
 import { digest, seedFrom } from '../ids.js';
 import { encodeMp3 } from '../media/mp3.js';
 import { encodeWav } from '../media/wav.js';
-import { parseSsml } from '../ssml.js';
 import type { Handler, Services } from '../types.js';
 
 /** Characters as people count them (code points), the same measure as the schema's maxLength. */
@@ -40,7 +39,7 @@ export const voiceTts: Handler = ({ body, services }) => {
 const SSML_START = /^<(?:\?xml\b|speak\b)/;
 
 /** POST /cloud-provider/speech: RIFF WAV (24 kHz 16-bit mono by default); SSML voice and prosody win. */
-export const cloudSpeech: Handler = ({ body, headers, services }) => {
+export const cloudSpeech: Handler = async ({ body, headers, services }) => {
   const { speech } = services.limits;
   const formatName = String(headers['x-microsoft-outputformat'] ?? speech.defaultOutputFormat).trim().toLowerCase();
   const format = speech.outputFormats[formatName];
@@ -55,6 +54,8 @@ export const cloudSpeech: Handler = ({ body, headers, services }) => {
   let rate = (body.rate as number | undefined) ?? 0;
   let pitch = (body.pitch as number | undefined) ?? 0;
   if (SSML_START.test(text.trimStart())) {
+    // The XML parser loads on the first SSML request: most clients never send SSML, and start-up stays short.
+    const { parseSsml } = await import('../ssml.js');
     const ssml = parseSsml(text);
     voice = ssml.voice ?? voice;
     rate = ssml.ratePercent ?? rate;
