@@ -1,8 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { KeyConfig } from './config.js';
+import { sha256 } from './ids.js';
 import type { KeyState } from './types.js';
-
-const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 
 /** A key as shown to people: its first four and last four characters at most, never the whole key. */
 export function maskKey(key: string): string {

@@ -1,4 +1,5 @@
 import { imageSize } from 'image-size';
+import { decodeBase64Prefix } from './base64.js';
 
 /** Image formats this project accepts as input. */
 export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';
@@ -58,4 +59,20 @@ export function readImageInfo(buf: Buffer): ImageInfo | undefined {
   } catch {
     return undefined;
   }
+}
+
+// PNG, GIF and WebP keep their size in the first 30 bytes; JPEG's frame header follows the metadata
+// segments (EXIF, ICC), which are usually far smaller than this.
+const HEADER_BYTES = 64 * 1024;
+
+/**
+ * readImageInfo for an image given as base64 (value[start..], already checked to be base64): decodes
+ * only the first 64 KiB, and the whole image only when its size lies beyond that (a JPEG with large
+ * metadata), so the usual cost does not grow with the image.
+ */
+export function readBase64ImageInfo(value: string, start = 0): ImageInfo | undefined {
+  const head = decodeBase64Prefix(value, start, HEADER_BYTES);
+  const info = readImageInfo(head);
+  if (info || head.length < HEADER_BYTES) return info;
+  return readImageInfo(Buffer.from(value.slice(start), 'base64'));
 }

@@ -1,5 +1,6 @@
 export { encodePng, crc32 } from './png.js';
-export { readImageInfo } from './imageInfo.js';
+export { readImageInfo, readBase64ImageInfo } from './imageInfo.js';
+export { isBase64, decodeBase64Prefix } from './base64.js';
 export type { ImageFormat, ImageInfo } from './imageInfo.js';
 export { encodeMp3, mp3FrameCount, mp3DurationSeconds } from './mp3.js';
 export { encodeWav } from './wav.js';

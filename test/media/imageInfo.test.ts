@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodePng } from '../../src/media/png.js';
-import { readImageInfo } from '../../src/media/imageInfo.js';
+import { readBase64ImageInfo, readImageInfo } from '../../src/media/imageInfo.js';
 
 // Real 5x3 / 6x4 images written by ffmpeg (mjpeg, libwebp lossy and lossless).
 const JPEG_5X3 = Buffer.from(
@@ -84,6 +84,38 @@ test('corrupt headers give undefined', () => {
   const zeroSize = Buffer.from(GIF_5X3);
   zeroSize.writeUInt16LE(0, 6);
   assert.is(readImageInfo(zeroSize), undefined);
+});
+
+/** The JPEG sample with `count` 64 KiB comment segments before its frame header. */
+function jpegWithMetadata(count: number): Buffer {
+  const segment = Buffer.alloc(2 + 65535, 0x20);
+  segment[0] = 0xff;
+  segment[1] = 0xfe; // COM: skipped by readers, as large as a segment can be
+  segment.writeUInt16BE(65535, 2);
+  return Buffer.concat([JPEG_5X3.subarray(0, 2), ...Array.from({ length: count }, () => segment), JPEG_5X3.subarray(2)]);
+}
+
+test('readBase64ImageInfo reads base64 and data-URI payloads like readImageInfo reads bytes', () => {
+  const big = encodePng(1024, 512, 3);
+  const padded = Buffer.concat([big.subarray(0, big.length - 12), Buffer.alloc(200_000, 1), big.subarray(big.length - 12)]);
+  for (const image of [encodePng(64, 32, 1), padded, JPEG_5X3, GIF_5X3, WEBP_LOSSY_5X3, WEBP_LOSSLESS_6X4]) {
+    const b64 = image.toString('base64');
+    assert.equal(readBase64ImageInfo(b64), readImageInfo(image));
+    const uri = `data:image/x;base64,${b64}`;
+    assert.equal(readBase64ImageInfo(uri, uri.indexOf(',') + 1), readImageInfo(image));
+  }
+});
+
+test('readBase64ImageInfo finds a JPEG frame header beyond the first 64 KiB', () => {
+  const jpeg = jpegWithMetadata(2);
+  assert.ok(jpeg.indexOf(Buffer.from([0xff, 0xc0])) > 128 * 1024);
+  assert.equal(readBase64ImageInfo(jpeg.toString('base64')), { width: 5, height: 3, format: 'jpeg' });
+});
+
+test('readBase64ImageInfo gives undefined for data that is no accepted image', () => {
+  assert.is(readBase64ImageInfo(Buffer.alloc(100, 7).toString('base64')), undefined);
+  assert.is(readBase64ImageInfo(Buffer.alloc(100_000, 7).toString('base64')), undefined);
+  assert.is(readBase64ImageInfo(''), undefined);
 });
 
 test.run();

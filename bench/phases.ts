@@ -1,0 +1,177 @@
+import { spawnSync } from 'node:child_process';
+import { capture, concurrentStreams, load, send, sequentialCost, type Load } from './load.js';
+import { combine, compare, linearity, median, type LoadFigures, type ScenarioResult } from './report.js';
+import { API_KEY, type Pair, type Scenario } from './scenarios.js';
+import { cliPath, startMock, startReference, type Server } from './servers.js';
+import type { BenchResults, LinearityResult, StreamsFigures } from './targets.js';
+
+/** What every phase needs: where to pin, how long to load, and how to start each server. */
+export interface Context {
+  readonly serverCore: number | null;
+  readonly connections: number;
+  readonly duration: number;
+  readonly warmup: number;
+  /** Measurements of each server per scenario, alternating; figures are their medians. */
+  readonly rounds: number;
+  readonly mockFlags: string[];
+  readonly baselineScript: string;
+  /** The stack-floor server, measured where the issue names a floor (the chat scenarios); null to skip. */
+  readonly floorScript: string | null;
+  readonly dir: string;
+  readonly log: (line: string) => void;
+}
+
+const figures = (l: Load, server: Server, cpuBefore: number | null): LoadFigures => ({
+  reqPerSec: l.reqPerSec,
+  p50Ms: l.p50Ms,
+  p99Ms: l.p99Ms,
+  meanMs: l.meanMs,
+  peakRssMiB: server.peakRssMiB(),
+  cpuUsPerReq: cpuBefore === null || !l.responses ? null : ((server.cpuSeconds()! - cpuBefore) * 1e6) / l.responses,
+  responses: l.responses,
+  unexpected: l.unexpected,
+});
+
+/**
+ * Waits until the server has used no CPU for 300 ms (at most `maxMs`): the mock loads its tokenizer
+ * tables in the background while idle, and that work belongs to start-up, not to any scenario.
+ */
+export async function settle(server: Server, maxMs = 5000): Promise<void> {
+  const until = performance.now() + maxMs;
+  let last = server.cpuSeconds();
+  let still = 0;
+  while (last !== null && still < 3 && performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = server.cpuSeconds();
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+}
+
+async function measure(ctx: Context, server: Server, s: Scenario, who: string): Promise<LoadFigures> {
+  try {
+    await settle(server);
+    if (ctx.warmup > 0) await load(server.url, s, ctx.connections, ctx.warmup);
+    const cpuBefore = server.cpuSeconds();
+    const l = await load(server.url, s, ctx.connections, ctx.duration);
+    if (l.unexpected) ctx.log(`  warning: ${who} ${s.name}: ${l.unexpected} unexpected answers ${JSON.stringify(l.statuses)}`);
+    return figures(l, server, cpuBefore);
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The scenarios for which the stack floor (Koa + router + body parser + Ajv) is measured too. */
+export const FLOOR_SCENARIOS = new Set(['chat', 'chat-400', 'chat-401']);
+
+/**
+ * One load scenario on a fresh mock, then on a fresh baseline that sends the answer the mock gave (and
+ * on the stack floor for the chat scenarios); `rounds` times, alternating.
+ */
+export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResult> {
+  const mock: LoadFigures[] = [];
+  const baseline: LoadFigures[] = [];
+  const floor: LoadFigures[] = [];
+  const withFloor = ctx.floorScript !== null && FLOOR_SCENARIOS.has(s.name);
+  for (let round = 0; round < Math.max(1, ctx.rounds); round++) {
+    const mockServer = await startMock(ctx.serverCore, ctx.mockFlags);
+    let answer;
+    try {
+      answer = await capture(mockServer.url, s);
+    } catch (err) {
+      await mockServer.stop();
+      throw err;
+    }
+    mock.push(await measure(ctx, mockServer, s, 'mock'));
+    baseline.push(await measure(ctx, await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, s.name, answer), s, 'baseline'));
+    if (withFloor) floor.push(await measure(ctx, await startReference(ctx.serverCore, ctx.floorScript!, ctx.dir, s.name, answer), s, 'floor'));
+  }
+  const m = combine(mock);
+  const b = combine(baseline);
+  const f = withFloor ? combine(floor) : null;
+  return { name: s.name, title: s.title, baseline: b, floor: f, mock: m, ratio: compare(m, b), floorRatio: f ? compare(f, b) : null };
+}
+
+async function streamsOn(server: Server, s: Scenario, count: number): Promise<StreamsFigures> {
+  try {
+    await send(server.url, s); // first use loads the tokenizer; not part of the burst
+    const r = await concurrentStreams(server.url, s, count);
+    return { count, completed: r.completed, seconds: r.seconds, peakRssMiB: server.peakRssMiB() };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** `count` streamed completions at once (pacing off) on the mock and on the baseline. */
+export async function streams(ctx: Context, s: Scenario, count: number): Promise<NonNullable<BenchResults['streams']>> {
+  const mockServer = await startMock(ctx.serverCore, ctx.mockFlags);
+  const answer = await capture(mockServer.url, s);
+  const mock = await streamsOn(mockServer, s, count);
+  const baseline = await streamsOn(await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, 'streams', answer), s, count);
+  return { mock, baseline };
+}
+
+/** Per-request cost of each request of a pair, sequentially on one connection of one mock. */
+export async function pair(ctx: Context, p: Pair, seconds: number): Promise<LinearityResult> {
+  const server = await startMock(ctx.serverCore, ctx.mockFlags);
+  try {
+    // Warm both first so neither pays for first-use work (tokenizer tables, media cache, JIT).
+    await sequentialCost(server.url, p.small, Math.min(1, seconds), 10);
+    await sequentialCost(server.url, p.large, Math.min(1, seconds), 10);
+    const small = await sequentialCost(server.url, p.small, seconds);
+    const large = await sequentialCost(server.url, p.large, seconds);
+    const { costRatio, perUnit } = linearity(small.meanMs, large.meanMs, p.workRatio);
+    return {
+      name: p.name,
+      unit: p.unit,
+      small: { title: p.small.title, meanMs: small.meanMs, requests: small.requests },
+      large: { title: p.large.title, meanMs: large.meanMs, requests: large.requests },
+      workRatio: p.workRatio,
+      costRatio,
+      perUnit,
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Milliseconds from spawning the mock to the end of the first answer to `s`, over `runs` fresh starts. */
+export async function startup(ctx: Context, s: Scenario, runs: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const server = await startMock(ctx.serverCore, ctx.mockFlags);
+    try {
+      const got = await send(server.url, s);
+      if (got.status !== 200) throw new Error(`start-up: ${s.path} answered ${got.status}`);
+      times.push(performance.now() - started);
+    } finally {
+      await server.stop();
+    }
+  }
+  return times;
+}
+
+/** The start-up phase: to the first GET /v1/me, and separately to the first chat completion. */
+export async function startupPhase(ctx: Context, chat: Scenario, runs: number): Promise<NonNullable<BenchResults['startup']>> {
+  const me: Scenario = { name: 'me', title: 'GET /v1/me', method: 'GET', path: '/v1/me', headers: { authorization: `Bearer ${API_KEY}` }, expect: 200 };
+  const meMs = await startup(ctx, me, runs);
+  const chatMs = await startup(ctx, chat, runs);
+  return { meMs, chatMs, meMedianMs: median(meMs), chatMedianMs: median(chatMs) };
+}
+
+/** Times the full conformance suite against a fresh mock, when the CLI has the command. */
+export async function conformance(ctx: Context): Promise<NonNullable<BenchResults['conformance']>> {
+  const help = spawnSync(process.execPath, [cliPath(), 'conformance', '--help'], { encoding: 'utf8' });
+  if (help.status !== 0 || !`${help.stdout}`.includes('--base-url')) return { available: false };
+  const server = await startMock(ctx.serverCore, ctx.mockFlags);
+  try {
+    const started = performance.now();
+    const run = spawnSync(process.execPath, [cliPath(), 'conformance', '--base-url', server.url, '--api-key', API_KEY, '--profile', 'full'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const seconds = (performance.now() - started) / 1000;
+    const lines = `${run.stdout}${run.stderr}`.trim().split('\n');
+    return { available: true, seconds, exitCode: run.status, summary: lines.slice(-3).join('\n') };
+  } finally {
+    await server.stop();
+  }
+}

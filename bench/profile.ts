@@ -1,0 +1,60 @@
+/**
+ * Profiles the built mock under one scenario's load: `node --import tsx bench/profile.ts NAME`
+ * runs the mock with --cpu-prof (pinned like the benchmark), loads it, and prints where the CPU time
+ * went, by function and by package. NAME is a load scenario (chat, chat-400, ...) or a linearity
+ * request (edit-10, chat-1000, tts-2500, ...).
+ */
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { summarise, type CpuProfile } from './cpuprofile.js';
+import { capture, load } from './load.js';
+import { settle } from './phases.js';
+import { loadScenarios, pairs } from './scenarios.js';
+import { ROOT, canPin, ensureBuilt, pinSelf, quietFlags, startMock } from './servers.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { duration: { type: 'string' }, connections: { type: 'string' }, top: { type: 'string' }, out: { type: 'string' } },
+});
+const name = positionals[0];
+const all = [...loadScenarios(), ...pairs().flatMap((p) => [p.small, p.large])];
+const s = all.find((x) => x.name === name);
+if (!s) {
+  process.stderr.write(`usage: bench/profile.ts NAME [--duration S] [--connections N] [--top N] [--out DIR]\nNAME: ${all.map((x) => x.name).join(', ')}\n`);
+  process.exit(2);
+}
+
+pinSelf(1);
+ensureBuilt();
+const dir = values.out ?? mkdtempSync(join(tmpdir(), 'uam-prof-'));
+const server = await startMock(canPin() ? 0 : null, quietFlags(), ['--cpu-prof', '--cpu-prof-dir', dir]);
+const connections = Number(values.connections ?? 50);
+await capture(server.url, s);
+await settle(server); // the tokenizer tables load in the background while the mock is idle
+await load(server.url, s, connections, 2); // warm-up; start-up and warm-up are left out of the summary
+const measuredFrom = Number(process.hrtime.bigint() / 1000n);
+const result = await load(server.url, s, connections, Number(values.duration ?? 10));
+await server.stop(); // the profile is written as the process exits
+const file = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort().pop();
+if (!file) throw new Error(`no .cpuprofile in ${dir}`);
+const summary = summarise(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, ROOT, Number(values.top ?? 30), measuredFrom);
+const line = (c: { share: number; key: string }) => `${(c.share * 100).toFixed(1).padStart(5)}%  ${c.key}`;
+process.stdout.write(
+  [
+    `${s.title}: ${result.reqPerSec.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms (${result.unexpected} unexpected)`,
+    `profile: ${join(dir, file)} (${(summary.totalMicros / 1e6).toFixed(1)} s of samples under the measured load)`,
+    '',
+    'self time by function:',
+    ...summary.functions.map(line),
+    '',
+    'self time by package or file:',
+    ...summary.owners.map(line),
+    '',
+    'time with callees, project functions:',
+    ...summary.inclusive.map(line),
+    '',
+  ].join('\n'),
+);
+process.exit(0);

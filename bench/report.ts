@@ -1,0 +1,171 @@
+/** Pure helpers of the benchmark: statistics, ratios, target verdicts and the printed tables. */
+
+/** What one server did under load in one scenario. */
+export interface LoadFigures {
+  readonly reqPerSec: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly meanMs: number;
+  /** Peak resident set size of the server process in MiB; null where it cannot be read. */
+  readonly peakRssMiB: number | null;
+  /**
+   * Server CPU time (user + system) per answered request in microseconds: unlike req/s, it does not
+   * change when other processes take turns on the server's core.
+   */
+  readonly cpuUsPerReq: number | null;
+  readonly responses: number;
+  /** Responses whose status was not the scenario's expected one, plus transport errors. */
+  readonly unexpected: number;
+}
+
+/** One scenario measured on both servers, with the mock's figures as ratios to the baseline's. */
+export interface ScenarioResult {
+  readonly name: string;
+  readonly title: string;
+  readonly baseline: LoadFigures | null;
+  /** The stack floor (minimal Koa + router + body parser + Ajv), where measured. */
+  readonly floor?: LoadFigures | null;
+  readonly mock: LoadFigures;
+  readonly ratio: Ratios;
+  /** The floor's figures as ratios to the baseline: the share of the budget the stack itself takes. */
+  readonly floorRatio?: Ratios | null;
+}
+
+/** Figures of a server as ratios to the baseline's. */
+export interface Ratios {
+  readonly reqPerSec: number | null;
+  readonly p50: number | null;
+  readonly p99: number | null;
+  readonly peakRss: number | null;
+  readonly cpuPerReq: number | null;
+}
+
+/** The value at quantile q (0..1) of an ascending-sorted sample, by the nearest-rank method. */
+export function percentile(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.ceil(q * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+}
+
+/** The arithmetic mean; NaN for an empty sample. */
+export function mean(values: ArrayLike<number>): number {
+  if (values.length === 0) return Number.NaN;
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) sum += values[i]!;
+  return sum / values.length;
+}
+
+/** The median of a sample (sorted copy); NaN when empty. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The median of each figure over rounds (the highest peak RSS), so one disturbed round does not decide. */
+export function combine(rounds: readonly LoadFigures[]): LoadFigures {
+  const m = (f: (x: LoadFigures) => number) => median(rounds.map(f));
+  const rss = rounds.map((r) => r.peakRssMiB).filter((r): r is number => r !== null);
+  return {
+    reqPerSec: m((r) => r.reqPerSec),
+    p50Ms: m((r) => r.p50Ms),
+    p99Ms: m((r) => r.p99Ms),
+    meanMs: m((r) => r.meanMs),
+    peakRssMiB: rss.length ? Math.max(...rss) : null,
+    cpuUsPerReq: rounds.every((r) => r.cpuUsPerReq !== null) ? m((r) => r.cpuUsPerReq!) : null,
+    responses: rounds.reduce((n, r) => n + r.responses, 0),
+    unexpected: rounds.reduce((n, r) => n + r.unexpected, 0),
+  };
+}
+
+/** a / b, or null when either is missing or b is not a positive number. */
+export function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
+  if (a == null || b == null || !Number.isFinite(a) || !Number.isFinite(b) || b <= 0) return null;
+  return a / b;
+}
+
+/** Ratios of the mock's figures to the baseline's (req/s higher is better; latency and RSS lower is better). */
+export function compare(mock: LoadFigures, baseline: LoadFigures | null): Ratios {
+  return {
+    reqPerSec: ratio(mock.reqPerSec, baseline?.reqPerSec),
+    p50: ratio(mock.p50Ms, baseline?.p50Ms),
+    p99: ratio(mock.p99Ms, baseline?.p99Ms),
+    peakRss: ratio(mock.peakRssMiB, baseline?.peakRssMiB),
+    // Inverted so that it reads like the req/s ratio: the share of the baseline's efficiency.
+    cpuPerReq: ratio(baseline?.cpuUsPerReq, mock.cpuUsPerReq),
+  };
+}
+
+/**
+ * Cost per unit of work of the larger request relative to the smaller one: 1 means the extra work
+ * costs exactly as much per unit; a quadratic step shows as a value well above 1.
+ */
+export function linearity(smallMs: number, largeMs: number, workRatio: number): { costRatio: number; perUnit: number } {
+  const costRatio = largeMs / smallMs;
+  return { costRatio, perUnit: costRatio / workRatio };
+}
+
+/** Formats a number with a fixed count of decimals, or '-' when missing. */
+export function fmt(n: number | null | undefined, decimals = 0): string {
+  if (n == null || !Number.isFinite(n)) return '-';
+  return n.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+}
+
+/** Formats a ratio as "0.52x", or '-' when missing. */
+export const fmtRatio = (r: number | null | undefined): string => (r == null || !Number.isFinite(r) ? '-' : `${r.toFixed(2)}x`);
+
+/** Lays out rows as an aligned plain-text table; the first row is the header. */
+export function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  const line = (r: readonly string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd();
+  return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}
+
+/** The same rows as a Markdown table (for the README). */
+export function markdownTable(rows: readonly (readonly string[])[]): string {
+  const line = (r: readonly string[]) => `| ${r.join(' | ')} |`;
+  return [line(rows[0]!), `|${rows[0]!.map((_, c) => (c === 0 ? ' --- ' : ' ---: ')).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+}
+
+/** The stack floor beside the baseline and the mock, for the scenarios where it was measured. */
+export function floorRows(results: readonly ScenarioResult[]): string[][] | null {
+  const rows = results.filter((r) => r.floor);
+  if (!rows.length) return null;
+  return [
+    ['scenario', 'base req/s', 'floor req/s', 'floor ratio', 'mock req/s', 'mock ratio', 'floor CPU ratio', 'mock CPU ratio', 'floor RSS MiB'],
+    ...rows.map((r) => [
+      r.title,
+      fmt(r.baseline?.reqPerSec),
+      fmt(r.floor!.reqPerSec),
+      fmtRatio(r.floorRatio?.reqPerSec),
+      fmt(r.mock.reqPerSec),
+      fmtRatio(r.ratio.reqPerSec),
+      fmtRatio(r.floorRatio?.cpuPerReq),
+      fmtRatio(r.ratio.cpuPerReq),
+      fmt(r.floor!.peakRssMiB, 1),
+    ]),
+  ];
+}
+
+/** The main table: one row per scenario, each server's figures and the mock's ratios. */
+export function scenarioRows(results: readonly ScenarioResult[]): string[][] {
+  const head = ['scenario', 'base req/s', 'mock req/s', 'ratio', 'base p50/p99 ms', 'mock p50/p99 ms', 'p99 ratio', 'base RSS MiB', 'mock RSS MiB', 'base/mock CPU µs/req', 'CPU ratio'];
+  const pair = (f: LoadFigures | null) => (f ? `${fmt(f.p50Ms, 2)} / ${fmt(f.p99Ms, 2)}` : '-');
+  return [
+    head,
+    ...results.map((r) => [
+      r.title,
+      fmt(r.baseline?.reqPerSec),
+      fmt(r.mock.reqPerSec),
+      fmtRatio(r.ratio.reqPerSec),
+      pair(r.baseline),
+      pair(r.mock),
+      fmtRatio(r.ratio.p99),
+      fmt(r.baseline?.peakRssMiB, 1),
+      fmt(r.mock.peakRssMiB, 1),
+      `${fmt(r.baseline?.cpuUsPerReq)} / ${fmt(r.mock.cpuUsPerReq)}`,
+      fmtRatio(r.ratio.cpuPerReq),
+    ]),
+  ];
+}

@@ -1,0 +1,138 @@
+/**
+ * `npm run bench`: the mock against a bare node:http baseline, one server at a time on loopback, the
+ * server pinned to core 0 and this load generator to core 1. Prints req/s, p50/p99 latency and peak
+ * RSS per scenario with the mock's ratios to the baseline; asserts nothing about time.
+ */
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, release, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import { conformance, pair, scenario, startupPhase, streams, type Context } from './phases.js';
+import { markdown, print } from './output.js';
+import { loadScenarios, pairs, streamScenario } from './scenarios.js';
+import { canPin, ensureBuilt, pinSelf, quietFlags, referenceScript, workDir } from './servers.js';
+import { verdicts, type BenchResults } from './targets.js';
+
+const USAGE = `Usage: npm run bench -- [options]
+  --duration S      measured seconds per scenario and server   (default 10)
+  --warmup S        warm-up seconds before each measurement    (default 3)
+  --connections N   concurrent connections                     (default 50)
+  --rounds N        measure each scenario N times, alternating servers; report medians (default 1)
+  --only NAMES      comma-separated: chat, chat-400, chat-401, images, tts, stream, edit,
+                    streams, linearity, startup, conformance
+  --streams N       concurrent streams in the streams check    (default 1000)
+  --json FILE       write every figure as JSON
+  --markdown FILE   write the tables as Markdown
+  --no-floor        skip the stack floor (minimal Koa + router + body parser + Ajv) in the chat scenarios
+  --quick           a short smoke run (1 s warm-up, 2 s per measurement, 3 start-ups)
+Environment: UAM_BENCH_CLI=PATH measures that build's cli.js instead of dist/cli.js.
+`;
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    rounds: { type: 'string' },
+    only: { type: 'string' },
+    streams: { type: 'string' },
+    json: { type: 'string' },
+    markdown: { type: 'string' },
+    quick: { type: 'boolean' },
+    'no-floor': { type: 'boolean' },
+    help: { type: 'boolean' },
+  },
+});
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+
+// The load generator runs on core 1, the servers on core 0, so neither steals the other's CPU.
+pinSelf(1);
+const pin = canPin();
+
+const num = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Number(v));
+const quick = values.quick === true;
+const only = values.only?.split(',').map((s) => s.trim());
+const wanted = (name: string) => !only || only.includes(name);
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+function machine(): BenchResults['machine'] {
+  let model = cpus()[0]?.model ?? 'unknown';
+  try {
+    model = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? model;
+  } catch {
+    // not Linux: keep os.cpus()'s name
+  }
+  return { cpu: model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, os: `${process.platform} ${release()}`, pinned: pin ? 'server on core 0, load generator on core 1' : 'not pinned' };
+}
+
+async function main(): Promise<void> {
+  log(ensureBuilt());
+  const dir = workDir();
+  const ctx: Context = {
+    serverCore: pin ? 0 : null,
+    connections: num(values.connections, 50),
+    duration: num(values.duration, quick ? 2 : 10),
+    warmup: num(values.warmup, quick ? 1 : 3),
+    rounds: num(values.rounds, 1),
+    mockFlags: quietFlags(),
+    baselineScript: referenceScript('baseline'),
+    floorScript: values['no-floor'] ? null : referenceScript('floor'),
+    dir,
+    log,
+  };
+  const results: BenchResults = {
+    machine: machine(),
+    options: { connections: ctx.connections, duration: ctx.duration, warmup: ctx.warmup, rounds: ctx.rounds, mockFlags: ctx.mockFlags, quick },
+    scenarios: [],
+  };
+  // A phase that fails (a scenario the mock cannot serve) is reported, and the others still run.
+  const phase = async (name: string, run: () => Promise<void>) => {
+    try {
+      await run();
+    } catch (err) {
+      log(`  ${name} failed: ${(err as Error).message}`);
+      (results.failures ??= []).push({ phase: name, error: (err as Error).message });
+    }
+  };
+  try {
+    for (const s of loadScenarios().filter((x) => wanted(x.name))) {
+      log(`${s.title} ...`);
+      await phase(s.name, async () => void results.scenarios.push(await scenario(ctx, s)));
+    }
+    if (wanted('streams')) {
+      const count = num(values.streams, 1000);
+      log(`${count} concurrent streams ...`);
+      await phase('streams', async () => void (results.streams = await streams(ctx, streamScenario(), count)));
+    }
+    if (wanted('linearity')) {
+      results.linearity = [];
+      for (const p of pairs()) {
+        log(`linearity: ${p.name} ...`);
+        await phase(`linearity ${p.name}`, async () => void results.linearity!.push(await pair(ctx, p, quick ? 1 : Math.max(2, ctx.duration / 3))));
+      }
+    }
+    if (wanted('startup')) {
+      log('start-up ...');
+      await phase('startup', async () => void (results.startup = await startupPhase(ctx, loadScenarios()[0]!, quick ? 3 : 7)));
+    }
+    if (wanted('conformance')) {
+      log('conformance ...');
+      await phase('conformance', async () => void (results.conformance = await conformance(ctx)));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  print(results);
+  if (values.json) writeFileSync(values.json, JSON.stringify({ ...results, verdicts: verdicts(results) }, null, 2));
+  if (values.markdown) writeFileSync(values.markdown, markdown(results));
+}
+
+try {
+  await main();
+  process.exit(0); // autocannon and agents may hold timers; the run is over
+} catch (err) {
+  log(`bench failed: ${(err as Error).stack ?? err}`);
+  process.exit(1);
+}

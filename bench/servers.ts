@@ -1,0 +1,163 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ts from 'typescript';
+import type { Answer } from './baseline.js';
+
+/** The project root (bench/ sits in it). */
+export const ROOT = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..');
+// UAM_BENCH_CLI measures another build of the mock (an A/B comparison of a change) instead of dist/.
+const CLI = process.env.UAM_BENCH_CLI ?? join(ROOT, 'dist', 'cli.js');
+
+/** True when `taskset` can pin processes and the machine has at least two cores to split. */
+export const canPin = (): boolean => cpus().length >= 2 && spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
+
+/**
+ * Runs this very script again pinned to `core` (the load generator's), waits for it and exits with its
+ * code; returns only in the pinned run, or where pinning is not possible.
+ */
+export function pinSelf(core: number): void {
+  if (process.env.UAM_BENCH_PINNED === '1' || !canPin()) return;
+  const env = { ...process.env, UAM_BENCH_PINNED: '1' };
+  const child = spawnSync('taskset', ['-c', String(core), process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env });
+  process.exit(child.status ?? 1);
+}
+
+/** Prefixes a command with `taskset -c CORE` when pinning is possible. */
+export const pinned = (core: number | null, command: string[]): string[] => (core === null ? command : ['taskset', '-c', String(core), ...command]);
+
+function newest(dir: string): number {
+  let latest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
+  }
+  return latest;
+}
+
+/** Builds dist/ with tsc when it is missing or older than src/; returns what was done. */
+export function ensureBuilt(): string {
+  if (process.env.UAM_BENCH_CLI) return `measuring ${CLI}`;
+  if (existsSync(CLI) && statSync(CLI).mtimeMs >= newest(join(ROOT, 'src'))) return 'dist/ is up to date';
+  const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')], { encoding: 'utf8' });
+  if (!existsSync(CLI)) throw new Error(`build failed:\n${tsc.stdout}${tsc.stderr}`);
+  return tsc.status === 0 ? 'built dist/ with tsc' : `built dist/ with tsc (it reported errors; running what it emitted):\n${tsc.stdout.slice(0, 2000)}`;
+}
+
+/**
+ * A reference server of bench/ (baseline.ts, floor.ts) as one plain JavaScript file, so it starts
+ * without a TypeScript loader in its process. It is written under node_modules/.cache so that the
+ * packages it imports resolve as they do for the project.
+ */
+export function referenceScript(name: 'baseline' | 'floor'): string {
+  const source = readFileSync(join(ROOT, 'bench', `${name}.ts`), 'utf8');
+  const out = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true } });
+  const dir = join(ROOT, 'node_modules', '.cache', 'uam-bench');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}.mjs`);
+  writeFileSync(file, out.outputText);
+  return file;
+}
+
+/** A fresh scratch folder for answers and the transpiled baseline. */
+export function workDir(): string {
+  const dir = join(tmpdir(), `uam-bench-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** The mock's `serve` flags that keep its logging out of the way, if the CLI has them. */
+export function quietFlags(): string[] {
+  const help = spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' }).stdout ?? '';
+  return help.includes('--log-level') ? ['--log-level', 'warn'] : [];
+}
+
+// USER_HZ: fixed at 100 on Linux for every architecture Node runs on.
+const TICKS_PER_SECOND = 100;
+
+/** A server process started for one measurement. */
+export interface Server {
+  readonly url: string;
+  readonly pid: number;
+  /** Milliseconds from spawn until the server printed its URL. */
+  readonly listenMs: number;
+  /** Peak RSS of the process so far in MiB (VmHWM), or null where /proc is not available. */
+  peakRssMiB(): number | null;
+  /** CPU seconds (user + system) the process has used so far, or null where /proc is not available. */
+  cpuSeconds(): number | null;
+  stop(): Promise<void>;
+}
+
+/** Spawns `command`, waits for "listening on URL" on its stdout, and returns the running server. */
+export function startProcess(command: string[], core: number | null, extraNodeArgs: string[] = []): Promise<Server> {
+  const [exe, ...args] = pinned(core, [process.execPath, ...extraNodeArgs, ...command]);
+  const started = performance.now();
+  const child: ChildProcess = spawn(exe!, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+  let output = '';
+  return new Promise<Server>((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`server exited (${code}) before listening:\n${output.slice(-2000)}`));
+    child.once('exit', onExit);
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => {
+      output += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(output);
+      if (!m) return;
+      child.stdout!.removeAllListeners('data');
+      child.stdout!.resume(); // keep draining so the child never blocks on a full pipe
+      child.off('exit', onExit);
+      resolve(server(child, m[1]!, performance.now() - started));
+    });
+  });
+}
+
+function server(child: ChildProcess, url: string, listenMs: number): Server {
+  const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+  return {
+    url,
+    pid: child.pid!,
+    listenMs,
+    peakRssMiB: () => {
+      try {
+        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        return m ? Number(m[1]) / 1024 : null;
+      } catch {
+        return null;
+      }
+    },
+    cpuSeconds: () => {
+      try {
+        // Fields 14 and 15 of /proc/PID/stat, after the command name in parentheses, in clock ticks.
+        const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+      } catch {
+        return null;
+      }
+    },
+    // SIGTERM lets the mock drain; a second one makes it exit at once (a --cpu-prof profile is still
+    // written then); SIGKILL only if it is stuck.
+    stop: async () => {
+      child.kill('SIGTERM');
+      const again = setTimeout(() => child.kill('SIGTERM'), 5000);
+      const kill = setTimeout(() => child.kill('SIGKILL'), 15000);
+      await exited;
+      clearTimeout(again);
+      clearTimeout(kill);
+    },
+  };
+}
+
+/** Starts the built mock on a free port. */
+export const startMock = (core: number | null, flags: string[], nodeArgs: string[] = []): Promise<Server> =>
+  startProcess([CLI, 'serve', '--port', '0', '--host', '127.0.0.1', ...flags], core, nodeArgs);
+
+/** Starts a reference server (the baseline or the floor) with a fixed answer written to `dir`. */
+export function startReference(core: number | null, script: string, dir: string, name: string, fixed: Answer): Promise<Server> {
+  const file = join(dir, `${name}.answer.json`);
+  writeFileSync(file, JSON.stringify({ status: fixed.status, contentType: fixed.contentType, stream: fixed.stream, body: fixed.body.toString('base64') }));
+  return startProcess([script, '--answer', file, '--schema', join(ROOT, 'schemas', 'chat-request.json')], core);
+}
+
+/** Path of the built CLI. */
+export const cliPath = (): string => CLI;

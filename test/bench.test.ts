@@ -1,0 +1,121 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { combine, compare, linearity, markdownTable, median, percentile, ratio, table, type LoadFigures } from '../bench/report.js';
+import { ownerOf, shortUrl, summarise, type CpuProfile } from '../bench/cpuprofile.js';
+import { conversation, paddedPng, text } from '../bench/scenarios.js';
+import { verdicts, type BenchResults } from '../bench/targets.js';
+import { readImageInfo } from '../src/media/imageInfo.js';
+
+const figures = (reqPerSec: number, p99Ms: number, peakRssMiB: number | null): LoadFigures => ({ reqPerSec, p50Ms: p99Ms / 2, p99Ms, meanMs: p99Ms / 2, peakRssMiB, cpuUsPerReq: 1e6 / reqPerSec, responses: 1, unexpected: 0 });
+
+test('percentile uses the nearest rank of a sorted sample', () => {
+  const sorted = Array.from({ length: 100 }, (_, i) => i + 1);
+  assert.is(percentile(sorted, 0.5), 50);
+  assert.is(percentile(sorted, 0.99), 99);
+  assert.is(percentile(sorted, 1), 100);
+  assert.is(percentile([7], 0.99), 7);
+  assert.ok(Number.isNaN(percentile([], 0.5)));
+});
+
+test('median of odd and even samples, unsorted input', () => {
+  assert.is(median([3, 1, 2]), 2);
+  assert.is(median([4, 1, 3, 2]), 2.5);
+});
+
+test('ratio is null when the divisor is missing or not positive', () => {
+  assert.is(ratio(21, 42), 0.5);
+  assert.is(ratio(1, 0), null);
+  assert.is(ratio(null, 3), null);
+  assert.is(ratio(3, undefined), null);
+});
+
+test('compare divides the mock by the baseline, figure by figure', () => {
+  const r = compare(figures(20_000, 6, 90), figures(40_000, 3, 45));
+  assert.equal(r, { reqPerSec: 0.5, p50: 2, p99: 2, peakRss: 2, cpuPerReq: 0.5 });
+  assert.is(compare(figures(1, 1, null), null).reqPerSec, null);
+});
+
+test('combine takes the median of each figure, the highest peak RSS and the sum of counts', () => {
+  const c = combine([figures(100, 4, 50), figures(300, 2, 70), figures(200, 9, null)]);
+  assert.is(c.reqPerSec, 200);
+  assert.is(c.p99Ms, 4);
+  assert.is(c.peakRssMiB, 70);
+  assert.is(c.responses, 3);
+  assert.is(combine([figures(1, 1, null)]).peakRssMiB, null);
+});
+
+test('linearity: equal cost per unit is 1, a quadratic step shows above it', () => {
+  assert.equal(linearity(1, 2, 2), { costRatio: 2, perUnit: 1 });
+  assert.is(linearity(1, 100 * 100, 100).perUnit, 100);
+});
+
+test('table aligns columns; markdown has a separator row', () => {
+  const rows = [['name', 'n'], ['chat', '12'], ['x', '3']];
+  assert.is(table(rows), 'name   n\n----  --\nchat  12\nx      3');
+  assert.is(markdownTable(rows).split('\n')[1], '| --- | ---: |');
+});
+
+test('verdicts apply the issue targets to the ratios of the same run', () => {
+  const results: BenchResults = {
+    machine: {},
+    options: {},
+    scenarios: [
+      { name: 'chat', title: 'chat', baseline: figures(100, 1, 50), mock: figures(46, 2, 140), ratio: compare(figures(46, 2, 140), figures(100, 1, 50)) },
+      { name: 'chat-401', title: '401', baseline: figures(100, 1, 50), mock: figures(69, 4, 151), ratio: compare(figures(69, 4, 151), figures(100, 1, 50)) },
+    ],
+    streams: { mock: { count: 1000, completed: 999, seconds: 1, peakRssMiB: 200 }, baseline: null },
+  };
+  const met = Object.fromEntries(verdicts(results).map((v) => [v.target, v.met]));
+  assert.is(met['chat: req/s ratio'], true);
+  assert.is(met['401: req/s ratio'], false);
+  assert.is(met['chat: p99 ratio'], true);
+  assert.is(met['401: p99 ratio'], false);
+  assert.is(met['401: peak RSS'], false);
+  assert.is(met['1000 concurrent streams complete'], false);
+  assert.is(met['1000 concurrent streams: peak RSS'], true);
+});
+
+test('request builders: exact text length, conversations end with a user turn', () => {
+  assert.is(text(2500).length, 2500);
+  const c = conversation(10);
+  assert.is(c.length, 10);
+  assert.is(c[9]!.role, 'user');
+  assert.is(c[8]!.role, 'assistant');
+});
+
+test('paddedPng is exactly the size asked for and still reads as 1024x1024', () => {
+  const png = paddedPng(200_000);
+  assert.is(png.length, 200_000);
+  assert.equal(readImageInfo(png), { width: 1024, height: 1024, format: 'png' });
+});
+
+test('summarise sums self time per function and owner, and drops samples before `since`', () => {
+  const frame = (functionName: string, url: string, lineNumber = 0) => ({ functionName, url, lineNumber });
+  const profile: CpuProfile = {
+    startTime: 1000,
+    nodes: [
+      { id: 1, callFrame: frame('(root)', ''), children: [2] },
+      { id: 2, callFrame: frame('handle', 'file:///app/dist/middleware/handle.js', 3), children: [3] },
+      { id: 3, callFrame: frame('parse', 'file:///app/node_modules/@hapi/bourne/lib/index.js', 8) },
+    ],
+    samples: [3, 3, 2, 3],
+    timeDeltas: [10, 10, 10, 30],
+  };
+  const all = summarise(profile, '/app');
+  assert.is(all.totalMicros, 60);
+  assert.equal(all.functions.map((f) => [f.key, f.micros]), [['parse @hapi/bourne/lib/index.js:9', 50], ['handle dist/middleware/handle.js:4', 10]]);
+  assert.equal(all.owners.map((o) => o.key), ['@hapi/bourne', 'dist/middleware/handle.js']);
+  assert.equal(all.inclusive.map((f) => [f.key, f.micros]), [['handle dist/middleware/handle.js:4', 60]]);
+  assert.is(summarise(profile, '/app', 30, 1025).totalMicros, 40); // the first two samples end at 1010 and 1020
+});
+
+test('shortUrl and ownerOf name project files and packages', () => {
+  assert.is(shortUrl('file:///w/node_modules/koa/lib/response.js', '/w'), 'koa/lib/response.js');
+  assert.is(shortUrl('file:///w/dist/app.js', '/w'), 'dist/app.js');
+  assert.is(ownerOf('koa/lib/response.js', 'set'), 'koa');
+  assert.is(ownerOf('@koa/router/dist/index.mjs', 'match'), '@koa/router');
+  assert.is(ownerOf('node:events', 'emit'), 'node: internals');
+  assert.is(ownerOf('', '(garbage collector)'), '((garbage collector))');
+});
+
+test.run();
