@@ -1,4 +1,5 @@
 import Koa, { type Middleware } from 'koa';
+import compose from 'koa-compose';
 import { Router } from '@koa/router';
 import { Catalogue } from './catalogue.js';
 import { loadReplyRules } from './chat/loadRules.js';
@@ -86,9 +87,22 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     handle(services),
   ];
   const router = new Router();
+  // Paths without parameters are also looked up in a map: most traffic hits them, and the router
+  // would otherwise test every route's pattern in turn. Both come from the same table.
+  const exact = new Map<string, Middleware>();
   for (const op of operations) {
-    for (const path of pathsOf(op)) router.register(path, [op.method], [selectOperation(op), ...perOperation]);
+    const chain = [selectOperation(op), ...perOperation];
+    for (const path of pathsOf(op)) {
+      router.register(path, [op.method], chain);
+      if (!path.includes(':')) exact.set(`${op.method} ${path}`, compose(chain));
+    }
   }
+  const exactRoute: Middleware = async function exactRoute(ctx, next) {
+    const chain = exact.get(`${ctx.method} ${ctx.path}`);
+    if (!chain) return next();
+    ctx.params = {};
+    return chain(ctx, next);
+  };
 
   const app = new Koa();
   app.silent = true; // errors are reported by the errors middleware, never printed with a stack to clients
@@ -96,6 +110,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   app.use(errors(hooks.report ?? defaultReport));
   app.use(respond(config.timeouts.stallMaxMs, hooks.streamTimers));
   app.use(unmatched);
+  app.use(exactRoute);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, config, services };

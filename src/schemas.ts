@@ -5,6 +5,7 @@ import formats from 'ajv-formats';
 
 // ajv-formats is CommonJS; its plugin is the module's `default` export under NodeNext.
 const addFormats = formats.default;
+import { isBase64 } from './media/base64.js';
 import { SCHEMAS_DIR } from './paths.js';
 
 /** Base of every schema `$id`. */
@@ -16,7 +17,6 @@ export const schemaId = (file: string): string => SCHEMA_BASE + file;
 /** The `$id` of the strict variant of a request schema (unknown fields rejected). */
 export const strictId = (id: string): string => id.replace(/\.json$/, '.strict.json');
 
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const DATA_URI_PREFIX = /^data:[\w.+-]+\/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,/;
 
 /** Splits a base64 or data-URI string into its base64 payload offset; undefined if it is neither. */
@@ -27,8 +27,7 @@ export function base64Start(value: string): number | undefined {
     if (!prefix) return undefined;
     start = prefix[0].length;
   }
-  // A regular expression runs in native code, linear in the length: cheaper than a JS loop over 5 MB.
-  return BASE64.test(start ? value.slice(start) : value) && (value.length - start) % 4 !== 1 ? start : undefined;
+  return isBase64(value, start) ? start : undefined;
 }
 
 // Subschemas that test a condition rather than describe the body: closing them would change the

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 
 /** What is known about one finished request; observers (journal, log) receive it. */
@@ -30,7 +30,7 @@ export function requestContext(observers: readonly RequestObserver[]): Middlewar
   return async function requestContext(ctx, next) {
     const started = performance.now();
     const incoming = ctx.get('x-request-id');
-    const requestId = SAFE_ID.test(incoming) ? incoming : `req_${randomBytes(16).toString('hex')}`;
+    const requestId = SAFE_ID.test(incoming) ? incoming : `req_${randomUUID().replaceAll('-', '')}`;
     ctx.state.requestId = requestId;
     ctx.set('x-request-id', requestId);
     ctx.set('x-content-type-options', 'nosniff');
