@@ -1,6 +1,6 @@
 import { schemaId, type SchemaRegistry } from '../schemas.js';
 import { toDetails } from '../validation.js';
-import { mulberry32 } from './prng.js';
+import { mulberry32 } from '../prng.js';
 import { matches, type RequestFacts, type RuleMatch } from './match.js';
 import { describeFault, faultProblem, type FaultLimits, type FaultSpec } from './spec.js';
 

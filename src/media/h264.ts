@@ -1,3 +1,5 @@
+import { mulberry32 } from '../prng.js';
+
 /**
  * Minimal hand-written H.264 (Constrained Baseline, CAVLC) encoder for static test video.
  *
@@ -239,17 +241,6 @@ function writeZeroCoeffToken(w: BitWriter, nC: number): void {
   else w.u(6, 0b000011);
 }
 
-/** Small deterministic PRNG (mulberry32) so colours depend only on the seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** HSV (all 0..1) to BT.601 limited-range Y'CbCr, as stored in I_PCM samples. */
 function hsvToYcbcr(h: number, s: number, v: number): [number, number, number] {
@@ -293,7 +284,7 @@ function buildIdr(mbWidth: number, mbHeight: number, seed: number): Buffer {
     .se(0) // slice_qp_delta
     .ue(1); // disable_deblocking_filter_idc: keep the decoded colours exactly as coded
 
-  const next = rng(seed);
+  const next = mulberry32(seed);
   const hue = next();
   const topSpan = Math.max(1, mbWidth - 1);
   const leftSpan = Math.max(1, mbHeight - 1);

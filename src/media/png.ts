@@ -1,4 +1,5 @@
 import { deflateSync } from 'node:zlib';
+import { mulberry32 } from '../prng.js';
 
 /** Number of horizontal colour bands; every row inside a band is identical. */
 const BANDS = 8;
@@ -35,24 +36,13 @@ function chunk(type: string, data: Buffer): Buffer {
   return out;
 }
 
-/** Small deterministic PRNG (mulberry32) so colours depend only on the seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Encodes a deterministic, non-blank 8-bit RGB PNG whose colours derive from the seed. */
 export function encodePng(width: number, height: number, seed: number): Buffer {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
     throw new RangeError(`invalid PNG size ${width}x${height}`);
   }
-  const next = rng(seed);
+  const next = mulberry32(seed);
   const palette = [0, 1, 2].map(() => [next() * 255, next() * 255, next() * 255] as const);
 
   const stride = 1 + width * 3;

@@ -1,3 +1,5 @@
+import { mulberry32 } from '../prng.js';
+
 /** Sample encodings supported by encodeWav. */
 export type WavEncoding = 'pcm' | 'alaw' | 'mulaw';
 
@@ -16,17 +18,6 @@ export interface WavOptions {
 /** WAVE format tags (wFormatTag) from the RIFF specification. */
 const FORMAT_TAG: Readonly<Record<WavEncoding, number>> = { pcm: 1, alaw: 6, mulaw: 7 };
 
-/** Small deterministic PRNG (mulberry32) so the "voice" depends only on the seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Renders one "phrase": a few voiced syllables (a gliding fundamental plus two harmonics
@@ -34,7 +25,7 @@ function rng(seed: number): () => number {
  * this phrase tiled, which keeps long outputs cheap to produce.
  */
 function renderPhrase(sampleRate: number, seed: number, pitchPercent: number): Int16Array {
-  const next = rng(seed);
+  const next = mulberry32(seed);
   const pitch = 1 + Math.min(400, Math.max(-90, pitchPercent)) / 100;
   const base = (100 + next() * 120) * pitch;
   const syllables = 4 + Math.floor(next() * 5);

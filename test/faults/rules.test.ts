@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mulberry32 } from '../../src/faults/prng.js';
+import { mulberry32 } from '../../src/prng.js';
 import { FaultRules, MAX_RULES, RuleError, type RequestFacts } from '../../src/faults/rules.js';
+import { resolveConfig, ConfigError } from '../../src/config.js';
 import { schemas } from '../helpers.js';
 
 const CONTEXT = { operations: ['chat.completions', 'images.generate', 'me'], keyLabels: ['default', 'limited'], limits: { maxDelayMs: 1000 } };
@@ -112,6 +113,75 @@ test('a bad rule is refused with a message and the field it concerns', () => {
   refused(() => r.add({ match: { key: 'nobody' }, fault: { status: 500 } }), /No configured key has the label 'nobody'/, 'match.key');
   r.add({ id: 'x', fault: { status: 500 } });
   refused(() => r.add({ id: 'x', fault: { status: 500 } }), /already exists/, 'id', 409);
+});
+
+// The biggest rule the schema lets through: every string, list and map at its cap.
+function biggestRule(): Record<string, unknown> {
+  const s = (n: number, c = 'x') => c.repeat(n);
+  const map = (n: number, value: (i: number) => unknown, key = (i: number) => `${s(60)}${i}`.slice(-64)) => Object.fromEntries(Array.from({ length: n }, (_, i) => [key(i), value(i)]));
+  return {
+    id: s(64, 'i'),
+    description: s(500),
+    match: {
+      operation: Array.from({ length: 32 }, () => 'chat.completions'),
+      model: s(256),
+      headers: map(16, () => s(1024)),
+      body: map(16, (i) => (i % 3 === 0 ? s(1024) : i % 3 === 1 ? Array.from({ length: 8 }, () => s(256)) : map(8, () => s(256)))),
+    },
+    fault: { status: 503 },
+  };
+}
+
+test('every part of a rule is capped, so the most rules the server holds stay a bounded size', () => {
+  const rule = biggestRule();
+  rules().add(rule);
+  // 1000 such rules: well under 100 MB, where one uncapped rule could be a whole 20 MB body.
+  assert.ok(JSON.stringify(rule).length < 100_000, String(JSON.stringify(rule).length));
+});
+
+test('an over-large rule is refused, naming the field', () => {
+  const r = rules();
+  const over = (n: number) => 'x'.repeat(n);
+  const cases: [Record<string, unknown>, string][] = [
+    [{ id: over(65) }, 'id'],
+    [{ description: over(501) }, 'description'],
+    [{ match: { model: over(257) } }, 'match.model'],
+    [{ match: { operation: Array.from({ length: 33 }, () => 'chat.completions') } }, 'match.operation'],
+    [{ match: { headers: { 'x-a': over(1025) } } }, 'match.headers.x-a'],
+    [{ match: { headers: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`h${i}`, 'v'])) } }, 'match.headers'],
+    [{ match: { body: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`b${i}`, 1])) } }, 'match.body'],
+    [{ match: { body: { model: over(20_000) } } }, 'match.body.model'],
+    [{ match: { body: { stop: Array.from({ length: 9 }, () => 'a') } } }, 'match.body.stop'],
+    [{ match: { body: { stop: [over(257)] } } }, 'match.body.stop[0]'],
+    [{ match: { body: { stream_options: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, true])) } } }, 'match.body.stream_options'],
+    [{ match: { body: { stream_options: { a: over(257) } } } }, 'match.body.stream_options.a'],
+    [{ match: { body: { stream_options: { [over(65)]: true } } } }, 'match.body.stream_options'],
+    [{ match: { body: { stream_options: { nested: { deeper: true } } } } }, 'match.body.stream_options.nested'],
+    [{ match: { body: { messages: [{ role: 'user' }] } } }, 'match.body.messages[0]'],
+  ];
+  for (const [part, param] of cases) {
+    const rule = { fault: { status: 500 }, ...part };
+    try {
+      r.add(rule);
+    } catch (err) {
+      assert.instance(err, RuleError);
+      assert.is((err as RuleError).param, param, JSON.stringify(rule).slice(0, 200));
+      continue;
+    }
+    assert.unreachable(`accepted: ${JSON.stringify(rule).slice(0, 200)}`);
+  }
+});
+
+test('an over-large rule in the config is a ConfigError naming the field', () => {
+  const input = { faultRules: [{ fault: { status: 503 } }, { match: { body: { model: 'x'.repeat(2000) } }, fault: { status: 503 } }] };
+  try {
+    resolveConfig(input as never, schemas());
+  } catch (err) {
+    assert.instance(err, ConfigError);
+    assert.match((err as Error).message, /faultRules\[1\]\.match\.body\.model: .*maximum length 1024/);
+    return;
+  }
+  assert.unreachable('expected a ConfigError');
 });
 
 test('the number of rules is bounded', () => {

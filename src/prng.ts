@@ -1,6 +1,7 @@
 /**
- * mulberry32: a small, fast 32-bit generator. Not for secrets; here it only has to give the same
- * sequence for the same seed on every platform, which makes chaos rules reproducible.
+ * mulberry32: a small, fast 32-bit generator. Not for secrets; it only has to give the same sequence
+ * for the same seed on every platform, which makes chaos rules reproducible and media depend only
+ * on their seed.
  */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
