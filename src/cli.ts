@@ -17,7 +17,7 @@ Options (each also settable in the --config file under the name in brackets):
   --api-key KEY          accept this key; repeat for more; replaces the default keys   [keys]
   --config FILE          JSON configuration file (checked at start-up; exit 2 when invalid)
   --strict               unknown body fields become a 400                 [strict]    default off
-  --no-fault-headers     ignore Prefer: code= and X-Mock-Fault headers    [faultHeaders]
+  --no-fault-headers     ignore all control headers (Prefer, X-Mock-*)    [faultHeaders]
   --admin-token TOKEN    token for the /__admin API (needed off loopback) [adminToken]
   --clock SECONDS|system fixed 'created' time, or the wall clock          [clock]     default 1767225600
   --public-url URL       base URL used in media links                     [publicUrl]

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import type { Config } from './config.js';
-import { maskKey } from './keys.js';
 import type { ErrorSink } from './middleware/errors.js';
 import type { RequestObserver, RequestRecord } from './middleware/requestContext.js';
+import { configSecrets, secretScrubber } from './secrets.js';
 
 /** The structured logger of the server (pino). */
 export type Logger = pino.Logger;
@@ -27,24 +27,9 @@ export function stdoutDestination(): pino.DestinationStream {
   return dest;
 }
 
-/**
- * Replaces every configured secret (API keys, the admin token) and any bearer credential in a finished
- * log line, so a key can reach the log only masked, whatever field carried it.
- */
-export function secretScrubber(secrets: readonly string[]): (line: string) => string {
-  // Lines are JSON: a key is looked for as written and as JSON escapes it, and replaced by its mask as JSON escapes it.
-  const json = (s: string) => JSON.stringify(s).slice(1, -1);
-  const pairs = secrets.filter((s) => s.length >= 4).flatMap((s) => [...new Set([s, json(s)])].map((form) => [form, json(maskKey(s))] as const));
-  return (line) => {
-    let out = line;
-    for (const [secret, masked] of pairs) if (out.includes(secret)) out = out.split(secret).join(masked);
-    return out.replace(/(bearer\s+)[^\s"\\]{4,}/gi, '$1[redacted]');
-  };
-}
-
 /** A pino logger at the configured level whose lines never carry a configured key. */
 export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminToken'>, destination: LogDestination): Logger {
-  const scrub = secretScrubber([...config.keys.map((k) => k.key), ...(config.adminToken ? [config.adminToken] : [])]);
+  const scrub = secretScrubber(configSecrets(config));
   return pino(
     {
       level: config.logLevel,

@@ -14,6 +14,8 @@ export interface StreamTimers {
   /** Yields between unpaced batches; the global setImmediate when absent. */
   setImmediate?(fn: () => void): unknown;
   clearImmediate?(handle: unknown): void;
+  /** Aborted when the server shuts down: a stall then ends the response cleanly instead of dropping it. */
+  readonly stopping?: AbortSignal;
 }
 
 const realTimers: StreamTimers = {
@@ -85,7 +87,10 @@ export function writeSse(res: ServerResponse, reply: SseReply, stallMaxMs: numbe
         return;
       }
       later(() => {
-        res.destroy();
+        // At the stall maximum the connection drops, as a hung upstream's would. At shutdown the wait ends
+        // early and the response ends cleanly (without [DONE]: the stream was never going to complete).
+        if (timers.stopping?.aborted) res.end();
+        else res.destroy();
         finish('stalled');
       }, stallMaxMs);
     }

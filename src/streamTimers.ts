@@ -14,7 +14,7 @@ const cancel = (p: Pending) => {
 /**
  * Stream timers that run out when the server shuts down: from then on every wait (time to first
  * token, pacing, a stall) ends at once, so an open stream finishes within the shutdown grace period
- * instead of at its paced speed.
+ * instead of at its paced speed; `stopping` tells the writer why a stall ended.
  */
 export function shutdownTimers(signal: AbortSignal): StreamTimers {
   const pending = new Set<Pending>();
@@ -34,6 +34,7 @@ export function shutdownTimers(signal: AbortSignal): StreamTimers {
     { once: true },
   );
   return {
+    stopping: signal,
     now: () => performance.now(),
     setTimeout(fn, ms) {
       const p: Pending = { fn };

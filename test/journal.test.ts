@@ -51,4 +51,37 @@ test('long client-supplied parts are cut so each entry stays small', () => {
   assert.is(e!.details!.length, 20);
 });
 
+const SECRET = 'sk-live-0123456789abcdefSECRET';
+
+test('configured secrets are masked in every string field, details included, before long paths are cut', () => {
+  const j = new Journal(5, [SECRET, 'admin-token-123']);
+  j.record(record(1, {
+    requestId: SECRET,
+    path: `/${'x'.repeat(250)}${SECRET}`,
+    operation: SECRET,
+    keyLabel: SECRET,
+    errorCode: `code_${SECRET}`,
+    details: [{ param: SECRET, code: 'invalid_value', message: `got '${SECRET}' instead`, count: 1 }, `bare ${SECRET}`, 42, null, [SECRET]],
+    fault: `status=503 [rule ${SECRET}]`,
+    stream: SECRET,
+    model: `gpt-4o admin-token-123`,
+  }));
+  const [e] = j.entries();
+  assert.not.ok(JSON.stringify(e).includes(SECRET), JSON.stringify(e));
+  assert.is(e!.requestId, 'sk-l...CRET');
+  assert.is(e!.path, `/${'x'.repeat(250)}sk-l....`); // the mask, cut like any long path
+  assert.equal(e!.details, [{ param: 'sk-l...CRET', code: 'invalid_value', message: "got 'sk-l...CRET' instead", count: 1 }, 'bare sk-l...CRET', 42, null, ['sk-l...CRET']]);
+  assert.is(e!.fault, 'status=503 [rule sk-l...CRET]');
+  assert.is(e!.model, 'gpt-4o ad...23');
+  assert.is(e!.errorCode, 'code_sk-l...CRET');
+});
+
+test('a key percent-encoded in the path is masked too; other encoded paths are kept as sent', () => {
+  const j = new Journal(5, [SECRET]);
+  j.record(record(1, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));
+  j.record(record(2, { path: '/v1/caf%C3%A9' }));
+  j.record(record(3, { path: '/v1/%E0%A4%A' })); // not decodable
+  assert.equal(j.entries().map((e) => e.path), ['/v1/sk-l...CRET', '/v1/caf%C3%A9', '/v1/%E0%A4%A']);
+});
+
 test.run();

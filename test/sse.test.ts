@@ -11,6 +11,7 @@ type SseReply = Extract<Reply, { kind: 'sse' }>;
 class FakeRes extends EventEmitter {
   writes: string[] = [];
   destroyed = false;
+  ended = false;
   writableFinished = false;
   writableNeedDrain = false;
   /** When set, every write after this many fills the buffer. */
@@ -22,8 +23,9 @@ class FakeRes extends EventEmitter {
     if (this.writes.length >= this.drainAfter) this.writableNeedDrain = true;
     return !this.writableNeedDrain;
   }
-  end(chunk: string): void {
-    this.writes.push(chunk);
+  end(chunk?: string): void {
+    if (chunk !== undefined) this.writes.push(chunk);
+    this.ended = true;
     this.writableFinished = true;
     setImmediate(() => this.emit('close'));
   }
@@ -209,6 +211,19 @@ test('stall: holds the stream open until the client leaves, or until the stall m
   assert.is(await maxed, 'stalled');
   assert.ok(res2.destroyed);
   assert.equal(res2.writes, ['data: a\n\n']);
+});
+
+test('stall at shutdown: the response ends cleanly, without [DONE], instead of being dropped', async () => {
+  const res = new FakeRes();
+  const stop = new AbortController();
+  const timers = Object.assign(new FakeTimers(), { stopping: stop.signal });
+  const held = writeSse(asRes(res), reply([ev('a'), ev('b')], { ending: 'stall', stopAfter: 1 }), 5000, timers);
+  stop.abort(); // the shutdown timers then run the stall's wait at once
+  timers.fire();
+  assert.is(await held, 'stalled');
+  assert.ok(res.ended);
+  assert.not.ok(res.destroyed);
+  assert.equal(res.writes, ['data: a\n\n']);
 });
 
 test('malformedAt replaces that event with broken JSON', async () => {

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type * as EncodingModule from 'gpt-tokenizer/encoding/o200k_base';
+import { slices } from './slices.js';
 
 /** Names of the tiktoken encodings the mock can count with. */
 export type Encoding = 'o200k_base' | 'cl100k_base';
@@ -11,6 +12,8 @@ type Loaded = {
   api: Pick<typeof EncodingModule, 'encode' | 'countTokens'>;
   /** Index = token id; value = the token's text, or its raw bytes when they are not valid UTF-8 alone. */
   ranks: ReadonlyArray<string | readonly number[] | undefined>;
+  /** The encoder's own pre-tokenizer pattern, so long pieces are found exactly where it finds them. */
+  split: RegExp;
 };
 
 // createRequire gives a synchronous, on-demand load: each encoding table is a
@@ -35,7 +38,10 @@ function load(enc: Encoding): Loaded {
   const api = requireCjs(`gpt-tokenizer/encoding/${enc}`) as Loaded['api'];
   // Same module instance the encoder itself uses, so the table is not loaded twice.
   const ranks = (requireCjs(`gpt-tokenizer/bpeRanks/${enc}`) as { default: Loaded['ranks'] }).default;
-  const entry: Loaded = { api, ranks };
+  const patterns = requireCjs('gpt-tokenizer/encodingParams/constants') as Record<string, RegExp>;
+  const split = patterns[enc === 'o200k_base' ? 'O200K_TOKEN_SPLIT_REGEX' : 'CL100K_TOKEN_SPLIT_REGEX'];
+  if (!(split instanceof RegExp)) throw new Error(`gpt-tokenizer has no split pattern for ${enc}`);
+  const entry: Loaded = { api, ranks, split };
   loaded.set(enc, entry);
   return entry;
 }
@@ -50,14 +56,22 @@ export function loadSteps(): Array<() => void> {
   return ENCODINGS.flatMap((enc) => [() => void requireCjs(`gpt-tokenizer/bpeRanks/${enc}`), () => void load(enc)]);
 }
 
-/** Encodes text to token ids with the given encoding. */
+/** Encodes text to token ids with the given encoding; runs longer than MAX_PIECE are encoded in slices (see slices.ts). */
 export function encode(text: string, enc: Encoding): number[] {
-  return load(enc).api.encode(text, ORDINARY);
+  const { api, split } = load(enc);
+  const parts = slices(text, split);
+  if (parts.length === 1) return api.encode(text, ORDINARY);
+  const tokens: number[] = [];
+  for (const part of parts) for (const t of api.encode(part, ORDINARY)) tokens.push(t);
+  return tokens;
 }
 
-/** Counts the tokens of a text without materialising the token array. */
+/** Counts the tokens of a text without materialising the token array; agrees with encode().length. */
 export function countTokens(text: string, enc: Encoding): number {
-  return load(enc).api.countTokens(text, ORDINARY);
+  const { api, split } = load(enc);
+  let total = 0;
+  for (const part of slices(text, split)) total += api.countTokens(part, ORDINARY);
+  return total;
 }
 
 // True when the buffer ends after a complete UTF-8 sequence; malformed tails

@@ -1,5 +1,6 @@
 import { ConfigError, type Config } from '../config.js';
 import { Journal } from '../journal.js';
+import { configSecrets } from '../secrets.js';
 import { operations } from '../operations.js';
 import type { SchemaRegistry } from '../schemas.js';
 import { systemClock, type Clock } from './clock.js';
@@ -30,5 +31,5 @@ export function createFaultState(config: Config, schemas: SchemaRegistry): Fault
       throw new ConfigError(`invalid configuration:\n  faultRules[${i}]${err.param ? `.${err.param}` : ''}: ${err.message}`);
     }
   });
-  return { clock, rateLimits: new RateLimiter(clock), faultRules, journal: new Journal(config.journalSize) };
+  return { clock, rateLimits: new RateLimiter(clock), faultRules, journal: new Journal(config.journalSize, configSecrets(config)) };
 }

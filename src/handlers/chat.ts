@@ -44,7 +44,9 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
       message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
     });
   }
-  const ruleHeader = headers[RULE_HEADER];
+  // With control headers off (--no-fault-headers) no header changes a response: rules choose by the messages alone.
+  const controls = services.config.faultHeaders;
+  const ruleHeader = controls ? headers[RULE_HEADER] : undefined;
   const ruleId = typeof ruleHeader === 'string' ? ruleHeader : undefined;
   const selected = selectReply(services.extras.replyRules as CompiledRule[], { messages, model: model.id, ruleId });
   if ('error' in selected) {
@@ -68,7 +70,7 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
     kind: 'sse',
     events: chunkEvents(head, result, usage, includeUsage),
     ending: 'done',
-    pacing: pacingFor(headers, services.config.pacing),
+    pacing: controls ? pacingFor(headers, services.config.pacing) : services.config.pacing,
     headers: replyHeaders,
   };
 };

@@ -17,6 +17,34 @@ const noProto = (key: string, value: unknown): unknown => {
   return value;
 };
 
+/**
+ * Deepest nesting of objects and arrays a request body may have. JSON.parse recurses once per level, so
+ * millions of levels block the event loop for seconds; no request of the API comes near 256 levels.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/**
+ * True when the JSON text nests objects/arrays deeper than `limit`: one pass with charCodeAt that skips strings
+ * (and the escapes inside them); invalid JSON is left for JSON.parse to report.
+ */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  // Each level needs its own bracket, so shorter texts cannot nest too deep.
+  if (text.length <= limit) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped, even a quote
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
 /** Decodes and parses the body bytes; undefined for an empty body. */
 function parseJson(bytes: Buffer): { text: string; value: unknown } {
   let text: string;
@@ -26,6 +54,12 @@ function parseJson(bytes: Buffer): { text: string; value: unknown } {
     throw new ApiError(ERRORS.INVALID_JSON, { code: 'invalid_encoding', message: 'The request body is not valid UTF-8; send the JSON encoded as UTF-8.' });
   }
   if (!text.trim()) return { text, value: undefined };
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    throw new ApiError(ERRORS.INVALID_JSON, {
+      code: 'nesting_too_deep',
+      message: `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep; the limit is ${MAX_JSON_DEPTH} levels.`,
+    });
+  }
   try {
     return { text, value: JSON.parse(text, text.includes('__proto__') ? noProto : undefined) };
   } catch (err) {

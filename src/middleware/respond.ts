@@ -28,6 +28,9 @@ export function respond(stallMaxMs: number, timers?: StreamTimers): Middleware {
           'content-type': 'text/event-stream; charset=utf-8',
           'cache-control': 'no-cache',
         });
+        // Send the head now: otherwise it waits for the first event, and a long time to first token
+        // would look like a server that does not answer at all.
+        ctx.res.flushHeaders();
         ctx.state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers);
       }
     }

@@ -50,6 +50,10 @@ test('a rule that breaks the schema or the server rules is a 400 that names the 
   const taken = await admin('POST', '/__admin/faults', { id: 'x', fault: { status: 500 } });
   assertError(taken, 409, 'id');
   assert.is(taken.json.error.code, 'duplicate_rule_id');
+  const huge = await admin('POST', '/__admin/faults', { match: { body: { model: 'x'.repeat(1_000_000) } }, fault: { status: 500 } });
+  assertError(huge, 400, 'match.body.model');
+  assert.match(huge.json.error.message, /maximum length 1024/);
+  assert.is((await admin('GET', '/__admin/faults')).json.data.length, 1);
 });
 
 test('reset gives rate-limited keys their allowance back and rules their first state', async () => {

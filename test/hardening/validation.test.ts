@@ -30,10 +30,11 @@ test('a few violations: all listed', async () => {
   assert.match(res.json.error.message, /\(1 more in details\)$/);
 });
 
-test('a value nested too deeply to print in a message: 400, not 500', async () => {
+test('a value nested too deeply to print in a message: 400, not 500, refused before parsing', async () => {
   const deep = '['.repeat(20_000) + ']'.repeat(20_000);
   const res = await request(mock().url, '/text-provider/images/generations', { method: 'POST', raw: `{"model":"dall-e-3","prompt":"x","size":${deep}}` });
-  assertError(res, 400, 'size');
+  assertError(res, 400, null);
+  assert.is(res.json.error.code, 'nesting_too_deep');
 });
 
 test.run();

@@ -243,9 +243,12 @@ test('the admin API is never faulted', async () => {
   assert.is(res.status, 200);
 });
 
-test('with fault headers off, no fault header changes a response, not even a malformed one', async () => {
+test('with fault headers off, no control header changes a response, not even a malformed one', async () => {
   await withMock({ faultHeaders: false }, async ({ url, services }) => {
-    const headerSets = [{ 'x-mock-fault': 'status=500' }, { prefer: 'code=429' }, { 'x-mock-fault': 'reset' }, { 'x-mock-fault': 'bogus;;' }, { 'x-mock-fault': 'stream-cut=1;malformed' }, { prefer: 'code=abc' }, { 'x-mock-fault': 'no-retry' }];
+    const headerSets: Record<string, string>[] = [
+      { 'x-mock-fault': 'status=500' }, { prefer: 'code=429' }, { 'x-mock-fault': 'reset' }, { 'x-mock-fault': 'bogus;;' }, { 'x-mock-fault': 'stream-cut=1;malformed' }, { prefer: 'code=abc' }, { 'x-mock-fault': 'no-retry' },
+      { 'x-mock-reply-rule': 'long' }, { 'x-mock-reply-rule': 'no-such-rule' }, { 'x-mock-pacing': 'ttft=soon' }, { 'x-mock-pacing': 'ttft=600000' },
+    ];
     for (const op of documented) {
       const plain = await exchange(url, op.path, { body: op.method === 'POST' ? VALID[op.id] : undefined });
       for (const headers of headerSets) {
@@ -261,6 +264,12 @@ test('with fault headers off, no fault header changes a response, not even a mal
     }
     const stream = await exchange(url, CHAT, { body: STREAM, headers: { 'x-mock-fault': 'stream-cut=1' } });
     assert.is(sseData(stream.text).at(-1), '[DONE]');
+    // Pacing only shows on a stream: a malformed pacing header would be a 400, a valid one a wait.
+    const plainStream = await exchange(url, CHAT, { body: STREAM });
+    for (const headers of [{ 'x-mock-pacing': 'ttft=soon' }, { 'x-mock-pacing': 'ttft=600000' }, { 'x-mock-reply-rule': 'long' }] as Record<string, string>[]) {
+      const paced = await exchange(url, CHAT, { body: STREAM, headers });
+      assert.ok(paced.bytes.equals(plainStream.bytes), JSON.stringify(headers));
+    }
     assert.ok(services.journal.entries().every((e) => e.fault === undefined));
   });
 });

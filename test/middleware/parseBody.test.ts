@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { gzipSync } from 'node:zlib';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../src/middleware/parseBody.js';
 import { assertError, KEY, pathOf, request, useMock, VALID, withMock } from '../helpers.js';
 
 const mock = useMock(test);
@@ -117,6 +118,41 @@ test('operations without a body ignore whatever is sent', async () => {
   const { url } = mock();
   const res = await request(url, '/v1/me', { method: 'GET', raw: '{bad', key: KEY, headers: { 'content-type': 'text/plain' } });
   assert.is(res.status, 200);
+});
+
+test('nesting deeper than MAX_JSON_DEPTH is a 400 nesting_too_deep that says the limit, before JSON.parse', async () => {
+  const { url } = mock();
+  const body = (levels: number): string => JSON.stringify({ ...VALID['chat.completions'], extra: 0 }).replace('0}', `${'['.repeat(levels)}${']'.repeat(levels)}}`);
+  // The body object is the first level.
+  const atLimit = await sendRaw(url, body(MAX_JSON_DEPTH - 1));
+  assert.is(atLimit.status, 200, atLimit.text.slice(0, 200));
+  for (const levels of [MAX_JSON_DEPTH, 3_000_000]) {
+    const res = await sendRaw(url, body(levels));
+    assertError(res, 400, null);
+    assert.is(res.json.error.code, 'nesting_too_deep');
+    assert.match(res.json.error.message, new RegExp(`limit is ${MAX_JSON_DEPTH} levels`));
+  }
+  // Unclosed, so JSON.parse would report it as invalid JSON: the depth check comes first.
+  assert.is((await sendRaw(url, '{"a":' + '{"a":'.repeat(MAX_JSON_DEPTH))).json.error.code, 'nesting_too_deep');
+});
+
+test('brackets inside strings, escaped quotes included, do not count as nesting', async () => {
+  const { url } = mock();
+  const deepText = `\\"${'['.repeat(5000)}\\"{`;
+  const res = await sendRaw(url, JSON.stringify({ ...VALID['chat.completions'], messages: [{ role: 'user', content: deepText }] }));
+  assert.is(res.status, 200, res.text.slice(0, 200));
+});
+
+test('nestsDeeperThan: counts objects and arrays, skips strings and escapes, ignores short texts', () => {
+  assert.is(nestsDeeperThan('[[[]]]', 3), false);
+  assert.is(nestsDeeperThan('[[[[]]]]', 3), true);
+  assert.is(nestsDeeperThan('{"a":{"b":[{}]}}', 3), true);
+  assert.is(nestsDeeperThan('[[]][[]][[]][[]]', 2), false); // siblings do not add up
+  assert.is(nestsDeeperThan('["[[[[", "\\\\"]', 1), false);
+  assert.is(nestsDeeperThan('["\\\\", [[[]]]]', 3), true); // an escaped backslash does not escape the closing quote
+  assert.is(nestsDeeperThan('["\\"[[[[", 1]', 1), false); // an escaped quote does not close the string
+  assert.is(nestsDeeperThan('[[[', 2), true);
+  assert.is(nestsDeeperThan('[[', 2), false);
 });
 
 test.run();

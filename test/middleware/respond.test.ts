@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { respond } from '../../src/middleware/respond.js';
@@ -62,6 +62,37 @@ test('binary replies: the bytes unchanged, their content type and length, extra 
       assert.is(res.headers['content-length'], String(PNG_BYTES.length));
       assert.is(res.headers['cache-control'], 'public, max-age=3600');
       assert.ok(res.bytes.equals(PNG_BYTES));
+    },
+  );
+});
+
+test('a stream sends its headers at once, not with the first event: a long time to first token shows a 200 early', async () => {
+  // The first event is due in 10 minutes: the headers can only arrive because they are sent before it.
+  const reply: Reply = { kind: 'sse', events: [{ data: '{"n":1}', tokens: 1 }], ending: 'done', pacing: { timeToFirstTokenMs: 600_000, tokensPerSecond: 0 }, headers: { 'x-extra': 'yes' } };
+  await withReplies(
+    () => reply,
+    async (url) => {
+      const req = httpRequest(`${url}/stream`);
+      let bodyBytes = 0;
+      try {
+        const res = await new Promise<IncomingMessage>((resolve, reject) => {
+          // Bounded so that a regression fails instead of hanging the suite for ten minutes.
+          const bound = setTimeout(() => reject(new Error('no response headers before the first event')), 5000);
+          req.on('response', (r) => {
+            clearTimeout(bound);
+            resolve(r);
+          });
+          req.on('error', reject);
+          req.end();
+        });
+        res.on('data', (chunk: Buffer) => void (bodyBytes += chunk.length));
+        assert.is(res.statusCode, 200);
+        assert.is(res.headers['content-type'], 'text/event-stream; charset=utf-8');
+        assert.is(res.headers['x-extra'], 'yes');
+        assert.is(bodyBytes, 0);
+      } finally {
+        req.destroy();
+      }
     },
   );
 });

@@ -145,10 +145,11 @@ test('a schema 400 lists every violation in details; the message names the first
 
 test('a deeply nested value where a string belongs is a 400, not a crash', async () => {
   const { url } = mock();
-  const deep = `${'['.repeat(50_000)}${']'.repeat(50_000)}`;
+  // As deep as the body parser lets through (the body object is one more level).
+  const deep = `${'['.repeat(255)}${']'.repeat(255)}`;
   const res = await request(url, pathOf('images.generate'), { method: 'POST', raw: `{"model":"dall-e-3","prompt":"p","size":${deep}}` });
   assertError(res, 400, 'size');
-  assert.match(res.json.error.message, /but got an array instead/);
+  assert.match(res.json.error.message, /but got \[+\.\.\. instead/); // shortened, not 510 brackets
 });
 
 test('unknown extra fields are accepted by default', async () => {

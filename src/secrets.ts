@@ -1,0 +1,26 @@
+import { maskKey } from './keys.js';
+
+/** The secrets of a configuration that must never be written out: every API key and the admin token. */
+export function configSecrets(config: { keys: readonly { key: string }[]; adminToken?: string | undefined }): string[] {
+  return [...config.keys.map((k) => k.key), ...(config.adminToken ? [config.adminToken] : [])];
+}
+
+const jsonEscaped = (s: string): string => JSON.stringify(s).slice(1, -1);
+
+/**
+ * Replaces every given secret (API keys, the admin token) by its mask, and any bearer credential by
+ * `[redacted]`, so a key can leave the process only masked, whatever field carried it. With `json`, the text is
+ * JSON (a log line): a secret is also looked for as JSON escapes it, and its mask is written JSON-escaped.
+ */
+export function secretScrubber(secrets: readonly string[], { json = true }: { json?: boolean } = {}): (text: string) => string {
+  // Longest first, so a key that contains another key is masked whole.
+  const long = secrets.filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
+  const pairs = json
+    ? long.flatMap((s) => [...new Set([s, jsonEscaped(s)])].map((form) => [form, jsonEscaped(maskKey(s))] as const))
+    : long.map((s) => [s, maskKey(s)] as const);
+  return (text) => {
+    let out = text;
+    for (const [secret, masked] of pairs) if (out.includes(secret)) out = out.split(secret).join(masked);
+    return out.replace(/(bearer\s+)[^\s"\\]{4,}/gi, '$1[redacted]');
+  };
+}
