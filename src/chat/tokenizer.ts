@@ -9,7 +9,7 @@ export type Encoding = 'o200k_base' | 'cl100k_base';
 export type CountableMessage = { role: string; content: string; name?: string };
 
 type Loaded = {
-  api: Pick<typeof EncodingModule, 'encode' | 'countTokens'>;
+  api: Pick<typeof EncodingModule, 'encode' | 'countTokens' | 'setMergeCacheSize'>;
   /** Index = token id; value = the token's text, or its raw bytes when they are not valid UTF-8 alone. */
   ranks: ReadonlyArray<string | readonly number[] | undefined>;
   /** The encoder's own pre-tokenizer pattern, so long pieces are found exactly where it finds them. */
@@ -21,6 +21,7 @@ type Loaded = {
 const requireCjs = createRequire(import.meta.url);
 const loaded = new Map<Encoding, Loaded>();
 const ENCODINGS: readonly Encoding[] = ['o200k_base', 'cl100k_base'];
+const MERGE_CACHE_SIZE = 10_000;
 
 // Treat special-token text such as "<|endoftext|>" in user input as ordinary
 // text (tiktoken's encode_ordinary) instead of letting the library throw.
@@ -36,6 +37,9 @@ function load(enc: Encoding): Loaded {
   // Encoding names come from a JSON catalogue, so check before building a module path.
   if (!ENCODINGS.includes(enc)) throw new Error(`unknown encoding: ${String(enc)}`);
   const api = requireCjs(`gpt-tokenizer/encoding/${enc}`) as Loaded['api'];
+  // The library caches up to 100,000 merged pieces; pieces here reach 512 characters, so many distinct
+  // long inputs could hold hundreds of MB. A smaller cache keeps memory bounded at little cost.
+  api.setMergeCacheSize(MERGE_CACHE_SIZE);
   // Same module instance the encoder itself uses, so the table is not loaded twice.
   const ranks = (requireCjs(`gpt-tokenizer/bpeRanks/${enc}`) as { default: Loaded['ranks'] }).default;
   const patterns = requireCjs('gpt-tokenizer/encodingParams/constants') as Record<string, RegExp>;

@@ -1,17 +1,35 @@
 import { ApiError, ERRORS } from '../errors.js';
 import { digest, hexFrom, idFrom } from '../ids.js';
-import { completeText } from '../chat/complete.js';
+import { completeText, type Completion } from '../chat/complete.js';
 import { pacingFor } from '../chat/pacing.js';
 import { selectReply, type CompiledRule } from '../chat/replies.js';
-import { countChatPromptTokens } from '../chat/tokenizer.js';
+import { countChatPromptTokens, type Encoding } from '../chat/tokenizer.js';
 import { chunkEvents, completionBody, usageOf } from '../chat/wire.js';
 import type { Model } from '../catalogue.js';
+import { Lru } from '../lru.js';
 import type { Handler } from '../types.js';
 
 /** The header that picks a reply rule by id for one request, e.g. `X-Mock-Reply-Rule: long`. */
 export const RULE_HEADER = 'x-mock-reply-rule';
 
 type Message = { role: string; content: string; name?: string };
+
+// Cutting and splitting a reply is a pure function of these inputs, and the same reply rules answer
+// request after request: keep recent results (bounded by count and by text size).
+const completions = new Lru<Completion>(128, 16 * 1024 * 1024);
+const fingerprints = new Map<string, string>();
+
+function complete(text: string, maxTokens: number | undefined, stop: string[] | undefined, encoding: Encoding): Completion {
+  const key = JSON.stringify([encoding, maxTokens ?? null, stop ?? null, text]);
+  return completions.getOrMake(key, () => completeText({ text, maxTokens, stop, encoding }), () => key.length * 4);
+}
+
+/** The system fingerprint of a model: fp_ and ten hex digits derived from its id. */
+function fingerprintOf(model: string): string {
+  let fp = fingerprints.get(model);
+  if (!fp) fingerprints.set(model, (fp = `fp_${hexFrom(digest(model), 10)}`));
+  return fp;
+}
 
 /** The completion limit of a request: max_completion_tokens (the newer name) or max_tokens, checked against the model. */
 function maxTokensOf(body: Record<string, unknown>, model: Model): number | undefined {
@@ -53,14 +71,14 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
     throw new ApiError(ERRORS.UNKNOWN_REPLY_RULE, { param: RULE_HEADER, message: `No reply rule with id '${selected.ruleId.slice(0, 64)}' (header ${RULE_HEADER}).` });
   }
   // Sampling parameters (temperature, top_p, seed) are validated but change nothing: same request, same reply.
-  const result = completeText({ text: selected.text, maxTokens, stop: body.stop as string[] | undefined, encoding });
+  const result = complete(selected.text, maxTokens, body.stop as string[] | undefined, encoding);
   const usage = usageOf(promptTokens, result.completionTokens);
   const head = {
     // The raw body differs between a streamed and a plain request, so their ids differ, as they do on the real API.
     id: idFrom(digest('chat.completions', raw), 'chatcmpl-', 29),
     created: services.now(),
     model: model.id,
-    fingerprint: `fp_${hexFrom(digest(model.id), 10)}`,
+    fingerprint: fingerprintOf(model.id),
   };
   // Tells the caller which rule answered, for debugging rule files; clients ignore unknown headers.
   const replyHeaders = { [RULE_HEADER]: selected.ruleId };
