@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodePng } from '../../src/media/png.js';
 import { readBase64ImageInfo, readImageInfo } from '../../src/media/imageInfo.js';
+import { tinyWebp } from '../helpers.js';
 
 // Real 5x3 / 6x4 images written by ffmpeg (mjpeg, libwebp lossy and lossless).
 const JPEG_5X3 = Buffer.from(
@@ -19,18 +20,6 @@ const WEBP_LOSSLESS_6X4 = Buffer.from(
 // Hand-written 5x3 GIF89a (2-colour table, uncompressed-style LZW); ffmpeg decodes it.
 const GIF_5X3 = Buffer.from('R0lGODlhBQADAIAAAP8AAAAA/ywAAAAABQADAAACDARDMARDMARDMARDFAA7', 'base64');
 
-/** Extended-format (VP8X) WebP header for a 300x200 canvas; image-size reads only this. */
-function webpExtended(width: number, height: number): Buffer {
-  const b = Buffer.alloc(30);
-  b.write('RIFF', 0, 'latin1');
-  b.writeUInt32LE(22, 4);
-  b.write('WEBPVP8X', 8, 'latin1');
-  b.writeUInt32LE(10, 16);
-  b.writeUIntLE(width - 1, 24, 3);
-  b.writeUIntLE(height - 1, 27, 3);
-  return b;
-}
-
 test('PNG from encodePng', () => {
   assert.equal(readImageInfo(encodePng(1792, 1024, 1)), { width: 1792, height: 1024, format: 'png' });
   assert.equal(readImageInfo(encodePng(1024, 1792, 1)), { width: 1024, height: 1792, format: 'png' });
@@ -41,7 +30,7 @@ test('JPEG, GIF and WebP samples', () => {
   assert.equal(readImageInfo(GIF_5X3), { width: 5, height: 3, format: 'gif' });
   assert.equal(readImageInfo(WEBP_LOSSY_5X3), { width: 5, height: 3, format: 'webp' });
   assert.equal(readImageInfo(WEBP_LOSSLESS_6X4), { width: 6, height: 4, format: 'webp' });
-  assert.equal(readImageInfo(webpExtended(300, 200)), { width: 300, height: 200, format: 'webp' });
+  assert.equal(readImageInfo(tinyWebp(300, 200)), { width: 300, height: 200, format: 'webp' });
 });
 
 test('works on Buffers that are views into a larger ArrayBuffer', () => {
@@ -73,7 +62,7 @@ test('truncated images give undefined', () => {
   for (const n of [6, 8, 12]) assert.is(readImageInfo(Buffer.from(GIF_5X3.subarray(0, n))), undefined, `gif ${n}`);
   for (const n of [12, 16, 24, 29]) {
     assert.is(readImageInfo(Buffer.from(WEBP_LOSSY_5X3.subarray(0, n))), undefined, `webp ${n}`);
-    assert.is(readImageInfo(Buffer.from(webpExtended(300, 200).subarray(0, n))), undefined, `webp vp8x ${n}`);
+    assert.is(readImageInfo(Buffer.from(tinyWebp(300, 200).subarray(0, n))), undefined, `webp vp8x ${n}`);
   }
 });
 
