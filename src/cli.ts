@@ -2,7 +2,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, readConfigFile, type ConfigInput } from './config.js';
+import { ConfigError, defaultKeys, readConfigFile, type ConfigInput } from './config.js';
 import { maskKey } from './keys.js';
 import { flushLogger } from './logger.js';
 import { start } from './server.js';
@@ -38,6 +38,9 @@ Commands:
 Run 'unified-ai-mock <command> --help' for the options of a command.
 `;
 
+// Keys given with --api-key may call every endpoint, like the default keys.
+const ALL_SCOPES = defaultKeys()[0]?.scopes ?? [];
+
 /** Turns command-line flags into configuration, over the config file's values. */
 export function serveConfig(argv: string[]): ConfigInput | 'help' {
   const { values } = parseArgs({
@@ -69,7 +72,7 @@ export function serveConfig(argv: string[]): ConfigInput | 'help' {
   };
   if (values.port !== undefined) input.port = num('port', values.port);
   if (values.host !== undefined) input.host = values.host;
-  if (values['api-key']) input.keys = values['api-key'].map((key, i) => ({ key, label: `cli-${i + 1}` }));
+  if (values['api-key']) input.keys = values['api-key'].map((key, i) => ({ key, label: `cli-${i + 1}`, scopes: ALL_SCOPES }));
   if (values.strict) input.strict = true;
   if (values['no-fault-headers']) input.faultHeaders = false;
   if (values['admin-token'] !== undefined) input.adminToken = values['admin-token'];
@@ -94,7 +97,7 @@ async function serve(argv: string[]): Promise<number> {
     const limit = k.rateLimit ? ` (rate limit: ${k.rateLimit.requests} requests per ${(k.rateLimit.windowMs ?? 60_000) / 1000} s)` : '';
     // The default keys are public fixtures and printed whole; keys given by the user are masked.
     const shown = input.keys ? maskKey(k.key) : k.key;
-    return `  ${shown}${limit}`;
+    return `  ${shown}${input.keys && k.label ? ` (${k.label})` : ''}${limit}`;
   });
   process.stdout.write(`unified-ai-mock listening on ${mock.url}\nAPI keys:\n${keys.join('\n')}\n`);
   // SIGTERM or SIGINT: stop accepting, let requests and streams finish within the grace period, exit 0.

@@ -170,7 +170,10 @@ test('serveConfig maps every flag to its configuration field', () => {
     {
       port: 0,
       host: '::1',
-      keys: [{ key: 'a', label: 'cli-1' }, { key: 'b', label: 'cli-2' }],
+      keys: [
+        { key: 'a', label: 'cli-1', scopes: ['text', 'image', 'video', 'voice', 'speech'] },
+        { key: 'b', label: 'cli-2', scopes: ['text', 'image', 'video', 'voice', 'speech'] },
+      ],
       strict: true,
       faultHeaders: false,
       adminToken: 'admin-123',
