@@ -96,7 +96,13 @@ export class ConnectionTracker {
   private discardBody(req: IncomingMessage, socket: Duplex): void {
     const timer = setTimeout(() => socket.destroy(), this.lingerMs);
     timer.unref();
-    const done = () => clearTimeout(timer);
+    // Both listeners go once either fires: a keep-alive socket serves many requests, and a listener
+    // left per request would pile up on it.
+    const done = () => {
+      clearTimeout(timer);
+      req.off('end', done);
+      socket.off('close', done);
+    };
     req.once('end', done);
     socket.once('close', done);
     req.resume();
