@@ -51,13 +51,13 @@ function load(enc: Encoding): Loaded {
 }
 
 /**
- * Loading every encoding, as separate steps (parse the rank table, build the encoder) of 50 to 180 ms of
+ * Loading encodings, as separate steps (parse the rank table, build the encoder) of 50 to 180 ms of
  * CPU each: run apart, a request in between waits for one step at most. Loads are cached, so a step whose
- * part is already loaded costs nothing.
+ * part is already loaded costs nothing. By default only o200k_base, the gpt-4o family's, which clients
+ * ask for most: each table holds about 35 MiB, so the others load on their first use instead.
  */
-export function loadSteps(): Array<() => void> {
-  // o200k_base first: the gpt-4o family is what clients ask for most.
-  return ENCODINGS.flatMap((enc) => [() => void requireCjs(`gpt-tokenizer/bpeRanks/${enc}`), () => void load(enc)]);
+export function loadSteps(encodings: readonly Encoding[] = ['o200k_base']): Array<() => void> {
+  return encodings.flatMap((enc) => [() => void requireCjs(`gpt-tokenizer/bpeRanks/${enc}`), () => void load(enc)]);
 }
 
 /** Encodes text to token ids with the given encoding; runs longer than MAX_PIECE are encoded in slices (see slices.ts). */

@@ -83,8 +83,9 @@ test('chat prompt count: empty conversation is the 3 priming tokens; a name adds
   assert.is(countChatPromptTokens([{ role: 'user', content: 'hi', name: 'bob' }], 'o200k_base'), 8 + countTokens('bob', 'o200k_base') + 1);
 });
 
-test('loadSteps: two steps per encoding, each safe to run again', () => {
-  const steps = loadSteps();
+test('loadSteps: two steps per encoding, each safe to run again; only o200k_base by default', () => {
+  assert.is(loadSteps().length, 2);
+  const steps = loadSteps(['o200k_base', 'cl100k_base']);
   assert.is(steps.length, 4);
   for (const step of [...steps, ...steps]) step();
   assert.is(countTokens('hello world', 'o200k_base'), 2);
