@@ -61,11 +61,10 @@ test('zero duration gives an empty data chunk; invalid options are rejected', as
   assert.throws(() => encodeWav({ sampleRate: 8000, bitsPerSample: 16, encoding: 'pcm', durationSeconds: -1, seed: 1 }), RangeError);
 });
 
-test('10 minutes at 48 kHz 16-bit encodes in well under a second', () => {
-  const start = performance.now();
+// Its speed is the benchmark's business (tts and speech scenarios), not a timed assertion here.
+test('10 minutes at 48 kHz 16-bit has exactly the bytes of its header and samples', () => {
   const buf = encodeWav({ sampleRate: 48000, bitsPerSample: 16, encoding: 'pcm', durationSeconds: 600, seed: 1 });
   assert.is(buf.length, 44 + 600 * 48000 * 2);
-  assert.ok(performance.now() - start < 1000);
 });
 
 test.run();
