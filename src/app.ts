@@ -63,14 +63,15 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const schemas = SchemaRegistry.shared();
   const config = resolveConfig(input, schemas);
   if (config.strict) schemas.prepare(operations.flatMap((op) => (op.requestSchema ? [strictId(op.requestSchema)] : [])));
+  const limits = loadLimits();
   const services: Services = {
     config,
     schemas,
     catalogue: new Catalogue(schemas),
-    limits: loadLimits(),
+    limits,
     now: config.clock === 'system' ? () => Math.floor(Date.now() / 1000) : ((t: number) => () => t)(config.clock),
     media: new Lru<Buffer>(config.mediaCache.entries, config.mediaCache.bytes),
-    videoTasks: new Lru<VideoTask>(1000),
+    videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
     keys: keyStates(config.keys),
     ...createFaultState(config, schemas),
     extras: { replyRules: loadReplyRules(schemas, config.replyRules) },
@@ -81,9 +82,9 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const perOperation: Middleware[] = [
     authenticate(services.keys, config.adminToken),
     rateLimit(services),
-    parseBody(config.bodyLimit),
+    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth),
     faults(services),
-    validate(schemas, config.strict),
+    validate(schemas, config.strict, services.limits.requests),
     handle(services),
   ];
   const router = new Router();

@@ -11,9 +11,15 @@ export interface AudioFormat {
 
 /** Limits and defaults the API document leaves open (fixtures/limits.json). */
 export interface Limits {
+  /**
+   * Request bodies: deepest nesting (JSON.parse recurses once per level, so millions of levels would block
+   * the event loop), most violations listed in `details`, and the size past which a body is checked to its
+   * first violation only (listing every violation of a huge broken body would exhaust the heap).
+   */
+  readonly requests: { maxJsonDepth: number; maxDetails: number; maxValuesForAllErrors: number };
   readonly images: { defaultSize: string; defaultQuality: string; defaultStyle: string };
   readonly imageEdit: { maxWidth: number; maxHeight: number };
-  readonly video: { defaultDuration: number; defaultResolution: string; fps: number };
+  readonly video: { defaultDuration: number; defaultResolution: string; fps: number; tasksKept: number };
   readonly speech: {
     charactersPerSecond: number;
     minSeconds: number;

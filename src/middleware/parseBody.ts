@@ -18,12 +18,6 @@ const noProto = (key: string, value: unknown): unknown => {
 };
 
 /**
- * Deepest nesting of objects and arrays a request body may have. JSON.parse recurses once per level, so
- * millions of levels block the event loop for seconds; no request of the API comes near 256 levels.
- */
-export const MAX_JSON_DEPTH = 256;
-
-/**
  * True when the JSON text nests objects/arrays deeper than `limit`: one pass with charCodeAt that skips strings
  * (and the escapes inside them); invalid JSON is left for JSON.parse to report.
  */
@@ -46,7 +40,7 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
 }
 
 /** Decodes and parses the body bytes; undefined for an empty body. */
-function parseJson(bytes: Buffer): { text: string; value: unknown } {
+function parseJson(bytes: Buffer, maxDepth: number): { text: string; value: unknown } {
   let text: string;
   try {
     text = UTF8.decode(bytes);
@@ -54,10 +48,10 @@ function parseJson(bytes: Buffer): { text: string; value: unknown } {
     throw new ApiError(ERRORS.INVALID_JSON, { code: 'invalid_encoding', message: 'The request body is not valid UTF-8; send the JSON encoded as UTF-8.' });
   }
   if (!text.trim()) return { text, value: undefined };
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+  if (nestsDeeperThan(text, maxDepth)) {
     throw new ApiError(ERRORS.INVALID_JSON, {
       code: 'nesting_too_deep',
-      message: `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep; the limit is ${MAX_JSON_DEPTH} levels.`,
+      message: `The request body nests objects and arrays more than ${maxDepth} levels deep; the limit is ${maxDepth} levels.`,
     });
   }
   try {
@@ -68,7 +62,7 @@ function parseJson(bytes: Buffer): { text: string; value: unknown } {
 }
 
 /** Reads the JSON body of operations that take one: content type, encoding and size are checked first. */
-export function parseBody(limitBytes: number): Middleware {
+export function parseBody(limitBytes: number, maxDepth: number): Middleware {
   // The parser only reads the bytes (size limit, Content-Length, aborted uploads: errors with their own
   // type, mapped by the errors middleware); decoding and parsing are done here, strictly.
   // `encoding: false` (passed on to raw-body, missing from the typings) keeps the raw bytes: a Buffer.
@@ -96,7 +90,7 @@ export function parseBody(limitBytes: number): Middleware {
     }
     await reader(ctx, async () => {
       const raw = ctx.request.body;
-      const { text, value } = parseJson(Buffer.isBuffer(raw) ? raw : Buffer.alloc(0));
+      const { text, value } = parseJson(Buffer.isBuffer(raw) ? raw : Buffer.alloc(0), maxDepth);
       // Handlers derive ids from the exact text of the request.
       (ctx.request as { rawBody?: string }).rawBody = text;
       ctx.request.body = value;
