@@ -34,6 +34,7 @@ const HELP = `Usage: unified-ai-mock <command> [options]
 Commands:
   serve          run the mock server (default)
   conformance    check an implementation of the API against the suite
+  openapi        print the OpenAPI 3.1 document (unified-ai-mock openapi > openapi.json)
 
 Run 'unified-ai-mock <command> --help' for the options of a command.
 `;
@@ -128,6 +129,7 @@ export async function main(argv: string[]): Promise<number> {
     if (command === undefined || command.startsWith('-')) return await serve(argv);
     if (command === 'serve') return await serve(rest);
     if (command === 'conformance') return await (await import('./conformance/cli.js')).conformance(rest);
+    if (command === 'openapi') return await (await import('./openapi/cli.js')).openapi(rest);
     process.stderr.write(`unknown command '${command}'\n\n${HELP}`);
     return 2;
   } catch (err) {

@@ -4,6 +4,7 @@ import { chatCompletions } from './handlers/chat.js';
 import { editImage } from './handlers/imageEdit.js';
 import { generateImages } from './handlers/images.js';
 import { serveImage, serveVideo } from './handlers/media.js';
+import { health, serveOpenApi } from './handlers/meta.js';
 import { cloudSpeech, voiceTts } from './handlers/speech.js';
 import { generateVideo, getVideo } from './handlers/video.js';
 import { schemaId } from './schemas.js';
@@ -26,6 +27,8 @@ export interface Operation {
   readonly requestSchema?: string;
   /** What a success looks like: a response schema `$id` or a media type. */
   readonly success: { readonly schema?: string; readonly contentType: string };
+  /** False for routes that tooling relies on (health check, OpenAPI document): no fault header or rule applies. */
+  readonly faultable?: false;
   readonly handler: Handler;
 }
 
@@ -58,7 +61,13 @@ export const operations: readonly Operation[] = [
   { id: 'admin.requests.list', method: 'GET', path: '/__admin/requests', documented: false, auth: 'admin', success: admin, handler: listRequests },
   { id: 'admin.requests.clear', method: 'DELETE', path: '/__admin/requests', documented: false, auth: 'admin', success: admin, handler: clearRequests },
   { id: 'admin.rateLimits', method: 'GET', path: '/__admin/rate-limits', documented: false, auth: 'admin', success: admin, handler: listRateLimits },
+  // For tooling: the OpenAPI document of this table, and a health check for containers and orchestrators.
+  { id: 'openapi', method: 'GET', path: '/openapi.json', documented: false, auth: 'none', faultable: false, success: { contentType: 'application/json' }, handler: serveOpenApi },
+  { id: 'health', method: 'GET', path: '/__health', documented: false, auth: 'none', faultable: false, success: { contentType: 'application/json' }, handler: health },
 ];
+
+/** Whether fault headers and fault rules apply to an operation: never to the admin API or tooling routes. */
+export const faultable = (op: Operation): boolean => op.auth !== 'admin' && op.faultable !== false;
 
 /** Every path an operation answers on: as written, its aliases, and each under /v1 unless it has it already. */
 export function pathsOf(op: Operation): string[] {

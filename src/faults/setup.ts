@@ -1,7 +1,7 @@
 import { ConfigError, type Config } from '../config.js';
 import { Journal } from '../journal.js';
 import { configSecrets } from '../secrets.js';
-import { operations } from '../operations.js';
+import { faultable, operations } from '../operations.js';
 import type { SchemaRegistry } from '../schemas.js';
 import { systemClock, type Clock } from './clock.js';
 import { RateLimiter } from './rateLimiter.js';
@@ -19,7 +19,7 @@ export interface FaultState {
 export function createFaultState(config: Config, schemas: SchemaRegistry): FaultState {
   const clock = systemClock();
   const faultRules = new FaultRules(schemas, {
-    operations: operations.filter((op) => op.auth !== 'admin').map((op) => op.id),
+    operations: operations.filter(faultable).map((op) => op.id),
     keyLabels: config.keys.flatMap((k) => (k.label ? [k.label] : [])),
     limits: { maxDelayMs: config.timeouts.stallMaxMs },
   });

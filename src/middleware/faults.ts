@@ -3,7 +3,7 @@ import { alterReply, dropConnection, injectedError } from '../faults/apply.js';
 import { faultFromHeaders } from '../faults/header.js';
 import { writePartial } from '../faults/partial.js';
 import { describeFault, type FaultSpec } from '../faults/spec.js';
-import type { Operation } from '../operations.js';
+import { faultable, type Operation } from '../operations.js';
 import type { KeyState, Reply, Services } from '../types.js';
 
 /** The fault for this request: its headers (when allowed) first, then the configured rules. */
@@ -35,12 +35,12 @@ async function waitOrLeave(ctx: Context, services: Services, ms: number): Promis
 /**
  * Injected faults, from the X-Mock-Fault / Prefer headers or from fault rules. Before the handler:
  * delay, dropped connections and error statuses; after it: broken, cut and stalled bodies.
- * The admin API is never faulted.
+ * The admin API and tooling routes (health, OpenAPI) are never faulted.
  */
 export function faults(services: Services): Middleware {
   return async function faults(ctx, next) {
     const op = ctx.state.operation as Operation;
-    if (op.auth === 'admin') return next();
+    if (!faultable(op)) return next();
     const chosen = chooseFault(ctx, services, op);
     if (!chosen) return next();
     const { fault } = chosen;
