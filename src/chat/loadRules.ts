@@ -47,8 +47,27 @@ function readRules(path: string, schemas: SchemaRegistry): CompiledRule[] {
   }
 }
 
-/** The user's rules file (if any) followed by the built-in rules, each checked against the schema and compiled. */
+/**
+ * The user's rules file (if any) followed by the built-in rules, each checked against the schema and compiled.
+ * The array is new on every call and owned by one server: the programmatic API inserts rules into it.
+ */
 export function loadReplyRules(schemas: SchemaRegistry, userFile?: string): CompiledRule[] {
   const builtIn = readRules(join(FIXTURES_DIR, 'replies.json'), schemas);
-  return userFile ? [...readRules(userFile, schemas), ...builtIn] : builtIn;
+  return [...(userFile ? readRules(userFile, schemas) : []), ...builtIn];
+}
+
+/** Checks one rule against the rule schema of reply-rules.json and compiles it; a bad rule throws an Error naming the field. */
+export function checkReplyRule(schemas: SchemaRegistry, input: unknown): CompiledRule {
+  // Checked as a one-rule file, so the rule meets exactly the schema a rules file does.
+  const errors = schemas.check(schemaId('reply-rules.json'), { rules: [input] });
+  const fail = (problem: string) => new Error(`invalid reply rule: ${problem}`);
+  if (errors.length) {
+    const own = errors.map((e) => ({ ...e, instancePath: e.instancePath.replace(/^\/rules\/0/, '') }));
+    throw fail(describe(own).replaceAll('(root): ', ''));
+  }
+  try {
+    return compileRules([input as ReplyRule])[0]!;
+  } catch (err) {
+    throw fail((err as Error).message);
+  }
 }
