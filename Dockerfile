@@ -1,0 +1,36 @@
+# syntax=docker/dockerfile:1
+# unified-ai-mock as a container: the mock server on port 4010 (and the conformance runner).
+#   docker build -t unified-ai-mock .
+#   docker run --rm -p 4010:4010 unified-ai-mock
+
+# Build stage: compile the TypeScript and generate the build-time files of dist/.
+FROM node:20-alpine AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Scripts off: `prepare` would build before the sources are here; the build runs below, once.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+COPY schemas ./schemas
+COPY fixtures ./fixtures
+RUN npm run build
+
+# Runtime stage: production dependencies and what the npm package ships, nothing else.
+FROM node:20-alpine AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY schemas ./schemas
+COPY fixtures ./fixtures
+COPY conformance ./conformance
+# The image's own unprivileged user; the files stay root-owned, so the server cannot change them.
+USER node
+EXPOSE 4010
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:4010/__health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# Arguments after the image name replace CMD: `docker run IMAGE conformance --base-url ...` runs the suite.
+ENTRYPOINT ["node", "dist/cli.js"]
+# 0.0.0.0: the mock binds 127.0.0.1 by default, which a published port cannot reach.
+CMD ["serve", "--host", "0.0.0.0", "--port", "4010"]
