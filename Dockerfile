@@ -10,6 +10,7 @@ COPY package.json package-lock.json ./
 # Scripts off: `prepare` would build before the sources are here; the build runs below, once.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
+COPY scripts ./scripts
 COPY src ./src
 COPY schemas ./schemas
 COPY fixtures ./fixtures

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './heapTuning.js'; // first: V8 settings apply to everything the process allocates after it
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';

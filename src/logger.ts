@@ -1,14 +1,20 @@
-import pino from 'pino';
+import { createRequire } from 'node:module';
+import type pinoModule from 'pino';
 import type { Config } from './config.js';
 import type { ErrorSink } from './middleware/errors.js';
 import type { RequestObserver, RequestRecord } from './middleware/requestContext.js';
 import { configSecrets, secretScrubber } from './secrets.js';
 
 /** The structured logger of the server (pino). */
-export type Logger = pino.Logger;
+export type Logger = pinoModule.Logger;
 
 /** Where log lines go: any writable with write(string). */
-export type LogDestination = pino.DestinationStream;
+export type LogDestination = pinoModule.DestinationStream;
+
+// pino (a CommonJS package) is loaded when a logger is made: a server started without logging, as in
+// tests and embedded use, never pays its import.
+const requireCjs = createRequire(import.meta.url);
+const pino = (): typeof pinoModule => requireCjs('pino') as typeof pinoModule;
 
 // Request records never hold a key; these paths are a second line of defence for anything that might.
 const REDACT = [
@@ -20,8 +26,8 @@ const REDACT = [
 const MAX_PATH = 256;
 
 /** Stdout through pino's own writer; lines are dropped, not queued, past 16 MB when nobody reads stdout. */
-export function stdoutDestination(): pino.DestinationStream {
-  const dest = pino.destination({ dest: 1, sync: false, minLength: 0, maxLength: 16 * 1024 * 1024 });
+export function stdoutDestination(): LogDestination {
+  const dest = pino().destination({ dest: 1, sync: false, minLength: 0, maxLength: 16 * 1024 * 1024 });
   // A reader that went away (EPIPE) costs the log lines, never the server.
   dest.on('error', () => {});
   return dest;
@@ -30,11 +36,12 @@ export function stdoutDestination(): pino.DestinationStream {
 /** A pino logger at the configured level whose lines never carry a configured key. */
 export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminToken'>, destination: LogDestination): Logger {
   const scrub = secretScrubber(configSecrets(config));
-  return pino(
+  const make = pino();
+  return make(
     {
       level: config.logLevel,
       base: undefined,
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: make.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: REDACT, censor: '[redacted]' },
       hooks: { streamWrite: scrub },

@@ -1,5 +1,8 @@
 import { createRequire } from 'node:module';
 import type * as EncodingModule from 'gpt-tokenizer/encoding/o200k_base';
+import type { GptEncoding } from 'gpt-tokenizer/GptEncoding';
+import { Lru } from '../lru.js';
+import { readRanks, type Ranks } from './ranks.js';
 import { slices } from './slices.js';
 
 /** Names of the tiktoken encodings the mock can count with. */
@@ -11,15 +14,16 @@ export type CountableMessage = { role: string; content: string; name?: string };
 type Loaded = {
   api: Pick<typeof EncodingModule, 'encode' | 'countTokens' | 'setMergeCacheSize'>;
   /** Index = token id; value = the token's text, or its raw bytes when they are not valid UTF-8 alone. */
-  ranks: ReadonlyArray<string | readonly number[] | undefined>;
+  ranks: Ranks;
   /** The encoder's own pre-tokenizer pattern, so long pieces are found exactly where it finds them. */
   split: RegExp;
 };
 
-// createRequire gives a synchronous, on-demand load: each encoding table is a
-// multi-megabyte module, so it is only parsed the first time it is used.
+// createRequire gives a synchronous, on-demand load: each encoding table is several
+// megabytes, so it is only parsed the first time it is used.
 const requireCjs = createRequire(import.meta.url);
 const loaded = new Map<Encoding, Loaded>();
+const tables = new Map<Encoding, Ranks>();
 const ENCODINGS: readonly Encoding[] = ['o200k_base', 'cl100k_base'];
 const MERGE_CACHE_SIZE = 10_000;
 
@@ -31,17 +35,25 @@ const ORDINARY = { disallowedSpecial: new Set<string>() };
 // gpt-tokenizer's own decode() shares a streaming decoder and does leak them.
 const utf8 = new TextDecoder('utf-8');
 
+/** The rank table of an encoding, read once; the encoder and decodePieces share it. */
+function table(enc: Encoding): Ranks {
+  let ranks = tables.get(enc);
+  // Encoding names come from a JSON catalogue, so check before building a file or module path.
+  if (!ranks && !ENCODINGS.includes(enc)) throw new Error(`unknown encoding: ${String(enc)}`);
+  if (!ranks) tables.set(enc, (ranks = readRanks(enc)));
+  return ranks;
+}
+
 function load(enc: Encoding): Loaded {
   const hit = loaded.get(enc);
   if (hit) return hit;
-  // Encoding names come from a JSON catalogue, so check before building a module path.
-  if (!ENCODINGS.includes(enc)) throw new Error(`unknown encoding: ${String(enc)}`);
-  const api = requireCjs(`gpt-tokenizer/encoding/${enc}`) as Loaded['api'];
+  const ranks = table(enc);
+  // What the package's gpt-tokenizer/encoding/<name> module does, over the table read here.
+  const { GptEncoding: Encoder } = requireCjs('gpt-tokenizer/GptEncoding') as { GptEncoding: typeof GptEncoding };
+  const api: Loaded['api'] = Encoder.getEncodingApi(enc, () => ranks as Array<string | number[]>);
   // The library caches up to 100,000 merged pieces; pieces here reach 512 characters, so many distinct
   // long inputs could hold hundreds of MB. A smaller cache keeps memory bounded at little cost.
   api.setMergeCacheSize(MERGE_CACHE_SIZE);
-  // Same module instance the encoder itself uses, so the table is not loaded twice.
-  const ranks = (requireCjs(`gpt-tokenizer/bpeRanks/${enc}`) as { default: Loaded['ranks'] }).default;
   const patterns = requireCjs('gpt-tokenizer/encodingParams/constants') as Record<string, RegExp>;
   const split = patterns[enc === 'o200k_base' ? 'O200K_TOKEN_SPLIT_REGEX' : 'CL100K_TOKEN_SPLIT_REGEX'];
   if (!(split instanceof RegExp)) throw new Error(`gpt-tokenizer has no split pattern for ${enc}`);
@@ -54,10 +66,10 @@ function load(enc: Encoding): Loaded {
  * Loading encodings, as separate steps (parse the rank table, build the encoder) of 50 to 180 ms of
  * CPU each: run apart, a request in between waits for one step at most. Loads are cached, so a step whose
  * part is already loaded costs nothing. By default only o200k_base, the gpt-4o family's, which clients
- * ask for most: each table holds about 35 MiB, so the others load on their first use instead.
+ * ask for most: each table adds 30 to 40 MiB of RSS, so the others load on their first use instead.
  */
 export function loadSteps(encodings: readonly Encoding[] = ['o200k_base']): Array<() => void> {
-  return encodings.flatMap((enc) => [() => void requireCjs(`gpt-tokenizer/bpeRanks/${enc}`), () => void load(enc)]);
+  return encodings.flatMap((enc) => [() => void table(enc), () => void load(enc)]);
 }
 
 /** Encodes text to token ids with the given encoding; runs longer than MAX_PIECE are encoded in slices (see slices.ts). */
@@ -136,6 +148,23 @@ export function decode(tokens: readonly number[], enc: Encoding): string {
   return decodePieces(tokens, enc).map((p) => p.text).join('');
 }
 
+// Clients send the same system prompt and the whole history again on every turn: counts of message
+// texts are kept, so a turn costs the tokens of its new messages. Bounded in entries and in characters
+// (a key holds its text alive); shorter texts cost less to count than to look up.
+const COUNT_CACHE = { entries: 4096, chars: 1_000_000, minChars: 16 };
+const counts = new Map<Encoding, Lru<number>>();
+
+/** countTokens, answered from the cache of message texts when the same text was counted before. */
+export function countMessageTokens(text: string, enc: Encoding): number {
+  if (text.length < COUNT_CACHE.minChars || text.length > COUNT_CACHE.chars) return countTokens(text, enc);
+  let cache = counts.get(enc);
+  if (!cache) counts.set(enc, (cache = new Lru<number>(COUNT_CACHE.entries, COUNT_CACHE.chars)));
+  return cache.getOrMake(text, () => countTokens(text, enc), () => text.length);
+}
+
+/** How many message texts have their count kept for an encoding. */
+export const cachedCounts = (enc: Encoding): number => counts.get(enc)?.size ?? 0;
+
 /**
  * Counts chat prompt tokens the way the OpenAI cookbook does for gpt-3.5-turbo-0125 / gpt-4 / gpt-4o:
  * 3 per message, the tokens of every value, 1 more per name, and 3 to prime the assistant reply.
@@ -143,8 +172,8 @@ export function decode(tokens: readonly number[], enc: Encoding): string {
 export function countChatPromptTokens(messages: readonly CountableMessage[], enc: Encoding): number {
   let total = 3;
   for (const m of messages) {
-    total += 3 + countTokens(m.role, enc) + countTokens(m.content, enc);
-    if (m.name !== undefined) total += countTokens(m.name, enc) + 1;
+    total += 3 + countMessageTokens(m.role, enc) + countMessageTokens(m.content, enc);
+    if (m.name !== undefined) total += countMessageTokens(m.name, enc) + 1;
   }
   return total;
 }

@@ -1,4 +1,5 @@
-import { imageSize } from 'image-size';
+import { createRequire } from 'node:module';
+import type { imageSize as ImageSize } from 'image-size';
 import { decodeBase64Prefix } from './base64.js';
 
 /** Image formats this project accepts as input. */
@@ -39,6 +40,8 @@ function headerComplete(buf: Uint8Array, format: ImageFormat): boolean {
   }
 }
 
+let imageSize: typeof ImageSize | undefined;
+
 /** Returns an image's width, height and format, or undefined if it is not a readable PNG, JPEG, GIF or WebP. */
 export function readImageInfo(buf: Buffer): ImageInfo | undefined {
   if (!(buf instanceof Uint8Array) || buf.length < 4) return undefined;
@@ -48,7 +51,8 @@ export function readImageInfo(buf: Buffer): ImageInfo | undefined {
   const exact =
     buf.byteOffset === 0 && buf.buffer.byteLength === buf.length ? buf : new Uint8Array(buf);
   try {
-    const size = imageSize(exact);
+    // image-size (about 30 modules) loads on the first image read, not at every start-up.
+    const size = (imageSize ??= (createRequire(import.meta.url)('image-size') as { imageSize: typeof ImageSize }).imageSize)(exact);
     const format = size.type === undefined ? undefined : FORMAT_BY_TYPE[size.type];
     if (format === undefined || !headerComplete(exact, format)) return undefined;
     const { width, height } = size;

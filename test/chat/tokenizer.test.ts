@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { countChatPromptTokens, countTokens, decode, decodePieces, encode, loadSteps } from '../../src/chat/tokenizer.js';
+import { cachedCounts, countChatPromptTokens, countMessageTokens, countTokens, decode, decodePieces, encode, loadSteps } from '../../src/chat/tokenizer.js';
 
 // Expected ids below are copied from the OpenAI cookbook "How to count tokens with tiktoken"
 // (sections 3-5), which printed them from the reference tiktoken implementation.
@@ -81,6 +81,25 @@ test('chat prompt count: empty conversation is the 3 priming tokens; a name adds
   // "user" and "hi" are one token each: 3 (priming) + 3 (message) + 1 + 1.
   assert.is(countChatPromptTokens([{ role: 'user', content: 'hi' }], 'o200k_base'), 8);
   assert.is(countChatPromptTokens([{ role: 'user', content: 'hi', name: 'bob' }], 'o200k_base'), 8 + countTokens('bob', 'o200k_base') + 1);
+});
+
+test('message counts are kept per encoding and stay exact', () => {
+  const text = 'お誕生日おめでとう — a message long enough to be kept';
+  const before = cachedCounts('o200k_base');
+  for (let i = 0; i < 3; i++) {
+    assert.is(countMessageTokens(text, 'o200k_base'), countTokens(text, 'o200k_base'));
+    assert.is(countMessageTokens(text, 'cl100k_base'), countTokens(text, 'cl100k_base'));
+  }
+  assert.is.not(countTokens(text, 'o200k_base'), countTokens(text, 'cl100k_base'), 'the encodings differ on this text');
+  assert.is(cachedCounts('o200k_base'), before + 1, 'kept once');
+  countMessageTokens('short', 'o200k_base');
+  countMessageTokens('x'.repeat(1_000_001), 'o200k_base');
+  assert.is(cachedCounts('o200k_base'), before + 1, 'short and huge texts are counted, not kept');
+  const history = Array.from({ length: 5000 }, (_, i) => ({ role: 'user', content: `message number ${i} of a long history` }));
+  const total = countChatPromptTokens(history, 'o200k_base');
+  assert.is(countChatPromptTokens(history, 'o200k_base'), total);
+  assert.is(total, 3 + history.reduce((n, m) => n + 3 + countTokens(m.role, 'o200k_base') + countTokens(m.content, 'o200k_base'), 0));
+  assert.ok(cachedCounts('o200k_base') <= 4096, 'bounded in entries');
 });
 
 test('loadSteps: two steps per encoding, each safe to run again; only o200k_base by default', () => {
