@@ -1,33 +1,39 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa, { type Middleware } from 'koa';
-import compose from 'koa-compose';
-import { Router } from '@koa/router';
 import { Catalogue } from './catalogue.js';
 import { loadReplyRules } from './chat/loadRules.js';
 import { resolveConfig, type Config, type ConfigInput } from './config.js';
-import { ApiError, ERRORS } from './errors.js';
+import { ApiError } from './errors.js';
 import { keyStates } from './keys.js';
 import { loadLimits } from './limits.js';
 import { Lru } from './lru.js';
-import { authenticate } from './middleware/auth.js';
-import { errors, type ErrorSink } from './middleware/errors.js';
+import { authenticate, checkKey } from './middleware/auth.js';
+import { renderError, sendFirstError, type ErrorSink } from './middleware/errors.js';
 import { createFaultState } from './faults/setup.js';
 import { faults } from './middleware/faults.js';
 import { handle } from './middleware/handle.js';
 import { parseBody } from './middleware/parseBody.js';
 import { rateLimit } from './middleware/rateLimit.js';
-import { requestContext, type RequestObserver } from './middleware/requestContext.js';
-import { respond } from './middleware/respond.js';
+import { beginResponse, reportRequest, requestIdFor, type RequestObserver } from './middleware/requestContext.js';
+import { responder } from './middleware/respond.js';
+import { pathOfUrl, routeTable } from './middleware/route.js';
+import { requestState, runSteps, type Step } from './middleware/steps.js';
 import { validate } from './middleware/validate.js';
-import { operations, pathsOf, type Operation } from './operations.js';
+import { operations, type Operation } from './operations.js';
 import { SchemaRegistry, strictId } from './schemas.js';
 import type { StreamTimers } from './sse.js';
-import type { Services, VideoTask } from './types.js';
+import type { KeyState, Services, VideoTask } from './types.js';
 
 /** What createApp builds: the Koa app and the services behind it (tests and the admin API use both). */
 export interface MockApp {
   readonly app: Koa;
   readonly config: Config;
   readonly services: Services;
+  /**
+   * The node:http request handler: a missing or wrong API key on a known path is answered at once,
+   * without building a Koa context; every other request goes to the Koa app.
+   */
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 /** Options that are not configuration: where unexpected errors and finished requests are reported. */
@@ -40,20 +46,15 @@ export interface AppHooks {
 
 const defaultReport: ErrorSink = (err, where) => console.error('[unified-ai-mock] unexpected error on %s %s: %s', where.method, where.url, (err as Error)?.stack ?? err);
 
-/** Marks which operation a route serves, for the middleware after it. */
-const selectOperation = (op: Operation): Middleware =>
-  async function selectOperation(ctx, next) {
-    ctx.state.operation = op;
-    await next();
-  };
-
-/** Turns the router's unmatched outcomes into envelope errors: 405 with Allow, else 404. */
-const unmatched: Middleware = async function unmatched(ctx, next) {
-  await next();
-  if (ctx.state.reply || ctx.state.operation) return;
-  if (ctx.status === 405) throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, { message: `Method ${ctx.method} is not allowed on ${ctx.path.slice(0, 200)}.`, headers: { Allow: String(ctx.response.get('Allow')) } });
-  if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(ERRORS.NOT_FOUND, { message: `Unknown path: ${ctx.method} ${ctx.path.slice(0, 200)}.` });
-};
+/** What the early key check found out about a request it passed on to Koa. */
+interface Checked {
+  readonly op: Operation;
+  readonly key: KeyState;
+  readonly path: string;
+  readonly started: number;
+}
+const CHECKED = Symbol('checked');
+type CheckedRequest = IncomingMessage & { [CHECKED]?: Checked };
 
 /**
  * Builds the mock: loads and checks schemas, catalogue and rules, then wires the middleware.
@@ -79,7 +80,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
 
   // Per operation, in order: who is calling, may they, what did they send, is a fault asked for,
   // is the body valid, and the answer.
-  const perOperation: Middleware[] = [
+  const perOperation: Step[] = [
     authenticate(services.keys, config.adminToken),
     rateLimit(services),
     parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth),
@@ -87,32 +88,68 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     validate(schemas, config.strict, services.limits.requests),
     handle(services),
   ];
-  const router = new Router();
-  // Paths without parameters are also looked up in a map: most traffic hits them, and the router
-  // would otherwise test every route's pattern in turn. Both come from the same table.
-  const exact = new Map<string, Middleware>();
-  for (const op of operations) {
-    const chain = [selectOperation(op), ...perOperation];
-    for (const path of pathsOf(op)) {
-      router.register(path, [op.method], chain);
-      if (!path.includes(':')) exact.set(`${op.method} ${path}`, compose(chain));
+  const respond = responder(config.timeouts.stallMaxMs, hooks.streamTimers);
+  const routes = routeTable(operations);
+  const observers = [...(hooks.observers ?? []), (record: Parameters<RequestObserver>[0]) => services.journal.record(record)];
+  const report = hooks.report ?? defaultReport;
+
+  // Every request, in order: its id and security headers (requestContext), the error envelope around
+  // everything after (errors), the operation (exact map, else the router: 404 or 405), the per-operation
+  // steps, the reply (respond), and finally the record for the journal and the log.
+  const serve: Middleware = async function serve(ctx) {
+    const checked = (ctx.req as CheckedRequest)[CHECKED];
+    const started = checked?.started ?? performance.now();
+    const state = (ctx.state = requestState(requestIdFor(ctx.req.headers['x-request-id']), checked?.op, checked?.key));
+    beginResponse(ctx.res, state.requestId);
+    let path = checked?.path;
+    try {
+      if (!checked) {
+        const raw = pathOfUrl(ctx.url);
+        state.operation = routes.exact(ctx.method, raw);
+        if (state.operation) path = raw;
+        else state.operation = await routes.match(ctx);
+      }
+      if (state.operation) {
+        const refused = await runSteps(perOperation, ctx, state);
+        if (refused) renderError(ctx, state, refused, report);
+        else await respond(ctx, state);
+      }
+    } catch (thrown) {
+      renderError(ctx, state, thrown, report);
+    } finally {
+      reportRequest(observers, ctx.req, path ?? ctx.path, state, ctx.status, started);
     }
-  }
-  const exactRoute: Middleware = async function exactRoute(ctx, next) {
-    const chain = exact.get(`${ctx.method} ${ctx.path}`);
-    if (!chain) return next();
-    ctx.params = {};
-    return chain(ctx, next);
   };
 
   const app = new Koa();
-  app.silent = true; // errors are reported by the errors middleware, never printed with a stack to clients
-  app.use(requestContext([...(hooks.observers ?? []), (record) => services.journal.record(record)]));
-  app.use(errors(hooks.report ?? defaultReport));
-  app.use(respond(config.timeouts.stallMaxMs, hooks.streamTimers));
-  app.use(unmatched);
-  app.use(exactRoute);
-  app.use(router.routes());
-  app.use(router.allowedMethods());
-  return { app, config, services };
+  app.silent = true; // errors are rendered by serve, never printed with a stack to clients
+  app.use(serve);
+  let koa: ReturnType<Koa['callback']> | undefined; // made on first use, so middleware added after createApp still runs
+
+  const refuse = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
+    const state = requestState(requestIdFor(req.headers['x-request-id']), op, undefined, err);
+    sendFirstError(res, state.requestId, err);
+    try {
+      reportRequest(observers, req, path, state, err.status, started);
+    } catch (thrown) {
+      report(thrown, { method: req.method ?? '', url: req.url ?? '', requestId: state.requestId });
+    }
+  };
+
+  // The key check is the first step of every keyed operation, so a request with a missing or wrong key
+  // can be answered before Koa builds a context: the same envelope, headers and record, at a fraction
+  // of the cost. A request that passes goes on to Koa with its operation and key.
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const started = performance.now();
+    const url = req.url ?? '';
+    const path = pathOfUrl(url);
+    const op = url.startsWith('/') ? routes.exact(req.method ?? '', path) : undefined;
+    if (op?.auth === 'key') {
+      const key = checkKey(services.keys, req.headers.authorization);
+      if (key instanceof ApiError) return refuse(req, res, op, path, key, started);
+      (req as CheckedRequest)[CHECKED] = { op, key, path, started };
+    }
+    void (koa ??= app.callback())(req, res);
+  };
+  return { app, config, services, handler };
 }

@@ -2,17 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorTemplate } from './errors.js';
+import { BODY_READ } from './middleware/readBody.js';
 
 /** What the tracker reports about a connection answered outside Koa (bad HTTP, timeouts). */
 export interface ClientErrorInfo {
   readonly status: number;
   readonly code: string;
   readonly reason: string;
-}
-
-interface InFlight {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
 }
 
 const template = (status: number, code: string, message: string): ErrorTemplate => ({ status, type: 'invalid_request_error', code, message });
@@ -50,6 +46,11 @@ export function rawErrorResponse(t: ErrorTemplate): string {
   ].join('\r\n');
 }
 
+// The response in progress on a connection is kept on the socket itself: a Map from socket to response
+// would be written and rehashed on every request.
+const IN_FLIGHT = Symbol('inFlight');
+type Tracked = Duplex & { [IN_FLIGHT]?: ServerResponse | undefined };
+
 /**
  * Keeps track of a server's connections and their in-flight responses, so that HTTP-level errors get
  * an envelope answer, an unread request body is discarded for a bounded time only, and shutdown can
@@ -57,8 +58,11 @@ export function rawErrorResponse(t: ErrorTemplate): string {
  */
 export class ConnectionTracker {
   private readonly sockets = new Set<Duplex>();
-  private readonly inflight = new Map<Duplex, InFlight>();
+  /** The response in progress on each busy connection (its request is `res.req`). */
   private closing = false;
+  /** Requests whose unread body is being discarded, with the time (performance.now()) it must end by. */
+  private readonly lingering = new Map<IncomingMessage, number>();
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly server: Server,
@@ -67,10 +71,11 @@ export class ConnectionTracker {
     private readonly onClientError: (info: ClientErrorInfo) => void = () => {},
   ) {
     server.on('connection', (socket: Duplex) => {
+      (socket as Tracked)[IN_FLIGHT] = undefined; // the property every connection has, from the start
       this.sockets.add(socket);
       socket.once('close', () => {
         this.sockets.delete(socket);
-        this.inflight.delete(socket);
+        (socket as Tracked)[IN_FLIGHT] = undefined;
       });
     });
     server.on('clientError', (err: Error & { code?: string; reason?: string }, socket: Duplex) => this.clientError(err, socket));
@@ -80,46 +85,65 @@ export class ConnectionTracker {
 
   /** Registers a request before the app handles it. */
   request(req: IncomingMessage, res: ServerResponse): void {
-    const socket = req.socket;
-    const entry = { req, res };
-    this.inflight.set(socket, entry);
+    (req.socket as Tracked)[IN_FLIGHT] = res;
     if (this.closing) res.setHeader('Connection', 'close');
-    res.once('close', () => {
-      if (this.inflight.get(socket) === entry) this.inflight.delete(socket);
-      if (!req.complete && !socket.destroyed) this.discardBody(req, socket);
-      if (this.closing) setImmediate(() => this.closeIdle());
-    });
+    // One listener shared by every response (it is called with the response as `this`): nothing to
+    // allocate per request.
+    res.on('close', this.responseClosed);
   }
 
+  private readonly responseClosed = ((tracker: ConnectionTracker) =>
+    function responseClosed(this: ServerResponse) {
+      const { req } = this;
+      const socket = req.socket;
+      if ((socket as Tracked)[IN_FLIGHT] === this) (socket as Tracked)[IN_FLIGHT] = undefined;
+      if (!req.complete && !(req as IncomingMessage & { [BODY_READ]?: boolean })[BODY_READ] && !socket.destroyed) tracker.discardBody(req);
+      if (tracker.closing) setImmediate(() => tracker.closeIdle());
+    })(this);
+
   // An early answer (401, 413, 415) leaves the body unread: it is discarded as it arrives, and a client
-  // that does not finish sending it within the linger time loses the connection.
-  private discardBody(req: IncomingMessage, socket: Duplex): void {
-    const timer = setTimeout(() => socket.destroy(), this.lingerMs);
-    timer.unref();
-    // Both listeners go once either fires: a keep-alive socket serves many requests, and a listener
-    // left per request would pile up on it.
-    const done = () => {
-      clearTimeout(timer);
-      req.off('end', done);
-      socket.off('close', done);
-    };
-    req.once('end', done);
-    socket.once('close', done);
+  // that does not finish sending it within the linger time loses the connection. One timer looks
+  // after every such request, and one listener shared by all of them: a 401 under load costs no
+  // timer and no closure of its own.
+  private discardBody(req: IncomingMessage): void {
+    this.lingering.set(req, performance.now() + this.lingerMs);
+    req.on('end', this.bodyEnded);
     req.resume();
+    this.sweeper ??= setInterval(() => this.sweep(), Math.max(10, Math.min(1000, this.lingerMs / 4))).unref();
+  }
+
+  private readonly bodyEnded = ((tracker: ConnectionTracker) =>
+    function bodyEnded(this: IncomingMessage) {
+      tracker.lingering.delete(this);
+    })(this);
+
+  /** Forgets requests whose body ended or whose connection closed; closes the connections past their time. */
+  private sweep(): void {
+    const now = performance.now();
+    for (const [req, deadline] of this.lingering) {
+      if (req.complete || req.socket.destroyed) this.lingering.delete(req);
+      else if (now >= deadline) {
+        this.lingering.delete(req);
+        req.socket.destroy();
+      }
+    }
+    if (this.lingering.size) return;
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
   }
 
   private clientError(err: Error & { code?: string; reason?: string }, socket: Duplex): void {
-    const busy = this.inflight.get(socket);
+    const busy = (socket as Tracked)[IN_FLIGHT];
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
     }
     // A complete request still being answered (pipelined garbage after it) gets its answer first.
-    if (busy && busy.req.complete && !busy.res.writableFinished) {
-      busy.res.once('close', () => this.answer(err, socket, !busy.res.writableFinished));
+    if (busy && busy.req.complete && !busy.writableFinished) {
+      busy.once('close', () => this.answer(err, socket, !busy.writableFinished));
       return;
     }
-    this.answer(err, socket, busy !== undefined && busy.res.headersSent && !busy.res.writableFinished);
+    this.answer(err, socket, busy !== undefined && busy.headersSent && !busy.writableFinished);
   }
 
   private answer(err: Error & { code?: string; reason?: string }, socket: Duplex, midResponse: boolean): void {
@@ -138,13 +162,16 @@ export class ConnectionTracker {
   /** Stops taking new connections; connections with nothing in flight are closed now, the rest as they finish. */
   beginShutdown(): void {
     this.closing = true;
-    for (const { res } of this.inflight.values()) if (!res.headersSent) res.setHeader('Connection', 'close');
+    for (const socket of this.sockets) {
+      const res = (socket as Tracked)[IN_FLIGHT];
+      if (res && !res.headersSent) res.setHeader('Connection', 'close');
+    }
     this.closeIdle();
   }
 
   /** Closes every connection that has no response in progress (idle keep-alive, half-sent headers). */
   closeIdle(): void {
-    for (const socket of this.sockets) if (!this.inflight.has(socket)) socket.destroy();
+    for (const socket of this.sockets) if (!(socket as Tracked)[IN_FLIGHT]) socket.destroy();
   }
 
   /** Closes every connection at once. */

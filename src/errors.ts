@@ -66,6 +66,7 @@ export class ApiError extends Error {
   readonly param: string | null;
   readonly details: readonly Detail[] | undefined;
   readonly headers: Readonly<Record<string, string>>;
+  private json: string | undefined;
 
   constructor(template: ErrorTemplate, options: ErrorOptions = {}) {
     // An ApiError is an answer, not a bug: capturing its stack cost about a tenth of a 400 or 401.
@@ -80,6 +81,11 @@ export class ApiError extends Error {
     this.param = options.param ?? null;
     this.details = options.details;
     this.headers = options.headers ?? {};
+  }
+
+  /** The wire envelope as JSON text, rendered once (the errors answered most often are made once and reused). */
+  toJson(): string {
+    return (this.json ??= JSON.stringify(this.toBody()));
   }
 
   /** The wire envelope. */

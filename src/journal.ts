@@ -6,6 +6,8 @@ export type JournalEntry = RequestRecord;
 
 const MAX_PATH = 256;
 const MAX_DETAILS = 20;
+// How many secret-free texts are remembered, so a client sending ever new paths cannot grow it.
+const MAX_CLEAN = 1024;
 
 // A key sent percent-encoded in the path is still the key: such a path is recorded decoded, and masked.
 function scrubPath(path: string, scrub: (text: string) => string): string {
@@ -38,33 +40,48 @@ export class Journal {
   private next = 0;
   private recorded = 0;
   private readonly scrub: (text: string) => string;
+  private readonly scrubPath: (path: string) => string;
+  private readonly clean = new Set<string>();
+  private readonly maskText = (text: string): string => this.masked(text);
 
   /** `secrets` (the configured keys and admin token) are masked wherever a client put them: path, ids, body fields, messages. */
   constructor(readonly capacity: number, secrets: readonly string[] = []) {
     this.ring = new Array<JournalEntry | undefined>(Math.max(0, capacity));
     this.scrub = secretScrubber(secrets, { json: false });
+    this.scrubPath = (path) => scrubPath(path, this.scrub);
+  }
+
+  /**
+   * `text` masked; texts already found to hold no secret are remembered (never one that held a secret),
+   * since the same few paths, operations and models come back request after request.
+   */
+  private masked(text: string, mask: (text: string) => string = this.scrub): string {
+    if (this.clean.has(text)) return text;
+    const out = mask(text);
+    if (out === text && text.length <= MAX_PATH && this.clean.size < MAX_CLEAN) this.clean.add(text);
+    return out;
   }
 
   /** Adds a finished request, replacing the oldest entry when the buffer is full. */
   record(r: RequestRecord): void {
     if (this.capacity <= 0 || r.path.startsWith('/__admin')) return;
-    const scrub = this.scrub;
-    const opt = (s: string | undefined): string | undefined => (s === undefined ? s : scrub(s));
+    const opt = (s: string | undefined): string | undefined => (s === undefined ? s : this.masked(s));
     // Masked before cutting, so a cut cannot leave part of a key behind.
-    const path = scrubPath(r.path, scrub);
-    const details = r.details && r.details.length > MAX_DETAILS ? r.details.slice(0, MAX_DETAILS) : r.details;
-    this.ring[this.next] = {
-      ...r,
-      requestId: scrub(r.requestId),
-      path: path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}...` : path,
-      errorCode: typeof r.errorCode === 'string' ? scrub(r.errorCode) : r.errorCode,
-      details: details?.map((d) => scrubValues(d, scrub)),
-      fault: opt(r.fault),
-      stream: opt(r.stream),
-      model: opt(r.model),
-      operation: opt(r.operation),
-      keyLabel: opt(r.keyLabel),
-    };
+    const masked = this.masked(r.path, this.scrubPath);
+    const path = masked.length > MAX_PATH ? `${masked.slice(0, MAX_PATH)}...` : masked;
+    const requestId = this.scrub(r.requestId);
+    const errorCode = typeof r.errorCode === 'string' ? this.masked(r.errorCode) : r.errorCode;
+    const fault = opt(r.fault);
+    const stream = opt(r.stream);
+    const model = opt(r.model);
+    const operation = opt(r.operation);
+    const keyLabel = opt(r.keyLabel);
+    const same = path === r.path && requestId === r.requestId && errorCode === r.errorCode && fault === r.fault && stream === r.stream && model === r.model && operation === r.operation && keyLabel === r.keyLabel;
+    // A record with nothing to mask or cut (the usual case) is kept as it is: records are never changed.
+    this.ring[this.next] =
+      same && !r.details
+        ? r
+        : { ...r, requestId, path, errorCode, fault, stream, model, operation, keyLabel, details: r.details?.slice(0, MAX_DETAILS).map((d) => scrubValues(d, this.maskText)) };
     this.next = (this.next + 1) % this.capacity;
     this.recorded++;
   }

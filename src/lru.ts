@@ -2,6 +2,8 @@
 export class Lru<V> {
   private readonly map = new Map<string, { value: V; size: number }>();
   private bytes = 0;
+  /** The most recently used key: when it is in the map, it is the last one (a deleted key may linger here harmlessly). */
+  private newest: string | undefined;
 
   constructor(
     private readonly maxEntries: number,
@@ -19,8 +21,13 @@ export class Lru<V> {
   get(key: string): V | undefined {
     const hit = this.map.get(key);
     if (!hit) return undefined;
-    this.map.delete(key); // re-insert: Map keeps insertion order, so the first key is the least recent
-    this.map.set(key, hit);
+    // Re-insert: Map keeps insertion order, so the first key is the least recent. The key asked for
+    // again and again (one reply rule answering every request) is the last already.
+    if (key !== this.newest) {
+      this.map.delete(key);
+      this.map.set(key, hit);
+      this.newest = key;
+    }
     return hit.value;
   }
 
@@ -28,6 +35,7 @@ export class Lru<V> {
     this.delete(key);
     if (this.maxEntries <= 0 || size > this.maxBytes) return;
     this.map.set(key, { value, size });
+    this.newest = key;
     this.bytes += size;
     while (this.map.size > this.maxEntries || this.bytes > this.maxBytes) {
       const oldest = this.map.keys().next().value as string;

@@ -54,7 +54,7 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
 
   // Node refuses a header timeout longer than the request timeout; the request timeout covers both.
   const headersTimeout = Math.min(timeouts.headersMs, timeouts.requestMs);
-  const handler = mock.app.callback();
+  const handler = mock.handler;
   const server = createServer(
     { requestTimeout: timeouts.requestMs, headersTimeout, keepAliveTimeout: timeouts.keepAliveMs, connectionsCheckingInterval: checkingInterval(headersTimeout) },
     (req, res) => {

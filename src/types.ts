@@ -37,8 +37,6 @@ export type Reply =
 /** A configured key with its usage counters; the key itself never leaves this object. */
 export interface KeyState {
   readonly config: KeyConfig;
-  /** SHA-256 of the key, compared in constant time. */
-  readonly digest: Buffer;
   /** The key masked for display, e.g. sk-m...ault. */
   readonly masked: string;
   readonly usage: { requests: number; byOperation: Record<string, number> };

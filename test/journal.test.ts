@@ -76,6 +76,37 @@ test('configured secrets are masked in every string field, details included, bef
   assert.is(e!.errorCode, 'code_sk-l...CRET');
 });
 
+test('texts seen again are masked as the first time: one that held a secret every time, however often it comes', () => {
+  const j = new Journal(10, [SECRET]);
+  for (let n = 1; n <= 3; n++) j.record(record(n, { path: `/v1/${SECRET}`, model: SECRET, operation: 'me' }));
+  j.record(record(4, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));
+  j.record(record(5, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));
+  const entries = j.entries();
+  assert.not.ok(JSON.stringify(entries).includes(SECRET));
+  assert.equal(entries.map((e) => e.path), [...Array(3).fill('/v1/sk-l...CRET'), '/v1/sk-l...CRET', '/v1/sk-l...CRET']);
+  assert.equal(entries.slice(0, 3).map((e) => [e.model, e.operation]), Array(3).fill(['sk-l...CRET', 'me']));
+});
+
+test('ever new paths do not grow what the journal remembers beyond its bound', () => {
+  const j = new Journal(4, [SECRET]);
+  for (let n = 0; n < 3000; n++) j.record(record(n, { path: `/v1/p${n}` }));
+  assert.ok((j as unknown as { clean: Set<string> }).clean.size <= 1024);
+  assert.equal(j.entries().map((e) => e.path), ['/v1/p2996', '/v1/p2997', '/v1/p2998', '/v1/p2999']);
+});
+
+test('a record with nothing to mask or cut is kept as it came; any other is copied, never changed', () => {
+  const j = new Journal(5, [SECRET]);
+  const clean = record(1);
+  const dirty = record(2, { model: SECRET });
+  j.record(clean);
+  j.record(dirty);
+  const [a, b] = j.entries();
+  assert.is(a, clean);
+  assert.is.not(b, dirty);
+  assert.is(dirty.model, SECRET);
+  assert.is(b!.model, 'sk-l...CRET');
+});
+
 test('a key percent-encoded in the path is masked too; other encoded paths are kept as sent', () => {
   const j = new Journal(5, [SECRET]);
   j.record(record(1, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));

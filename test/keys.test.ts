@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { findKey, keyStates, maskKey } from '../src/keys.js';
+import { findKey, keyStates, maskKey, sameSecret } from '../src/keys.js';
 
 test('maskKey shows at most four characters at each end, never the whole key', () => {
   assert.is(maskKey('sk-live-0123456789abcdef'), 'sk-l...cdef');
@@ -11,10 +11,9 @@ test('maskKey shows at most four characters at each end, never the whole key', (
   for (const key of ['sk-live-0123456789abcdef', 'sk-mock-default', 'abcdefgh', 'k1']) assert.not.ok(maskKey(key).includes(key));
 });
 
-test('keyStates keeps the config, a digest, the masked key and zeroed usage', () => {
+test('keyStates keeps the config, the masked key and zeroed usage', () => {
   const [s] = keyStates([{ key: 'sk-test-0123456789', label: 'ci' }]);
   assert.is(s!.config.label, 'ci');
-  assert.is(s!.digest.length, 32);
   assert.is(s!.masked, 'sk-t...6789');
   assert.equal(s!.usage, { requests: 0, byOperation: {} });
 });
@@ -32,6 +31,14 @@ test('findKey finds the presented key among several and nothing for a near miss'
 test('findKey returns the first of duplicate keys', () => {
   const states = keyStates([{ key: 'same-key', label: 'a' }, { key: 'same-key', label: 'b' }]);
   assert.is(findKey(states, 'same-key')!.config.label, 'a');
+});
+
+test('sameSecret: equal only for the very same text, whatever the lengths', () => {
+  assert.ok(sameSecret('sk-abc', 'sk-abc'));
+  for (const [a, b] of [['sk-abc', 'sk-abd'], ['sk-ab', 'sk-abc'], ['sk-abcsk-abc', 'sk-abc'], ['', 'sk-abc'], ['sk-abc', 'SK-ABC'], ['é', 'e'], ['\u0100', '\u0000']]) {
+    assert.not.ok(sameSecret(a!, b!), `${a} / ${b}`);
+    assert.not.ok(sameSecret(b!, a!), `${b} / ${a}`);
+  }
 });
 
 test.run();

@@ -61,4 +61,29 @@ test('getOrMake makes a value once and weighs it', () => {
   assert.is(lru.totalBytes, 100);
 });
 
+test('the order of use stays exact when the same key is asked for again and again, and after deletes', () => {
+  const lru = new Lru<number>(2);
+  lru.set('a', 1);
+  lru.set('b', 2);
+  assert.is(lru.get('b'), 2);
+  assert.is(lru.get('b'), 2);
+  assert.is(lru.get('a'), 1); // a is the most recent now, b the least
+  assert.is(lru.get('a'), 1);
+  lru.set('c', 3);
+  assert.is(lru.get('b'), undefined);
+  assert.is(lru.get('a'), 1);
+  lru.delete('a'); // the most recent key goes: the next get of c must still move it last
+  lru.set('d', 4);
+  assert.is(lru.get('c'), 3);
+  lru.set('e', 5);
+  assert.is(lru.get('d'), undefined);
+  assert.is(lru.get('c'), 3);
+  lru.clear();
+  lru.set('x', 1);
+  lru.set('y', 2);
+  assert.is(lru.get('x'), 1);
+  lru.set('z', 3);
+  assert.equal([lru.get('x'), lru.get('y'), lru.get('z')], [1, undefined, 3]);
+});
+
 test.run();

@@ -1,21 +1,40 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Middleware } from 'koa';
 import { ApiError, ERRORS } from '../errors.js';
 import { findKey } from '../keys.js';
-import type { Operation } from '../operations.js';
 import type { KeyState } from '../types.js';
+import type { Step } from './steps.js';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
 
+// The answers to a bad credential never vary: made once, and returned rather than thrown on the early
+// path, where a throw would cost more than the whole check.
+const MISSING = new ApiError(ERRORS.MISSING_KEY, { headers: CHALLENGE });
+const NOT_BEARER = new ApiError(ERRORS.INVALID_AUTH_SCHEME, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_request"' } });
+const EMPTY = new ApiError(ERRORS.MISSING_KEY, { message: 'The bearer token is empty. Send Authorization: Bearer YOUR_KEY.', headers: CHALLENGE });
+const WRONG_KEY = new ApiError(ERRORS.INVALID_KEY, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
+
 /** The key presented in `Authorization: Bearer <key>`, or the 401 that fits what was sent instead. */
-export function bearerToken(header: string | undefined): string {
-  if (!header) throw new ApiError(ERRORS.MISSING_KEY, { headers: CHALLENGE });
+function tokenOf(header: string | undefined): string | ApiError {
+  if (!header) return MISSING;
   const space = header.indexOf(' ');
   const scheme = space < 0 ? header : header.slice(0, space);
-  if (scheme.toLowerCase() !== 'bearer') throw new ApiError(ERRORS.INVALID_AUTH_SCHEME, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_request"' } });
+  if (scheme.toLowerCase() !== 'bearer') return NOT_BEARER;
   const token = space < 0 ? '' : header.slice(space + 1).trim();
-  if (!token) throw new ApiError(ERRORS.MISSING_KEY, { message: 'The bearer token is empty. Send Authorization: Bearer YOUR_KEY.', headers: CHALLENGE });
+  return token || EMPTY;
+}
+
+/** The key presented in `Authorization: Bearer <key>`; throws the 401 that fits what was sent instead. */
+export function bearerToken(header: string | undefined): string {
+  const token = tokenOf(header);
+  if (token instanceof ApiError) throw token;
   return token;
+}
+
+/** The key state for an Authorization header, or the 401 that fits it (returned, not thrown); usage is not counted here. */
+export function checkKey(keys: readonly KeyState[], authorization: string | undefined): KeyState | ApiError {
+  const token = tokenOf(authorization);
+  if (token instanceof ApiError) return token;
+  return findKey(keys, token) ?? WRONG_KEY;
 }
 
 /** True for a peer address on this machine (IPv4 127/8, IPv6 ::1, and IPv4-mapped 127/8). */
@@ -41,19 +60,21 @@ function checkAdmin(adminToken: string | undefined, authorization: string | unde
   throw new ApiError(ERRORS.ADMIN_FORBIDDEN, { message: 'The admin API needs Authorization: Bearer <admin token> (the --admin-token the server was started with).' });
 }
 
-/** Checks the bearer key of operations that need one (or the admin rule) and counts the request against the key. */
-export function authenticate(keys: readonly KeyState[], adminToken?: string): Middleware {
+/**
+ * Checks the bearer key of operations that need one (or the admin rule) and counts the request against
+ * the key. A key found before the request reached Koa (the server's early 401 check) is taken as found.
+ */
+export function authenticate(keys: readonly KeyState[], adminToken?: string): Step {
   if (!keys.length) throw new Error('auth: at least one API key must be configured');
-  return async function authenticate(ctx, next) {
-    const op = ctx.state.operation as Operation;
-    if (op.auth === 'admin') checkAdmin(adminToken, ctx.get('authorization') || undefined, ctx.req.socket.remoteAddress);
+  return function authenticate(ctx, state) {
+    const op = state.operation!;
+    if (op.auth === 'admin') checkAdmin(adminToken, ctx.req.headers.authorization, ctx.req.socket.remoteAddress);
     if (op.auth === 'key') {
-      const key = findKey(keys, bearerToken(ctx.get('authorization') || undefined));
-      if (!key) throw new ApiError(ERRORS.INVALID_KEY, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
+      const key = state.key ?? checkKey(keys, ctx.req.headers.authorization);
+      if (key instanceof ApiError) return key;
+      state.key = key;
       key.usage.requests++;
       key.usage.byOperation[op.id] = (key.usage.byOperation[op.id] ?? 0) + 1;
-      ctx.state.key = key;
     }
-    await next();
   };
 }

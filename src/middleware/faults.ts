@@ -1,24 +1,20 @@
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import { alterReply, dropConnection, injectedError } from '../faults/apply.js';
 import { faultFromHeaders } from '../faults/header.js';
 import { writePartial } from '../faults/partial.js';
 import { describeFault, type FaultSpec } from '../faults/spec.js';
 import { faultable, type Operation } from '../operations.js';
-import type { KeyState, Reply, Services } from '../types.js';
+import type { Services } from '../types.js';
+import { STOP, type RequestState, type Step, type StepResult } from './steps.js';
 
 /** The fault for this request: its headers (when allowed) first, then the configured rules. */
-function chooseFault(ctx: Context, services: Services, op: Operation): { fault: FaultSpec; label: string } | undefined {
-  const limits = { maxDelayMs: services.config.timeouts.stallMaxMs };
+function chooseFault(ctx: Context, state: RequestState, services: Services, op: Operation, limits: { maxDelayMs: number }): { fault: FaultSpec; label: string } | undefined {
+  const headers = ctx.req.headers;
   if (services.config.faultHeaders) {
-    const fault = faultFromHeaders(ctx.headers, limits);
+    const fault = faultFromHeaders(headers, limits);
     if (fault) return { fault, label: `${describeFault(fault)} [header]` };
   }
-  return services.faultRules.pick({
-    operation: op.id,
-    keyLabel: (ctx.state.key as KeyState | undefined)?.config.label,
-    headers: ctx.headers,
-    body: ctx.state.body as Record<string, unknown> | undefined,
-  });
+  return services.faultRules.pick({ operation: op.id, keyLabel: state.key?.config.label, headers, body: state.body });
 }
 
 /** Waits `ms` unless the client leaves first; true when the client is gone. */
@@ -32,37 +28,48 @@ async function waitOrLeave(ctx: Context, services: Services, ms: number): Promis
   return left.signal.aborted;
 }
 
-/**
- * Injected faults, from the X-Mock-Fault / Prefer headers or from fault rules. Before the handler:
- * delay, dropped connections and error statuses; after it: broken, cut and stalled bodies.
- * The admin API and tooling routes (health, OpenAPI) are never faulted.
- */
-export function faults(services: Services): Middleware {
-  return async function faults(ctx, next) {
-    const op = ctx.state.operation as Operation;
-    if (!faultable(op)) return next();
-    const chosen = chooseFault(ctx, services, op);
-    if (!chosen) return next();
-    const { fault } = chosen;
-    ctx.state.fault = chosen.label;
-    if (fault.delayMs && (await waitOrLeave(ctx, services, fault.delayMs))) {
-      ctx.respond = false;
-      ctx.state.transportStatus = 0;
-      ctx.state.stream = 'aborted';
-      return;
-    }
-    if (fault.reset || fault.empty) return dropConnection(ctx, fault.reset ? 'reset' : 'empty');
-    if (fault.status !== undefined) throw injectedError({ ...fault, status: fault.status });
-    if (fault.noRetry) ctx.set('x-should-retry', 'false');
-    await next();
-    const reply = ctx.state.reply as Reply | undefined;
+/** A fault once any delay is over: a dropped connection, an error status, or work for after the handler. */
+function inject(ctx: Context, state: RequestState, fault: FaultSpec, services: Services): StepResult {
+  if (fault.reset || fault.empty) {
+    dropConnection(ctx, fault.reset ? 'reset' : 'empty');
+    return STOP;
+  }
+  if (fault.status !== undefined) return injectedError({ ...fault, status: fault.status });
+  if (fault.noRetry) ctx.res.setHeader('x-should-retry', 'false');
+  return async () => {
+    const reply = state.reply;
     if (!reply) return;
     const cut = fault.streamCut ?? fault.stall;
     if (reply.kind !== 'sse' && cut !== undefined) {
-      ctx.state.reply = undefined; // written here, so the respond middleware leaves it alone
-      ctx.state.stream = await writePartial(ctx, alterReply(reply, fault) as typeof reply, cut, fault.streamCut !== undefined ? 'cut' : 'stall', services.config.timeouts.stallMaxMs);
+      state.reply = undefined; // written here, so the reply is not written again
+      state.stream = await writePartial(ctx, alterReply(reply, fault) as typeof reply, cut, fault.streamCut !== undefined ? 'cut' : 'stall', services.config.timeouts.stallMaxMs);
       return;
     }
-    ctx.state.reply = alterReply(reply, fault);
+    state.reply = alterReply(reply, fault);
+  };
+}
+
+/**
+ * Injected faults, from the X-Mock-Fault / Prefer headers or from fault rules. Before the handler:
+ * delay, dropped connections and error statuses; after it: broken, cut and stalled bodies.
+ * The admin API and the tooling routes (health check, OpenAPI document) are never faulted.
+ */
+export function faults(services: Services): Step {
+  const limits = { maxDelayMs: services.config.timeouts.stallMaxMs };
+  return function faults(ctx, state) {
+    const op = state.operation!;
+    if (!faultable(op)) return;
+    const chosen = chooseFault(ctx, state, services, op, limits);
+    if (!chosen) return;
+    const { fault } = chosen;
+    state.fault = chosen.label;
+    if (!fault.delayMs) return inject(ctx, state, fault, services);
+    return waitOrLeave(ctx, services, fault.delayMs).then((left): StepResult => {
+      if (!left) return inject(ctx, state, fault, services);
+      ctx.respond = false;
+      state.transportStatus = 0;
+      state.stream = 'aborted';
+      return STOP;
+    });
   };
 }

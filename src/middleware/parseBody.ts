@@ -1,7 +1,6 @@
-import type { Middleware } from 'koa';
-import bodyParser from 'koa-bodyparser';
 import { ApiError, ERRORS } from '../errors.js';
-import type { Operation } from '../operations.js';
+import { readBody } from './readBody.js';
+import type { Step } from './steps.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -62,43 +61,30 @@ function parseJson(bytes: Buffer, maxDepth: number): { text: string; value: unkn
 }
 
 /** Reads the JSON body of operations that take one: content type, encoding and size are checked first. */
-export function parseBody(limitBytes: number, maxDepth: number): Middleware {
-  // The parser only reads the bytes (size limit, Content-Length, aborted uploads: errors with their own
-  // type, mapped by the errors middleware); decoding and parsing are done here, strictly.
-  // `encoding: false` (passed on to raw-body, missing from the typings) keeps the raw bytes: a Buffer.
-  const options: bodyParser.Options & { encoding: false } = {
-    enableTypes: ['text'],
-    extendTypes: { text: ['*/*'] }, // the Content-Type was checked before
-    textLimit: String(limitBytes),
-    encoding: false,
-  };
-  const reader = bodyParser(options);
-  return async function parseBody(ctx, next) {
-    const op = ctx.state.operation as Operation;
-    if (!op.requestSchema) return next();
-    const encoding = ctx.get('content-encoding').toLowerCase();
+export function parseBody(limitBytes: number, maxDepth: number): Step {
+  return async function parseBody(ctx, state) {
+    if (!state.operation!.requestSchema) return;
+    const headers = ctx.req.headers;
+    const encoding = headers['content-encoding']?.toLowerCase();
     if (encoding && encoding !== 'identity') {
-      throw new ApiError(ERRORS.UNSUPPORTED_ENCODING, { message: `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, 32)}). Send the JSON uncompressed.` });
+      return new ApiError(ERRORS.UNSUPPORTED_ENCODING, { message: `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, 32)}). Send the JSON uncompressed.` });
     }
-    const declared = Number(ctx.get('content-length'));
-    if (declared > limitBytes) throw new ApiError(ERRORS.BODY_TOO_LARGE, { message: `The request body is ${declared} bytes; the limit is ${limitBytes} bytes.` });
-    const type = ctx.get('content-type');
+    const declared = Number(headers['content-length']);
+    if (declared > limitBytes) return new ApiError(ERRORS.BODY_TOO_LARGE, { message: `The request body is ${declared} bytes; the limit is ${limitBytes} bytes.` });
+    const type = headers['content-type'] ?? '';
     if (!JSON_TYPE.test(type)) {
-      throw new ApiError(ERRORS.UNSUPPORTED_CONTENT_TYPE, {
+      return new ApiError(ERRORS.UNSUPPORTED_CONTENT_TYPE, {
         message: type ? `Content-Type must be 'application/json', but got '${type.slice(0, 64)}'.` : "The request has no Content-Type; send 'Content-Type: application/json'.",
       });
     }
-    await reader(ctx, async () => {
-      const raw = ctx.request.body;
-      const { text, value } = parseJson(Buffer.isBuffer(raw) ? raw : Buffer.alloc(0), maxDepth);
-      // Handlers derive ids from the exact text of the request.
-      (ctx.request as { rawBody?: string }).rawBody = text;
-      ctx.request.body = value;
-      if (!value || typeof value !== 'object' || Array.isArray(value)) {
-        throw new ApiError(ERRORS.BODY_NOT_OBJECT, { message: `The request body must be a JSON object, but got ${jsonKind(value)}.` });
-      }
-      ctx.state.body = value;
-      await next();
-    });
+    // Only the bytes are read (size limit, Content-Length, aborted uploads); decoding and parsing are
+    // done here, strictly.
+    const { text, value } = parseJson(await readBody(ctx.req, limitBytes), maxDepth);
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      return new ApiError(ERRORS.BODY_NOT_OBJECT, { message: `The request body must be a JSON object, but got ${jsonKind(value)}.` });
+    }
+    // Handlers derive ids from the exact text of the request.
+    state.raw = text;
+    state.body = value as Record<string, unknown>;
   };
 }

@@ -1,17 +1,17 @@
-import type { Context, Middleware } from 'koa';
+import type { ServerResponse } from 'node:http';
 import { ApiError, ERRORS } from '../errors.js';
 import { formatDuration, type Admission, type LimitView } from '../faults/rateLimiter.js';
 import { tokensOf } from '../faults/tokens.js';
-import type { Operation } from '../operations.js';
 import type { KeyState, Services } from '../types.js';
+import type { Step } from './steps.js';
 
 /** The only operation whose requests count tokens against tokensPerMinute. */
 const TOKEN_OPERATION = 'chat.completions';
 
-function setLimitHeaders(ctx: Context, kind: 'requests' | 'tokens', view: LimitView): void {
-  ctx.set(`x-ratelimit-limit-${kind}`, String(view.limit));
-  ctx.set(`x-ratelimit-remaining-${kind}`, String(view.remaining));
-  ctx.set(`x-ratelimit-reset-${kind}`, formatDuration(view.resetMs));
+function setLimitHeaders(res: ServerResponse, kind: 'requests' | 'tokens', view: LimitView): void {
+  res.setHeader(`x-ratelimit-limit-${kind}`, String(view.limit));
+  res.setHeader(`x-ratelimit-remaining-${kind}`, String(view.remaining));
+  res.setHeader(`x-ratelimit-reset-${kind}`, formatDuration(view.resetMs));
 }
 
 /** The 429 for a refused request, in OpenAI's words, with the wait in retry-after and retry-after-ms. */
@@ -32,19 +32,21 @@ function tooMany(key: KeyState, a: Admission): ApiError {
  * Per-key limits from the configuration: every response to a limited key carries x-ratelimit-*
  * headers, and a request over the limit is a 429 that says when to come back.
  */
-export function rateLimit(services: Services): Middleware {
-  return async function rateLimit(ctx, next) {
-    const key = ctx.state.key as KeyState | undefined;
-    if (!key?.config.rateLimit) return next();
-    const countsTokens = (ctx.state.operation as Operation).id === TOKEN_OPERATION;
+export function rateLimit(services: Services): Step {
+  return function rateLimit(ctx, state) {
+    const key = state.key;
+    if (!key?.config.rateLimit) return;
+    const countsTokens = state.operation!.id === TOKEN_OPERATION;
     const admission = services.rateLimits.admit(key, countsTokens)!;
-    setLimitHeaders(ctx, 'requests', admission.requests);
-    if (admission.tokens) setLimitHeaders(ctx, 'tokens', admission.tokens);
-    if (admission.refused) throw tooMany(key, admission);
-    await next();
+    setLimitHeaders(ctx.res, 'requests', admission.requests);
+    if (admission.tokens) setLimitHeaders(ctx.res, 'tokens', admission.tokens);
+    if (admission.refused) return tooMany(key, admission);
     if (!admission.tokens) return;
-    const used = tokensOf(ctx.state.reply, ctx.state.body as Record<string, unknown> | undefined, services);
-    const after = services.rateLimits.charge(key, used);
-    if (after) setLimitHeaders(ctx, 'tokens', after);
+    // Tokens are charged once the reply is known.
+    return () => {
+      const used = tokensOf(state.reply, state.body, services);
+      const after = services.rateLimits.charge(key, used);
+      if (after) setLimitHeaders(ctx.res, 'tokens', after);
+    };
   };
 }

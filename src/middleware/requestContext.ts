@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import type { Middleware } from 'koa';
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestState } from './steps.js';
 
 /** What is known about one finished request; observers (journal, log) receive it. */
 export interface RequestRecord {
@@ -25,39 +26,42 @@ export type RequestObserver = (record: RequestRecord) => void;
 // An incoming id is kept only when it is plainly safe to echo; anything else is replaced.
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Gives every response an x-request-id and security headers, and reports each finished request. */
-export function requestContext(observers: readonly RequestObserver[]): Middleware {
-  return async function requestContext(ctx, next) {
-    const started = performance.now();
-    const incoming = ctx.get('x-request-id');
-    const requestId = SAFE_ID.test(incoming) ? incoming : `req_${randomUUID().replaceAll('-', '')}`;
-    ctx.state.requestId = requestId;
-    ctx.set('x-request-id', requestId);
-    ctx.set('x-content-type-options', 'nosniff');
-    try {
-      await next();
-    } finally {
-      if (observers.length) {
-        const retry = Number.parseInt(ctx.get('x-stainless-retry-count'), 10);
-        const body = ctx.state.body as { model?: unknown } | undefined;
-        const record: RequestRecord = {
-          requestId,
-          time: Date.now(),
-          method: ctx.method,
-          path: ctx.path,
-          operation: (ctx.state.operation as { id: string } | undefined)?.id,
-          keyLabel: (ctx.state.key as { masked: string } | undefined)?.masked,
-          status: ctx.state.transportStatus ?? ctx.status,
-          latencyMs: Math.round((performance.now() - started) * 100) / 100,
-          errorCode: (ctx.state.error as { code?: string | null } | undefined)?.code,
-          details: (ctx.state.error as { details?: unknown[] } | undefined)?.details,
-          fault: ctx.state.fault as string | undefined,
-          stream: ctx.state.stream as string | undefined,
-          retryCount: Number.isFinite(retry) ? retry : undefined,
-          model: typeof body?.model === 'string' ? body.model.slice(0, 128) : undefined,
-        };
-        for (const observe of observers) observe(record);
-      }
-    }
+// Ids only need to be unique: a random prefix per process and a counter cost an increment per request.
+const PREFIX = randomBytes(8).toString('hex');
+let issued = 0;
+
+/** The request's id: the client's x-request-id when it is safe to echo, else req_ and 32 hex digits. */
+export function requestIdFor(incoming: string | string[] | undefined): string {
+  if (typeof incoming === 'string' && SAFE_ID.test(incoming)) return incoming;
+  return `req_${PREFIX}${(issued++).toString(16).padStart(16, '0')}`;
+}
+
+/** Starts the response headers every answer carries: the request id and nosniff. */
+export function beginResponse(res: ServerResponse, requestId: string): void {
+  res.setHeader('x-request-id', requestId);
+  res.setHeader('x-content-type-options', 'nosniff');
+}
+
+/** Tells each observer about a finished request; `started` is its performance.now() on arrival. */
+export function reportRequest(observers: readonly RequestObserver[], req: IncomingMessage, path: string, state: RequestState, status: number, started: number): void {
+  if (!observers.length) return;
+  const retry = Number.parseInt(req.headers['x-stainless-retry-count'] as string, 10);
+  const model = state.body?.model;
+  const record: RequestRecord = {
+    requestId: state.requestId,
+    time: Date.now(),
+    method: req.method ?? 'GET',
+    path,
+    operation: state.operation?.id,
+    keyLabel: state.key?.masked,
+    status: state.transportStatus ?? status,
+    latencyMs: Math.round((performance.now() - started) * 100) / 100,
+    errorCode: state.error?.code,
+    details: state.error?.details,
+    fault: state.fault,
+    stream: state.stream,
+    retryCount: Number.isFinite(retry) ? retry : undefined,
+    model: typeof model === 'string' ? model.slice(0, 128) : undefined,
   };
+  for (const observe of observers) observe(record);
 }

@@ -13,9 +13,9 @@ test('loopback addresses are recognised; others are not', () => {
 /** Runs the auth middleware on an admin operation as if a client at `peer` had called it. */
 async function adminCall(adminToken: string | undefined, peer: string, authorization = ''): Promise<ApiError | 'passed'> {
   const mw = authenticate(keyStates([{ key: KEY }]), adminToken);
-  const ctx = { state: { operation: { auth: 'admin' } }, get: (h: string) => (h === 'authorization' ? authorization : ''), req: { socket: { remoteAddress: peer } } };
+  const ctx = { req: { headers: { authorization }, socket: { remoteAddress: peer } } };
   try {
-    await mw(ctx as never, async () => {});
+    await mw(ctx as never, { requestId: 'req_test', operation: { auth: 'admin' } } as never);
     return 'passed';
   } catch (err) {
     return err as ApiError;

@@ -2,39 +2,38 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Context } from 'koa';
 import { ApiError, ERRORS } from '../../src/errors.js';
-import { errors, type ErrorSink } from '../../src/middleware/errors.js';
+import { renderError, type ErrorSink } from '../../src/middleware/errors.js';
+import type { RequestState } from '../../src/middleware/steps.js';
 import { assertError, pathOf, post, request, useMock, VALID } from '../helpers.js';
 
 const reported: { err: unknown; where: Parameters<ErrorSink>[1] }[] = [];
 const mock = useMock(test, {}, { report: (err, where) => reported.push({ err, where }) });
 
-/** A stand-in for the parts of a Koa context the errors middleware touches. */
+/** A stand-in for the parts of a Koa context (and its node:http response) that rendering an error touches. */
 function fakeCtx(opts: { headerSent?: boolean } = {}) {
-  const headers: Record<string, string> = { 'content-disposition': 'attachment' };
+  const headers: Record<string, string | number> = { 'content-disposition': 'attachment' };
   let destroyed = false;
-  const ctx = {
-    method: 'POST',
-    url: '/x',
-    state: { requestId: 'req_test' } as Record<string, unknown>,
-    headerSent: opts.headerSent ?? false,
-    writable: true,
-    res: { destroy: () => (destroyed = true) },
-    status: 200,
-    type: '',
-    body: undefined as unknown,
-    remove: (name: string) => delete headers[name.toLowerCase()],
-    set: (h: Record<string, string>) => Object.assign(headers, Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]))),
+  let body: string | undefined;
+  const res = {
+    statusCode: 200,
+    writableEnded: false,
+    socket: { writable: true },
+    destroy: () => (destroyed = true),
+    setHeader: (name: string, value: string | number) => void (headers[name.toLowerCase()] = value),
+    removeHeader: (name: string) => delete headers[name.toLowerCase()],
+    end: (text?: string) => void (body = text),
   };
-  return { ctx, headers, destroyed: () => destroyed };
+  const ctx = { method: 'POST', url: '/x', headerSent: opts.headerSent ?? false, writable: true, respond: true, res };
+  return { ctx, headers, destroyed: () => destroyed, body: () => body };
 }
 
 async function render(thrown: unknown, opts: { headerSent?: boolean } = {}) {
   const sink: unknown[] = [];
   const f = fakeCtx(opts);
-  await errors((err) => sink.push(err))(f.ctx as unknown as Context, async () => {
-    throw thrown;
-  });
-  return { ...f, sink, body: typeof f.ctx.body === 'string' ? JSON.parse(f.ctx.body) : undefined };
+  const state: RequestState = { requestId: 'req_test' };
+  renderError(f.ctx as unknown as Context, state, thrown, (err) => sink.push(err));
+  const text = f.body();
+  return { ...f, state, sink, status: f.ctx.res.statusCode, text, body: typeof text === 'string' ? JSON.parse(text) : undefined };
 }
 
 test('an unexpected exception is a 500 envelope without any detail of the error, and it is reported', async () => {
@@ -62,7 +61,7 @@ test('an unexpected exception is a 500 envelope without any detail of the error,
 
 test('a thrown non-Error value is a 500 too', async () => {
   const r = await render('just a string');
-  assert.is(r.ctx.status, 500);
+  assert.is(r.status, 500);
   assert.is(r.body.error.type, 'server_error');
   assert.equal(r.sink, ['just a string']);
 });
@@ -70,37 +69,32 @@ test('a thrown non-Error value is a 500 too', async () => {
 test('ApiError: status, envelope, details and extra headers; Content-Disposition is dropped', async () => {
   const details = [{ param: 'a', code: 'invalid_value', message: 'bad a' }];
   const r = await render(new ApiError(ERRORS.VALIDATION, { param: 'a', message: 'bad a', details, headers: { 'Retry-After': '3' } }));
-  assert.is(r.ctx.status, 400);
-  assert.is(r.ctx.type, 'application/json');
+  assert.is(r.status, 400);
+  assert.is(r.headers['content-type'], 'application/json; charset=utf-8');
+  assert.is(r.headers['content-length'], Buffer.byteLength(r.text!));
+  assert.is(r.ctx.respond, false);
   assert.equal(r.body, { error: { message: 'bad a', type: 'invalid_request_error', param: 'a', code: 'invalid_value', details } });
   assert.is(r.headers['retry-after'], '3');
   assert.is(r.headers['content-disposition'], undefined);
-  assert.is(r.ctx.state.error instanceof ApiError, true);
+  assert.is(r.state.error instanceof ApiError, true);
   assert.equal(r.sink, []);
-});
-
-test('body-parser errors map to the error table by their type', async () => {
-  const cases: [string, number, string][] = [
-    ['entity.too.large', 413, 'request_too_large'],
-    ['entity.parse.failed', 400, 'invalid_json'],
-    ['request.size.invalid', 400, 'invalid_content_length'],
-    ['request.aborted', 400, 'request_aborted'],
-    ['charset.unsupported', 415, 'unsupported_content_encoding'],
-    ['encoding.unsupported', 415, 'unsupported_content_encoding'],
-  ];
-  for (const [type, status, code] of cases) {
-    const r = await render(Object.assign(new Error('parser says no'), { type }));
-    assert.is(r.ctx.status, status, type);
-    assert.is(r.body.error.code, code, type);
-    assert.equal(r.sink, [], type);
-  }
 });
 
 test('once a response has started, the connection is cut instead of writing a second body', async () => {
   const r = await render(new Error('mid-stream'), { headerSent: true });
   assert.ok(r.destroyed());
-  assert.is(r.ctx.body, undefined);
+  assert.is(r.text, undefined);
   assert.is(r.sink.length, 1);
+});
+
+test('a client gone before any answer: no envelope, the connection is closed and the record will say 0', async () => {
+  const f = fakeCtx();
+  f.ctx.writable = false;
+  const state: RequestState = { requestId: 'req_test' };
+  renderError(f.ctx as unknown as Context, state, new ApiError(ERRORS.VALIDATION), () => {});
+  assert.ok(f.destroyed());
+  assert.is(state.transportStatus, 0);
+  assert.is(f.body(), undefined);
 });
 
 test('unknown paths are 404 and wrong methods 405 with Allow, both as envelopes with a request id', async () => {

@@ -3,18 +3,19 @@ import * as assert from 'uvu/assert';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import { respond } from '../../src/middleware/respond.js';
+import { responder } from '../../src/middleware/respond.js';
+import type { RequestState } from '../../src/middleware/steps.js';
 import type { Reply } from '../../src/types.js';
 import { request } from '../helpers.js';
 
-/** A Koa app with only the respond middleware, answering each request with the reply from `replyFor`. */
+/** A Koa app that only writes replies, answering each request with the reply from `replyFor`. */
 async function withReplies(replyFor: (path: string) => Reply | undefined, fn: (url: string) => Promise<void>): Promise<void> {
   const app = new Koa();
-  app.use(respond(1000));
+  const respond = responder(1000);
   app.use(async (ctx) => {
     const reply = replyFor(ctx.path);
-    if (reply) ctx.state.reply = reply;
-    else ctx.body = 'left alone';
+    if (!reply) ctx.body = 'left alone';
+    await respond(ctx, { requestId: 'req_test', reply } as RequestState);
   });
   const server: Server = createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
