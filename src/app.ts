@@ -124,7 +124,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const app = new Koa();
   app.silent = true; // errors are rendered by serve, never printed with a stack to clients
   app.use(serve);
-  let koa: ReturnType<Koa['callback']> | undefined; // made on first use, so middleware added after createApp still runs
+  const koa = app.callback();
 
   const refuse = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
     const state = requestState(requestIdFor(req.headers['x-request-id']), op, undefined, err);
@@ -149,7 +149,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
       if (key instanceof ApiError) return refuse(req, res, op, path, key, started);
       (req as CheckedRequest)[CHECKED] = { op, key, path, started };
     }
-    void (koa ??= app.callback())(req, res);
+    void koa(req, res);
   };
   return { app, config, services, handler };
 }

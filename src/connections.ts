@@ -58,7 +58,6 @@ type Tracked = Duplex & { [IN_FLIGHT]?: ServerResponse | undefined };
  */
 export class ConnectionTracker {
   private readonly sockets = new Set<Duplex>();
-  /** The response in progress on each busy connection (its request is `res.req`). */
   private closing = false;
   /** Requests whose unread body is being discarded, with the time (performance.now()) it must end by. */
   private readonly lingering = new Map<IncomingMessage, number>();

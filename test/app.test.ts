@@ -1,4 +1,6 @@
 import { test } from 'uvu';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import * as assert from 'uvu/assert';
 import { createApp } from '../src/app.js';
 import { ConfigError } from '../src/config.js';
@@ -135,6 +137,45 @@ test('wrong methods on documented paths are 405 and unknown paths 404, under /v1
   const { url } = mock();
   assertError(await request(url, '/v1/voice-provider/tts', { method: 'GET' }), 405, null);
   assertError(await request(url, '/v1/voice-provider/ttx', { method: 'POST', body: {} }), 404, null);
+});
+
+/** Serves a request handler on a free port; resolves to its port and a way to close it. */
+async function serveWith(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { port, close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) };
+}
+
+/** The raw bytes of the answer to one request (Connection: close), with the date and generated ids blanked. */
+function rawAnswer(port: number, head: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const socket = connect(port, '127.0.0.1', () => socket.end(`${head}Connection: close\r\n\r\n{}`));
+    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    socket.on('end', () => resolve(text.replace(/^date: .*$/im, 'date: -').replace(/req_[0-9a-f]{32}/g, 'req_-')));
+    socket.on('error', reject);
+  });
+}
+
+test('a bad key answered before Koa is byte for byte the answer Koa gives, and is recorded the same way', async () => {
+  const early = createApp();
+  const koaOnly = createApp();
+  const servers = [await serveWith(early.handler), await serveWith(koaOnly.app.callback())];
+  try {
+    const credentials = ['', 'Authorization: Basic abc\r\n', 'Authorization: Bearer \r\n', 'Authorization: Bearer sk-wrong\r\n', 'Authorization: Bearer sk-wrong\r\nX-Request-Id: mine.1\r\n'];
+    for (const credential of credentials) {
+      const head = `POST /v1/text-provider/chat/completions HTTP/1.1\r\nHost: x\r\n${credential}Content-Type: application/json\r\nContent-Length: 2\r\nX-Stainless-Retry-Count: 1\r\n`;
+      const [a, b] = [await rawAnswer(servers[0]!.port, head), await rawAnswer(servers[1]!.port, head)];
+      assert.match(a, /^HTTP\/1\.1 401 /);
+      assert.is(a, b, credential);
+    }
+    const entries = (m: typeof early) => m.services.journal.entries().map((e) => ({ ...e, requestId: e.requestId.replace(/req_[0-9a-f]{32}/, 'req_-'), time: 0, latencyMs: 0 }));
+    assert.is(entries(early).length, credentials.length);
+    assert.equal(entries(early), entries(koaOnly));
+  } finally {
+    for (const server of servers) await server.close();
+  }
 });
 
 test.run();

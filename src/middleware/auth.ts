@@ -13,7 +13,7 @@ const NOT_BEARER = new ApiError(ERRORS.INVALID_AUTH_SCHEME, { headers: { 'WWW-Au
 const EMPTY = new ApiError(ERRORS.MISSING_KEY, { message: 'The bearer token is empty. Send Authorization: Bearer YOUR_KEY.', headers: CHALLENGE });
 const WRONG_KEY = new ApiError(ERRORS.INVALID_KEY, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
 
-/** The key presented in `Authorization: Bearer <key>`, or the 401 that fits what was sent instead. */
+/** The token of `Authorization: Bearer <token>`, or the 401 that fits what was sent instead. */
 function tokenOf(header: string | undefined): string | ApiError {
   if (!header) return MISSING;
   const space = header.indexOf(' ');
@@ -21,13 +21,6 @@ function tokenOf(header: string | undefined): string | ApiError {
   if (scheme.toLowerCase() !== 'bearer') return NOT_BEARER;
   const token = space < 0 ? '' : header.slice(space + 1).trim();
   return token || EMPTY;
-}
-
-/** The key presented in `Authorization: Bearer <key>`; throws the 401 that fits what was sent instead. */
-export function bearerToken(header: string | undefined): string {
-  const token = tokenOf(header);
-  if (token instanceof ApiError) throw token;
-  return token;
 }
 
 /** The key state for an Authorization header, or the 401 that fits it (returned, not thrown); usage is not counted here. */

@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ApiError } from '../../src/errors.js';
-import { authenticate, bearerToken } from '../../src/middleware/auth.js';
+import { keyStates } from '../../src/keys.js';
+import { authenticate, checkKey } from '../../src/middleware/auth.js';
 import { operations, pathsOf } from '../../src/operations.js';
 import { assertError, KEY, request, useMock, VALID } from '../helpers.js';
 
@@ -68,20 +69,18 @@ test('media links need no key', async () => {
   assert.is(res.status, 200);
 });
 
-test('bearerToken: unit cases', () => {
-  assert.is(bearerToken('Bearer abc'), 'abc');
-  assert.is(bearerToken('bearer  abc '), 'abc');
-  const codes = [undefined, '', 'Bearer', 'Bearer  ', 'Token abc'].map((h) => {
-    try {
-      bearerToken(h);
-      return 'accepted';
-    } catch (err) {
-      assert.instance(err, ApiError);
-      assert.is((err as ApiError).status, 401);
-      return (err as ApiError).code;
-    }
+test('checkKey: the key for a bearer token in any case of the scheme, else the 401 that fits (returned, not thrown)', () => {
+  const keys = keyStates([{ key: 'abc-key' }, { key: 'other-key' }]);
+  assert.is(checkKey(keys, 'Bearer abc-key'), keys[0]);
+  assert.is(checkKey(keys, 'bearer  other-key '), keys[1]);
+  const codes = [undefined, '', 'Bearer', 'Bearer  ', 'Token abc-key', 'abc-key', 'Bearer abc-ke'].map((h) => {
+    const got = checkKey(keys, h);
+    if (!(got instanceof ApiError)) return 'accepted';
+    assert.is(got.status, 401);
+    assert.match(String(got.headers['WWW-Authenticate']), /^Bearer\b/);
+    return got.code;
   });
-  assert.equal(codes, [null, null, null, null, 'invalid_auth_scheme']);
+  assert.equal(codes, [null, null, null, null, 'invalid_auth_scheme', 'invalid_auth_scheme', 'invalid_api_key']);
 });
 
 test('authenticate refuses to start without any key', () => {
