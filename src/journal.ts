@@ -62,9 +62,12 @@ export class Journal {
     return out;
   }
 
-  /** Adds a finished request, replacing the oldest entry when the buffer is full. */
+  /**
+   * Adds a finished request, replacing the oldest entry when the buffer is full. Admin calls and health
+   * checks are left out: a container probe every few seconds would crowd out the client's requests.
+   */
   record(r: RequestRecord): void {
-    if (this.capacity <= 0 || r.path.startsWith('/__admin')) return;
+    if (this.capacity <= 0 || r.path.startsWith('/__admin') || r.operation === 'health') return;
     const opt = (s: string | undefined): string | undefined => (s === undefined ? s : this.masked(s));
     // Masked before cutting, so a cut cannot leave part of a key behind.
     const masked = this.masked(r.path, this.scrubPath);

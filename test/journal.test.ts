@@ -34,13 +34,16 @@ test('after every record the journal holds exactly the newest min(n, capacity) r
   }
 });
 
-test('size 0 records nothing; admin calls are never recorded', () => {
+test('size 0 records nothing; admin calls and health checks are never recorded', () => {
   const off = new Journal(0);
   off.record(record(1));
   assert.equal(off.entries(), []);
   const j = new Journal(5);
   j.record(record(1, { path: '/__admin/requests' }));
+  j.record(record(2, { path: '/__health', operation: 'health' }));
   assert.equal(j.entries(), []);
+  j.record(record(3, { path: '/v1/me', operation: 'me' }));
+  assert.is(j.entries().length, 1);
 });
 
 test('long client-supplied parts are cut so each entry stays small', () => {
