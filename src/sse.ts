@@ -72,11 +72,13 @@ export function writeSse(res: ServerResponse, reply: SseReply, stallMaxMs: numbe
       }, ms);
     };
 
-    function end() {
+    /** Ends the stream after `out`, the last events not yet written. */
+    function end(out: string) {
       if (reply.ending === 'done') {
-        res.end('data: [DONE]\n\n');
+        res.end(`${out}data: [DONE]\n\n`);
         return; // 'close' reports completion once the bytes are flushed
       }
+      if (out) res.write(out);
       if (reply.ending === 'cut') {
         // No [DONE] and no clean end: the client's reader sees a broken stream. Destroying in the same
         // tick as the writes would drop the corked head and events, so cut once they have left.
@@ -95,27 +97,31 @@ export function writeSse(res: ServerResponse, reply: SseReply, stallMaxMs: numbe
       }, stallMaxMs);
     }
 
+    // Each step writes what is due as one chunk: one event when paced, a batch of events when not.
     function step() {
       immediate = undefined;
       if (settled || res.destroyed) return;
+      if (res.writableNeedDrain) {
+        res.once('drain', onDrain); // the client reads slowly: hold the rest instead of buffering it
+        return;
+      }
+      let out = '';
       for (let written = 0; i < stop; ) {
-        if (res.writableNeedDrain) {
-          res.once('drain', onDrain); // the client reads slowly: hold the rest instead of buffering it
-          return;
-        }
-        res.write(frame(i));
+        out += frame(i);
         due += events[i++]!.tokens * msPerToken;
         const wait = due - timers.now();
         if (wait > 0) {
+          res.write(out);
           later(step, wait);
           return;
         }
         if (++written >= BATCH && i < stop) {
+          res.write(out);
           immediate = (timers.setImmediate ?? yieldNow)(step);
           return;
         }
       }
-      end();
+      end(out);
     }
 
     const begin = () => {

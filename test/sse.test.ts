@@ -107,15 +107,17 @@ const reply = (events: SseEvent[], extra: Partial<SseReply> = {}): SseReply => (
   kind: 'sse', events, ending: 'done', pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 0 }, ...extra,
 });
 const asRes = (r: FakeRes) => r as unknown as ServerResponse;
+/** The bytes of these events, as one write carries them. */
+const frames = (...events: SseEvent[]) => events.map((e) => `data: ${e.data}\n\n`).join('');
 
-test('without pacing: the first batch is written at once, the rest after yielding, then [DONE]', async () => {
+test('without pacing: each batch of 8 events is one write, the next after yielding, [DONE] with the last', async () => {
   const res = new FakeRes();
   const events = Array.from({ length: 20 }, (_, i) => ev(`{"n":${i}}`));
   const done = writeSse(asRes(res), reply(events), 1000);
   // A batch leaves before the writer yields: 20 events are never one synchronous burst.
-  assert.is(res.writes.length, 8);
+  assert.equal(res.writes, [frames(...events.slice(0, 8))]);
   assert.is(await done, 'completed');
-  assert.equal(res.writes, [...events.map((e) => `data: ${e.data}\n\n`), 'data: [DONE]\n\n']);
+  assert.equal(res.writes, [frames(...events.slice(0, 8)), frames(...events.slice(8, 16)), `${frames(...events.slice(16))}data: [DONE]\n\n`]);
 });
 
 test('pacing: each wait is the event\'s tokens at the configured rate, on a schedule that late timers do not stretch', async () => {
@@ -127,15 +129,15 @@ test('pacing: each wait is the event\'s tokens at the configured rate, on a sche
   assert.is(res.writes.length, 0, 'nothing before the time to first token');
   assert.equal(timers.requested, [300]);
   timers.fire();
-  assert.equal(res.writes, ['data: role\n\n', 'data: a\n\n'], 'the role and the first token leave together');
+  assert.equal(res.writes, ['data: role\n\ndata: a\n\n'], 'the role and the first token leave together, in one write');
   timers.fire();
-  assert.is(res.writes.length, 3);
+  assert.is(res.writes.length, 2);
   timers.fire(15); // this timer ran 15 ms late
-  assert.is(res.writes.length, 4);
+  assert.is(res.writes.length, 3);
   timers.fire();
   // "bc" waits 40 ms (two tokens); "d" waits 20 ms less the 15 ms its timer was late.
   assert.equal(timers.requested, [300, 20, 40, 20 - 15], 'the late timer is made up on the next wait');
-  assert.equal(res.writes.slice(4), ['data: finish\n\n', 'data: [DONE]\n\n']);
+  assert.equal(res.writes.slice(1), ['data: bc\n\n', 'data: d\n\n', 'data: finish\n\ndata: [DONE]\n\n']);
   assert.is(await done, 'completed');
   assert.is(timers.pending.size, 0);
 });
@@ -173,18 +175,20 @@ test('an unpaced stream aborted between batches leaves no immediate behind', asy
   assert.is(await done, 'aborted');
   assert.is(timers.live.size, 0);
   await new Promise((r) => setImmediate(r));
-  assert.is(res.writes.length, 8);
+  assert.is(res.writes.length, 1);
 });
 
 test('backpressure: writing stops while the client buffer is full and resumes on drain', async () => {
   const res = new FakeRes();
-  res.drainAfter = 3;
-  const done = writeSse(asRes(res), reply(Array.from({ length: 6 }, (_, i) => ev(String(i)))), 1000);
-  await new Promise((r) => setImmediate(r));
-  assert.is(res.writes.length, 3, 'held while the buffer is full');
+  res.drainAfter = 2;
+  const events = Array.from({ length: 40 }, (_, i) => ev(String(i)));
+  const done = writeSse(asRes(res), reply(events), 1000);
+  for (let turn = 0; turn < 4; turn++) await new Promise((r) => setImmediate(r));
+  assert.is(res.writes.length, 2, 'held while the buffer is full');
   res.drain();
   assert.is(await done, 'completed');
-  assert.is(res.writes.length, 7);
+  assert.is(res.writes.length, 5);
+  assert.is(res.writes.join(''), `${frames(...events)}data: [DONE]\n\n`);
 });
 
 test('cut: stops after stopAfter events and destroys the connection without [DONE]', async () => {
@@ -192,7 +196,7 @@ test('cut: stops after stopAfter events and destroys the connection without [DON
   const outcome = await writeSse(asRes(res), reply([ev('a'), ev('b'), ev('c')], { ending: 'cut', stopAfter: 2 }), 1000);
   assert.is(outcome, 'cut');
   assert.ok(res.destroyed);
-  assert.equal(res.writes, ['data: a\n\n', 'data: b\n\n']);
+  assert.equal(res.writes, ['data: a\n\ndata: b\n\n']);
 });
 
 test('stall: holds the stream open until the client leaves, or until the stall maximum passes', async () => {
@@ -229,9 +233,10 @@ test('stall at shutdown: the response ends cleanly, without [DONE], instead of b
 test('malformedAt replaces that event with broken JSON', async () => {
   const res = new FakeRes();
   await writeSse(asRes(res), reply([ev('{"a":1}'), ev('{"b":2}')], { malformedAt: 1 }), 1000);
-  assert.is(res.writes[0], 'data: {"a":1}\n\n');
-  assert.throws(() => JSON.parse(res.writes[1]!.slice(6)));
-  assert.is(res.writes[2], 'data: [DONE]\n\n');
+  const [first, broken, done, rest] = res.writes.join('').split('\n\n');
+  assert.is(first, 'data: {"a":1}');
+  assert.throws(() => JSON.parse(broken!.slice(6)));
+  assert.equal([done, rest], ['data: [DONE]', '']);
 });
 
 test.run();

@@ -29,6 +29,19 @@ export function completionBody(head: ChatHead, result: Completion, usage: Return
   };
 }
 
+// The choices of a completion's text events depend on the completion alone, and completions are cached
+// (the same reply rules answer request after request): serialise each piece once, not once per request.
+const deltaTexts = new WeakMap<Completion, string[]>();
+
+function deltasOf(result: Completion): string[] {
+  let deltas = deltaTexts.get(result);
+  if (!deltas) {
+    deltas = result.pieces.map((p) => `[{"index":0,"delta":{"content":${JSON.stringify(p.text)}},"logprobs":null,"finish_reason":null}]`);
+    deltaTexts.set(result, deltas);
+  }
+  return deltas;
+}
+
 /**
  * The streamed answer as chat.completion.chunk events: the role first, then one event per piece of text,
  * then an empty delta with the finish reason, and with include_usage a last event with `choices: []` and the usage.
@@ -37,14 +50,12 @@ export function chunkEvents(head: ChatHead, result: Completion, usage: ReturnTyp
   // With include_usage every chunk carries "usage": null until the last one; without it the key is absent.
   const tail = includeUsage ? ',"usage":null}' : '}';
   // The shared prefix is serialised once: a 1,000-token reply is 1,000 events.
-  const prefix = JSON.stringify({ id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, service_tier: 'default', system_fingerprint: head.fingerprint }).slice(0, -1);
-  const event = (choices: unknown[], tokens: number): SseEvent => ({ data: `${prefix},"choices":${JSON.stringify(choices)}${tail}`, tokens });
-  const choice = (delta: object, finish: string | null) => [{ index: 0, delta, logprobs: null, finish_reason: finish }];
-  const events = [
-    event(choice({ role: 'assistant', content: '', refusal: null }, null), 0),
-    ...result.pieces.map((p) => event(choice({ content: p.text }, null), p.tokens)),
-    event(choice({}, result.finishReason), 0),
-  ];
-  if (includeUsage) events.push({ data: `${prefix},"choices":[],"usage":${JSON.stringify(usage)}}`, tokens: 0 });
+  const prefix = `${JSON.stringify({ id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, service_tier: 'default', system_fingerprint: head.fingerprint }).slice(0, -1)},"choices":`;
+  const deltas = deltasOf(result);
+  const events: SseEvent[] = new Array(deltas.length + 2);
+  events[0] = { data: `${prefix}[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]${tail}`, tokens: 0 };
+  for (let i = 0; i < deltas.length; i++) events[i + 1] = { data: prefix + deltas[i] + tail, tokens: result.pieces[i]!.tokens };
+  events[deltas.length + 1] = { data: `${prefix}[{"index":0,"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(result.finishReason)}}]${tail}`, tokens: 0 };
+  if (includeUsage) events.push({ data: `${prefix}[],"usage":${JSON.stringify(usage)}}`, tokens: 0 });
   return events;
 }
