@@ -4,7 +4,7 @@ import { compilers } from './validators/compile.js';
 import { GENERATED_FILE, loadGenerated, type Lookup } from './validators/generated.js';
 import { readSchemas, type SchemaVariant } from './validators/sources.js';
 
-export { base64Start } from './validators/formats.js';
+export { base64Offset, base64Start } from './validators/formats.js';
 export { SCHEMA_BASE, schemaId, strictId } from './validators/sources.js';
 
 // Ready at start-up: what every start and every request needs. Response schemas (read by tests and

@@ -1,15 +1,16 @@
 import { ApiError, ERRORS } from '../errors.js';
 import { digest, seedFrom } from '../ids.js';
 import { readBase64ImageInfo } from '../media/imageInfo.js';
-import { base64Start } from '../schemas.js';
+import { base64Offset } from '../schemas.js';
 import type { Handler } from '../types.js';
 import { cachedPng } from './images.js';
 
 /** POST /image-provider/image-edit: a real PNG with the input image's width and height, inline as base64. */
 export const editImage: Handler = ({ body, raw, services }) => {
   const image = body.image as string;
-  // Only the header is decoded: the size of a 10 MB image is in its first bytes.
-  const info = readBase64ImageInfo(image, base64Start(image) ?? 0);
+  // The request schema's format has checked the whole string; only the header is decoded here: the
+  // size of a 10 MB image is in its first bytes.
+  const info = readBase64ImageInfo(image, base64Offset(image) ?? 0);
   if (!info) {
     throw new ApiError(ERRORS.INVALID_IMAGE, { param: 'image', message: "Invalid 'image': the data is base64 but not a PNG, JPEG, GIF or WebP image whose size can be read." });
   }

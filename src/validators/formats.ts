@@ -4,15 +4,16 @@ import { isBase64 } from '../media/base64.js';
 
 const DATA_URI_PREFIX = /^data:[\w.+-]+\/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,/;
 
+/** Where the payload of a base64 or data-URI string begins, without checking it; undefined for a malformed data URI. */
+export function base64Offset(value: string): number | undefined {
+  if (!value.startsWith('data:')) return 0;
+  return DATA_URI_PREFIX.exec(value.slice(0, 256))?.[0].length;
+}
+
 /** Splits a base64 or data-URI string into its base64 payload offset; undefined if it is neither. */
 export function base64Start(value: string): number | undefined {
-  let start = 0;
-  if (value.startsWith('data:')) {
-    const prefix = DATA_URI_PREFIX.exec(value.slice(0, 256));
-    if (!prefix) return undefined;
-    start = prefix[0].length;
-  }
-  return isBase64(value, start) ? start : undefined;
+  const start = base64Offset(value);
+  return start !== undefined && isBase64(value, start) ? start : undefined;
 }
 
 /** The formats the schemas define beyond ajv-formats': a generated validator calls the same object. */

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { loadLimits } from '../../src/limits.js';
 import { nestsDeeperThan } from '../../src/middleware/parseBody.js';
 
@@ -157,6 +158,28 @@ test('nestsDeeperThan: counts objects and arrays, skips strings and escapes, ign
   assert.is(nestsDeeperThan('["\\"[[[[", 1]', 1), false); // an escaped quote does not close the string
   assert.is(nestsDeeperThan('[[[', 2), true);
   assert.is(nestsDeeperThan('[[', 2), false);
+  assert.is(nestsDeeperThan('["\\\\\\"[[[', 1), false); // three backslashes: the quote is escaped, the string never closes
+  assert.is(nestsDeeperThan('["\\\\"[[[', 2), true); // two: the string closes, the brackets count
+});
+
+/** How deeply a parsed JSON value nests objects and arrays. */
+const depthOf = (v: unknown): number =>
+  v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0;
+
+test('nestsDeeperThan agrees with the parsed depth of any JSON text, strings full of quotes, escapes and brackets included', () => {
+  const tricky = fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', '\u00e9', '\n') });
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, tricky, fc.integer(), fc.constant(null), tie('array'), tie('object')),
+    array: fc.array(tie('value'), { maxLength: 4 }),
+    object: fc.dictionary(tricky, tie('value'), { maxKeys: 4 }),
+  })).value;
+  fc.assert(
+    fc.property(json, fc.integer({ min: 0, max: 6 }), (value, limit) => {
+      const text = JSON.stringify(value);
+      assert.is(nestsDeeperThan(text, limit), depthOf(value) > limit, text);
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 test.run();
