@@ -18,6 +18,7 @@ import { beginResponse, reportRequest, requestIdFor, type RequestObserver } from
 import { responder } from './middleware/respond.js';
 import { pathOfUrl, routeTable } from './middleware/route.js';
 import { requestState, runSteps, type Step } from './middleware/steps.js';
+import { BodyBudget } from './middleware/bodyBudget.js';
 import { validate } from './middleware/validate.js';
 import { operations, type Operation } from './operations.js';
 import { SchemaRegistry, strictId } from './schemas.js';
@@ -74,6 +75,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     media: new Lru<Buffer>(config.mediaCache.entries, config.mediaCache.bytes),
     videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
     keys: keyStates(config.keys),
+    bodyBudget: new BodyBudget(config.bodyMemory),
     ...createFaultState(config, schemas),
     extras: { replyRules: loadReplyRules(schemas, config.replyRules) },
   };
@@ -83,7 +85,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const perOperation: Step[] = [
     authenticate(services.keys, config.adminToken),
     rateLimit(services),
-    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth),
+    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget),
     faults(services),
     validate(schemas, config.strict, services.limits.requests),
     handle(services),
@@ -117,6 +119,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     } catch (thrown) {
       renderError(ctx, state, thrown, report);
     } finally {
+      state.release?.();
       reportRequest(observers, ctx.req, path ?? ctx.path, state, ctx.status, started);
     }
   };

@@ -20,6 +20,8 @@ export interface Config {
   strict: boolean;
   /** Largest accepted request body in bytes (image edit carries base64). */
   bodyLimit: number;
+  /** Bytes of large request bodies (1 MiB and over) read and handled at once; later ones wait their turn unread. */
+  bodyMemory: number;
   /** Unix seconds used for every `created` field, or "system" for the wall clock. */
   clock: number | 'system';
   /** Base URL used in media links; by default the URL the client called. */
@@ -61,6 +63,7 @@ export function defaultConfig(): Config {
     keys: defaultKeys(),
     strict: false,
     bodyLimit: 20 * 1024 * 1024,
+    bodyMemory: 16 * 1024 * 1024,
     clock: DEFAULT_EPOCH,
     pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 0 },
     faultHeaders: true,

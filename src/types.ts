@@ -7,6 +7,7 @@ import type { Clock } from './faults/clock.js';
 import type { RateLimiter } from './faults/rateLimiter.js';
 import type { FaultRules } from './faults/rules.js';
 import type { Journal } from './journal.js';
+import type { BodyBudget } from './middleware/bodyBudget.js';
 
 /** One SSE event of a streamed reply: its JSON text and how many tokens it carries (for pacing). */
 export interface SseEvent {
@@ -53,6 +54,8 @@ export interface Services {
   readonly media: Lru<Buffer>;
   readonly videoTasks: Lru<VideoTask>;
   readonly keys: readonly KeyState[];
+  /** Room for large request bodies: parseBody reserves it before reading one, the request gives it back when over. */
+  readonly bodyBudget: BodyBudget;
   /** Time for rate-limit windows and delay faults; tests replace its methods instead of sleeping. */
   readonly clock: Clock;
   readonly rateLimits: RateLimiter;

@@ -35,6 +35,7 @@ test('defaults: loopback, port 4010, the fixture keys, fixed clock, 20 MB bodies
   assert.is(c.clock, DEFAULT_EPOCH);
   assert.is(c.strict, false);
   assert.is(c.bodyLimit, 20 * 1024 * 1024);
+  assert.is(c.bodyMemory, 16 * 1024 * 1024);
   assert.equal(defaultKeys(), c.keys);
 });
 
@@ -61,6 +62,7 @@ test('an invalid configuration names every offending field', () => {
   assert.match(configError({ keys: [{ key: 'has space' }] }), /keys\[0\]\.key/);
   assert.match(configError({ keys: [] }), /keys: .*minimum length 1/);
   assert.match(configError({ bodyLimit: 10 }), /bodyLimit/);
+  assert.match(configError({ bodyMemory: 1024 }), /bodyMemory: .*>= 1048576/);
   assert.match(configError({ logLevel: 'loud' }), /logLevel/);
   assert.match(configError({ timeouts: { stallMaxMs: 0 } }), /timeouts\.stallMaxMs/);
   assert.match(configError({ colour: 'blue' }), /colour: Unrecognized/);

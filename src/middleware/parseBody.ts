@@ -1,5 +1,6 @@
 import { isAscii } from 'node:buffer';
 import { ApiError, ERRORS } from '../errors.js';
+import type { BodyBudget } from './bodyBudget.js';
 import { readBody } from './readBody.js';
 import type { Step } from './steps.js';
 
@@ -76,7 +77,7 @@ function parseJson(bytes: Buffer, maxDepth: number): { text: string; value: unkn
 }
 
 /** Reads the JSON body of operations that take one: content type, encoding and size are checked first. */
-export function parseBody(limitBytes: number, maxDepth: number): Step {
+export function parseBody(limitBytes: number, maxDepth: number, budget: BodyBudget): Step {
   return async function parseBody(ctx, state) {
     if (!state.operation!.requestSchema) return;
     const headers = ctx.req.headers;
@@ -91,6 +92,12 @@ export function parseBody(limitBytes: number, maxDepth: number): Step {
       return new ApiError(ERRORS.UNSUPPORTED_CONTENT_TYPE, {
         message: type ? `Content-Type must be 'application/json', but got '${type.slice(0, 64)}'.` : "The request has no Content-Type; send 'Content-Type: application/json'.",
       });
+    }
+    // A large body waits for room in the budget before a byte of it is read; the room is given back when
+    // the request is over (serve calls state.release).
+    if (declared > 0) {
+      const reserved = budget.reserve(declared);
+      state.release = reserved instanceof Promise ? await reserved : reserved;
     }
     // Only the bytes are read (size limit, Content-Length, aborted uploads); decoding and parsing are
     // done here, strictly.

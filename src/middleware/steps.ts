@@ -15,13 +15,15 @@ export interface RequestState {
   error?: ApiError;
   fault?: string;
   stream?: string;
+  /** Gives back the room the request's body holds in the body budget; called once the request is over. */
+  release?: () => void;
   /** 0 when no HTTP status reached the client (connection dropped or left); overrides ctx.status in the record. */
   transportStatus?: number;
 }
 
 /** A request's state with every field there from the start, so all requests share one object shape. */
 export function requestState(requestId: string, operation?: Operation, key?: KeyState, error?: ApiError): RequestState {
-  return { requestId, operation, key, body: undefined, raw: undefined, reply: undefined, error, fault: undefined, stream: undefined, transportStatus: undefined };
+  return { requestId, operation, key, body: undefined, raw: undefined, reply: undefined, error, fault: undefined, stream: undefined, release: undefined, transportStatus: undefined };
 }
 
 /** Work a step leaves for after the handler; these run in reverse order, once the handler has answered. */
