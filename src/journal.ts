@@ -1,5 +1,5 @@
 import type { RequestRecord } from './middleware/requestContext.js';
-import { secretScrubber } from './secrets.js';
+import { scrubPath, secretScrubber } from './secrets.js';
 
 /** One journal entry: a finished request, with long client-supplied parts cut to size and secrets masked. */
 export type JournalEntry = RequestRecord;
@@ -8,20 +8,6 @@ const MAX_PATH = 256;
 const MAX_DETAILS = 20;
 // How many secret-free texts are remembered, so a client sending ever new paths cannot grow it.
 const MAX_CLEAN = 1024;
-
-// A key sent percent-encoded in the path is still the key: such a path is recorded decoded, and masked.
-function scrubPath(path: string, scrub: (text: string) => string): string {
-  const masked = scrub(path);
-  if (!path.includes('%')) return masked;
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(path);
-  } catch {
-    return masked;
-  }
-  const maskedDecoded = scrub(decoded);
-  return maskedDecoded === decoded ? masked : maskedDecoded;
-}
 
 // Every string of a detail (message, param, code, ...): details quote what the client sent.
 function scrubValues(value: unknown, scrub: (text: string) => string): unknown {

@@ -3,7 +3,7 @@ import type pinoModule from 'pino';
 import type { Config } from './config.js';
 import type { ErrorSink } from './middleware/errors.js';
 import type { RequestObserver, RequestRecord } from './middleware/requestContext.js';
-import { configSecrets, secretScrubber } from './secrets.js';
+import { configSecrets, scrubPath, secretScrubber } from './secrets.js';
 
 /** The structured logger of the server (pino). */
 export type Logger = pinoModule.Logger;
@@ -50,12 +50,16 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminTo
   );
 }
 
-/** The fields of one request's log line. */
-export function requestFields(r: RequestRecord): Record<string, unknown> {
+/**
+ * The fields of one request's log line. The path is masked before it is cut: the line's own scrubbing
+ * cannot recognise a key that is percent-encoded, or cut in two.
+ */
+export function requestFields(r: RequestRecord, scrub: (text: string) => string): Record<string, unknown> {
+  const path = scrubPath(r.path, scrub);
   return {
     reqId: r.requestId,
     method: r.method,
-    path: r.path.length > MAX_PATH ? `${r.path.slice(0, MAX_PATH)}...` : r.path,
+    path: path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}...` : path,
     operation: r.operation ?? null,
     status: r.status,
     latencyMs: r.latencyMs,
@@ -69,11 +73,12 @@ export function requestFields(r: RequestRecord): Record<string, unknown> {
 }
 
 /** An observer that writes one line per finished request; a 5xx nobody asked for is a warning. */
-export function requestLogger(logger: Logger): RequestObserver {
+export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adminToken'> = { keys: [] }): RequestObserver {
+  const scrub = secretScrubber(configSecrets(config), { json: false });
   return (record) => {
     const level = record.status >= 500 && !record.fault ? 'warn' : 'info';
     if (!logger.isLevelEnabled(level)) return;
-    logger[level](requestFields(record), 'request');
+    logger[level](requestFields(record, scrub), 'request');
   };
 }
 

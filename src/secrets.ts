@@ -5,6 +5,23 @@ export function configSecrets(config: { keys: readonly { key: string }[]; adminT
   return [...config.keys.map((k) => k.key), ...(config.adminToken ? [config.adminToken] : [])];
 }
 
+/**
+ * A path with every secret masked. A key sent percent-encoded in the path is still the key: such a
+ * path comes back decoded, and masked; any other path as it was sent.
+ */
+export function scrubPath(path: string, scrub: (text: string) => string): string {
+  const masked = scrub(path);
+  if (!path.includes('%')) return masked;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    return masked;
+  }
+  const maskedDecoded = scrub(decoded);
+  return maskedDecoded === decoded ? masked : maskedDecoded;
+}
+
 const jsonEscaped = (s: string): string => JSON.stringify(s).slice(1, -1);
 
 /**

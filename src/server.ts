@@ -48,7 +48,7 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
   const { timeouts } = mock.config;
   if (hooks.log) {
     logger = createLogger(mock.config, hooks.log === true ? stdoutDestination() : hooks.log);
-    logRequest = requestLogger(logger);
+    logRequest = requestLogger(logger, mock.config);
     logError = errorLogger(logger);
   }
 

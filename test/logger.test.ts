@@ -54,9 +54,15 @@ test('no configured key or admin token reaches the log, wherever the client puts
     await post(mock.url, '/text-provider/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, `${SECRET}x`);
     await request(mock.url, '/v1/me', { headers: { authorization: `Basic ${SECRET}`, 'x-request-id': SECRET } });
     await get(mock.url, '/__admin/journal', null, { authorization: `Bearer ${ADMIN}` });
+    const encoded = SECRET.replace('-', '%2D').replace('S', '%53');
+    await request(mock.url, `/v1/${encoded}`, { key: null }); // percent-encoded
+    await request(mock.url, `/${'x'.repeat(250)}${SECRET}`, { key: null }); // across the point where long paths are cut
     const text = out.lines.join('\n');
-    assert.ok(out.lines.length >= 5, text);
+    assert.ok(out.lines.length >= 7, text);
     assert.not.ok(text.includes(SECRET), text);
+    assert.not.ok(text.includes(encoded), text);
+    assert.not.ok(text.includes(`${'x'.repeat(250)}sk-li`), 'no part of a cut key either');
+    assert.ok(text.includes('"path":"/v1/sk-l...CRET"'), text);
     assert.not.ok(text.includes(ADMIN), text);
     assert.ok(text.includes('sk-l...CRET'), 'the masked form stays readable');
   });
