@@ -17,7 +17,15 @@ export interface SseEvent {
 
 /** What a handler answers; the respond middleware writes it, the faults middleware may alter it first. */
 export type Reply =
-  | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
+  | {
+      kind: 'json';
+      status?: number;
+      /** A value to serialise, or JSON text written as it is. */
+      body: unknown;
+      headers?: Record<string, string>;
+      /** Tokens the answer used (chat), for the tokens-per-minute limit. */
+      tokens?: number;
+    }
   | { kind: 'binary'; contentType: string; body: Buffer; headers?: Record<string, string> }
   | {
       kind: 'sse';

@@ -9,10 +9,7 @@ type Usage = { total_tokens?: unknown };
  */
 export function tokensOf(reply: Reply | undefined, body: Record<string, unknown> | undefined, services: Services): number {
   if (!reply) return 0;
-  if (reply.kind === 'json') {
-    const total = ((reply.body as { usage?: Usage } | undefined)?.usage)?.total_tokens;
-    return typeof total === 'number' ? total : 0;
-  }
+  if (reply.kind === 'json') return reply.tokens ?? 0;
   if (reply.kind !== 'sse') return 0;
   const last = reply.events.at(-1);
   if (last?.data.includes('"usage":{')) {

@@ -4,7 +4,7 @@ import { completeText, type Completion } from '../chat/complete.js';
 import { pacingFor } from '../chat/pacing.js';
 import { selectReply, type CompiledRule } from '../chat/replies.js';
 import { countChatPromptTokens, type Encoding } from '../chat/tokenizer.js';
-import { chunkEvents, completionBody, usageOf } from '../chat/wire.js';
+import { chunkEvents, completionJson, usageOf } from '../chat/wire.js';
 import type { Model } from '../catalogue.js';
 import { Lru } from '../lru.js';
 import type { Handler } from '../types.js';
@@ -82,7 +82,7 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
   };
   // Tells the caller which rule answered, for debugging rule files; clients ignore unknown headers.
   const replyHeaders = { [RULE_HEADER]: selected.ruleId };
-  if (body.stream !== true) return { kind: 'json', body: completionBody(head, result, usage), headers: replyHeaders };
+  if (body.stream !== true) return { kind: 'json', body: completionJson(head, result, usage), tokens: usage.total_tokens, headers: replyHeaders };
   const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
   return {
     kind: 'sse',

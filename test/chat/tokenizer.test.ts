@@ -85,21 +85,25 @@ test('chat prompt count: empty conversation is the 3 priming tokens; a name adds
 
 test('message counts are kept per encoding and stay exact', () => {
   const text = 'お誕生日おめでとう — a message long enough to be kept';
+  const short = 'お誕生日おめでとう'; // under 16 characters: kept in the map of short texts
   const before = cachedCounts('o200k_base');
   for (let i = 0; i < 3; i++) {
-    assert.is(countMessageTokens(text, 'o200k_base'), countTokens(text, 'o200k_base'));
-    assert.is(countMessageTokens(text, 'cl100k_base'), countTokens(text, 'cl100k_base'));
+    for (const t of [text, short]) {
+      assert.is(countMessageTokens(t, 'o200k_base'), countTokens(t, 'o200k_base'));
+      assert.is(countMessageTokens(t, 'cl100k_base'), countTokens(t, 'cl100k_base'));
+    }
   }
-  assert.is.not(countTokens(text, 'o200k_base'), countTokens(text, 'cl100k_base'), 'the encodings differ on this text');
-  assert.is(cachedCounts('o200k_base'), before + 1, 'kept once');
-  countMessageTokens('short', 'o200k_base');
+  for (const t of [text, short]) assert.is.not(countTokens(t, 'o200k_base'), countTokens(t, 'cl100k_base'), 'the encodings differ on this text');
+  assert.equal(cachedCounts('o200k_base'), { long: before.long + 1, short: before.short + 1 }, 'each kept once');
   countMessageTokens('x'.repeat(1_000_001), 'o200k_base');
-  assert.is(cachedCounts('o200k_base'), before + 1, 'short and huge texts are counted, not kept');
+  assert.is(cachedCounts('o200k_base').long, before.long + 1, 'huge texts are counted, not kept');
+  for (let i = 0; i < 5000; i++) assert.is(countMessageTokens(`n ${i}`, 'o200k_base'), countTokens(`n ${i}`, 'o200k_base'));
+  assert.ok(cachedCounts('o200k_base').short <= 4096, 'short texts are bounded in entries too');
   const history = Array.from({ length: 5000 }, (_, i) => ({ role: 'user', content: `message number ${i} of a long history` }));
   const total = countChatPromptTokens(history, 'o200k_base');
   assert.is(countChatPromptTokens(history, 'o200k_base'), total);
   assert.is(total, 3 + history.reduce((n, m) => n + 3 + countTokens(m.role, 'o200k_base') + countTokens(m.content, 'o200k_base'), 0));
-  assert.ok(cachedCounts('o200k_base') <= 4096, 'bounded in entries');
+  assert.ok(cachedCounts('o200k_base').long <= 4096, 'bounded in entries');
 });
 
 test('loadSteps: two steps per encoding, each safe to run again; only o200k_base by default', () => {
