@@ -72,11 +72,14 @@ export function requestFields(r: RequestRecord, scrub: (text: string) => string)
   };
 }
 
-/** An observer that writes one line per finished request; a 5xx nobody asked for is a warning. */
+/**
+ * An observer that writes one line per finished request; a 5xx nobody asked for is a warning, and a
+ * health check is a debug line (a container probe every few seconds would fill the log at info).
+ */
 export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adminToken'> = { keys: [] }): RequestObserver {
   const scrub = secretScrubber(configSecrets(config), { json: false });
   return (record) => {
-    const level = record.status >= 500 && !record.fault ? 'warn' : 'info';
+    const level = record.status >= 500 && !record.fault ? 'warn' : record.operation === 'health' && record.status < 400 ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     logger[level](requestFields(record, scrub), 'request');
   };

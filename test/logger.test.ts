@@ -68,6 +68,20 @@ test('no configured key or admin token reaches the log, wherever the client puts
   });
 });
 
+test('health checks are logged at debug, so a container probe does not fill the log at info', async () => {
+  await withLoggedMock('info', async (mock, out) => {
+    await get(mock.url, '/__health', null);
+    await get(mock.url, '/v1/me', SECRET);
+    assert.equal(out.records().map((r) => r.path), ['/v1/me']);
+  });
+  const out = capture();
+  const logger = createLogger({ logLevel: 'debug', keys: KEYS }, out);
+  const base = { requestId: 'r', time: 0, method: 'GET', path: '/__health', operation: 'health', keyLabel: undefined, latencyMs: 1, errorCode: null, details: undefined, fault: undefined, stream: undefined, retryCount: undefined, model: undefined };
+  requestLogger(logger)({ ...base, status: 200 });
+  requestLogger(logger)({ ...base, status: 503 });
+  assert.equal(out.records().map((r) => [r.level, r.status]), [['debug', 200], ['warn', 503]]);
+});
+
 test('--log-level: warn drops request lines of successful requests; silent drops everything', async () => {
   await withLoggedMock('warn', async (mock, out) => {
     await get(mock.url, '/v1/me', SECRET);
