@@ -75,7 +75,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     media: new Lru<Buffer>(config.mediaCache.entries, config.mediaCache.bytes),
     videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
     keys: keyStates(config.keys),
-    bodyBudget: new BodyBudget(config.bodyMemory),
+    bodyBudget: new BodyBudget(config.bodyMemory, limits.requests.largeBodyBytes),
     ...createFaultState(config, schemas),
     extras: { replyRules: loadReplyRules(schemas, config.replyRules) },
   };

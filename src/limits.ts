@@ -14,9 +14,10 @@ export interface Limits {
   /**
    * Request bodies: deepest nesting (JSON.parse recurses once per level, so millions of levels would block
    * the event loop), most violations listed in `details`, and the size past which a body is checked to its
-   * first violation only (listing every violation of a huge broken body would exhaust the heap).
+   * first violation only (listing every violation of a huge broken body would exhaust the heap), and the
+   * size from which a body waits for room in the body budget (config bodyMemory) before it is read.
    */
-  readonly requests: { maxJsonDepth: number; maxDetails: number; maxValuesForAllErrors: number };
+  readonly requests: { maxJsonDepth: number; maxDetails: number; maxValuesForAllErrors: number; largeBodyBytes: number };
   readonly images: { defaultSize: string; defaultQuality: string; defaultStyle: string };
   readonly imageEdit: { maxWidth: number; maxHeight: number };
   readonly video: { defaultDuration: number; defaultResolution: string; fps: number; tasksKept: number };

@@ -7,16 +7,14 @@
  * Only bodies of at least `minBytes` take part: a chat request is never held up behind uploads. A
  * body larger than the whole budget is read when it is the only one held, so every body is served.
  */
-/** Bodies from this size up take part in the budget. */
-export const LARGE_BODY_BYTES = 1024 * 1024;
-
 export class BodyBudget {
   private held = 0;
   private readonly queue: { bytes: number; admit: (release: () => void) => void }[] = [];
 
   constructor(
     readonly capacity: number,
-    readonly minBytes = LARGE_BODY_BYTES,
+    /** Bodies from this size up take part (fixtures/limits.json, requests.largeBodyBytes). */
+    readonly minBytes: number,
   ) {}
 
   /** Bytes reserved by bodies being read or answered. */

@@ -1,11 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect } from 'node:net';
-import { BodyBudget, LARGE_BODY_BYTES } from '../../src/middleware/bodyBudget.js';
+import { BodyBudget } from '../../src/middleware/bodyBudget.js';
+import { loadLimits } from '../../src/limits.js';
 import { KEY, useMock } from '../helpers.js';
 import { responses } from '../hardening/raw.js';
 
 const MiB = 1024 * 1024;
+// The size from which bodies take part comes from fixtures/limits.json, like the other request limits.
+const LARGE_BODY_BYTES = loadLimits().requests.largeBodyBytes;
 
 /** Reserves each size in turn; `granted` lists the reservations in the order they were granted, as they are. */
 async function reserveAll(budget: BodyBudget, sizes: number[]): Promise<{ granted: number[]; releases: (() => void)[] }> {
@@ -27,7 +30,7 @@ async function reserveAll(budget: BodyBudget, sizes: number[]): Promise<{ grante
 const tick = () => new Promise((r) => setImmediate(r));
 
 test('bodies that fit are admitted at once; the next waits until enough room is given back', async () => {
-  const budget = new BodyBudget(10 * MiB);
+  const budget = new BodyBudget(10 * MiB, LARGE_BODY_BYTES);
   const { granted, releases } = await reserveAll(budget, [4 * MiB, 4 * MiB, 4 * MiB]);
   assert.equal(granted, [0, 1]);
   assert.is(budget.heldBytes, 8 * MiB);
@@ -40,7 +43,7 @@ test('bodies that fit are admitted at once; the next waits until enough room is 
 });
 
 test('first come, first served: a small body does not overtake a large one that is waiting', async () => {
-  const budget = new BodyBudget(10 * MiB);
+  const budget = new BodyBudget(10 * MiB, LARGE_BODY_BYTES);
   const { granted, releases } = await reserveAll(budget, [6 * MiB, 8 * MiB, 2 * MiB]);
   assert.equal(granted, [0], 'the 2 MiB body would fit, but the 8 MiB one came first');
   releases[0]!();
@@ -49,7 +52,7 @@ test('first come, first served: a small body does not overtake a large one that 
 });
 
 test('a body larger than the whole budget is read when nothing else is held', async () => {
-  const budget = new BodyBudget(2 * MiB);
+  const budget = new BodyBudget(2 * MiB, LARGE_BODY_BYTES);
   const { granted, releases } = await reserveAll(budget, [LARGE_BODY_BYTES, 5 * MiB, LARGE_BODY_BYTES]);
   assert.equal(granted, [0]);
   releases[0]!();
@@ -62,7 +65,7 @@ test('a body larger than the whole budget is read when nothing else is held', as
 });
 
 test('small bodies are never counted or held; releasing twice gives the room back once', async () => {
-  const budget = new BodyBudget(2 * MiB);
+  const budget = new BodyBudget(2 * MiB, LARGE_BODY_BYTES);
   const big = budget.reserve(2 * MiB) as () => void;
   const small = budget.reserve(LARGE_BODY_BYTES - 1);
   assert.not.instance(small, Promise);
