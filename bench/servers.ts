@@ -8,7 +8,7 @@ import type { Answer } from './baseline.js';
 /** The project root (bench/ sits in it). */
 export const ROOT = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..');
 // UAM_BENCH_CLI measures another build of the mock (an A/B comparison of a change) instead of dist/.
-const CLI = process.env.UAM_BENCH_CLI ?? join(ROOT, 'dist', 'cli.js');
+const CLI = process.env.UAM_BENCH_CLI ?? join(ROOT, 'dist', 'cli', 'main.js');
 
 /** True when `taskset` can pin processes and the machine has at least two cores to split. */
 export const canPin = (): boolean => cpus().length >= 2 && spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;

@@ -1,7 +1,7 @@
 // Build step after tsc: writes dist/generated/, what the built server would otherwise compute at
 // start-up: the schemas' validators as code (no Ajv compile) and the tokenizer tables as JSON.
-import { writeRanks } from '../dist/chat/ranks.js';
-import { writeGenerated } from '../dist/validators/generate.js';
+import { writeRanks } from '../dist/text/ranks.js';
+import { writeGenerated } from '../dist/contract/validators/generate.js';
 
 writeGenerated();
 writeRanks(['o200k_base', 'cl100k_base']);

@@ -1,21 +1,21 @@
 // Public surface, by name.
 
 // For test suites
-export { startMockServer, type MockServer, type MockServerOptions } from './programmatic.js';
-export { ConfigError } from './config.js';
-export { RuleError, type FaultRule, type RuleView as FaultRuleView } from './faults/rules.js';
-export type { FaultSpec } from './faults/spec.js';
-export type { RuleMatch } from './faults/match.js';
-export type { ReplyRule } from './chat/replies.js';
-export type { JournalEntry } from './journal.js';
+export { startMockServer, type MockServer, type MockServerOptions } from './server/programmatic.js';
+export { ConfigError } from './domain/config.js';
+export { RuleError, type FaultRule, type RuleView as FaultRuleView } from './domain/faults/rules.js';
+export type { FaultSpec } from './domain/faults/spec.js';
+export type { RuleMatch } from './domain/faults/match.js';
+export type { ReplyRule } from './text/replies.js';
+export type { JournalEntry } from './domain/journal.js';
 
 // Mock server
-export { createApp, type MockApp, type AppHooks } from './app.js';
-export { start, type RunningMock } from './server.js';
-export { resolveConfig, defaultConfig, type Config, type ConfigInput, type KeyConfig } from './config.js';
-export { operations, pathsOf, type Operation } from './operations.js';
-export { ApiError, ERRORS, type ErrorBody } from './errors.js';
-export { SchemaRegistry, schemaId } from './schemas.js';
+export { createApp, type MockApp, type AppHooks } from './app/createApp.js';
+export { start, type RunningMock } from './server/server.js';
+export { resolveConfig, defaultConfig, type Config, type ConfigInput, type KeyConfig } from './domain/config.js';
+export { operations, pathsOf, type Operation } from './contract/operations.js';
+export { ApiError, ERRORS, type ErrorBody } from './contract/errors.js';
+export { SchemaRegistry, schemaId } from './contract/schemas.js';
 
 // Types
-export type { Reply, Handler, HandlerRequest, Services } from './types.js';
+export type { Reply, Handler, HandlerRequest, Services } from './contract/types.js';

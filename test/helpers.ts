@@ -5,12 +5,12 @@ import * as assert from 'uvu/assert';
 import { createFile, MP4BoxBuffer, type Movie } from 'mp4box';
 import { parseBuffer, type IAudioMetadata } from 'music-metadata';
 import { PNG } from 'pngjs';
-import type { AppHooks } from '../src/app.js';
-import type { ConfigInput } from '../src/config.js';
-import { operation } from '../src/operations.js';
-import { schemaId, SchemaRegistry } from '../src/schemas.js';
-import { start, type RunningMock } from '../src/server.js';
-import { toDetails } from '../src/validation.js';
+import type { AppHooks } from '../src/app/createApp.js';
+import type { ConfigInput } from '../src/domain/config.js';
+import { operation } from '../src/contract/operations.js';
+import { schemaId, SchemaRegistry } from '../src/contract/schemas.js';
+import { start, type RunningMock } from '../src/server/server.js';
+import { toDetails } from '../src/contract/validation.js';
 
 /** The default key of fixtures/keys.json. */
 export const KEY = 'sk-mock-default';

@@ -1,13 +1,13 @@
-import { ApiError, ERRORS } from '../errors.js';
-import { digest, hexFrom, idFrom } from '../ids.js';
-import { completeText, type Completion } from '../chat/complete.js';
-import { pacingFor } from '../chat/pacing.js';
-import { selectReply, type CompiledRule } from '../chat/replies.js';
-import { countChatPromptTokens, type Encoding } from '../chat/tokenizer.js';
-import { chunkEvents, completionJson, usageOf } from '../chat/wire.js';
-import type { Model } from '../catalogue.js';
-import { Lru } from '../lru.js';
-import type { Handler } from '../types.js';
+import { ApiError, ERRORS } from '../contract/errors.js';
+import { digest, hexFrom, idFrom } from '../lib/ids.js';
+import { completeText, type Completion } from '../text/complete.js';
+import { pacingFor } from '../text/pacing.js';
+import { selectReply, type CompiledRule } from '../text/replies.js';
+import { countChatPromptTokens, type Encoding } from '../text/tokenizer.js';
+import { chunkEvents, completionJson, usageOf } from '../text/wire.js';
+import type { Model } from '../domain/catalogue.js';
+import { Lru } from '../lib/lru.js';
+import type { Handler } from '../contract/types.js';
 
 /** The header that picks a reply rule by id for one request, e.g. `X-Mock-Reply-Rule: long`. */
 export const RULE_HEADER = 'x-mock-reply-rule';

@@ -1,8 +1,8 @@
-import { ApiError, ERRORS } from '../errors.js';
-import { digest, seedFrom } from '../ids.js';
+import { ApiError, ERRORS } from '../contract/errors.js';
+import { digest, seedFrom } from '../lib/ids.js';
 import { readBase64ImageInfo } from '../media/imageInfo.js';
-import { base64Offset } from '../schemas.js';
-import type { Handler } from '../types.js';
+import { base64Offset } from '../contract/schemas.js';
+import type { Handler } from '../contract/types.js';
 import { cachedPng } from './images.js';
 
 /** POST /image-provider/image-edit: a real PNG with the input image's width and height, inline as base64. */

@@ -1,7 +1,7 @@
-import { ApiError, ERRORS } from '../errors.js';
-import { digest, seedFrom } from '../ids.js';
+import { ApiError, ERRORS } from '../contract/errors.js';
+import { digest, seedFrom } from '../lib/ids.js';
 import { encodePng } from '../media/png.js';
-import type { Handler, Services } from '../types.js';
+import type { Handler, Services } from '../contract/types.js';
 
 /** A PNG of the given size and seed, from the bounded media cache. */
 export function cachedPng(services: Services, width: number, height: number, seed: number): Buffer {

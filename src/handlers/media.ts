@@ -1,5 +1,5 @@
-import { ApiError, ERRORS } from '../errors.js';
-import type { Handler } from '../types.js';
+import { ApiError, ERRORS } from '../contract/errors.js';
+import type { Handler } from '../contract/types.js';
 import { cachedPng, parseSize } from './images.js';
 import { cachedMp4 } from './video.js';
 

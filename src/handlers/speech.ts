@@ -1,8 +1,8 @@
-import { ApiError, ERRORS } from '../errors.js';
-import { digest, seedFrom } from '../ids.js';
+import { ApiError, ERRORS } from '../contract/errors.js';
+import { digest, seedFrom } from '../lib/ids.js';
 import { encodeMp3 } from '../media/mp3.js';
 import { encodeWav } from '../media/wav.js';
-import type { Handler, Services } from '../types.js';
+import type { Handler, Services } from '../contract/types.js';
 
 /** Characters as people count them (code points), the same measure as the schema's maxLength. */
 export const characterCount = (text: string): number => {
@@ -55,7 +55,7 @@ export const cloudSpeech: Handler = async ({ body, headers, services }) => {
   let pitch = (body.pitch as number | undefined) ?? 0;
   if (SSML_START.test(text.trimStart())) {
     // The XML parser loads on the first SSML request: most clients never send SSML, and start-up stays short.
-    const { parseSsml } = await import('../ssml.js');
+    const { parseSsml } = await import('../text/ssml.js');
     const ssml = parseSsml(text);
     voice = ssml.voice ?? voice;
     rate = ssml.ratePercent ?? rate;

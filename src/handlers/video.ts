@@ -1,7 +1,7 @@
-import { ApiError, ERRORS } from '../errors.js';
-import { digest, idFrom, seedFrom } from '../ids.js';
+import { ApiError, ERRORS } from '../contract/errors.js';
+import { digest, idFrom, seedFrom } from '../lib/ids.js';
 import { encodeMp4 } from '../media/mp4.js';
-import type { Handler, Services, VideoTask } from '../types.js';
+import type { Handler, Services, VideoTask } from '../contract/types.js';
 import { parseSize } from './images.js';
 
 // With video.progress on, each poll moves the task one step: a virtual clock, not wall time.

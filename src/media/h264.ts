@@ -1,4 +1,4 @@
-import { mulberry32 } from '../prng.js';
+import { mulberry32 } from '../lib/prng.js';
 
 /**
  * Minimal hand-written H.264 (Constrained Baseline, CAVLC) encoder for static test video.

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { imageSize as ImageSize } from 'image-size';
-import { decodeBase64Prefix } from './base64.js';
+import { decodeBase64Prefix } from '../lib/base64.js';
 
 /** Image formats this project accepts as input. */
 export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';

@@ -1,5 +1,5 @@
 import { deflateSync } from 'node:zlib';
-import { mulberry32 } from '../prng.js';
+import { mulberry32 } from '../lib/prng.js';
 
 /** Number of horizontal colour bands; every row inside a band is identical. */
 const BANDS = 8;

@@ -1,4 +1,4 @@
-import { mulberry32 } from '../prng.js';
+import { mulberry32 } from '../lib/prng.js';
 
 /** Sample encodings supported by encodeWav. */
 export type WavEncoding = 'pcm' | 'alaw' | 'mulaw';

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { operations } from '../../src/operations.js';
+import { operations } from '../../src/contract/operations.js';
 import { assertSchema, get, KEY, post, request, useMock, VALID, wholeResponse, withMock } from '../helpers.js';
 
 const LIMITED = 'sk-mock-limited';

@@ -3,10 +3,10 @@ import * as assert from 'uvu/assert';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { countChatPromptTokens, countTokens } from '../../src/chat/tokenizer.js';
+import { countChatPromptTokens, countTokens } from '../../src/text/tokenizer.js';
 import { chatCompletions } from '../../src/handlers/chat.js';
-import type { RequestRecord } from '../../src/middleware/requestContext.js';
-import type { Reply } from '../../src/types.js';
+import type { RequestRecord } from '../../src/pipeline/requestContext.js';
+import type { Reply } from '../../src/contract/types.js';
 import { assertError, assertSchema, KEY, pathOf, post, useMock, withMock } from '../helpers.js';
 
 const CHAT = pathOf('chat.completions');

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { openApiDocument } from '../../src/openapi/index.js';
+import { openApiDocument } from '../../src/tools/openapi/index.js';
 import { get, post, request, useMock, VALID, withMock } from '../helpers.js';
 
 const LIMITED = 'sk-mock-limited';

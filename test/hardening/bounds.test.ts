@@ -2,7 +2,7 @@
 // payloads and connections arrive.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { RunningMock } from '../../src/server.js';
+import type { RunningMock } from '../../src/server/server.js';
 import { get, post, request, useMock } from '../helpers.js';
 
 const JOURNAL = 50;

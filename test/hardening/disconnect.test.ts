@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { RequestRecord } from '../../src/middleware/requestContext.js';
+import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import { KEY, useMock } from '../helpers.js';
 import { assertHealthy, chatHead } from './raw.js';
 

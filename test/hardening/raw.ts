@@ -1,7 +1,7 @@
 // A raw TCP client for hostile-transport tests: exact bytes, its own pace, and what came back.
 import { connect, type Socket } from 'node:net';
 import * as assert from 'uvu/assert';
-import type { RunningMock } from '../../src/server.js';
+import type { RunningMock } from '../../src/server/server.js';
 import { get, KEY } from '../helpers.js';
 
 /** What a raw exchange saw: the bytes received, whether the server closed first, and bytes sent before that. */

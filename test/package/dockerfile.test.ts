@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ROOT } from '../../src/paths.js';
-import { start } from '../../src/server.js';
+import { ROOT } from '../../src/lib/paths.js';
+import { start } from '../../src/server/server.js';
 import { run } from './npm.js';
 
 // No Docker engine runs the tests: the Dockerfile is read as text, so what a container needs cannot rot unnoticed.
@@ -61,10 +61,10 @@ test('the final stage runs as a non-root user and serves on the exposed port of 
   assert.ok(final.findIndex((i) => i.keyword === 'CMD') > userAt, 'USER comes before CMD');
   assert.match(exposed, /^\d+$/);
   const command = [...execForm(one('ENTRYPOINT').args), ...execForm(one('CMD').args)];
-  assert.equal(command.slice(0, 3), ['node', 'dist/cli.js', 'serve']);
+  assert.equal(command.slice(0, 3), ['node', 'dist/cli/main.js', 'serve']);
   assert.is(command[command.indexOf('--host') + 1], '0.0.0.0');
   assert.is(command[command.indexOf('--port') + 1], exposed);
-  assert.is((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['unified-ai-mock'], 'dist/cli.js');
+  assert.is((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['unified-ai-mock'], 'dist/cli/main.js');
 });
 
 test('every COPY source exists, is not in .dockerignore, and the final stage holds what the npm package ships', () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ROOT } from '../../src/paths.js';
+import { ROOT } from '../../src/lib/paths.js';
 import { childEnv, consumerLock, ensureOk, failure, run, staleOutputs, type Finished } from './npm.js';
 
 // The package as a user gets it: `npm pack` from this repository, installed into an empty project
@@ -47,13 +47,13 @@ test('npm pack ships the built code, its types and data, and nothing else', asyn
   const files = info!.files.map((f) => f.path);
   const outside = files.filter((f) => !/^(dist\/.+\.(js|cjs|d\.ts)|dist\/generated\/[\w.-]+\.json|schemas\/[\w.-]+\.json|fixtures\/[\w.-]+\.json|conformance\/[\w.-]+\.(json|md)|README\.md|LICENSE|package\.json)$/.test(f));
   assert.equal(outside, [], 'files outside dist/*.js|cjs|d.ts, dist/generated/*.json, schemas, fixtures, conformance, README, package.json');
-  for (const needed of ['dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'schemas/chat-request.json', 'fixtures/models.json', 'conformance/suite.json', 'README.md'])
+  for (const needed of ['dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts', 'schemas/chat-request.json', 'fixtures/models.json', 'conformance/suite.json', 'README.md'])
     assert.ok(files.includes(needed), `${needed} is missing from the package`);
   // A built file whose source is gone would still be shipped and could still be imported.
   const compiled = files.filter((f) => /^dist\/.+\.js$/.test(f) && !f.startsWith('dist/generated/'));
   const orphans = compiled.filter((f) => !existsIn(ROOT, f.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts')));
   assert.equal(orphans, [], 'dist/ holds output of deleted sources: delete dist/ and run npm run build');
-  assert.ok(readFileSync(join(ROOT, 'dist/cli.js'), 'utf8').startsWith('#!/usr/bin/env node\n'), 'dist/cli.js lost its shebang');
+  assert.ok(readFileSync(join(ROOT, 'dist/cli/main.js'), 'utf8').startsWith('#!/usr/bin/env node\n'), 'dist/cli/main.js lost its shebang');
 });
 
 test('npm ci --offline installs the tarball and its dependencies into an empty project', async () => {
@@ -66,7 +66,7 @@ test('npm ci --offline installs the tarball and its dependencies into an empty p
   const ci = await run(npm, ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: consumer });
   if (ci.code !== 0) throw new Error(`${failure('npm ci --offline in a fresh project', ci)}\n(ENOTCACHED means the npm cache lacks a dependency's tarball: run npm ci in the repository first)`);
   assert.equal(JSON.parse(readFileSync(join(installedDir, 'package.json'), 'utf8')).version, pkg.version);
-  assert.ok((statSync(join(installedDir, 'dist/cli.js')).mode & 0o111) !== 0, 'the installed CLI is not executable');
+  assert.ok((statSync(join(installedDir, 'dist/cli/main.js')).mode & 0o111) !== 0, 'the installed CLI is not executable');
   installed = true;
   // Type-checking takes the longest; it runs beside the checks below.
   typecheck = typeCheck();

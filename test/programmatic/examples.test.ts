@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ROOT } from '../../src/paths.js';
+import { ROOT } from '../../src/lib/paths.js';
 
 const bin = (path: string) => join(ROOT, 'node_modules', path);
 const dist = join(ROOT, 'dist', 'index.js');

@@ -1,8 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError } from '../../src/config.js';
-import { RuleError } from '../../src/faults/rules.js';
-import { startMockServer, type MockServer } from '../../src/programmatic.js';
+import { ConfigError } from '../../src/domain/config.js';
+import { RuleError } from '../../src/domain/faults/rules.js';
+import { startMockServer, type MockServer } from '../../src/server/programmatic.js';
 
 /** Sends one chat completion with the mock's key; returns the status, the reply text (if any) and the answering rule. */
 async function chat(mock: MockServer, content: string, init: { key?: string; headers?: Record<string, string> } = {}) {

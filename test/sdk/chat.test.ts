@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import { countTokens } from '../../src/chat/tokenizer.js';
+import { countTokens } from '../../src/text/tokenizer.js';
 import { assertSchema, KEY, useMock } from '../helpers.js';
 
 const mock = useMock(test);

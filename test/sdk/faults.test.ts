@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
-import type { JournalEntry } from '../../src/journal.js';
+import type { JournalEntry } from '../../src/domain/journal.js';
 import { KEY, request, useMock } from '../helpers.js';
 
 const mock = useMock(test);

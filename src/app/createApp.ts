@@ -1,0 +1,158 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Koa, { type Middleware } from 'koa';
+import { Catalogue } from '../domain/catalogue.js';
+import { loadReplyRules } from '../domain/replyRules.js';
+import { resolveConfig, type Config, type ConfigInput } from '../domain/config.js';
+import { ApiError } from '../contract/errors.js';
+import { keyStates } from '../domain/keys.js';
+import { loadLimits } from '../domain/limits.js';
+import { Lru } from '../lib/lru.js';
+import { authenticate, checkKey } from '../pipeline/auth.js';
+import { renderError, sendFirstError, type ErrorSink } from '../pipeline/errors.js';
+import { createFaultState } from './services.js';
+import { faults } from '../pipeline/faults.js';
+import { handle } from '../pipeline/handle.js';
+import { parseBody } from '../pipeline/parseBody.js';
+import { rateLimit } from '../pipeline/rateLimit.js';
+import { beginResponse, reportRequest, requestIdFor, type RequestObserver } from '../pipeline/requestContext.js';
+import { responder } from '../pipeline/respond.js';
+import { pathOfUrl, routeTable } from '../pipeline/route.js';
+import { requestState, runSteps, type Step } from '../pipeline/steps.js';
+import { BodyBudget } from '../domain/bodyBudget.js';
+import { validate } from '../pipeline/validate.js';
+import { operations, type Operation } from '../contract/operations.js';
+import { SchemaRegistry, strictId } from '../contract/schemas.js';
+import type { StreamTimers } from '../pipeline/sse.js';
+import type { KeyState, Services, VideoTask } from '../contract/types.js';
+
+/** What createApp builds: the Koa app and the services behind it (tests and the admin API use both). */
+export interface MockApp {
+  readonly app: Koa;
+  readonly config: Config;
+  readonly services: Services;
+  /**
+   * The node:http request handler: a missing or wrong API key on a known path is answered at once,
+   * without building a Koa context; every other request goes to the Koa app.
+   */
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+/** Options that are not configuration: where unexpected errors and finished requests are reported. */
+export interface AppHooks {
+  readonly report?: ErrorSink;
+  readonly observers?: RequestObserver[];
+  /** The timers open streams wait on; the server passes ones that run out at shutdown. */
+  readonly streamTimers?: StreamTimers;
+}
+
+const defaultReport: ErrorSink = (err, where) => console.error('[unified-ai-mock] unexpected error on %s %s: %s', where.method, where.url, (err as Error)?.stack ?? err);
+
+/** What the early key check found out about a request it passed on to Koa. */
+interface Checked {
+  readonly op: Operation;
+  readonly key: KeyState;
+  readonly path: string;
+  readonly started: number;
+}
+const CHECKED = Symbol('checked');
+type CheckedRequest = IncomingMessage & { [CHECKED]?: Checked };
+
+/**
+ * Builds the mock: loads and checks schemas, catalogue and rules, then wires the middleware.
+ * This is the only place the middleware order is written.
+ */
+export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockApp {
+  const schemas = SchemaRegistry.shared();
+  const config = resolveConfig(input, schemas);
+  if (config.strict) schemas.prepare(operations.flatMap((op) => (op.requestSchema ? [strictId(op.requestSchema)] : [])));
+  const limits = loadLimits();
+  const services: Services = {
+    config,
+    schemas,
+    catalogue: new Catalogue(schemas),
+    limits,
+    now: config.clock === 'system' ? () => Math.floor(Date.now() / 1000) : ((t: number) => () => t)(config.clock),
+    media: new Lru<Buffer>(config.mediaCache.entries, config.mediaCache.bytes),
+    videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
+    keys: keyStates(config.keys),
+    bodyBudget: new BodyBudget(config.bodyMemory, limits.requests.largeBodyBytes),
+    ...createFaultState(config, schemas),
+    extras: { replyRules: loadReplyRules(schemas, config.replyRules) },
+  };
+
+  // Per operation, in order: who is calling, may they, what did they send, is a fault asked for,
+  // is the body valid, and the answer.
+  const perOperation: Step[] = [
+    authenticate(services.keys, config.adminToken),
+    rateLimit(services),
+    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget),
+    faults(services),
+    validate(schemas, config.strict, services.limits.requests),
+    handle(services),
+  ];
+  const respond = responder(config.timeouts.stallMaxMs, hooks.streamTimers);
+  const routes = routeTable(operations);
+  const observers = [...(hooks.observers ?? []), (record: Parameters<RequestObserver>[0]) => services.journal.record(record)];
+  const report = hooks.report ?? defaultReport;
+
+  // Every request, in order: its id and security headers (requestContext), the error envelope around
+  // everything after (errors), the operation (exact map, else the router: 404 or 405), the per-operation
+  // steps, the reply (respond), and finally the record for the journal and the log.
+  const serve: Middleware = async function serve(ctx) {
+    const checked = (ctx.req as CheckedRequest)[CHECKED];
+    const started = checked?.started ?? performance.now();
+    const state = (ctx.state = requestState(requestIdFor(ctx.req.headers['x-request-id']), checked?.op, checked?.key));
+    beginResponse(ctx.res, state.requestId);
+    let path = checked?.path;
+    try {
+      if (!checked) {
+        const raw = pathOfUrl(ctx.url);
+        state.operation = routes.exact(ctx.method, raw);
+        if (state.operation) path = raw;
+        else state.operation = await routes.match(ctx);
+      }
+      if (state.operation) {
+        const refused = await runSteps(perOperation, ctx, state);
+        if (refused) renderError(ctx, state, refused, report);
+        else await respond(ctx, state);
+      }
+    } catch (thrown) {
+      renderError(ctx, state, thrown, report);
+    } finally {
+      state.release?.();
+      reportRequest(observers, ctx.req, path ?? ctx.path, state, ctx.status, started);
+    }
+  };
+
+  const app = new Koa();
+  app.silent = true; // errors are rendered by serve, never printed with a stack to clients
+  app.use(serve);
+  const koa = app.callback();
+
+  const refuse = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
+    const state = requestState(requestIdFor(req.headers['x-request-id']), op, undefined, err);
+    sendFirstError(res, state.requestId, err);
+    try {
+      reportRequest(observers, req, path, state, err.status, started);
+    } catch (thrown) {
+      report(thrown, { method: req.method ?? '', url: req.url ?? '', requestId: state.requestId });
+    }
+  };
+
+  // The key check is the first step of every keyed operation, so a request with a missing or wrong key
+  // can be answered before Koa builds a context: the same envelope, headers and record, at a fraction
+  // of the cost. A request that passes goes on to Koa with its operation and key.
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const started = performance.now();
+    const url = req.url ?? '';
+    const path = pathOfUrl(url);
+    const op = url.startsWith('/') ? routes.exact(req.method ?? '', path) : undefined;
+    if (op?.auth === 'key') {
+      const key = checkKey(services.keys, req.headers.authorization);
+      if (key instanceof ApiError) return refuse(req, res, op, path, key, started);
+      (req as CheckedRequest)[CHECKED] = { op, key, path, started };
+    }
+    void koa(req, res);
+  };
+  return { app, config, services, handler };
+}

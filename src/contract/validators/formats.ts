@@ -1,0 +1,33 @@
+import type { Format, FormatDefinition } from 'ajv';
+import { createRequire } from 'node:module';
+import { isBase64 } from '../../lib/base64.js';
+
+const DATA_URI_PREFIX = /^data:[\w.+-]+\/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,/;
+
+/** Where the payload of a base64 or data-URI string begins, without checking it; undefined for a malformed data URI. */
+export function base64Offset(value: string): number | undefined {
+  if (!value.startsWith('data:')) return 0;
+  return DATA_URI_PREFIX.exec(value.slice(0, 256))?.[0].length;
+}
+
+/** Splits a base64 or data-URI string into its base64 payload offset; undefined if it is neither. */
+export function base64Start(value: string): number | undefined {
+  const start = base64Offset(value);
+  return start !== undefined && isBase64(value, start) ? start : undefined;
+}
+
+/** The formats the schemas define beyond ajv-formats': a generated validator calls the same object. */
+export const CUSTOM_FORMATS: Record<string, FormatDefinition<string>> = {
+  'base64-image': { type: 'string', validate: (s: string) => base64Start(s) !== undefined },
+};
+
+const requireCjs = createRequire(import.meta.url);
+
+/**
+ * Every format by name, for generated validators: ajv-formats' own table (plain regular expressions
+ * and functions, loaded without Ajv itself) and ours.
+ */
+export function allFormats(): Record<string, Format> {
+  const { fullFormats } = requireCjs('ajv-formats/dist/formats') as { fullFormats: Record<string, Format> };
+  return { ...fullFormats, ...CUSTOM_FORMATS };
+}

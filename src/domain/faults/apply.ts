@@ -1,0 +1,60 @@
+import type { Context } from 'koa';
+import { ApiError, templateForStatus } from '../../contract/errors.js';
+import type { Reply } from '../../contract/types.js';
+import type { FaultSpec } from './spec.js';
+
+/** Seconds a 429 fault advertises when the fault does not say (long enough to be real, short for tests). */
+const DEFAULT_429_RETRY_S = 1;
+/** Bytes zeroed at the start of a binary body for `malformed`: enough to break any file signature. */
+const BROKEN_PREFIX = 16;
+
+/** The error an injected status becomes: the usual envelope plus the headers a client acts on. */
+export function injectedError(spec: FaultSpec & { status: number }): ApiError {
+  const headers: Record<string, string> = {};
+  const retryAfter = spec.retryAfter ?? (spec.status === 429 ? DEFAULT_429_RETRY_S : undefined);
+  if (retryAfter !== undefined) {
+    headers['retry-after'] = String(Math.ceil(retryAfter));
+    headers['retry-after-ms'] = String(Math.round(retryAfter * 1000));
+  }
+  if (spec.status === 401) headers['WWW-Authenticate'] = 'Bearer error="invalid_token"';
+  if (spec.noRetry) headers['x-should-retry'] = 'false';
+  // The table's 403 row speaks of the admin API; an injected 403 is about the public endpoint called.
+  const forbidden = spec.status === 403 ? { code: 'permission_denied', message: 'You do not have permission to use this endpoint.' } : {};
+  return new ApiError(templateForStatus(spec.status), { headers, ...forbidden });
+}
+
+/** Ends the exchange with no response at all: a TCP reset, or a clean close. */
+export function dropConnection(ctx: Context, how: 'reset' | 'empty'): void {
+  ctx.respond = false; // Koa must not write anything on this socket
+  ctx.state.transportStatus = 0;
+  const socket = ctx.req.socket;
+  if (how === 'reset' && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+  else socket.destroy();
+}
+
+/** A JSON text cut in half: a body no JSON parser accepts. */
+function brokenJson(text: string): string {
+  return text.slice(0, Math.max(1, Math.floor(text.length / 2)));
+}
+
+/**
+ * The reply with a stream fault applied. Streams get their ending changed (sse.ts writes it);
+ * `malformed` breaks the JSON body, one SSE event, or a binary body's first bytes.
+ * Cuts and stalls of non-streamed bodies are written by writePartial instead.
+ */
+export function alterReply(reply: Reply, spec: FaultSpec): Reply {
+  if (reply.kind === 'sse') {
+    const out = { ...reply };
+    if (spec.malformed) out.malformedAt = reply.events.length > 1 ? 1 : 0;
+    if (spec.streamCut !== undefined) Object.assign(out, { ending: 'cut', stopAfter: spec.streamCut });
+    if (spec.stall !== undefined) Object.assign(out, { ending: 'stall', stopAfter: spec.stall });
+    return out;
+  }
+  if (!spec.malformed) return reply;
+  if (reply.kind === 'json') {
+    return { ...reply, body: brokenJson(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)) };
+  }
+  const body = Buffer.from(reply.body);
+  body.fill(0, 0, Math.min(BROKEN_PREFIX, body.length));
+  return { ...reply, body };
+}

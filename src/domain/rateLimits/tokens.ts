@@ -1,0 +1,23 @@
+import { countChatPromptTokens, type CountableMessage } from '../../text/tokenizer.js';
+import type { Reply, Services } from '../../contract/types.js';
+
+type Usage = { total_tokens?: unknown };
+
+/**
+ * Tokens a finished chat reply used, for the tokens-per-minute limit: the usage it reports, or for a
+ * stream without a usage chunk, its streamed tokens plus the prompt counted with the model's tokenizer.
+ */
+export function tokensOf(reply: Reply | undefined, body: Record<string, unknown> | undefined, services: Services): number {
+  if (!reply) return 0;
+  if (reply.kind === 'json') return reply.tokens ?? 0;
+  if (reply.kind !== 'sse') return 0;
+  const last = reply.events.at(-1);
+  if (last?.data.includes('"usage":{')) {
+    const total = (JSON.parse(last.data) as { usage?: Usage }).usage?.total_tokens;
+    if (typeof total === 'number') return total;
+  }
+  const streamed = reply.events.reduce((sum, e) => sum + e.tokens, 0);
+  const model = services.catalogue.models.find((m) => m.id === body?.model);
+  const messages = Array.isArray(body?.messages) ? (body.messages as CountableMessage[]) : [];
+  return streamed + countChatPromptTokens(messages, model?.limits.tokenizer ?? 'cl100k_base');
+}

@@ -1,0 +1,73 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ApiError, ERRORS } from '../contract/errors.js';
+import { findKey } from '../domain/keys.js';
+import type { KeyState } from '../contract/types.js';
+import type { Step } from './steps.js';
+
+const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
+
+// The answers to a bad credential never vary: made once, and returned rather than thrown on the early
+// path, where a throw would cost more than the whole check.
+const MISSING = new ApiError(ERRORS.MISSING_KEY, { headers: CHALLENGE });
+const NOT_BEARER = new ApiError(ERRORS.INVALID_AUTH_SCHEME, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_request"' } });
+const EMPTY = new ApiError(ERRORS.MISSING_KEY, { message: 'The bearer token is empty. Send Authorization: Bearer YOUR_KEY.', headers: CHALLENGE });
+const WRONG_KEY = new ApiError(ERRORS.INVALID_KEY, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
+
+/** The token of `Authorization: Bearer <token>`, or the 401 that fits what was sent instead. */
+function tokenOf(header: string | undefined): string | ApiError {
+  if (!header) return MISSING;
+  const space = header.indexOf(' ');
+  const scheme = space < 0 ? header : header.slice(0, space);
+  if (scheme.toLowerCase() !== 'bearer') return NOT_BEARER;
+  const token = space < 0 ? '' : header.slice(space + 1).trim();
+  return token || EMPTY;
+}
+
+/** The key state for an Authorization header, or the 401 that fits it (returned, not thrown); usage is not counted here. */
+export function checkKey(keys: readonly KeyState[], authorization: string | undefined): KeyState | ApiError {
+  const token = tokenOf(authorization);
+  if (token instanceof ApiError) return token;
+  return findKey(keys, token) ?? WRONG_KEY;
+}
+
+/** True for a peer address on this machine (IPv4 127/8, IPv6 ::1, and IPv4-mapped 127/8). */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return address === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/**
+ * The admin API's rule: with an admin token, the bearer token must be it (from any address);
+ * without one, only clients on this machine are served. Public API keys never open it.
+ */
+function checkAdmin(adminToken: string | undefined, authorization: string | undefined, peer: string | undefined): void {
+  if (adminToken === undefined) {
+    if (isLoopback(peer)) return;
+    throw new ApiError(ERRORS.ADMIN_FORBIDDEN, { message: 'The admin API answers only clients on the same machine. Start the server with --admin-token TOKEN and send Authorization: Bearer TOKEN to use it from elsewhere.' });
+  }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  if (match && timingSafeEqual(sha256(match[1]!), sha256(adminToken))) return;
+  throw new ApiError(ERRORS.ADMIN_FORBIDDEN, { message: 'The admin API needs Authorization: Bearer <admin token> (the --admin-token the server was started with).' });
+}
+
+/**
+ * Checks the bearer key of operations that need one (or the admin rule) and counts the request against
+ * the key. A key found before the request reached Koa (the server's early 401 check) is taken as found.
+ */
+export function authenticate(keys: readonly KeyState[], adminToken?: string): Step {
+  if (!keys.length) throw new Error('auth: at least one API key must be configured');
+  return function authenticate(ctx, state) {
+    const op = state.operation!;
+    if (op.auth === 'admin') checkAdmin(adminToken, ctx.req.headers.authorization, ctx.req.socket.remoteAddress);
+    if (op.auth === 'key') {
+      const key = state.key ?? checkKey(keys, ctx.req.headers.authorization);
+      if (key instanceof ApiError) return key;
+      state.key = key;
+      key.usage.requests++;
+      key.usage.byOperation[op.id] = (key.usage.byOperation[op.id] ?? 0) + 1;
+    }
+  };
+}

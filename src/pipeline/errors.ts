@@ -1,0 +1,45 @@
+import type { ServerResponse } from 'node:http';
+import type { Context } from 'koa';
+import { ApiError, ERRORS } from '../contract/errors.js';
+import { JSON_TYPE, setHeaders, writeJson } from './respond.js';
+import type { RequestState } from './steps.js';
+
+/** How a middleware reports an unexpected exception (the logger, once configured). */
+export type ErrorSink = (err: unknown, ctx: { method: string; url: string; requestId?: string }) => void;
+
+/** Writes an error as the whole answer: its status, its headers and the envelope. */
+export function sendError(res: ServerResponse, err: ApiError): void {
+  res.removeHeader('Content-Disposition');
+  setHeaders(res, err.headers);
+  writeJson(res, err.status, err.toJson());
+}
+
+/**
+ * Answers an error on a response nothing was written to yet (the early key check): the same status,
+ * headers, in the same order, and body as beginResponse + sendError give, in one writeHead.
+ */
+export function sendFirstError(res: ServerResponse, requestId: string, err: ApiError): void {
+  const text = err.toJson();
+  res.writeHead(err.status, { 'x-request-id': requestId, 'x-content-type-options': 'nosniff', ...err.headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/**
+ * Renders whatever a request threw in the one envelope; anything unexpected is reported and becomes
+ * a 500 without a stack trace. Once a response has started, the connection is cut instead.
+ */
+export function renderError(ctx: Context, state: RequestState, thrown: unknown, report: ErrorSink): void {
+  let err = thrown instanceof ApiError ? thrown : undefined;
+  if (!err) {
+    report(thrown, { method: ctx.method, url: ctx.url, requestId: state.requestId });
+    err = new ApiError(ERRORS.INTERNAL);
+  }
+  if (ctx.headerSent || !ctx.writable) {
+    if (!ctx.headerSent) state.transportStatus = 0; // the client left before any answer: the log must not say 404
+    ctx.res.destroy(); // a stream already started: the only honest signal left is to cut it
+    return;
+  }
+  state.error = err;
+  ctx.respond = false;
+  sendError(ctx.res, err);
+}

@@ -1,0 +1,38 @@
+import type { Context } from 'koa';
+import type { HandlerRequest, KeyState, Reply, Services } from '../contract/types.js';
+import type { Step } from './steps.js';
+
+const SAFE_HOST = /^[A-Za-z0-9.-]{1,253}(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](?::\d{1,5})?$/;
+
+/** What a handler receives; the base URL for links is worked out only when a handler reads it. */
+class Request implements HandlerRequest {
+  constructor(
+    readonly body: Record<string, unknown>,
+    readonly params: Record<string, string>,
+    readonly headers: HandlerRequest['headers'],
+    readonly raw: string,
+    readonly key: KeyState | undefined,
+    readonly services: Services,
+    private readonly ctx: Context,
+  ) {}
+
+  get baseUrl(): string {
+    const { ctx, services } = this;
+    // The Host header comes from the client: it is used for links only when it is a plain host[:port];
+    // otherwise the port the request came in on (the configured one may be 0, "any free port").
+    const host = SAFE_HOST.test(ctx.host) ? ctx.host : `${services.config.host}:${ctx.req.socket.localPort ?? services.config.port}`;
+    return services.config.publicUrl?.replace(/\/$/, '') ?? `${ctx.protocol}://${host}`;
+  }
+}
+
+/** Calls the operation's handler and leaves its reply in state.reply; synchronous when the handler is. */
+export function handle(services: Services): Step {
+  return function handle(ctx, state) {
+    const reply = state.operation!.handler(new Request(state.body ?? {}, ctx.params ?? {}, ctx.req.headers, state.raw ?? '', state.key, services, ctx));
+    if (!(reply instanceof Promise)) {
+      state.reply = reply;
+      return;
+    }
+    return reply.then((r: Reply) => void (state.reply = r));
+  };
+}

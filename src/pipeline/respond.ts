@@ -1,0 +1,66 @@
+import type { ServerResponse } from 'node:http';
+import type { Context } from 'koa';
+import { writeSse, type StreamTimers } from './sse.js';
+import type { RequestState } from './steps.js';
+
+/** The Content-Type of every JSON answer. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Ends the response with a JSON text: status, type and length set once, then one write. A response
+ * whose client is gone is ended without a body, as Koa would end it.
+ */
+export function writeJson(res: ServerResponse, status: number, text: string): void {
+  res.statusCode = status;
+  if (res.writableEnded) return;
+  if (res.socket && !res.socket.writable) {
+    res.end();
+    return;
+  }
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+/** Sets each of a reply's extra headers on the response. */
+export function setHeaders(res: ServerResponse, headers: Readonly<Record<string, string>> | undefined): void {
+  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
+}
+
+/** Writes the reply the steps left in state.reply: JSON and streams directly, binary bodies through Koa. */
+export function responder(stallMaxMs: number, timers?: StreamTimers): (ctx: Context, state: RequestState) => void | Promise<void> {
+  return function respond(ctx, state) {
+    const reply = state.reply;
+    if (!reply) return;
+    const res = ctx.res;
+    setHeaders(res, reply.headers);
+    switch (reply.kind) {
+      case 'json':
+        ctx.respond = false; // written here in one go; Koa's body setter would guess the type and measure it again
+        writeJson(res, reply.status ?? 200, typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
+        return;
+      case 'binary':
+        ctx.status = 200;
+        ctx.type = reply.contentType;
+        ctx.body = reply.body;
+        return;
+      case 'sse':
+        return stream(ctx, state, stallMaxMs, timers);
+    }
+  };
+}
+
+async function stream(ctx: Context, state: RequestState, stallMaxMs: number, timers: StreamTimers | undefined): Promise<void> {
+  const reply = state.reply as Extract<RequestState['reply'], { kind: 'sse' }>;
+  ctx.respond = false; // Koa hands the socket to the stream writer
+  ctx.status = 200;
+  ctx.res.writeHead(200, {
+    ...(ctx.res.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+  });
+  // Send the head now: otherwise it waits for the first event, and a long time to first token
+  // would look like a server that does not answer at all.
+  ctx.res.flushHeaders();
+  state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers);
+}

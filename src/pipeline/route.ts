@@ -1,0 +1,54 @@
+import type { Context, Middleware } from 'koa';
+import compose from 'koa-compose';
+import { Router } from '@koa/router';
+import { ApiError, ERRORS } from '../contract/errors.js';
+import { pathsOf, type Operation } from '../contract/operations.js';
+import type { RequestState } from './steps.js';
+
+/** Finds the operation a request is for. */
+export interface Routes {
+  /** The operation at exactly this method and path (paths without parameters), if any. */
+  exact(method: string, path: string): Operation | undefined;
+  /**
+   * Every other request, through the router (parameters, HEAD, OPTIONS): the operation, or undefined when
+   * the router answered itself (OPTIONS); a 405 with Allow, or a 404, as envelope errors.
+   */
+  match(ctx: Context): Promise<Operation | undefined>;
+}
+
+const nothing = async () => {};
+
+/** The path of a request target without its query: what ctx.path gives for targets that start with '/'. */
+export function pathOfUrl(url: string): string {
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+}
+
+/** The routes of the operations table, looked up in a map where the path has no parameters. */
+export function routeTable(ops: readonly Operation[]): Routes {
+  const router = new Router();
+  // Most traffic hits paths without parameters: a map finds them at once, where the router would test
+  // every route's pattern in turn. Both come from the same table.
+  const exact = new Map<string, Map<string, Operation>>(); // by method, then path
+  for (const op of ops) {
+    const select: Middleware = (ctx) => void ((ctx.state as RequestState).operation = op);
+    for (const path of pathsOf(op)) {
+      router.register(path, [op.method], select);
+      if (path.includes(':')) continue;
+      const paths = exact.get(op.method) ?? new Map<string, Operation>();
+      exact.set(op.method, paths.set(path, op));
+    }
+  }
+  const routed = compose([router.routes(), router.allowedMethods()] as Middleware[]);
+  return {
+    exact: (method, path) => exact.get(method)?.get(path),
+    async match(ctx) {
+      await routed(ctx, nothing);
+      const op = (ctx.state as RequestState).operation;
+      if (op) return op;
+      if (ctx.status === 405) throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, { message: `Method ${ctx.method} is not allowed on ${ctx.path.slice(0, 200)}.`, headers: { Allow: String(ctx.response.get('Allow')) } });
+      if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(ERRORS.NOT_FOUND, { message: `Unknown path: ${ctx.method} ${ctx.path.slice(0, 200)}.` });
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,134 @@
+import type { ServerResponse } from 'node:http';
+import type { Reply } from '../contract/types.js';
+
+type SseReply = Extract<Reply, { kind: 'sse' }>;
+
+/** How a stream ended, for the journal. */
+export type StreamOutcome = 'completed' | 'aborted' | 'cut' | 'stalled';
+
+/** The time functions the writer uses; tests pass their own to check pacing and clean-up without waiting. */
+export interface StreamTimers {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+  /** Yields between unpaced batches; the global setImmediate when absent. */
+  setImmediate?(fn: () => void): unknown;
+  clearImmediate?(handle: unknown): void;
+  /** Aborted when the server shuts down: a stall then ends the response cleanly instead of dropping it. */
+  readonly stopping?: AbortSignal;
+}
+
+const realTimers: StreamTimers = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+const yieldNow = (fn: () => void): unknown => setImmediate(fn);
+const cancelYield = (handle: unknown): void => clearImmediate(handle as NodeJS.Immediate);
+
+// Without pacing, events go out in batches; yielding between batches lets other connections run
+// and lets each batch leave as its own write, so a client sees the stream arrive incrementally.
+const BATCH = 8;
+const BROKEN_EVENT = '{"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"delta":{"content":';
+
+/**
+ * Writes a streamed reply as server-sent events with its pacing and ending. Resolves when the stream
+ * is over; a client that disconnects stops the work at once: no timer or write is left behind.
+ */
+export function writeSse(res: ServerResponse, reply: SseReply, stallMaxMs: number, timers: StreamTimers = realTimers): Promise<StreamOutcome> {
+  const { events, pacing } = reply;
+  const stop = reply.ending === 'done' ? events.length : Math.min(reply.stopAfter ?? events.length, events.length);
+  const msPerToken = pacing.tokensPerSecond > 0 ? 1000 / pacing.tokensPerSecond : 0;
+  return new Promise((resolve) => {
+    let i = 0;
+    let timer: unknown;
+    let immediate: unknown;
+    let settled = false;
+    // When the next event is due. Waits are measured against this schedule, not chained, so late timers
+    // do not add up: over a stream the rate is the configured one whatever the timer granularity.
+    let due = 0;
+    const finish = (outcome: StreamOutcome) => {
+      if (settled) return;
+      settled = true;
+      if (timer !== undefined) timers.clearTimeout(timer);
+      if (immediate !== undefined) (timers.clearImmediate ?? cancelYield)(immediate);
+      res.off('close', onClose);
+      res.off('drain', onDrain);
+      resolve(outcome);
+    };
+    const onClose = () => finish(res.writableFinished ? 'completed' : reply.ending === 'stall' && i >= stop ? 'stalled' : 'aborted');
+    // A client that fell behind resumes the rhythm from now rather than receiving a burst.
+    const onDrain = () => {
+      due = Math.max(due, timers.now());
+      step();
+    };
+    res.on('close', onClose);
+
+    const frame = (n: number) => `data: ${n === reply.malformedAt ? BROKEN_EVENT : events[n]!.data}\n\n`;
+    const later = (fn: () => void, ms: number) => {
+      timer = timers.setTimeout(() => {
+        timer = undefined;
+        fn();
+      }, ms);
+    };
+
+    /** Ends the stream after `out`, the last events not yet written. */
+    function end(out: string) {
+      if (reply.ending === 'done') {
+        res.end(`${out}data: [DONE]\n\n`);
+        return; // 'close' reports completion once the bytes are flushed
+      }
+      if (out) res.write(out);
+      if (reply.ending === 'cut') {
+        // No [DONE] and no clean end: the client's reader sees a broken stream. Destroying in the same
+        // tick as the writes would drop the corked head and events, so cut once they have left.
+        res.write('', () => {
+          res.destroy();
+          finish('cut');
+        });
+        return;
+      }
+      later(() => {
+        // At the stall maximum the connection drops, as a hung upstream's would. At shutdown the wait ends
+        // early and the response ends cleanly (without [DONE]: the stream was never going to complete).
+        if (timers.stopping?.aborted) res.end();
+        else res.destroy();
+        finish('stalled');
+      }, stallMaxMs);
+    }
+
+    // Each step writes what is due as one chunk: one event when paced, a batch of events when not.
+    function step() {
+      immediate = undefined;
+      if (settled || res.destroyed) return;
+      if (res.writableNeedDrain) {
+        res.once('drain', onDrain); // the client reads slowly: hold the rest instead of buffering it
+        return;
+      }
+      let out = '';
+      for (let written = 0; i < stop; ) {
+        out += frame(i);
+        due += events[i++]!.tokens * msPerToken;
+        const wait = due - timers.now();
+        if (wait > 0) {
+          res.write(out);
+          later(step, wait);
+          return;
+        }
+        if (++written >= BATCH && i < stop) {
+          res.write(out);
+          immediate = (timers.setImmediate ?? yieldNow)(step);
+          return;
+        }
+      }
+      end(out);
+    }
+
+    const begin = () => {
+      due = timers.now();
+      step();
+    };
+    if (pacing.timeToFirstTokenMs > 0) later(begin, pacing.timeToFirstTokenMs);
+    else begin();
+  });
+}

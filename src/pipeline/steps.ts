@@ -1,0 +1,65 @@
+import type { Context } from 'koa';
+import { ApiError } from '../contract/errors.js';
+import type { Operation } from '../contract/operations.js';
+import type { KeyState, Reply } from '../contract/types.js';
+
+/** What is learnt about one request as it is answered; it lives in ctx.state. */
+export interface RequestState {
+  requestId: string;
+  operation?: Operation;
+  key?: KeyState;
+  /** The parsed JSON body and its exact text (ids are derived from the text). */
+  body?: Record<string, unknown>;
+  raw?: string;
+  reply?: Reply;
+  error?: ApiError;
+  fault?: string;
+  stream?: string;
+  /** Gives back the room the request's body holds in the body budget; called once the request is over. */
+  release?: () => void;
+  /** 0 when no HTTP status reached the client (connection dropped or left); overrides ctx.status in the record. */
+  transportStatus?: number;
+}
+
+/** A request's state with every field there from the start, so all requests share one object shape. */
+export function requestState(requestId: string, operation?: Operation, key?: KeyState, error?: ApiError): RequestState {
+  return { requestId, operation, key, body: undefined, raw: undefined, reply: undefined, error, fault: undefined, stream: undefined, release: undefined, transportStatus: undefined };
+}
+
+/** Work a step leaves for after the handler; these run in reverse order, once the handler has answered. */
+export type After = () => void | Promise<void>;
+
+/** Returned by a step that has ended the exchange itself: the steps after it do not run. */
+export const STOP = Symbol('stop');
+
+/**
+ * What a step returns: nothing, work for after the handler, STOP, or the error that refuses the
+ * request (returned rather than thrown on the paths clients hit often: a rejection through async
+ * frames costs more than a microsecond; other errors are thrown).
+ */
+export type StepResult = void | After | typeof STOP | ApiError;
+
+/** One step of answering an operation; a step that needs no I/O stays synchronous. */
+export type Step = (ctx: Context, state: RequestState) => StepResult | Promise<StepResult>;
+
+/**
+ * Runs the steps in order, then the work they left, last first: the same order as nested middleware,
+ * without an async frame and a promise per layer. A refusal or a thrown error skips the work left, as
+ * it would skip the rest of an outer middleware; the refusal is returned.
+ */
+export async function runSteps(steps: readonly Step[], ctx: Context, state: RequestState): Promise<ApiError | undefined> {
+  let after: After[] | undefined;
+  for (const step of steps) {
+    let result = step(ctx, state);
+    if (result instanceof Promise) result = await result;
+    if (result === STOP) break;
+    if (result instanceof ApiError) return result;
+    if (result) (after ??= []).push(result);
+  }
+  if (!after) return undefined;
+  for (let i = after.length - 1; i >= 0; i--) {
+    const done = after[i]!();
+    if (done instanceof Promise) await done;
+  }
+  return undefined;
+}

@@ -1,0 +1,36 @@
+import { ApiError, ERRORS } from '../contract/errors.js';
+import { strictId, type SchemaRegistry } from '../contract/schemas.js';
+import type { Limits } from '../domain/limits.js';
+import { toDetails } from '../contract/validation.js';
+import type { Step } from './steps.js';
+
+/** Whether a JSON value holds more than `limit` values in all (counted without recursion). */
+function holdsMoreThan(value: unknown, limit: number): boolean {
+  const stack = [value];
+  for (let n = 0; stack.length; n++) {
+    if (n > limit) return true;
+    const v = stack.pop();
+    if (v && typeof v === 'object') for (const child of Object.values(v)) stack.push(child);
+  }
+  return false;
+}
+
+/** Checks the body against the operation's request schema; a 400 names the field, the rule and the violations. */
+export function validate(schemas: SchemaRegistry, strict: boolean, limits: Limits['requests']): Step {
+  return function validate(_ctx, state) {
+    const schema = state.operation!.requestSchema;
+    if (!schema) return;
+    const id = strict ? strictId(schema) : schema;
+    const body = state.body;
+    const firstError = schemas.checkFirst(id, body);
+    if (!firstError.length) return;
+    // Each value takes at least one character of the text: a short text cannot hold too many.
+    const many = (state.raw ?? '').length > limits.maxValuesForAllErrors && holdsMoreThan(body, limits.maxValuesForAllErrors);
+    const all = toDetails(many ? firstError : schemas.check(id, body));
+    if (!all.length) all.push({ param: null, code: 'invalid_value', message: 'The request body does not match its schema.' });
+    const details = all.slice(0, limits.maxDetails);
+    const first = details[0]!;
+    const more = all.length > 1 ? ` (${all.length - 1} more${all.length > details.length ? `; details lists the first ${details.length}` : ' in details'})` : '';
+    return new ApiError(ERRORS.VALIDATION, { param: first.param, code: first.code, message: first.message + more, details });
+  };
+}

@@ -1,0 +1,180 @@
+import { randomBytes } from 'node:crypto';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ApiError, type ErrorTemplate } from '../contract/errors.js';
+import { BODY_READ } from '../pipeline/readBody.js';
+
+/** What the tracker reports about a connection answered outside Koa (bad HTTP, timeouts). */
+export interface ClientErrorInfo {
+  readonly status: number;
+  readonly code: string;
+  readonly reason: string;
+}
+
+const template = (status: number, code: string, message: string): ErrorTemplate => ({ status, type: 'invalid_request_error', code, message });
+
+/** The answer to an HTTP-level error that Node's parser or timers raise before Koa sees a request. */
+export function clientErrorTemplate(err: Error & { code?: string; reason?: string }): ErrorTemplate {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return template(408, 'request_timeout', 'The request (headers and body) did not arrive in time; the connection is closed.');
+    case 'HPE_HEADER_OVERFLOW':
+      return template(431, 'request_header_fields_too_large', 'The request headers are too large.');
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return template(413, 'request_too_large', 'The chunk extensions of the request body are too large.');
+    case 'CONNECT':
+      return template(405, 'method_not_allowed', 'CONNECT is not supported: this server is not a proxy.');
+    case 'HPE_INVALID_EOF_STATE':
+      return template(400, 'incomplete_request', 'The connection ended before the request was complete.');
+    default:
+      return template(400, 'malformed_request', `The request is not valid HTTP/1.1${err.reason ? `: ${err.reason.slice(0, 80)}` : ''}.`);
+  }
+}
+
+/** A complete HTTP/1.1 response in the error envelope, written straight to a socket. */
+export function rawErrorResponse(t: ErrorTemplate): string {
+  const body = JSON.stringify(new ApiError(t).toBody());
+  return [
+    `HTTP/1.1 ${t.status} ${STATUS_CODES[t.status] ?? 'Error'}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `x-request-id: req_${randomBytes(16).toString('hex')}`,
+    'x-content-type-options: nosniff',
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+// The response in progress on a connection is kept on the socket itself: a Map from socket to response
+// would be written and rehashed on every request.
+const IN_FLIGHT = Symbol('inFlight');
+type Tracked = Duplex & { [IN_FLIGHT]?: ServerResponse | undefined };
+
+/**
+ * Keeps track of a server's connections and their in-flight responses, so that HTTP-level errors get
+ * an envelope answer, an unread request body is discarded for a bounded time only, and shutdown can
+ * tell idle connections from busy ones.
+ */
+export class ConnectionTracker {
+  private readonly sockets = new Set<Duplex>();
+  private closing = false;
+  /** Requests whose unread body is being discarded, with the time (performance.now()) it must end by. */
+  private readonly lingering = new Map<IncomingMessage, number>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly server: Server,
+    /** How long a connection may go on sending a body nobody reads after its answer was sent. */
+    private readonly lingerMs: number,
+    private readonly onClientError: (info: ClientErrorInfo) => void = () => {},
+  ) {
+    server.on('connection', (socket: Duplex) => {
+      (socket as Tracked)[IN_FLIGHT] = undefined; // the property every connection has, from the start
+      this.sockets.add(socket);
+      socket.once('close', () => {
+        this.sockets.delete(socket);
+        (socket as Tracked)[IN_FLIGHT] = undefined;
+      });
+    });
+    server.on('clientError', (err: Error & { code?: string; reason?: string }, socket: Duplex) => this.clientError(err, socket));
+    // Node hands CONNECT (proxy tunnels) to this event instead of the app; without it, no answer at all.
+    server.on('connect', (_req: IncomingMessage, socket: Duplex) => this.answer(Object.assign(new Error('CONNECT'), { code: 'CONNECT' }), socket, false));
+  }
+
+  /** Registers a request before the app handles it. */
+  request(req: IncomingMessage, res: ServerResponse): void {
+    (req.socket as Tracked)[IN_FLIGHT] = res;
+    if (this.closing) res.setHeader('Connection', 'close');
+    // One listener shared by every response (it is called with the response as `this`): nothing to
+    // allocate per request.
+    res.on('close', this.responseClosed);
+  }
+
+  private readonly responseClosed = ((tracker: ConnectionTracker) =>
+    function responseClosed(this: ServerResponse) {
+      const { req } = this;
+      const socket = req.socket;
+      if ((socket as Tracked)[IN_FLIGHT] === this) (socket as Tracked)[IN_FLIGHT] = undefined;
+      if (!req.complete && !(req as IncomingMessage & { [BODY_READ]?: boolean })[BODY_READ] && !socket.destroyed) tracker.discardBody(req);
+      if (tracker.closing) setImmediate(() => tracker.closeIdle());
+    })(this);
+
+  // An early answer (401, 413, 415) leaves the body unread: it is discarded as it arrives, and a client
+  // that does not finish sending it within the linger time loses the connection. One timer looks
+  // after every such request, and one listener shared by all of them: a 401 under load costs no
+  // timer and no closure of its own.
+  private discardBody(req: IncomingMessage): void {
+    this.lingering.set(req, performance.now() + this.lingerMs);
+    req.on('end', this.bodyEnded);
+    req.resume();
+    this.sweeper ??= setInterval(() => this.sweep(), Math.max(10, Math.min(1000, this.lingerMs / 4))).unref();
+  }
+
+  private readonly bodyEnded = ((tracker: ConnectionTracker) =>
+    function bodyEnded(this: IncomingMessage) {
+      tracker.lingering.delete(this);
+    })(this);
+
+  /** Forgets requests whose body ended or whose connection closed; closes the connections past their time. */
+  private sweep(): void {
+    const now = performance.now();
+    for (const [req, deadline] of this.lingering) {
+      if (req.complete || req.socket.destroyed) this.lingering.delete(req);
+      else if (now >= deadline) {
+        this.lingering.delete(req);
+        req.socket.destroy();
+      }
+    }
+    if (this.lingering.size) return;
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  private clientError(err: Error & { code?: string; reason?: string }, socket: Duplex): void {
+    const busy = (socket as Tracked)[IN_FLIGHT];
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    // A complete request still being answered (pipelined garbage after it) gets its answer first.
+    if (busy && busy.req.complete && !busy.writableFinished) {
+      busy.once('close', () => this.answer(err, socket, !busy.writableFinished));
+      return;
+    }
+    this.answer(err, socket, busy !== undefined && busy.headersSent && !busy.writableFinished);
+  }
+
+  private answer(err: Error & { code?: string; reason?: string }, socket: Duplex, midResponse: boolean): void {
+    if (midResponse || !socket.writable) {
+      socket.destroy(); // bytes of another answer went out already: an error text would corrupt it
+      return;
+    }
+    const t = clientErrorTemplate(err);
+    this.onClientError({ status: t.status, code: t.code ?? '', reason: err.code ?? 'unknown' });
+    socket.end(rawErrorResponse(t));
+    const timer = setTimeout(() => socket.destroy(), Math.min(this.lingerMs, 1000));
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  }
+
+  /** Stops taking new connections; connections with nothing in flight are closed now, the rest as they finish. */
+  beginShutdown(): void {
+    this.closing = true;
+    for (const socket of this.sockets) {
+      const res = (socket as Tracked)[IN_FLIGHT];
+      if (res && !res.headersSent) res.setHeader('Connection', 'close');
+    }
+    this.closeIdle();
+  }
+
+  /** Closes every connection that has no response in progress (idle keep-alive, half-sent headers). */
+  closeIdle(): void {
+    for (const socket of this.sockets) if (!(socket as Tracked)[IN_FLIGHT]) socket.destroy();
+  }
+
+  /** Closes every connection at once. */
+  closeAll(): void {
+    for (const socket of this.sockets) socket.destroy();
+  }
+}

@@ -1,0 +1,117 @@
+import { checkReplyRule } from '../domain/replyRules.js';
+import type { CompiledRule, ReplyRule } from '../text/replies.js';
+import type { Config, ConfigInput, KeyConfig } from '../domain/config.js';
+import { RuleError, type FaultRule, type RuleView } from '../domain/faults/rules.js';
+import type { JournalEntry } from '../domain/journal.js';
+import { start } from './server.js';
+
+/** Options of startMockServer: the configuration the CLI and config file take, plus whether to log. */
+export interface MockServerOptions extends ConfigInput {
+  /** Write one JSON log line per request to stdout at `logLevel`; off by default, so test output stays clean. */
+  readonly log?: boolean;
+}
+
+/** A mock server started for a test suite, with handles to steer it and read what it saw. */
+export interface MockServer {
+  /** Base URL, e.g. `http://127.0.0.1:53127`; the API's paths go after it (`/text-provider/chat/completions`). */
+  readonly url: string;
+  readonly port: number;
+  /** `baseURL` for the official `openai` package: `${url}/text-provider`. */
+  readonly openaiBaseURL: string;
+  /** The first configured key (`sk-mock-default` by default). */
+  readonly apiKey: string;
+  /** Every configured key, with its label, scopes and rate limit. */
+  readonly keys: readonly KeyConfig[];
+  /** The configuration in effect, defaults filled in. */
+  readonly config: Readonly<Config>;
+  /** Adds a fault rule after the others (as POST /__admin/faults does) and returns it with its id and counters. */
+  addFaultRule(rule: FaultRule): RuleView;
+  /** The fault rules in the order they are tried, with their counters. */
+  faultRules(): RuleView[];
+  /** Removes one fault rule; false when there is none with that id. */
+  removeFaultRule(id: string): boolean;
+  /** Removes every fault rule, configured ones included; returns how many there were. */
+  clearFaultRules(): number;
+  /** Adds a reply rule, tried after earlier added ones and before the configured and built-in rules. */
+  addReplyRule(rule: ReplyRule): ReplyRule;
+  /** Removes the reply rules added with addReplyRule; returns how many there were. */
+  clearReplyRules(): number;
+  /** The request journal, oldest first: the entries GET /__admin/requests lists. */
+  requests(): JournalEntry[];
+  /** Empties the journal; returns how many entries it held. */
+  clearRequests(): number;
+  /** Gives every key its full rate-limit allowance back and every fault rule its first state, as POST /__admin/reset does. */
+  reset(): void;
+  /** Stops the server and closes every connection at once; calling it again returns the same promise. */
+  close(): Promise<void>;
+  /** `await using mock = await startMockServer()` closes it at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+// A key given as undefined (e.g. `port: process.env.PORT && Number(...)`) means "not set", as it does in a config file.
+function defined(options: MockServerOptions): ConfigInput {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as ConfigInput;
+}
+
+// Rules are stored as the admin API stores a posted body: plain JSON, so a later change to the caller's
+// object cannot change a stored rule, and a field set to undefined counts as absent.
+const asJson = (value: unknown): unknown => (value === undefined ? value : JSON.parse(JSON.stringify(value)));
+
+// The public surface names the field in the message itself: a caller sees one string, not RuleError.param.
+function faultRuleError(err: unknown): unknown {
+  if (!(err instanceof RuleError)) return err;
+  const where = err.param && !err.message.includes(`'${err.param}'`) ? `${err.param}: ` : '';
+  return new RuleError(`invalid fault rule: ${where}${err.message}`, err.param, err.status);
+}
+
+/**
+ * Starts a mock on a free port of 127.0.0.1 (unless `port` or `host` say otherwise) and resolves once it listens.
+ * Bad options reject with a ConfigError that names the field.
+ */
+export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
+  const { log, ...config } = options;
+  const running = await start({ port: 0, ...defined(config) }, { log: log === true });
+  const { services } = running;
+  // Added reply rules go at the front of the server's own list, which the chat handler reads on every request.
+  const replyRules = services.extras.replyRules as CompiledRule[];
+  const added: ReplyRule[] = [];
+  const close = () => running.close();
+  return {
+    url: running.url,
+    port: running.port,
+    openaiBaseURL: `${running.url}/text-provider`,
+    apiKey: running.config.keys[0]!.key,
+    keys: running.config.keys,
+    config: running.config,
+    addFaultRule(rule) {
+      try {
+        return services.faultRules.add(asJson(rule));
+      } catch (err) {
+        throw faultRuleError(err);
+      }
+    },
+    faultRules: () => services.faultRules.list(),
+    removeFaultRule: (id) => services.faultRules.delete(id),
+    clearFaultRules: () => services.faultRules.clear(),
+    addReplyRule(rule) {
+      const plain = asJson(rule) as ReplyRule;
+      const compiled = checkReplyRule(services.schemas, plain);
+      if (added.some((r) => r.id === plain.id)) throw new Error(`invalid reply rule: id: a rule with id "${plain.id}" was already added`);
+      replyRules.splice(added.length, 0, compiled);
+      added.push(plain);
+      return asJson(plain) as ReplyRule;
+    },
+    clearReplyRules() {
+      replyRules.splice(0, added.length);
+      return added.splice(0).length;
+    },
+    requests: () => services.journal.entries(),
+    clearRequests: () => services.journal.clear(),
+    reset() {
+      services.rateLimits.reset();
+      services.faultRules.reset();
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}

@@ -1,0 +1,101 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp, type AppHooks, type MockApp } from '../app/createApp.js';
+import { warmTokenizers } from '../text/warmup.js';
+import type { ConfigInput } from '../domain/config.js';
+import { ConnectionTracker } from './connections.js';
+import type { ErrorSink } from '../pipeline/errors.js';
+import type { RequestObserver } from '../pipeline/requestContext.js';
+import { createLogger, errorLogger, requestLogger, stdoutDestination, type LogDestination, type Logger } from './logger.js';
+import { shutdownTimers } from '../pipeline/streamTimers.js';
+
+/** Options of start() that are not configuration. */
+export interface StartHooks extends AppHooks {
+  /** Write one JSON log line per request at config.logLevel: `true` for stdout, or a destination. */
+  readonly log?: boolean | LogDestination;
+}
+
+/** A running mock: its base URL, its logger when logging, and two ways to stop it. */
+export interface RunningMock extends MockApp {
+  readonly url: string;
+  readonly port: number;
+  readonly server: Server;
+  readonly logger: Logger | undefined;
+  /** Closes every connection at once. */
+  close(): Promise<void>;
+  /**
+   * Stops accepting connections, closes idle ones, lets requests in flight finish and open streams
+   * run to their end without pacing; whatever is still open after `graceMs` is closed.
+   */
+  shutdown(graceMs?: number): Promise<void>;
+}
+
+/** How often Node checks the header and request timeouts: often enough to enforce them within a second. */
+const checkingInterval = (timeoutMs: number) => Math.max(10, Math.min(1000, Math.floor(timeoutMs / 4)));
+
+/** Starts the mock on the configured host and port (0 picks a free port); resolves once it listens. */
+export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Promise<RunningMock> {
+  const stopping = new AbortController();
+  // The logger needs the resolved configuration (level, keys to scrub), which createApp makes: the
+  // hooks given to createApp call through to it once it exists.
+  let logger: Logger | undefined;
+  let logRequest: RequestObserver | undefined;
+  let logError: ErrorSink | undefined;
+  const logHooks: AppHooks = hooks.log
+    ? { observers: [...(hooks.observers ?? []), (record) => logRequest?.(record)], report: hooks.report ?? ((err, where) => logError?.(err, where)) }
+    : {};
+  const mock = createApp(input, { ...hooks, ...logHooks, streamTimers: shutdownTimers(stopping.signal) });
+  const { timeouts } = mock.config;
+  if (hooks.log) {
+    logger = createLogger(mock.config, hooks.log === true ? stdoutDestination() : hooks.log);
+    logRequest = requestLogger(logger, mock.config);
+    logError = errorLogger(logger);
+  }
+
+  // Node refuses a header timeout longer than the request timeout; the request timeout covers both.
+  const headersTimeout = Math.min(timeouts.headersMs, timeouts.requestMs);
+  const handler = mock.handler;
+  const server = createServer(
+    { requestTimeout: timeouts.requestMs, headersTimeout, keepAliveTimeout: timeouts.keepAliveMs, connectionsCheckingInterval: checkingInterval(headersTimeout) },
+    (req, res) => {
+      tracker.request(req, res);
+      void handler(req, res);
+    },
+  );
+  const tracker = new ConnectionTracker(server, timeouts.keepAliveMs, (info) => logger?.info({ status: info.status, errorCode: info.code, reason: info.reason }, 'client error'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(mock.config.port, mock.config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  void warmTokenizers(server); // loads the chat encodings while the server is idle, so the first chat request does not pay for them
+  const { port } = server.address() as AddressInfo;
+  const host = mock.config.host.includes(':') ? `[${mock.config.host}]` : mock.config.host;
+
+  let stopped: Promise<void> | undefined;
+  const shutdown = (graceMs = timeouts.shutdownGraceMs) =>
+    (stopped ??= new Promise<void>((resolve) => {
+      const deadline = setTimeout(() => tracker.closeAll(), graceMs);
+      server.close(() => {
+        clearTimeout(deadline);
+        resolve();
+      });
+      tracker.beginShutdown();
+      stopping.abort();
+    }));
+  return {
+    ...mock,
+    url: `http://${host}:${port}`,
+    port,
+    server,
+    logger,
+    shutdown,
+    close: () => {
+      const done = shutdown(0);
+      tracker.closeAll();
+      return done;
+    },
+  };
+}

@@ -1,0 +1,194 @@
+import { createRequire } from 'node:module';
+import type * as EncodingModule from 'gpt-tokenizer/encoding/o200k_base';
+import type { GptEncoding } from 'gpt-tokenizer/GptEncoding';
+import { Lru } from '../lib/lru.js';
+import { readRanks, type Ranks } from './ranks.js';
+import { slices } from './slices.js';
+
+/** Names of the tiktoken encodings the mock can count with. */
+export type Encoding = 'o200k_base' | 'cl100k_base';
+
+/** One chat message as the prompt counter sees it (content already flattened to text). */
+export type CountableMessage = { role: string; content: string; name?: string };
+
+type Loaded = {
+  api: Pick<typeof EncodingModule, 'encode' | 'countTokens' | 'setMergeCacheSize'>;
+  /** Index = token id; value = the token's text, or its raw bytes when they are not valid UTF-8 alone. */
+  ranks: Ranks;
+  /** The encoder's own pre-tokenizer pattern, so long pieces are found exactly where it finds them. */
+  split: RegExp;
+};
+
+// createRequire gives a synchronous, on-demand load: each encoding table is several
+// megabytes, so it is only parsed the first time it is used.
+const requireCjs = createRequire(import.meta.url);
+const loaded = new Map<Encoding, Loaded>();
+const tables = new Map<Encoding, Ranks>();
+const ENCODINGS: readonly Encoding[] = ['o200k_base', 'cl100k_base'];
+const MERGE_CACHE_SIZE = 10_000;
+
+// Treat special-token text such as "<|endoftext|>" in user input as ordinary
+// text (tiktoken's encode_ordinary) instead of letting the library throw.
+const ORDINARY = { disallowedSpecial: new Set<string>() };
+
+// Never used with { stream: true }, so no partial bytes leak between calls;
+// gpt-tokenizer's own decode() shares a streaming decoder and does leak them.
+const utf8 = new TextDecoder('utf-8');
+
+/** The rank table of an encoding, read once; the encoder and decodePieces share it. */
+function table(enc: Encoding): Ranks {
+  let ranks = tables.get(enc);
+  // Encoding names come from a JSON catalogue, so check before building a file or module path.
+  if (!ranks && !ENCODINGS.includes(enc)) throw new Error(`unknown encoding: ${String(enc)}`);
+  if (!ranks) tables.set(enc, (ranks = readRanks(enc)));
+  return ranks;
+}
+
+function load(enc: Encoding): Loaded {
+  const hit = loaded.get(enc);
+  if (hit) return hit;
+  const ranks = table(enc);
+  // What the package's gpt-tokenizer/encoding/<name> module does, over the table read here.
+  const { GptEncoding: Encoder } = requireCjs('gpt-tokenizer/GptEncoding') as { GptEncoding: typeof GptEncoding };
+  const api: Loaded['api'] = Encoder.getEncodingApi(enc, () => ranks as Array<string | number[]>);
+  // The library caches up to 100,000 merged pieces; pieces here reach 512 characters, so many distinct
+  // long inputs could hold hundreds of MB. A smaller cache keeps memory bounded at little cost.
+  api.setMergeCacheSize(MERGE_CACHE_SIZE);
+  const patterns = requireCjs('gpt-tokenizer/encodingParams/constants') as Record<string, RegExp>;
+  const split = patterns[enc === 'o200k_base' ? 'O200K_TOKEN_SPLIT_REGEX' : 'CL100K_TOKEN_SPLIT_REGEX'];
+  if (!(split instanceof RegExp)) throw new Error(`gpt-tokenizer has no split pattern for ${enc}`);
+  const entry: Loaded = { api, ranks, split };
+  loaded.set(enc, entry);
+  return entry;
+}
+
+/**
+ * Loading encodings, as separate steps (parse the rank table, build the encoder) of 50 to 180 ms of
+ * CPU each: run apart, a request in between waits for one step at most. Loads are cached, so a step whose
+ * part is already loaded costs nothing. By default only o200k_base, the gpt-4o family's, which clients
+ * ask for most: each table adds 30 to 40 MiB of RSS, so the others load on their first use instead.
+ */
+export function loadSteps(encodings: readonly Encoding[] = ['o200k_base']): Array<() => void> {
+  return encodings.flatMap((enc) => [() => void table(enc), () => void load(enc)]);
+}
+
+/** Encodes text to token ids with the given encoding; runs longer than MAX_PIECE are encoded in slices (see slices.ts). */
+export function encode(text: string, enc: Encoding): number[] {
+  const { api, split } = load(enc);
+  const parts = slices(text, split);
+  if (parts.length === 1) return api.encode(text, ORDINARY);
+  const tokens: number[] = [];
+  for (const part of parts) for (const t of api.encode(part, ORDINARY)) tokens.push(t);
+  return tokens;
+}
+
+/** Counts the tokens of a text without materialising the token array; agrees with encode().length. */
+export function countTokens(text: string, enc: Encoding): number {
+  const { api, split } = load(enc);
+  let total = 0;
+  for (const part of slices(text, split)) total += api.countTokens(part, ORDINARY);
+  return total;
+}
+
+// True when the buffer ends after a complete UTF-8 sequence; malformed tails
+// also count as "complete" so a bad sequence is flushed (as U+FFFD) rather than buffered forever.
+function endsOnCharBoundary(bytes: readonly number[]): boolean {
+  const n = bytes.length;
+  for (let back = 1; back <= Math.min(4, n); back++) {
+    const b = bytes[n - back]!;
+    if ((b & 0xc0) === 0x80) continue;
+    const need = b < 0x80 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : b < 0xf8 ? 4 : 1;
+    return back >= need;
+  }
+  return true;
+}
+
+/** A run of decoded text and the number of tokens it came from. */
+export type Piece = { text: string; tokens: number };
+
+/**
+ * Decodes tokens into consecutive text pieces, one per token except that tokens ending mid-character are grouped with what follows.
+ * The pieces' token counts add up to tokens.length, so a stream paced in tokens per second stays exact.
+ */
+export function decodePieces(tokens: readonly number[], enc: Encoding): Piece[] {
+  const { ranks } = load(enc);
+  const pieces: Piece[] = [];
+  let pending: number[] = [];
+  let count = 0;
+  const push = (text: string): void => {
+    pieces.push({ text, tokens: count });
+    count = 0;
+  };
+  const flush = (): void => {
+    const text = utf8.decode(Uint8Array.from(pending));
+    pending = [];
+    push(text);
+  };
+  for (const token of tokens) {
+    const value = ranks[token];
+    if (value === undefined) throw new Error(`token ${token} is not an ordinary ${enc} token`);
+    if (typeof value === 'string') {
+      // A text token starts on a character boundary, so bytes still pending are malformed: emit them as they decode.
+      if (pending.length > 0) flush();
+      count++;
+      push(value); // neither encoding has an empty-text token, so pieces are never empty
+    } else {
+      count++;
+      for (const b of value) pending.push(b);
+      if (endsOnCharBoundary(pending)) flush();
+    }
+  }
+  // Only reached when the tokens stop mid-character (a max_tokens cut): decodes to U+FFFD, like tiktoken's errors="replace".
+  if (pending.length > 0) flush();
+  return pieces;
+}
+
+/** Decodes token ids to text; an incomplete trailing character becomes U+FFFD. */
+export function decode(tokens: readonly number[], enc: Encoding): string {
+  return decodePieces(tokens, enc).map((p) => p.text).join('');
+}
+
+// Clients send the same system prompt and the whole history again on every turn: counts of message
+// texts are kept, so a turn costs the tokens of its new messages. Bounded in entries and in characters
+// (a key holds its text alive). Short texts (roles, names, short turns) are kept in a plain map, which
+// is emptied when full: a lookup there costs a twentieth of counting "user" again.
+const COUNT_CACHE = { entries: 4096, chars: 1_000_000, minChars: 16 };
+const counts = new Map<Encoding, Lru<number>>();
+const shortCounts = new Map<Encoding, Map<string, number>>();
+
+function countShort(text: string, enc: Encoding): number {
+  let cache = shortCounts.get(enc);
+  if (!cache) shortCounts.set(enc, (cache = new Map()));
+  let n = cache.get(text);
+  if (n === undefined) {
+    n = countTokens(text, enc);
+    if (cache.size >= COUNT_CACHE.entries) cache.clear();
+    cache.set(text, n);
+  }
+  return n;
+}
+
+/** countTokens, answered from the cache of message texts when the same text was counted before. */
+export function countMessageTokens(text: string, enc: Encoding): number {
+  if (text.length < COUNT_CACHE.minChars) return countShort(text, enc);
+  if (text.length > COUNT_CACHE.chars) return countTokens(text, enc);
+  let cache = counts.get(enc);
+  if (!cache) counts.set(enc, (cache = new Lru<number>(COUNT_CACHE.entries, COUNT_CACHE.chars)));
+  return cache.getOrMake(text, () => countTokens(text, enc), () => text.length);
+}
+
+/** How many message texts have their count kept for an encoding: long ones (in the LRU) and short ones. */
+export const cachedCounts = (enc: Encoding): { long: number; short: number } => ({ long: counts.get(enc)?.size ?? 0, short: shortCounts.get(enc)?.size ?? 0 });
+
+/**
+ * Counts chat prompt tokens the way the OpenAI cookbook does for gpt-3.5-turbo-0125 / gpt-4 / gpt-4o:
+ * 3 per message, the tokens of every value, 1 more per name, and 3 to prime the assistant reply.
+ */
+export function countChatPromptTokens(messages: readonly CountableMessage[], enc: Encoding): number {
+  let total = 3;
+  for (const m of messages) {
+    total += 3 + countMessageTokens(m.role, enc) + countMessageTokens(m.content, enc);
+    if (m.name !== undefined) total += countMessageTokens(m.name, enc) + 1;
+  }
+  return total;
+}

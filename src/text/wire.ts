@@ -1,0 +1,70 @@
+import type { SseEvent } from '../contract/types.js';
+import type { Completion } from './complete.js';
+
+/** What every object of one answer shares: the same id, created time, model and fingerprint. */
+export type ChatHead = { id: string; created: number; model: string; fingerprint: string };
+
+/** OpenAI's usage object: the three counts plus the detail objects real responses carry (all zero here). */
+export function usageOf(promptTokens: number, completionTokens: number) {
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+// A completion's content depends on the completion alone, and completions are cached: escape it once.
+const contentTexts = new WeakMap<Completion, string>();
+
+/**
+ * The non-streamed answer: a chat.completion object as JSON text, fields in the order the real API
+ * writes them. Written as text (the same bytes JSON.stringify gives the object): serialising the nested
+ * object cost more than the rest of the handler.
+ */
+export function completionJson(head: ChatHead, result: Completion, usage: ReturnType<typeof usageOf>): string {
+  let content = contentTexts.get(result);
+  if (content === undefined) contentTexts.set(result, (content = JSON.stringify(result.content)));
+  const { prompt_tokens_details: p, completion_tokens_details: c } = usage;
+  const usageJson =
+    `{"prompt_tokens":${usage.prompt_tokens},"completion_tokens":${usage.completion_tokens},"total_tokens":${usage.total_tokens},` +
+    `"prompt_tokens_details":{"cached_tokens":${p.cached_tokens},"audio_tokens":${p.audio_tokens}},` +
+    `"completion_tokens_details":{"reasoning_tokens":${c.reasoning_tokens},"audio_tokens":${c.audio_tokens},"accepted_prediction_tokens":${c.accepted_prediction_tokens},"rejected_prediction_tokens":${c.rejected_prediction_tokens}}}`;
+  return (
+    `{"id":${JSON.stringify(head.id)},"object":"chat.completion","created":${head.created},"model":${JSON.stringify(head.model)},` +
+    `"choices":[{"index":0,"message":{"role":"assistant","content":${content},"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":${JSON.stringify(result.finishReason)}}],` +
+    `"usage":${usageJson},"service_tier":"default","system_fingerprint":${JSON.stringify(head.fingerprint)}}`
+  );
+}
+
+// The choices of a completion's text events depend on the completion alone, and completions are cached
+// (the same reply rules answer request after request): serialise each piece once, not once per request.
+const deltaTexts = new WeakMap<Completion, string[]>();
+
+function deltasOf(result: Completion): string[] {
+  let deltas = deltaTexts.get(result);
+  if (!deltas) {
+    deltas = result.pieces.map((p) => `[{"index":0,"delta":{"content":${JSON.stringify(p.text)}},"logprobs":null,"finish_reason":null}]`);
+    deltaTexts.set(result, deltas);
+  }
+  return deltas;
+}
+
+/**
+ * The streamed answer as chat.completion.chunk events: the role first, then one event per piece of text,
+ * then an empty delta with the finish reason, and with include_usage a last event with `choices: []` and the usage.
+ */
+export function chunkEvents(head: ChatHead, result: Completion, usage: ReturnType<typeof usageOf>, includeUsage: boolean): SseEvent[] {
+  // With include_usage every chunk carries "usage": null until the last one; without it the key is absent.
+  const tail = includeUsage ? ',"usage":null}' : '}';
+  // The shared prefix is serialised once: a 1,000-token reply is 1,000 events.
+  const prefix = `${JSON.stringify({ id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, service_tier: 'default', system_fingerprint: head.fingerprint }).slice(0, -1)},"choices":`;
+  const deltas = deltasOf(result);
+  const events: SseEvent[] = new Array(deltas.length + 2);
+  events[0] = { data: `${prefix}[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]${tail}`, tokens: 0 };
+  for (let i = 0; i < deltas.length; i++) events[i + 1] = { data: prefix + deltas[i] + tail, tokens: result.pieces[i]!.tokens };
+  events[deltas.length + 1] = { data: `${prefix}[{"index":0,"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(result.finishReason)}}]${tail}`, tokens: 0 };
+  if (includeUsage) events.push({ data: `${prefix}[],"usage":${JSON.stringify(usage)}}`, tokens: 0 });
+  return events;
+}

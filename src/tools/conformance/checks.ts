@@ -1,0 +1,111 @@
+import { operation } from '../../contract/operations.js';
+import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
+import { checkChatStream } from './sse.js';
+import { checkMedia } from './mediaChecks.js';
+import type { Case, CheckFailure, CheckName, Exchange, Profile } from './types.js';
+
+/** What the checks need besides the exchange. */
+export interface CheckContext {
+  readonly registry: SchemaRegistry;
+  readonly timeoutMs: number;
+}
+
+const MEDIA_CHECK: Record<string, CheckName> = { 'images.generate': 'png-size', 'images.edit': 'png-size', 'video.generate': 'mp4', 'voice.tts': 'audio', 'cloud.speech': 'audio' };
+
+/**
+ * The checks a case runs in a profile. `documented` checks the status alone: the API document shows
+ * no response body, header or error shape. `full` adds the mock's wire decisions: x-request-id, the
+ * error envelope, WWW-Authenticate on 401, retry-after on 429, content types, the success schemas,
+ * the stream grammar and the media bytes.
+ */
+export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request'>, profile: Profile): CheckName[] {
+  if (profile === 'documented') return ['status'];
+  const { status } = c.expect;
+  const out = new Set<CheckName>(['status', 'request-id']);
+  if (status >= 400) out.add('error-envelope');
+  if (status === 401) out.add('www-authenticate');
+  if (status === 429) out.add('retry-after');
+  if (status === 200) {
+    out.add('content-type');
+    const streamed = (c.request.body as { stream?: unknown } | undefined)?.stream === true;
+    if (streamed) out.add('sse');
+    else if (operation(c.operation).success.schema) out.add('success-schema');
+    const media = MEDIA_CHECK[c.operation];
+    if (media && !streamed) out.add(media);
+  }
+  for (const extra of c.expect.checks) out.add(extra);
+  return [...out];
+}
+
+const excerpt = (ex: Exchange): string => {
+  const type = ex.headers['content-type'] ?? '';
+  if (!/json|text/.test(type)) return ex.body.length ? `(${ex.body.length} bytes of ${type || 'unknown type'})` : '';
+  const text = ex.body.toString('utf8').replace(/\s+/g, ' ');
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+};
+
+function json(ex: Exchange): unknown {
+  try {
+    return JSON.parse(ex.body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+const mime = (type: string | undefined) => (type ?? '').split(';')[0]!.trim().toLowerCase();
+
+function schemaProblem(registry: SchemaRegistry, id: string, value: unknown): string | undefined {
+  const errors = registry.check(id, value);
+  return errors.length ? `${errors[0]!.instancePath || '(body)'} ${errors[0]!.message}` : undefined;
+}
+
+/** Runs a case's checks on what came back; returns the failures (empty when the case passes). */
+export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promise<CheckFailure[]> {
+  const failures: CheckFailure[] = [];
+  const fail = (check: CheckName, expected: string, actual: string) => failures.push({ check, expected, actual });
+  if (ex.status !== c.expect.status) {
+    fail('status', `status ${c.expect.status}`, `status ${ex.status} ${excerpt(ex)}`.trim());
+    return failures; // the other checks describe a response of the expected kind
+  }
+  const op = operation(c.operation);
+  for (const check of c.expect.checks) {
+    switch (check) {
+      case 'request-id':
+        if (!ex.headers['x-request-id']) fail(check, 'an x-request-id header', 'none');
+        break;
+      case 'error-envelope': {
+        const problem = mime(ex.headers['content-type']) !== 'application/json' ? `content-type ${ex.headers['content-type'] ?? 'none'}` : schemaProblem(ctx.registry, schemaId('error.json'), json(ex));
+        if (problem) fail(check, 'the error envelope {"error":{"message","type","param","code"}} as application/json', `${problem}: ${excerpt(ex)}`);
+        break;
+      }
+      case 'www-authenticate':
+        if (!/^bearer\b/i.test(ex.headers['www-authenticate'] ?? '')) fail(check, 'WWW-Authenticate: Bearer', ex.headers['www-authenticate'] ?? 'none');
+        break;
+      case 'retry-after': {
+        const value = ex.headers['retry-after'];
+        if (!value || !(/^\d+$/.test(value) || !Number.isNaN(Date.parse(value)))) fail(check, 'a retry-after header (seconds or an HTTP date)', value ?? 'none');
+        break;
+      }
+      case 'content-type': {
+        const wanted = c.expect.checks.includes('sse') ? 'text/event-stream' : op.success.contentType;
+        if (mime(ex.headers['content-type']) !== wanted) fail(check, `content-type ${wanted}`, ex.headers['content-type'] ?? 'none');
+        break;
+      }
+      case 'success-schema': {
+        const problem = schemaProblem(ctx.registry, op.success.schema!, json(ex));
+        if (problem) fail(check, `a body matching schemas/${op.success.schema!.split('/').pop()}`, `${problem}: ${excerpt(ex)}`);
+        break;
+      }
+      case 'sse': {
+        const problems = checkChatStream(ex.body, ex.reads, (chunk) => schemaProblem(ctx.registry, schemaId('chat-completion-chunk.json'), chunk));
+        if (problems.length) fail(check, 'a chat.completion.chunk event stream ending in one data: [DONE], delivered incrementally', problems.join('; '));
+        break;
+      }
+      default: {
+        const problem = await checkMedia(check, c, ex, json(ex), ctx.timeoutMs);
+        if (problem) fail(check, problem.expected, problem.actual);
+      }
+    }
+  }
+  return failures;
+}

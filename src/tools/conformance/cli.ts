@@ -1,0 +1,112 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Catalogue } from '../../domain/catalogue.js';
+import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
+import { checksFor } from './checks.js';
+import { send, type Target } from './http.js';
+import { redact } from './mask.js';
+import { CONFORMANCE_HELP, parseConformanceArgs, UsageError, type ConformanceOptions, type ReporterName } from './options.js';
+import { renderPlan } from './plan.js';
+import { summarize, type Reporter, type RunInfo } from './report.js';
+import { jsonReporter } from './reporters/json.js';
+import { junitReporter } from './reporters/junit.js';
+import { prettyReporter } from './reporters/pretty.js';
+import { tapReporter } from './reporters/tap.js';
+import { runSuite } from './run.js';
+import { checkNames, selectCases } from './select.js';
+import { loadSuite } from './suite.js';
+
+/** Where the command writes; tests pass their own. */
+export interface Io {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+const processIo: Io = { stdout: (t) => void process.stdout.write(t), stderr: (t) => void process.stderr.write(t) };
+
+/**
+ * Checks that the target answers at all, and whether it honours the mock's fault headers: a plain
+ * GET /v1/me must not be a 500 while the same request with `Prefer: code=500` must be a 500 in the
+ * error envelope. Both requests are free. Resolves to the transport error when unreachable.
+ */
+export async function probe(target: Target, mode: ConformanceOptions['faultHeaders'], registry: SchemaRegistry): Promise<{ error: string } | { faultHeaders: boolean; keyRefused: boolean }> {
+  const plain = await send(target, { method: 'GET', path: '/v1/me', auth: 'valid', headers: {} });
+  if (plain.error) return { error: plain.error };
+  const keyRefused = plain.status === 401;
+  if (mode !== 'auto') return { faultHeaders: mode === 'on', keyRefused };
+  const faulted = await send(target, { method: 'GET', path: '/v1/me', auth: 'valid', headers: { prefer: 'code=500' } });
+  let envelope = false;
+  try {
+    envelope = registry.check(schemaId('error.json'), JSON.parse(faulted.body.toString('utf8'))).length === 0;
+  } catch {
+    envelope = false;
+  }
+  return { faultHeaders: plain.status !== 500 && faulted.status === 500 && envelope, keyRefused };
+}
+
+// Compiling every schema is the slowest step of a start; the compiled registry never changes, so one serves every run.
+let compiled: SchemaRegistry | undefined;
+
+const REPORTERS: Record<ReporterName, (write: (t: string) => void) => Reporter> = { pretty: prettyReporter, json: jsonReporter, junit: junitReporter, tap: tapReporter };
+
+/** `unified-ai-mock conformance`: resolves to the exit code (0 no failure, 1 a failure, 2 usage or unreachable). */
+export async function conformance(argv: string[], io: Io = processIo): Promise<number> {
+  const registry = (compiled ??= new SchemaRegistry());
+  let options: ConformanceOptions | 'help';
+  try {
+    options = parseConformanceArgs(argv, new Catalogue(registry), io.env ?? process.env);
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    if (!(err instanceof UsageError) && !e.code?.startsWith('ERR_PARSE_ARGS')) throw err;
+    io.stderr(`unified-ai-mock conformance: ${e.message}\nRun 'unified-ai-mock conformance --help' for the options.\n`);
+    return 2;
+  }
+  if (options === 'help') {
+    io.stdout(CONFORMANCE_HELP);
+    return 0;
+  }
+  const secrets = [options.apiKey ?? ''].filter(Boolean);
+  let suite: ReturnType<typeof loadSuite>;
+  try {
+    suite = loadSuite(registry, options.values);
+    checkNames(suite.cases, options);
+  } catch (err) {
+    io.stderr(`unified-ai-mock conformance: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const selected = selectCases(suite.cases, options);
+  const cases = selected.cases.map((c) => ({ ...c, expect: { ...c.expect, checks: checksFor(c, options.profile) } }));
+  const unsupported = new Set(options.unsupported);
+  if (options.plan) {
+    io.stdout(renderPlan(cases, options.profile, selected.filtered, { unsupported, imageModel: options.values.imageModel, imageNMax1: options.imageNMax1, faultHeaders: options.faultHeaders === 'on', faultProbe: options.faultHeaders === 'auto' }));
+    return 0;
+  }
+  const target: Target = { baseUrl: options.baseUrl!, apiKey: options.apiKey!, pathPrefix: options.pathPrefix, timeoutMs: options.timeoutMs, unknownKey: suite.unknownKey };
+  const probed = await probe(target, options.faultHeaders, registry);
+  if ('error' in probed) {
+    io.stderr(`unified-ai-mock conformance: cannot reach ${options.baseUrl}: ${probed.error}\n`);
+    return 2;
+  }
+  if (probed.keyRefused) io.stderr(`unified-ai-mock conformance: warning: ${options.baseUrl} refused the API key on GET /v1/me (401); cases that need a valid key will fail\n`);
+  const files = new Map<string, string>();
+  const reporters = options.reporters.map(({ name, output }) => {
+    const write = output === undefined ? (t: string) => io.stdout(redact(t, secrets)) : (t: string) => files.set(output, (files.get(output) ?? '') + redact(t, secrets));
+    return { reporter: REPORTERS[name](write), write };
+  });
+  const info: RunInfo = { target: options.baseUrl!, profile: options.profile, faultHeaders: probed.faultHeaders, cases };
+  for (const { reporter } of reporters) reporter.start?.(info);
+  const started = performance.now();
+  let done = 0;
+  const results = await runSuite(cases, { ...target, registry, concurrency: options.concurrency, retries: options.retries, maxRetryWaitMs: 30_000, faultHeaders: probed.faultHeaders, unsupported, imageModel: options.values.imageModel, imageNMax1: options.imageNMax1 }, (r) => {
+    done++;
+    for (const { reporter } of reporters) reporter.result?.(r, done, cases.length);
+  });
+  const report = { info, results, summary: summarize(results, Math.round(performance.now() - started)) };
+  for (const { reporter, write } of reporters) write(reporter.end(report));
+  for (const [file, text] of files) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  }
+  return report.summary.failed ? 1 : 0;
+}

@@ -1,0 +1,89 @@
+import { loadLimits, type Limits } from '../../domain/limits.js';
+import { fetchMedia } from './http.js';
+import { audioInfo, mp4Info, pngSize } from './media.js';
+import type { Case, CheckName, Exchange } from './types.js';
+
+type Problem = { expected: string; actual: string } | undefined;
+
+let limits: Limits | undefined;
+// The mock's defaults for what a request leaves out (fixtures/limits.json).
+const defaults = (): Limits => (limits ??= loadLimits());
+
+const base64Payload = (s: string) => Buffer.from(s.replace(/^data:[^,]*,/, ''), 'base64');
+
+/** The bytes behind an image entry: its link fetched, or its b64_json decoded. */
+async function imageBytes(item: { url?: unknown; b64_json?: unknown }, timeoutMs: number): Promise<Buffer | string> {
+  if (typeof item.b64_json === 'string') return base64Payload(item.b64_json);
+  if (typeof item.url !== 'string') return 'an entry with neither url nor b64_json';
+  const got = await fetchMedia(item.url, timeoutMs);
+  if ('error' in got) return `fetching ${item.url} failed: ${got.error}`;
+  if (got.status !== 200) return `fetching ${item.url} answered ${got.status}`;
+  return got.body;
+}
+
+async function checkPng(c: Case, body: Record<string, unknown> | undefined, timeoutMs: number): Promise<Problem> {
+  const req = (c.request.body ?? {}) as Record<string, unknown>;
+  if (c.operation === 'images.edit') {
+    const want = pngSize(base64Payload(String(req.image)));
+    const got = typeof body?.image === 'string' ? pngSize(base64Payload(body.image)) : 'no image in the body';
+    if (typeof want === 'string') return undefined; // the input is not a PNG: nothing to compare with
+    if (typeof got === 'string') return { expected: `a ${want.width}x${want.height} PNG (the input's size)`, actual: got };
+    return got.width === want.width && got.height === want.height ? undefined : { expected: `a ${want.width}x${want.height} PNG (the input's size)`, actual: `${got.width}x${got.height}` };
+  }
+  const size = typeof req.size === 'string' ? req.size : defaults().images.defaultSize;
+  const n = typeof req.n === 'number' ? req.n : 1;
+  const expected = `${n} PNG image${n > 1 ? 's' : ''} of ${size}`;
+  const data = Array.isArray(body?.data) ? (body!.data as { url?: unknown; b64_json?: unknown }[]) : [];
+  if (data.length !== n) return { expected, actual: `${data.length} entries in data` };
+  for (const item of data) {
+    const bytes = await imageBytes(item, timeoutMs);
+    if (typeof bytes === 'string') return { expected, actual: bytes };
+    const got = pngSize(bytes);
+    if (typeof got === 'string') return { expected, actual: got };
+    if (`${got.width}x${got.height}` !== size) return { expected, actual: `a PNG of ${got.width}x${got.height}` };
+  }
+  return undefined;
+}
+
+async function checkMp4(c: Case, body: Record<string, unknown> | undefined, timeoutMs: number): Promise<Problem> {
+  const req = (c.request.body ?? {}) as Record<string, unknown>;
+  const duration = typeof req.duration === 'number' ? req.duration : defaults().video.defaultDuration;
+  const resolution = typeof req.resolution === 'string' ? req.resolution : defaults().video.defaultResolution;
+  const expected = `an MP4 of ${resolution}, about ${duration} s long`;
+  const url = (body?.video as { url?: unknown } | null | undefined)?.url;
+  if (typeof url !== 'string') return { expected, actual: 'no video.url in the task' };
+  const got = await fetchMedia(url, timeoutMs);
+  if ('error' in got) return { expected, actual: `fetching ${url} failed: ${got.error}` };
+  if (got.status !== 200) return { expected, actual: `fetching ${url} answered ${got.status}` };
+  const info = mp4Info(got.body);
+  if (typeof info === 'string') return { expected, actual: info };
+  // Encoders round to whole frames and a container may pad the last one.
+  if (Math.abs(info.seconds - duration) > Math.max(0.5, duration * 0.05)) return { expected, actual: `${info.seconds.toFixed(2)} s long` };
+  if (info.width !== undefined && `${info.width}x${info.height}` !== resolution) return { expected, actual: `${info.width}x${info.height}` };
+  return undefined;
+}
+
+async function checkAudio(ex: Exchange): Promise<Problem> {
+  const type = (ex.headers['content-type'] ?? '').split(';')[0]!.trim();
+  const wav = /wav/.test(type);
+  const expected = `decodable ${wav ? 'WAV' : 'MP3'} audio with a positive duration`;
+  const info = await audioInfo(ex.body, type);
+  if (typeof info === 'string') return { expected, actual: info };
+  if (!(wav ? /WAVE/i : /MPEG/i).test(info.container)) return { expected, actual: `a ${info.container} file` };
+  return info.seconds > 0 ? undefined : { expected, actual: `a duration of ${info.seconds} s` };
+}
+
+/** The media check of a successful response: PNG size, MP4 duration and size, or decodable audio. */
+export async function checkMedia(check: CheckName, c: Case, ex: Exchange, body: unknown, timeoutMs: number): Promise<Problem> {
+  const json = body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
+  switch (check) {
+    case 'png-size':
+      return checkPng(c, json, timeoutMs);
+    case 'mp4':
+      return checkMp4(c, json, timeoutMs);
+    case 'audio':
+      return checkAudio(ex);
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,161 @@
+import { parseArgs } from 'node:util';
+import type { Catalogue } from '../../domain/catalogue.js';
+import type { Profile, SuiteValues } from './types.js';
+
+/** The conformance command's help text. */
+export const CONFORMANCE_HELP = `Usage: unified-ai-mock conformance --base-url URL --api-key KEY [options]
+
+Sends the conformance suite to an implementation of the API and reports, case by case, where it
+departs from the API document. Exit code: 0 no case failed, 1 a case failed, 2 bad usage or
+unreachable target.
+
+Target:
+  --base-url URL          the implementation to check, e.g. https://staging.example.com
+  --api-key KEY           a valid key (or set CONFORMANCE_API_KEY); masked in every output
+  --path-prefix PREFIX    put before every path, e.g. /v1
+  --timeout MS            per request, media downloads included            default 60000
+  --concurrency N         requests in flight at once                       default 4
+  --retries N             extra attempts of a free case after a 429 or a transport error  default 2
+
+What to run:
+  --profile NAME          documented: statuses of every rule, limit and auth case of the API
+                          document; full: also response shapes, SSE grammar, media bytes, faults
+                                                                           default documented
+  --only PATTERN          run only matching cases: a tag (auth, limits, chat, ...), an operation,
+                          a case id or id prefix (chat.temperature), or a glob ('*.above-max*');
+                          repeatable, or comma-separated
+  --skip PATTERN          leave out matching cases (same patterns)
+  --skip-billable         leave out every case a correct server does paid work for
+  --unsupported NAME      an operation (or tag, e.g. stream) the target does not offer: its cases
+                          are not applicable, not failures (repeatable)
+  --fault-headers MODE    auto: probe for the mock's Prefer/X-Mock-Fault headers; on; off
+                                                                           default auto
+  --plan                  print the cases, how many are billable and the paid units; send nothing
+
+Models and voices (default: the first of each kind in the mock's catalogue):
+  --chat-model ID         default gpt-4o
+  --image-model ID        default dall-e-3
+  --image-n-max-1         the image model takes at most n = 1 (the Limits table's rule for the
+                          named model); without it the n = 2 case runs only for dall-e-3
+  --video-model ID        default gen3a_turbo
+  --voice-id ID           voice-provider voice, default rachel
+  --cloud-voice NAME      cloud-provider neural voice, default en-US-JennyNeural
+  --tts-model ID          voice-provider model_id (full profile), default eleven_multilingual_v2
+  --image-url URL         source image for image_to_video, default https://example.com/image.png
+
+Reports:
+  --reporter NAME         pretty, json, junit or tap (repeatable)              default pretty
+  --output FILE           write the reporter named just before it to FILE (else standard output)
+  --help                  show this help
+`;
+
+/** A usage mistake: the CLI prints it with the help hint and exits 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Reporter names. */
+export type ReporterName = 'pretty' | 'json' | 'junit' | 'tap';
+
+/** Everything the conformance command was asked to do. */
+export interface ConformanceOptions {
+  baseUrl?: string;
+  apiKey?: string;
+  pathPrefix: string;
+  timeoutMs: number;
+  concurrency: number;
+  retries: number;
+  profile: Profile;
+  only: string[];
+  skip: string[];
+  skipBillable: boolean;
+  unsupported: string[];
+  faultHeaders: 'auto' | 'on' | 'off';
+  plan: boolean;
+  /** The image model is the one the n <= 1 rule names, whatever its id. */
+  imageNMax1: boolean;
+  values: SuiteValues;
+  reporters: { name: ReporterName; output?: string }[];
+}
+
+const REPORTERS: readonly ReporterName[] = ['pretty', 'json', 'junit', 'tap'];
+
+function count(flag: string, value: string | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${flag} must be a whole number of at least ${min}, got '${value}'`);
+  return Number(value);
+}
+
+function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!allowed.includes(value as T)) throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, got '${value}'`);
+  return value as T;
+}
+
+const list = (values: string[] | undefined) => (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+
+/** Parses the command line of `conformance`; 'help' for --help. Throws UsageError on a mistake. */
+export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: NodeJS.ProcessEnv = process.env): ConformanceOptions | 'help' {
+  const S = { type: 'string' } as const;
+  const M = { type: 'string', multiple: true } as const;
+  const B = { type: 'boolean' } as const;
+  const parsed = parseArgs({
+    args: argv,
+    strict: true,
+    tokens: true,
+    options: {
+      'base-url': S, 'api-key': S, 'path-prefix': S, timeout: S, concurrency: S, retries: S, profile: S, only: M, skip: M,
+      'skip-billable': B, unsupported: M, 'fault-headers': S, plan: B, 'image-n-max-1': B, 'chat-model': S, 'image-model': S, 'video-model': S,
+      'voice-id': S, 'cloud-voice': S, 'tts-model': S, 'image-url': S, reporter: M, output: M, help: B,
+    },
+  });
+  const v = parsed.values;
+  if (v.help) return 'help';
+  // --output belongs to the --reporter given just before it.
+  const reporters: ConformanceOptions['reporters'] = [];
+  for (const t of parsed.tokens ?? []) {
+    if (t.kind !== 'option') continue;
+    if (t.name === 'reporter') reporters.push({ name: oneOf('reporter', t.value, REPORTERS, 'pretty') });
+    if (t.name === 'output') {
+      const last = reporters[reporters.length - 1];
+      if (!last || last.output !== undefined) throw new UsageError('--output must follow the --reporter it is for');
+      last.output = t.value;
+    }
+  }
+  if (!reporters.some((r) => r.output === undefined)) reporters.unshift({ name: 'pretty' });
+  if (reporters.filter((r) => r.output === undefined).length > 1) throw new UsageError('only one reporter can write to standard output; give the others an --output FILE');
+  const plan = v.plan ?? false;
+  const apiKey = v['api-key'] ?? env.CONFORMANCE_API_KEY;
+  if (!plan && !v['base-url']) throw new UsageError('--base-url is required');
+  if (!plan && !apiKey) throw new UsageError('--api-key (or CONFORMANCE_API_KEY) is required');
+  if (v['base-url'] && !/^https?:\/\/[^/]/.test(v['base-url'])) throw new UsageError(`--base-url must be an http or https URL, got '${v['base-url']}'`);
+  const prefix = v['path-prefix'] ?? '';
+  if (prefix && !/^\/[\w./-]*$/.test(prefix)) throw new UsageError(`--path-prefix must start with '/', got '${prefix}'`);
+  const first = (kind: Parameters<Catalogue['ofKind']>[0]) => catalogue.ofKind(kind)[0]!.id;
+  return {
+    ...(v['base-url'] ? { baseUrl: v['base-url'] } : {}),
+    ...(apiKey ? { apiKey } : {}),
+    pathPrefix: prefix,
+    timeoutMs: count('timeout', v.timeout, 60_000, 1),
+    concurrency: count('concurrency', v.concurrency, 4, 1),
+    retries: count('retries', v.retries, 2, 0),
+    profile: oneOf('profile', v.profile, ['documented', 'full'] as const, 'documented'),
+    only: list(v.only),
+    skip: list(v.skip),
+    skipBillable: v['skip-billable'] ?? false,
+    unsupported: list(v.unsupported),
+    faultHeaders: oneOf('fault-headers', v['fault-headers'], ['auto', 'on', 'off'] as const, 'auto'),
+    plan,
+    imageNMax1: v['image-n-max-1'] ?? false,
+    values: {
+      chatModel: v['chat-model'] ?? first('text'),
+      imageModel: v['image-model'] ?? first('image'),
+      videoModel: v['video-model'] ?? first('video'),
+      voiceId: v['voice-id'] ?? catalogue.voices[0]!.id,
+      cloudVoice: v['cloud-voice'] ?? first('cloud-speech'),
+      ttsModel: v['tts-model'] ?? first('voice'),
+      imageUrl: v['image-url'] ?? 'https://example.com/image.png',
+    },
+    reporters,
+  };
+}

@@ -1,0 +1,123 @@
+import type { SchemaRegistry } from '../../contract/schemas.js';
+import { evaluate } from './checks.js';
+import { headersOf, send, urlOf, type Target } from './http.js';
+import { maskHeaders, shortBody } from './mask.js';
+import type { Case, CaseResult, Exchange } from './types.js';
+
+/** Everything a run needs besides the cases. */
+export interface RunSettings extends Target {
+  readonly registry: SchemaRegistry;
+  readonly concurrency: number;
+  /** Extra attempts for a free case after a 429 or a transport error. */
+  readonly retries: number;
+  /** The longest retry-after the runner waits for; a longer one makes the case inconclusive at once. */
+  readonly maxRetryWaitMs: number;
+  readonly faultHeaders: boolean;
+  /** Operations and tags the target does not offer. */
+  readonly unsupported: ReadonlySet<string>;
+  readonly imageModel: string;
+  /** The image model takes at most n = 1 whatever its id (--image-n-max-1). */
+  readonly imageNMax1?: boolean;
+}
+
+/** Why a case does not apply to this target, or undefined when it does. */
+export function notApplicable(c: Case, s: Pick<RunSettings, 'unsupported' | 'faultHeaders' | 'imageModel' | 'imageNMax1'>): string | undefined {
+  const missing = [c.operation, ...c.tags].find((t) => s.unsupported.has(t));
+  if (missing) return `the target does not offer ${missing} (--unsupported)`;
+  if (c.requires?.faultHeaders && !s.faultHeaders) return "the target does not support the mock's fault headers";
+  if (c.requires?.imageModel && !s.imageNMax1 && !c.requires.imageModel.includes(s.imageModel)) {
+    return `the rule applies to ${c.requires.imageModel.join(', ')}; the image model is ${s.imageModel} (--image-n-max-1 says it is the named model)`;
+  }
+  return undefined;
+}
+
+/** Free cases first, then paid ones from the cheapest; the order within each is the suite's. */
+export function orderCases(cases: readonly Case[]): Case[] {
+  const weight = (c: Case) => (c.billable ? 1 + c.cost.tokens / 1000 + c.cost.images + c.cost.videoSeconds / 4 + c.cost.characters / 1000 : 0);
+  return [...cases].sort((a, b) => weight(a) - weight(b));
+}
+
+/** Seconds in a retry-after header (a number or an HTTP date), 1 when absent or unreadable. */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number {
+  if (value && /^\d+(\.\d+)?$/.test(value.trim())) return Number(value) * 1000;
+  const date = value ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(date) ? 1000 : Math.max(0, date - now);
+}
+
+const TRANSPORT_PAUSE_MS = 250;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Sends one case, retrying a free one after a 429 or transport error that it does not test, and judges it. */
+export async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
+  const started = performance.now();
+  const { request } = c;
+  const streamed = c.expect.checks.includes('sse');
+  const outgoing = { ...request, streamed };
+  const shown = { method: request.method, url: urlOf(s, request.path), headers: maskHeaders(headersOf(s, outgoing)), ...(request.body !== undefined || request.raw !== undefined ? { body: shortBody(request.raw ?? request.body) } : {}) };
+  const done = (rest: Omit<CaseResult, 'case' | 'request' | 'ms'>): CaseResult => ({ case: c, request: shown, ms: Math.round(performance.now() - started), ...rest });
+  const na = notApplicable(c, s);
+  if (na) return done({ verdict: 'not-applicable', reason: na, failures: [], attempts: 0 });
+  const attemptsAllowed = c.billable ? 1 : 1 + s.retries;
+  let ex: Exchange | undefined;
+  let reason = '';
+  let attempts = 0;
+  for (let attempt = 1; attempt <= attemptsAllowed; attempt++) {
+    attempts = attempt;
+    ex = await send(s, outgoing);
+    const limited = ex.status === 429 && !c.tests429;
+    if (!ex.error && !limited) {
+      const failures = await evaluate(c, ex, { registry: s.registry, timeoutMs: s.timeoutMs });
+      return done({ verdict: failures.length ? 'fail' : 'pass', status: ex.status, failures, attempts: attempt });
+    }
+    reason = ex.error ? `transport error: ${ex.error}` : 'rate limited (429)';
+    if (c.billable) {
+      reason += '; paid cases are not retried';
+      break;
+    }
+    if (attempt === attemptsAllowed) {
+      if (attemptsAllowed > 1) reason += ` on each of ${attemptsAllowed} attempts`;
+      break;
+    }
+    // A dropped connection is retried after a short pause; a 429 after the time the server asked for.
+    const wait = limited ? retryAfterMs(ex.headers['retry-after']) : TRANSPORT_PAUSE_MS;
+    if (wait > s.maxRetryWaitMs) {
+      reason += `; retry-after ${Math.round(wait / 1000)} s is longer than the ${Math.round(s.maxRetryWaitMs / 1000)} s the runner waits`;
+      return done({ verdict: 'inconclusive', reason, status: ex.status, failures: [], attempts: attempt });
+    }
+    await sleep(wait);
+  }
+  return done({ verdict: 'inconclusive', reason, ...(ex?.status ? { status: ex.status } : {}), failures: [], attempts });
+}
+
+/** Runs cases with at most `concurrency` in flight, reporting each result as it comes. */
+async function pool(cases: readonly Case[], s: RunSettings, limit: number, onResult: (r: CaseResult) => void): Promise<CaseResult[]> {
+  const results: CaseResult[] = new Array(cases.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < cases.length) {
+      const i = next++;
+      results[i] = await runCase(cases[i]!, s);
+      onResult(results[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, cases.length) }, worker));
+  return results;
+}
+
+/**
+ * Runs a suite: free cases before paid ones; within each, most cases `concurrency` at a time, then
+ * the streaming cases one by one, so nothing else on the client delays the reads that show whether
+ * a stream arrives incrementally. Results come back in the order the cases ran.
+ */
+export async function runSuite(cases: readonly Case[], s: RunSettings, onResult: (r: CaseResult) => void = () => {}): Promise<CaseResult[]> {
+  const results: CaseResult[] = [];
+  const ordered = orderCases(cases);
+  for (const paid of [false, true]) {
+    const phase = ordered.filter((c) => c.billable === paid);
+    const serial = (c: Case) => c.expect.checks.includes('sse');
+    results.push(...(await pool(phase.filter((c) => !serial(c)), s, s.concurrency, onResult)));
+    results.push(...(await pool(phase.filter(serial), s, 1, onResult)));
+  }
+  return results;
+}

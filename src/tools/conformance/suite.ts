@@ -1,0 +1,142 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { operation } from '../../contract/operations.js';
+import { CONFORMANCE_DIR } from '../../lib/paths.js';
+import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
+import { generateBoundaries, type DocumentedRules } from './boundaries.js';
+import { estimateCost, isPaid, zeroCost } from './cost.js';
+import { clone, setAt, unsetAt } from './pointer.js';
+import type { AuthMode, Case, CheckName, Profile, SuiteValues } from './types.js';
+import type { SchemaNode } from './values.js';
+
+interface CaseSpec {
+  id: string;
+  description: string;
+  rule: string;
+  tags: readonly string[];
+  profile: Profile;
+  billable: boolean;
+  auth?: AuthMode;
+  headers?: Record<string, string>;
+  body?: Record<string, unknown>;
+  raw?: string;
+  set?: Record<string, unknown>;
+  unset?: string[];
+  expect: { status: number; checks?: CheckName[] };
+  requires?: Case['requires'];
+  tests429?: boolean;
+}
+
+interface CaseFile {
+  operation: string;
+  prefix: string;
+  base?: Record<string, unknown>;
+  samples?: Record<string, unknown>;
+  documented?: DocumentedRules;
+  cases: CaseSpec[];
+}
+
+interface SuiteFile {
+  values: Record<string, string>;
+  unknownKey: string;
+  everyOperation: (Omit<CaseSpec, 'id' | 'billable'> & { name: string })[];
+}
+
+/** The loaded suite: every case of every profile, and the key no target should accept. */
+export interface Suite {
+  readonly cases: readonly Case[];
+  readonly unknownKey: string;
+}
+
+const CASE_SCHEMA = schemaId('conformance-case.json');
+
+/** Replaces {{name}} placeholders in every string of a JSON value. */
+export function fill<T>(value: T, values: Readonly<Record<string, string>>): T {
+  const text = JSON.stringify(value, (_k, v: unknown) =>
+    typeof v === 'string'
+      ? v.replace(/\{\{(\w+)\}\}/g, (m, name: string) => {
+          if (!(name in values)) throw new Error(`conformance: unknown placeholder ${m}`);
+          return values[name]!;
+        })
+      : v,
+  );
+  return text === undefined ? value : (JSON.parse(text) as T);
+}
+
+function readJson(registry: SchemaRegistry, dir: string, file: string, schema: string): unknown {
+  const data = JSON.parse(readFileSync(join(dir, file), 'utf8')) as unknown;
+  const errors = registry.check(schema, data);
+  if (errors.length) throw new Error(`conformance/${file}${errors[0]!.instancePath}: ${errors[0]!.message}`);
+  return data;
+}
+
+function toCase(file: CaseFile, spec: CaseSpec, base: Record<string, unknown> | undefined): Case {
+  const op = operation(file.operation);
+  let body: Record<string, unknown> | undefined;
+  if (op.method === 'POST' && spec.raw === undefined) {
+    const built = clone(spec.body ?? base ?? {});
+    for (const p of spec.unset ?? []) unsetAt(built, p);
+    for (const [p, v] of Object.entries(spec.set ?? {})) setAt(built, p, v);
+    body = built;
+  }
+  const cost = spec.billable ? estimateCost(file.operation, body) : zeroCost();
+  return {
+    id: spec.id,
+    operation: file.operation,
+    description: spec.description,
+    rule: spec.rule,
+    // The file's prefix is a tag too, so `--only chat` also takes the auth and fault cases of chat.
+    tags: [...new Set([...spec.tags, file.prefix])],
+    profile: spec.profile,
+    billable: spec.billable,
+    cost,
+    request: { method: op.method as 'GET' | 'POST', path: op.path, auth: spec.auth ?? 'valid', headers: spec.headers ?? {}, ...(body ? { body } : {}), ...(spec.raw !== undefined ? { raw: spec.raw } : {}) },
+    expect: { status: spec.expect.status, checks: spec.expect.checks ?? [] },
+    ...(spec.requires ? { requires: spec.requires } : {}),
+    ...(spec.tests429 ? { tests429: true } : {}),
+  };
+}
+
+/**
+ * Loads conformance/: every case file checked against schemas/conformance-case.json, placeholders
+ * filled with the run's values, the shared auth and fault cases applied to every operation, and the
+ * boundary cases generated from the request schemas. Throws on a malformed file or a duplicate id.
+ */
+export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir: string = CONFORMANCE_DIR): Suite {
+  const suite = readJson(registry, dir, 'suite.json', `${CASE_SCHEMA}#/$defs/suite`) as SuiteFile;
+  const values: Record<string, string> = { ...suite.values, ...(runValues as unknown as Record<string, string>) };
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'suite.json').sort();
+  const cases: Case[] = [];
+  for (const name of files) {
+    const file = fill(readJson(registry, dir, name, CASE_SCHEMA) as CaseFile, values);
+    const op = operation(file.operation);
+    const handWritten = file.cases.map((spec) => toCase(file, spec, file.base));
+    const templates = suite.everyOperation.map(({ name: t, ...spec }) => toCase(file, { ...spec, id: `${t}.${file.prefix}`, billable: false }, file.base));
+    const generated = [];
+    if (op.requestSchema && file.base) {
+      const schemaFile = op.requestSchema.slice(op.requestSchema.lastIndexOf('/') + 1);
+      const seen = new Set(handWritten.filter((c) => c.billable).map((c) => JSON.stringify(c.request.body)));
+      for (const g of generateBoundaries({
+        prefix: file.prefix,
+        schemaFile,
+        schema: registry.get(op.requestSchema).schema as SchemaNode,
+        base: file.base,
+        samples: file.samples ?? {},
+        documented: file.documented ?? {},
+        isValid: (b) => registry.check(op.requestSchema!, b).length === 0,
+      })) {
+        const billable = g.status === 200 && isPaid(file.operation);
+        // A valid boundary equal to a hand-written request would only cost money twice.
+        if (billable && seen.has(JSON.stringify(g.body))) continue;
+        generated.push(toCase(file, { ...g, billable, body: g.body, expect: { status: g.status } }, file.base));
+      }
+    }
+    cases.push(...templates, ...handWritten, ...generated);
+  }
+  const ids = new Set<string>();
+  for (const c of cases) {
+    if (ids.has(c.id)) throw new Error(`conformance: duplicate case id ${c.id}`);
+    ids.add(c.id);
+  }
+  return { cases, unknownKey: suite.unknownKey };
+}

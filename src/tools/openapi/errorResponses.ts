@@ -1,0 +1,96 @@
+import { ApiError, templateForStatus, type ErrorTemplate } from '../../contract/errors.js';
+import { schemaRef, type Json } from './components.js';
+
+/** The components.responses name of each error status the mock sends on its own. */
+export const ERROR_RESPONSES: Readonly<Record<number, string>> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  429: 'TooManyRequests',
+  500: 'InternalServerError',
+};
+
+/** The response for any status a fault asks for (X-Mock-Fault, Prefer or a fault rule). */
+export const INJECTED = 'InjectedFault';
+
+const WHEN: Readonly<Record<number, string>> = {
+  400: 'Bad request: the body, a parameter or a control header is invalid. `param` names the field and `details` lists every violation.',
+  401: 'Unauthorized: the API key is missing, not a Bearer token, or unknown.',
+  403: 'Forbidden: the admin API is not open to this client (see the adminToken security scheme).',
+  404: 'Not found: no such resource (or, for any path the mock does not serve, no such route).',
+  405: 'Method not allowed on a path the mock serves; the `Allow` header lists the methods.',
+  409: 'Conflict: a fault rule with this id exists already.',
+  413: 'The request body is larger than the server accepts (`--body-limit`).',
+  415: 'The request body is compressed (Content-Encoding); send it uncompressed.',
+  429: 'Rate limit reached for the key. `retry-after` (seconds) and `retry-after-ms` say when to come back.',
+  500: 'Server error. Retry with backoff.',
+};
+
+const HEADERS_OF: Readonly<Record<number, readonly string[]>> = {
+  401: ['WWW-Authenticate'],
+  405: ['Allow'],
+  429: ['Retry-After', 'Retry-After-Ms'],
+};
+
+const headerRef = (name: string): Json => ({ $ref: `#/components/headers/${name}` });
+
+/** The components.examples name of an error table row, e.g. MISSING_KEY -> MissingKey. */
+export const exampleName = (row: string): string => row.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
+
+const example = (template: ErrorTemplate, summary: string): Json => ({ summary, value: new ApiError(template).toBody() });
+
+/**
+ * Error responses with examples rendered from the error table exactly as the mock sends them (the
+ * messages are the defaults; most errors replace them with one that names the field or value).
+ */
+export function errorComponents(table: Readonly<Record<string, ErrorTemplate>>): { responses: Record<string, Json>; examples: Record<string, Json> } {
+  const examples: Record<string, Json> = {};
+  const byStatus = new Map<number, string[]>();
+  for (const [row, template] of Object.entries(table)) {
+    const name = exampleName(row);
+    examples[name] = example(template, `${template.status} ${template.code ?? row.toLowerCase()}`);
+    byStatus.set(template.status, [...(byStatus.get(template.status) ?? []), name]);
+  }
+  examples.InjectedServiceUnavailable = example(templateForStatus(503), '503 injected with X-Mock-Fault: status=503');
+  const responses: Record<string, Json> = {};
+  for (const [status, name] of Object.entries(ERROR_RESPONSES)) {
+    const names = byStatus.get(Number(status)) ?? [];
+    responses[name] = {
+      description: WHEN[Number(status)],
+      headers: Object.fromEntries(['X-Request-Id', ...(HEADERS_OF[Number(status)] ?? [])].map((h) => [h, headerRef(h.replaceAll('-', ''))])),
+      content: { 'application/json': { schema: schemaRef('Error'), ...(names.length ? { examples: Object.fromEntries(names.map((n) => [n, { $ref: `#/components/examples/${n}` }])) } : {}) } },
+    };
+  }
+  responses[INJECTED] = {
+    description: 'Any status from 400 to 599 that a fault asks for: the `X-Mock-Fault` or `Prefer` header, or a fault rule. The body is the same error envelope (statuses with a row of their own use its type and code).',
+    headers: { 'X-Request-Id': headerRef('XRequestId'), 'Retry-After': headerRef('RetryAfter'), 'Retry-After-Ms': headerRef('RetryAfterMs'), 'X-Should-Retry': headerRef('XShouldRetry') },
+    content: { 'application/json': { schema: schemaRef('Error'), examples: { InjectedServiceUnavailable: { $ref: '#/components/examples/InjectedServiceUnavailable' } } } },
+  };
+  return { responses, examples };
+}
+
+const header = (description: string, schema: Json, extension = false): Json => ({ description, schema, ...(extension ? { 'x-unified-ai-mock': { extension: true } } : {}) });
+
+/** The response headers the mock sends, by components.headers name. */
+export function headerComponents(): Record<string, Json> {
+  const limit = (what: string, kind: string, schema: Json) => header(`${what} (${kind}); sent to keys with a rate limit.`, schema);
+  return {
+    Allow: header('The methods the path accepts.', { type: 'string' }),
+    RetryAfter: header('Seconds to wait before retrying (whole seconds, rounded up).', { type: 'string', pattern: '^\\d+$' }),
+    RetryAfterMs: header('Milliseconds to wait before retrying; the OpenAI SDKs prefer it to retry-after.', { type: 'string', pattern: '^\\d+$' }),
+    WWWAuthenticate: header('The Bearer challenge, e.g. `Bearer error="invalid_token"`.', { type: 'string' }),
+    XRateLimitLimitRequests: limit('Requests allowed per window', 'requests', { type: 'string', pattern: '^\\d+$' }),
+    XRateLimitLimitTokens: limit('Tokens allowed per minute', 'tokens, chat only', { type: 'string', pattern: '^\\d+$' }),
+    XRateLimitRemainingRequests: limit('Requests left in this window, after this one', 'requests', { type: 'string', pattern: '^\\d+$' }),
+    XRateLimitRemainingTokens: limit('Tokens left in this minute', 'tokens, chat only', { type: 'string', pattern: '^\\d+$' }),
+    XRateLimitResetRequests: limit('Time until the window resets, e.g. `59.964s`, `120ms`, `6m0s`', 'requests', { type: 'string' }),
+    XRateLimitResetTokens: limit('Time until the token minute resets', 'tokens, chat only', { type: 'string' }),
+    XRequestId: header('The request id (the client\'s own X-Request-Id when it is plainly safe to echo); also in the request journal.', { type: 'string' }),
+    XShouldRetry: header('`false` when a `no-retry` fault asks clients not to retry.', { const: 'false' }, true),
+  };
+}

@@ -1,0 +1,87 @@
+import { faultable, type Operation } from '../../contract/operations.js';
+import type { Json } from './components.js';
+
+const EXTENSION = { 'x-unified-ai-mock': { extension: true } };
+
+const controlHeader = (name: string, description: string, example: string, schema: Json = { type: 'string' }): Json => ({
+  name,
+  in: 'header',
+  required: false,
+  description: `${description} Mock extension: ignored when the server runs with \`--no-fault-headers\`.`,
+  schema,
+  example,
+  ...EXTENSION,
+});
+
+/** The control headers and other optional headers, as components.parameters. */
+export function parameterComponents(outputFormats: readonly string[], defaultFormat: string): Record<string, Json> {
+  return {
+    Prefer: controlHeader(
+      'Prefer',
+      "`code=NNN` answers with that error status (400-599) instead of running the operation; the same as `X-Mock-Fault: status=NNN` (Prism's convention). Other preferences are ignored.",
+      'code=429',
+    ),
+    XMicrosoftOutputFormat: {
+      name: 'X-Microsoft-OutputFormat',
+      in: 'header',
+      required: false,
+      description: 'The audio format of the answer, as the cloud provider names it. Mock extension: the API document does not list it.',
+      schema: { enum: [...outputFormats], default: defaultFormat },
+      ...EXTENSION,
+    },
+    XMockFault: controlHeader(
+      'X-Mock-Fault',
+      'Injects a fault: directives separated by `;` - `status=NNN` (400-599), `retry-after=SECONDS` (up to 3 decimals, needs status), `delay=MS`, `reset`, `empty`, `malformed`, `stream-cut=N`, `stall=N`, `no-retry`. A malformed value is a 400 with `code: "invalid_header"`.',
+      'status=503; retry-after=2',
+    ),
+    XMockPacing: controlHeader(
+      'X-Mock-Pacing',
+      'Paces a streamed reply: `ttft=MS` (wait before the first chunk) and `tps=N` (tokens per second; 0 = as fast as possible), either alone.',
+      'ttft=400; tps=30',
+    ),
+    XMockReplyRule: controlHeader(
+      'X-Mock-Reply-Rule',
+      'Answers with this reply rule whatever the messages say (`default` for the composed default reply). An unknown id is a 400 with `code: "unknown_reply_rule"`.',
+      'long',
+    ),
+  };
+}
+
+const ref = (name: string): Json => ({ $ref: `#/components/parameters/${name}` });
+
+/** The parameters of an operation: its path parameters, then the headers that apply to it. */
+export function parametersOf(op: Operation): Json[] {
+  const path = [...op.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1]!, in: 'path', required: true, schema: { type: 'string' } }));
+  const headers = faultable(op) ? [ref('XMockFault'), ref('Prefer')] : [];
+  if (op.id === 'chat.completions') headers.push(ref('XMockPacing'), ref('XMockReplyRule'));
+  if (op.id === 'cloud.speech') headers.push(ref('XMicrosoftOutputFormat'));
+  return [...path, ...headers];
+}
+
+/** The OpenAPI form of a router path: `:id` becomes `{id}`. */
+export const openApiPath = (path: string): string => path.replace(/:(\w+)/g, '{$1}');
+
+/** The security schemes: API keys for the API, the admin token for /__admin. */
+export function securitySchemes(): Record<string, Json> {
+  return {
+    bearerAuth: {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'An API key in `Authorization: Bearer <API_KEY>`. The mock accepts the keys it is configured with; `unified-ai-mock serve` prints them.',
+    },
+    adminToken: {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'The admin API is separate from the API keys. Without `--admin-token` it answers clients on the same machine (loopback) with no credentials; with `--admin-token TOKEN` it requires `Authorization: Bearer TOKEN` from every client. Anyone else gets a 403.',
+      ...EXTENSION,
+    },
+  };
+}
+
+/** The security requirement of an operation. */
+export function securityOf(op: Operation): Json[] {
+  if (op.auth === 'key') return [{ bearerAuth: [] }];
+  // Either the admin token, or nothing at all from a loopback client of a server started without one.
+  if (op.auth === 'admin') return [{ adminToken: [] }, {}];
+  return [];
+}

@@ -1,0 +1,194 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serveConfig } from '../../src/cli/main.js';
+import { ConfigError } from '../../src/domain/config.js';
+import { start } from '../../src/server/server.js';
+import { get, post, VALID } from '../helpers.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
+// A CLI that neither exits nor prints its banner within this time fails the test instead of hanging the suite.
+const PATIENCE_MS = 60_000;
+
+/** Runs the CLI to completion; resolves with its exit code and output. */
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c));
+    child.stderr.on('data', (c: Buffer) => (stderr += c));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`cli ${args.join(' ')} did not exit within ${PATIENCE_MS} ms`));
+    }, PATIENCE_MS);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Starts `serve` and waits for the line that gives its URL; stops it (by its pid) after fn. */
+async function serving(args: string[], fn: (url: string, banner: string) => Promise<void>): Promise<void> {
+  const child: ChildProcess = spawn(process.execPath, [...CLI, 'serve', '--port', '0', '--log-level', 'silent', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  try {
+    let out = '';
+    let err = '';
+    child.stderr!.on('data', (c: Buffer) => (err += c));
+    let timer: NodeJS.Timeout | undefined;
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c;
+        const m = /listening on (http:\/\/\S+)\n[\s\S]*API keys:\n(?:.*\n)+/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      void exited.then((code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+      timer = setTimeout(() => reject(new Error(`serve printed no banner within ${PATIENCE_MS} ms: ${out}${err}`)), PATIENCE_MS);
+    }).finally(() => clearTimeout(timer));
+    await fn(url, out);
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'cli-'));
+  return fn(dir).finally(() => rmSync(dir, { recursive: true, force: true }));
+}
+
+test('serve prints its URL and the default keys, which work', async () => {
+  await serving([], async (url, banner) => {
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(banner, /^ {2}sk-mock-default$/m);
+    assert.match(banner, /^ {2}sk-mock-limited \(rate limit: 5 requests per 60 s\)$/m);
+    assert.is((await get(url, '/v1/me', 'sk-mock-default')).status, 200);
+  });
+});
+
+test('--api-key replaces the default keys; the banner masks keys given by the user', async () => {
+  const long = 'sk-user-0123456789abcdef';
+  await serving(['--api-key', 'k1', '--api-key', long], async (url, banner) => {
+    assert.is((await get(url, '/v1/me', 'k1')).status, 200);
+    assert.is((await post(url, '/voice-provider/tts', VALID['voice.tts'], long)).status, 200);
+    assert.is((await get(url, '/v1/me', 'sk-mock-default')).status, 401);
+    assert.not.ok(banner.includes(long));
+    assert.not.match(banner, /^ {2}k1$/m);
+    assert.match(banner, /sk-u\.\.\.cdef/);
+  });
+});
+
+test('--strict makes unknown fields a 400; without it they are accepted', async () => {
+  await serving(['--strict'], async (url) => {
+    const res = await post(url, '/voice-provider/tts', { ...VALID['voice.tts'], colour: 'red' });
+    assert.is(res.status, 400);
+    assert.is(res.json.error.param, 'colour');
+  });
+});
+
+test('--config: a file sets the configuration and the flags override it', async () => {
+  await inTempDir(async (dir) => {
+    const file = join(dir, 'mock.json');
+    writeFileSync(file, JSON.stringify({ keys: [{ key: 'from-file-key' }], clock: 5, strict: true }));
+    await serving(['--config', file, '--clock', '7'], async (url) => {
+      assert.is((await get(url, '/v1/me', 'from-file-key')).status, 200);
+      const res = await post(url, '/text-provider/images/generations', VALID['images.generate'], 'from-file-key');
+      assert.is(res.json.created, 7);
+      assert.is((await post(url, '/voice-provider/tts', { ...VALID['voice.tts'], x: 1 }, 'from-file-key')).status, 400);
+    });
+  });
+});
+
+test('--help and serve --help print usage and exit 0', async () => {
+  const top = await run(['--help']);
+  assert.is(top.code, 0);
+  assert.match(top.stdout, /Usage: unified-ai-mock <command>/);
+  assert.match(top.stdout, /serve/);
+  const serve = await run(['serve', '--help']);
+  assert.is(serve.code, 0);
+  assert.match(serve.stdout, /Usage: unified-ai-mock serve/);
+  assert.match(serve.stdout, /--api-key KEY/);
+});
+
+test('a bad --config exits 2 with a message naming the file or the field', async () => {
+  await inTempDir(async (dir) => {
+    const broken = join(dir, 'broken.json');
+    writeFileSync(broken, '{ "port": 4010, ');
+    const a = await run(['serve', '--config', broken]);
+    assert.is(a.code, 2);
+    assert.match(a.stderr, /broken\.json is not valid JSON/);
+    const wrong = join(dir, 'wrong.json');
+    writeFileSync(wrong, JSON.stringify({ port: 'eighty', logLevel: 'loud' }));
+    const b = await run(['serve', '--config', wrong]);
+    assert.is(b.code, 2);
+    assert.match(b.stderr, /invalid configuration/);
+    assert.match(b.stderr, /port: /);
+    assert.match(b.stderr, /logLevel: /);
+    const missing = await run(['serve', '--config', join(dir, 'none.json')]);
+    assert.is(missing.code, 2);
+    assert.match(missing.stderr, /cannot read config file/);
+  });
+});
+
+test('usage errors exit 2: unknown flag, unknown command, a non-numeric port, a port in use', async () => {
+  const flag = await run(['serve', '--colour']);
+  assert.is(flag.code, 2);
+  assert.match(flag.stderr, /colour/);
+  const command = await run(['launch']);
+  assert.is(command.code, 2);
+  assert.match(command.stderr, /unknown command 'launch'/);
+  const port = await run(['serve', '--port', 'abc']);
+  assert.is(port.code, 2);
+  assert.match(port.stderr, /--port must be a number/);
+  const busy = await start({ port: 0 });
+  try {
+    const inUse = await run(['serve', '--port', String(busy.port)]);
+    assert.is(inUse.code, 2);
+    assert.match(inUse.stderr, /EADDRINUSE/);
+  } finally {
+    await busy.close();
+  }
+});
+
+test('serveConfig maps every flag to its configuration field', () => {
+  assert.equal(serveConfig([]), {});
+  assert.is(serveConfig(['--help']), 'help');
+  assert.equal(
+    serveConfig([
+      '--port', '0', '--host', '::1', '--api-key', 'a', '--api-key', 'b', '--strict', '--no-fault-headers', '--admin-token', 'admin-123',
+      '--clock', 'system', '--public-url', 'https://x.test', '--reply-rules', 'rules.json', '--ttft', '100', '--tps', '12.5',
+      '--body-limit', '4096', '--log-level', 'debug',
+    ]),
+    {
+      port: 0,
+      host: '::1',
+      keys: [
+        { key: 'a', label: 'cli-1', scopes: ['text', 'image', 'video', 'voice', 'speech'] },
+        { key: 'b', label: 'cli-2', scopes: ['text', 'image', 'video', 'voice', 'speech'] },
+      ],
+      strict: true,
+      faultHeaders: false,
+      adminToken: 'admin-123',
+      clock: 'system',
+      publicUrl: 'https://x.test',
+      replyRules: 'rules.json',
+      pacing: { timeToFirstTokenMs: 100, tokensPerSecond: 12.5 },
+      bodyLimit: 4096,
+      logLevel: 'debug',
+    },
+  );
+  assert.equal(serveConfig(['--clock', '1700000000']), { clock: 1700000000 });
+  assert.throws(() => serveConfig(['--tps', 'fast']), (e: Error) => e instanceof ConfigError && /--tps must be a number, got 'fast'/.test(e.message));
+  assert.throws(() => serveConfig(['--port=-1']), /--port must be a number/);
+  assert.throws(() => serveConfig(['--nope']), (e: Error & { code?: string }) => e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION');
+});
+
+test.run();

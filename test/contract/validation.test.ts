@@ -1,0 +1,126 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { ErrorObject } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { pointerToParam, show, toDetail, toDetails } from '../../src/contract/validation.js';
+import { schemaId } from '../../src/contract/schemas.js';
+import { schemas } from '../helpers.js';
+
+const errorsOf = (file: string, value: unknown): ErrorObject[] => schemas().check(schemaId(file), value);
+const detailsOf = (file: string, value: unknown) => toDetails(errorsOf(file, value));
+
+test('pointerToParam turns JSON pointers into dotted params with indexes', () => {
+  assert.is(pointerToParam('/messages/0/content'), 'messages[0].content');
+  assert.is(pointerToParam('/voice_settings/stability'), 'voice_settings.stability');
+  assert.is(pointerToParam('', 'model'), 'model');
+  assert.is(pointerToParam('/messages/2', 'role'), 'messages[2].role');
+  assert.is(pointerToParam('/a~1b/c~0d'), 'a/b.c~d');
+  assert.is(pointerToParam(''), null);
+});
+
+test('show quotes strings and cuts long values', () => {
+  assert.is(show('abc'), "'abc'");
+  assert.is(show(3), '3');
+  assert.is(show(undefined), 'undefined');
+  assert.is(show([1, [2]]), '[1,[2]]');
+  let deep: unknown[] = [];
+  for (let i = 0; i < 100_000; i++) deep = [deep];
+  assert.is(show(deep), 'an array'); // too deep for JSON.stringify: named by its type
+  const long = show('x'.repeat(500));
+  assert.is(long.length, 60);
+  assert.ok(long.endsWith('...'));
+});
+
+test('required: the missing field, with its path inside arrays', () => {
+  assert.equal(detailsOf('chat-request.json', { model: 'm', messages: [{ role: 'user' }] }), [
+    { param: 'messages[0].content', code: 'missing_required_parameter', message: "Missing required parameter: 'messages[0].content'." },
+  ]);
+});
+
+test('type: expected and actual type in words', () => {
+  const [d] = detailsOf('chat-request.json', { model: 'm', messages: 'hi' });
+  assert.equal(d, { param: 'messages', code: 'invalid_type', message: "Invalid type for 'messages': expected an array, but got a string instead." });
+  const [n] = detailsOf('chat-request.json', { model: 'm', messages: [{ role: 'user', content: null }] });
+  assert.match(n!.message, /expected a string, but got null/);
+  const [o] = detailsOf('chat-request.json', { model: 'm', messages: [{ role: 'user', content: {} }] });
+  assert.match(o!.message, /but got an object/);
+});
+
+test('minimum and maximum: decimal and integer wording with the limit and the value', () => {
+  const [t] = detailsOf('chat-request.json', { model: 'm', messages: [{ role: 'u', content: 'c' }], temperature: 2.5 });
+  assert.equal(t, { param: 'temperature', code: 'decimal_above_max_value', message: "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 2.5 instead." });
+  const [p] = detailsOf('chat-request.json', { model: 'm', messages: [{ role: 'u', content: 'c' }], top_p: -0.1 });
+  assert.is(p!.code, 'decimal_below_min_value');
+  assert.match(p!.message, />= 0, but got -0.1/);
+  const [m] = detailsOf('chat-request.json', { model: 'm', messages: [{ role: 'u', content: 'c' }], max_tokens: 0 });
+  assert.is(m!.code, 'integer_below_min_value');
+});
+
+test('exclusive limits are worded as limits too', () => {
+  const ajv = new Ajv2020({ allErrors: true, verbose: true });
+  const fn = ajv.compile({ type: 'object', properties: { a: { type: 'number', exclusiveMaximum: 1 }, b: { type: 'integer', exclusiveMinimum: 0 } } });
+  fn({ a: 1, b: 0 });
+  const details = toDetails(fn.errors!);
+  assert.equal(details.map((d) => d.code), ['decimal_above_max_value', 'integer_below_min_value']);
+  assert.match(details[0]!.message, /< 1, but got 1/);
+});
+
+test('maxLength and minLength count characters as code points', () => {
+  const [d] = detailsOf('image-generation-request.json', { model: 'm', prompt: '😀'.repeat(1001) });
+  assert.equal(d, { param: 'prompt', code: 'string_above_max_length', message: "Invalid 'prompt': string too long. Expected a string with maximum length 1000, but got a string with length 1001 instead." });
+  assert.equal(detailsOf('image-generation-request.json', { model: 'm', prompt: '😀'.repeat(1000) }), []);
+  const [e] = detailsOf('image-generation-request.json', { model: 'm', prompt: '' });
+  assert.is(e!.code, 'string_below_min_length');
+  assert.match(e!.message, /minimum length 1, but got a string with length 0/);
+});
+
+test('minItems, enum, const and pattern', () => {
+  const [a] = detailsOf('chat-request.json', { model: 'm', messages: [] });
+  assert.equal(a, { param: 'messages', code: 'array_below_min_length', message: "Invalid 'messages': array too short. Expected an array with minimum length 1, but got 0 items instead." });
+  const [b] = detailsOf('image-generation-request.json', { model: 'm', prompt: 'p', size: '512x512' });
+  assert.equal(b, { param: 'size', code: 'invalid_value', message: "Invalid value for 'size': expected one of '1024x1024', '1792x1024', '1024x1792', but got '512x512' instead." });
+  const task = { id: 'v', status: 'completed', model: 'm', mode: 'text_to_video', created_at: 0, video: { url: 'http://x/y', content_type: 'video/webm', duration: 4, resolution: '768x768', seed: 1 } };
+  const c = detailsOf('video-task.json', task);
+  assert.ok(c.some((x) => x.param === 'video.content_type' && x.message === "Invalid value for 'video.content_type': expected 'video/mp4', but got 'video/webm' instead."), JSON.stringify(c));
+  const [d] = detailsOf('voice-tts-request.json', { text: 't', voice_id: 'Rachel' });
+  assert.equal(d, { param: 'voice_id', code: 'invalid_value', message: "Invalid value for 'voice_id': 'Rachel' does not match the pattern ^[a-z][a-z0-9_-]{0,63}$." });
+});
+
+test('format: base64 images and URLs are explained', () => {
+  const [a] = detailsOf('image-edit-request.json', { prompt: 'p', image: 'not base64!' });
+  assert.equal(a, { param: 'image', code: 'invalid_value', message: "Invalid value for 'image': expected base64 or a data URI (data:image/png;base64,...) of an image." });
+  const [b] = detailsOf('video-request.json', { model: 'm', mode: 'image_to_video', prompt: 'p', image_url: 'just words' });
+  assert.equal(b, { param: 'image_url', code: 'invalid_value', message: "Invalid value for 'image_url': expected an absolute URL." });
+  const [c] = detailsOf('config.json', { publicUrl: 'x' });
+  assert.is(c!.param, 'publicUrl');
+});
+
+test('additionalProperties names the unknown field (strict variants)', () => {
+  const details = toDetails(schemas().check(schemaId('chat-request.strict.json'), { model: 'm', messages: [{ role: 'u', content: 'c', colour: 1 }], foo: 1 }));
+  assert.equal(details, [
+    { param: 'foo', code: 'unknown_parameter', message: 'Unrecognized request argument supplied: foo.' },
+    { param: 'messages[0].colour', code: 'unknown_parameter', message: 'Unrecognized request argument supplied: messages[0].colour.' },
+  ]);
+});
+
+test('if/anyOf/oneOf noise is dropped; the branch error remains', () => {
+  const details = detailsOf('video-request.json', { model: 'm', mode: 'image_to_video', prompt: 'p' });
+  assert.equal(details, [{ param: 'image_url', code: 'missing_required_parameter', message: "Missing required parameter: 'image_url'." }]);
+  const clock = detailsOf('config.json', { clock: 'sometimes' });
+  assert.ok(clock.length >= 1);
+  assert.ok(clock.every((d) => d.param === 'clock'));
+});
+
+test('other keywords fall back to Ajv wording; two rules on one field stay two details, exact duplicates merge', () => {
+  const ajv = new Ajv2020({ allErrors: true, verbose: true });
+  const fn = ajv.compile({ type: 'array', uniqueItems: true, maxItems: 1 });
+  fn([1, 1]);
+  const details = toDetails(fn.errors!);
+  assert.is(details.length, 2);
+  assert.ok(details.every((d) => d.param === null && d.code === 'invalid_value' && d.message.startsWith("Invalid value for 'body': ")));
+  const e = fn.errors![0]!;
+  assert.is(toDetails([e, e]).length, 1);
+  assert.is(toDetail({ ...e, keyword: 'oneOf' }), undefined);
+});
+
+test.run();

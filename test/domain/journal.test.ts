@@ -1,0 +1,121 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Journal } from '../../src/domain/journal.js';
+import type { RequestRecord } from '../../src/pipeline/requestContext.js';
+
+const record = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord => ({
+  requestId: `req_${n}`, time: n, method: 'GET', path: '/v1/me', operation: 'me', keyLabel: 'sk-m...ault', status: 200, latencyMs: 1,
+  errorCode: undefined, details: undefined, fault: undefined, stream: undefined, retryCount: undefined, model: undefined, ...extra,
+});
+
+test('a ring buffer: the newest entries, oldest first, with the total seen', () => {
+  const j = new Journal(3);
+  assert.equal(j.entries(), []);
+  for (let i = 1; i <= 2; i++) j.record(record(i));
+  assert.equal(j.entries().map((e) => e.requestId), ['req_1', 'req_2']);
+  for (let i = 3; i <= 7; i++) j.record(record(i));
+  assert.equal(j.entries().map((e) => e.requestId), ['req_5', 'req_6', 'req_7']);
+  assert.is(j.total, 7);
+  assert.is(j.capacity, 3);
+  assert.is(j.clear(), 3);
+  assert.equal(j.entries(), []);
+  j.record(record(8));
+  assert.equal(j.entries().map((e) => e.requestId), ['req_8']);
+});
+
+test('after every record the journal holds exactly the newest min(n, capacity) requests', () => {
+  for (const capacity of [1, 2, 3, 5]) {
+    const j = new Journal(capacity);
+    for (let n = 1; n <= 12; n++) {
+      j.record(record(n));
+      const want = Array.from({ length: Math.min(n, capacity) }, (_, i) => `req_${n - Math.min(n, capacity) + 1 + i}`);
+      assert.equal(j.entries().map((e) => e.requestId), want, `capacity ${capacity} after ${n}`);
+    }
+  }
+});
+
+test('size 0 records nothing; admin calls and health checks are never recorded', () => {
+  const off = new Journal(0);
+  off.record(record(1));
+  assert.equal(off.entries(), []);
+  const j = new Journal(5);
+  j.record(record(1, { path: '/__admin/requests' }));
+  j.record(record(2, { path: '/__health', operation: 'health' }));
+  assert.equal(j.entries(), []);
+  j.record(record(3, { path: '/v1/me', operation: 'me' }));
+  assert.is(j.entries().length, 1);
+});
+
+test('long client-supplied parts are cut so each entry stays small', () => {
+  const j = new Journal(2);
+  j.record(record(1, { path: `/${'x'.repeat(10_000)}`, details: Array.from({ length: 500 }, (_, i) => ({ i })) }));
+  const [e] = j.entries();
+  assert.is(e!.path.length, 259);
+  assert.is(e!.details!.length, 20);
+});
+
+const SECRET = 'sk-live-0123456789abcdefSECRET';
+
+test('configured secrets are masked in every string field, details included, before long paths are cut', () => {
+  const j = new Journal(5, [SECRET, 'admin-token-123']);
+  j.record(record(1, {
+    requestId: SECRET,
+    path: `/${'x'.repeat(250)}${SECRET}`,
+    operation: SECRET,
+    keyLabel: SECRET,
+    errorCode: `code_${SECRET}`,
+    details: [{ param: SECRET, code: 'invalid_value', message: `got '${SECRET}' instead`, count: 1 }, `bare ${SECRET}`, 42, null, [SECRET]],
+    fault: `status=503 [rule ${SECRET}]`,
+    stream: SECRET,
+    model: `gpt-4o admin-token-123`,
+  }));
+  const [e] = j.entries();
+  assert.not.ok(JSON.stringify(e).includes(SECRET), JSON.stringify(e));
+  assert.is(e!.requestId, 'sk-l...CRET');
+  assert.is(e!.path, `/${'x'.repeat(250)}sk-l....`); // the mask, cut like any long path
+  assert.equal(e!.details, [{ param: 'sk-l...CRET', code: 'invalid_value', message: "got 'sk-l...CRET' instead", count: 1 }, 'bare sk-l...CRET', 42, null, ['sk-l...CRET']]);
+  assert.is(e!.fault, 'status=503 [rule sk-l...CRET]');
+  assert.is(e!.model, 'gpt-4o ad...23');
+  assert.is(e!.errorCode, 'code_sk-l...CRET');
+});
+
+test('texts seen again are masked as the first time: one that held a secret every time, however often it comes', () => {
+  const j = new Journal(10, [SECRET]);
+  for (let n = 1; n <= 3; n++) j.record(record(n, { path: `/v1/${SECRET}`, model: SECRET, operation: 'me' }));
+  j.record(record(4, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));
+  j.record(record(5, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));
+  const entries = j.entries();
+  assert.not.ok(JSON.stringify(entries).includes(SECRET));
+  assert.equal(entries.map((e) => e.path), [...Array(3).fill('/v1/sk-l...CRET'), '/v1/sk-l...CRET', '/v1/sk-l...CRET']);
+  assert.equal(entries.slice(0, 3).map((e) => [e.model, e.operation]), Array(3).fill(['sk-l...CRET', 'me']));
+});
+
+test('ever new paths do not grow what the journal remembers beyond its bound', () => {
+  const j = new Journal(4, [SECRET]);
+  for (let n = 0; n < 3000; n++) j.record(record(n, { path: `/v1/p${n}` }));
+  assert.ok((j as unknown as { clean: Set<string> }).clean.size <= 1024);
+  assert.equal(j.entries().map((e) => e.path), ['/v1/p2996', '/v1/p2997', '/v1/p2998', '/v1/p2999']);
+});
+
+test('a record with nothing to mask or cut is kept as it came; any other is copied, never changed', () => {
+  const j = new Journal(5, [SECRET]);
+  const clean = record(1);
+  const dirty = record(2, { model: SECRET });
+  j.record(clean);
+  j.record(dirty);
+  const [a, b] = j.entries();
+  assert.is(a, clean);
+  assert.is.not(b, dirty);
+  assert.is(dirty.model, SECRET);
+  assert.is(b!.model, 'sk-l...CRET');
+});
+
+test('a key percent-encoded in the path is masked too; other encoded paths are kept as sent', () => {
+  const j = new Journal(5, [SECRET]);
+  j.record(record(1, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));
+  j.record(record(2, { path: '/v1/caf%C3%A9' }));
+  j.record(record(3, { path: '/v1/%E0%A4%A' })); // not decodable
+  assert.equal(j.entries().map((e) => e.path), ['/v1/sk-l...CRET', '/v1/caf%C3%A9', '/v1/%E0%A4%A']);
+});
+
+test.run();

@@ -1,0 +1,112 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import { responder } from '../../src/pipeline/respond.js';
+import type { RequestState } from '../../src/pipeline/steps.js';
+import type { Reply } from '../../src/contract/types.js';
+import { request } from '../helpers.js';
+
+/** A Koa app that only writes replies, answering each request with the reply from `replyFor`. */
+async function withReplies(replyFor: (path: string) => Reply | undefined, fn: (url: string) => Promise<void>): Promise<void> {
+  const app = new Koa();
+  const respond = responder(1000);
+  app.use(async (ctx) => {
+    const reply = replyFor(ctx.path);
+    if (!reply) ctx.body = 'left alone';
+    await respond(ctx, { requestId: 'req_test', reply } as RequestState);
+  });
+  const server: Server = createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await fn(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  } finally {
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+}
+
+const PNG_BYTES = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]);
+
+test('JSON replies: status (200 by default), JSON text, content type and extra headers', async () => {
+  await withReplies(
+    (path) =>
+      ({
+        '/plain': { kind: 'json', body: { a: 1, b: 'é' } },
+        '/status': { kind: 'json', status: 202, body: { queued: true }, headers: { 'x-extra': 'yes' } },
+        '/text': { kind: 'json', body: '{"already":"serialised"}' },
+      })[path] as Reply | undefined,
+    async (url) => {
+      const plain = await request(url, '/plain', { key: null });
+      assert.is(plain.status, 200);
+      assert.is(plain.headers['content-type'], 'application/json; charset=utf-8');
+      assert.is(plain.text, '{"a":1,"b":"é"}');
+      const status = await request(url, '/status', { key: null });
+      assert.is(status.status, 202);
+      assert.is(status.headers['x-extra'], 'yes');
+      const text = await request(url, '/text', { key: null });
+      assert.is(text.text, '{"already":"serialised"}');
+    },
+  );
+});
+
+test('binary replies: the bytes unchanged, their content type and length, extra headers', async () => {
+  await withReplies(
+    () => ({ kind: 'binary', contentType: 'image/png', body: PNG_BYTES, headers: { 'cache-control': 'public, max-age=3600' } }),
+    async (url) => {
+      const res = await request(url, '/img', { key: null });
+      assert.is(res.status, 200);
+      assert.is(res.headers['content-type'], 'image/png');
+      assert.is(res.headers['content-length'], String(PNG_BYTES.length));
+      assert.is(res.headers['cache-control'], 'public, max-age=3600');
+      assert.ok(res.bytes.equals(PNG_BYTES));
+    },
+  );
+});
+
+test('a stream sends its headers at once, not with the first event: a long time to first token shows a 200 early', async () => {
+  // The first event is due in 10 minutes: the headers can only arrive because they are sent before it.
+  const reply: Reply = { kind: 'sse', events: [{ data: '{"n":1}', tokens: 1 }], ending: 'done', pacing: { timeToFirstTokenMs: 600_000, tokensPerSecond: 0 }, headers: { 'x-extra': 'yes' } };
+  await withReplies(
+    () => reply,
+    async (url) => {
+      const req = httpRequest(`${url}/stream`);
+      let bodyBytes = 0;
+      try {
+        const res = await new Promise<IncomingMessage>((resolve, reject) => {
+          // Bounded so that a regression fails instead of hanging the suite for ten minutes.
+          const bound = setTimeout(() => reject(new Error('no response headers before the first event')), 5000);
+          req.on('response', (r) => {
+            clearTimeout(bound);
+            resolve(r);
+          });
+          req.on('error', reject);
+          req.end();
+        });
+        res.on('data', (chunk: Buffer) => void (bodyBytes += chunk.length));
+        assert.is(res.statusCode, 200);
+        assert.is(res.headers['content-type'], 'text/event-stream; charset=utf-8');
+        assert.is(res.headers['x-extra'], 'yes');
+        assert.is(bodyBytes, 0);
+      } finally {
+        req.destroy();
+      }
+    },
+  );
+});
+
+test('without a reply the response is left to whoever set it', async () => {
+  await withReplies(
+    () => undefined,
+    async (url) => {
+      const res = await request(url, '/none', { key: null });
+      assert.is(res.status, 200);
+      assert.is(res.text, 'left alone');
+    },
+  );
+});
+
+test.run();

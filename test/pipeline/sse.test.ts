@@ -1,0 +1,242 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { writeSse, type StreamTimers } from '../../src/pipeline/sse.js';
+import type { Reply, SseEvent } from '../../src/contract/types.js';
+
+type SseReply = Extract<Reply, { kind: 'sse' }>;
+
+/** A ServerResponse stand-in that records writes and closes the way node:http does (asynchronously). */
+class FakeRes extends EventEmitter {
+  writes: string[] = [];
+  destroyed = false;
+  ended = false;
+  writableFinished = false;
+  writableNeedDrain = false;
+  /** When set, every write after this many fills the buffer. */
+  drainAfter = Infinity;
+  write(chunk: string, done?: () => void): boolean {
+    if (done) setImmediate(done); // node:http calls back once the bytes are handed to the socket
+    if (chunk === '') return !this.writableNeedDrain;
+    this.writes.push(chunk);
+    if (this.writes.length >= this.drainAfter) this.writableNeedDrain = true;
+    return !this.writableNeedDrain;
+  }
+  end(chunk?: string): void {
+    if (chunk !== undefined) this.writes.push(chunk);
+    this.ended = true;
+    this.writableFinished = true;
+    setImmediate(() => this.emit('close'));
+  }
+  destroy(): void {
+    this.destroyed = true;
+    setImmediate(() => this.emit('close'));
+  }
+  /** The client goes away: node:http emits 'close' without finishing the response. */
+  hangUp(): void {
+    this.destroyed = true;
+    this.emit('close');
+  }
+  drain(): void {
+    this.writableNeedDrain = false;
+    this.drainAfter = Infinity;
+    this.emit('drain');
+  }
+}
+
+/** Timers under the test's control: time moves only when the test says so. */
+class FakeTimers implements StreamTimers {
+  time = 1000;
+  pending = new Map<number, { fn: () => void; at: number; ms: number }>();
+  requested: number[] = [];
+  private next = 1;
+  now = (): number => this.time;
+  setTimeout = (fn: () => void, ms: number): unknown => {
+    const id = this.next++;
+    this.pending.set(id, { fn, at: this.time + ms, ms });
+    this.requested.push(ms);
+    return id;
+  };
+  clearTimeout = (handle: unknown): void => {
+    this.pending.delete(handle as number);
+  };
+  setImmediate = (fn: () => void): unknown => setImmediate(fn);
+  clearImmediate = (handle: unknown): void => clearImmediate(handle as NodeJS.Immediate);
+  /** Moves the clock to the earliest timer (plus `late` ms) and runs it. */
+  fire(late = 0): void {
+    const [id, t] = [...this.pending].sort((a, b) => a[1].at - b[1].at)[0]!;
+    this.pending.delete(id);
+    this.time = t.at + late;
+    t.fn();
+  }
+}
+
+/** Real timers that remember which of their handles are still pending. */
+class TrackedTimers implements StreamTimers {
+  live = new Set<unknown>();
+  now = (): number => performance.now();
+  setTimeout = (fn: () => void, ms: number): unknown => {
+    const h = setTimeout(() => {
+      this.live.delete(h);
+      fn();
+    }, ms);
+    this.live.add(h);
+    return h;
+  };
+  clearTimeout = (handle: unknown): void => {
+    clearTimeout(handle as NodeJS.Timeout);
+    this.live.delete(handle);
+  };
+  setImmediate = (fn: () => void): unknown => {
+    const h = setImmediate(() => {
+      this.live.delete(h);
+      fn();
+    });
+    this.live.add(h);
+    return h;
+  };
+  clearImmediate = (handle: unknown): void => {
+    clearImmediate(handle as NodeJS.Immediate);
+    this.live.delete(handle);
+  };
+}
+
+const ev = (data: string, tokens = 1): SseEvent => ({ data, tokens });
+const reply = (events: SseEvent[], extra: Partial<SseReply> = {}): SseReply => ({
+  kind: 'sse', events, ending: 'done', pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 0 }, ...extra,
+});
+const asRes = (r: FakeRes) => r as unknown as ServerResponse;
+/** The bytes of these events, as one write carries them. */
+const frames = (...events: SseEvent[]) => events.map((e) => `data: ${e.data}\n\n`).join('');
+
+test('without pacing: each batch of 8 events is one write, the next after yielding, [DONE] with the last', async () => {
+  const res = new FakeRes();
+  const events = Array.from({ length: 20 }, (_, i) => ev(`{"n":${i}}`));
+  const done = writeSse(asRes(res), reply(events), 1000);
+  // A batch leaves before the writer yields: 20 events are never one synchronous burst.
+  assert.equal(res.writes, [frames(...events.slice(0, 8))]);
+  assert.is(await done, 'completed');
+  assert.equal(res.writes, [frames(...events.slice(0, 8)), frames(...events.slice(8, 16)), `${frames(...events.slice(16))}data: [DONE]\n\n`]);
+});
+
+test('pacing: each wait is the event\'s tokens at the configured rate, on a schedule that late timers do not stretch', async () => {
+  const res = new FakeRes();
+  const timers = new FakeTimers();
+  // tps 50 = 20 ms per token; the role event carries no token, the third event two.
+  const events = [ev('role', 0), ev('a'), ev('bc', 2), ev('d'), ev('finish', 0)];
+  const done = writeSse(asRes(res), reply(events, { pacing: { timeToFirstTokenMs: 300, tokensPerSecond: 50 } }), 1000, timers);
+  assert.is(res.writes.length, 0, 'nothing before the time to first token');
+  assert.equal(timers.requested, [300]);
+  timers.fire();
+  assert.equal(res.writes, ['data: role\n\ndata: a\n\n'], 'the role and the first token leave together, in one write');
+  timers.fire();
+  assert.is(res.writes.length, 2);
+  timers.fire(15); // this timer ran 15 ms late
+  assert.is(res.writes.length, 3);
+  timers.fire();
+  // "bc" waits 40 ms (two tokens); "d" waits 20 ms less the 15 ms its timer was late.
+  assert.equal(timers.requested, [300, 20, 40, 20 - 15], 'the late timer is made up on the next wait');
+  assert.equal(res.writes.slice(1), ['data: bc\n\n', 'data: d\n\n', 'data: finish\n\ndata: [DONE]\n\n']);
+  assert.is(await done, 'completed');
+  assert.is(timers.pending.size, 0);
+});
+
+test('a client that hangs up mid-stream: resolves "aborted" at once, its timer is cleared, nothing more is written', async () => {
+  const res = new FakeRes();
+  const timers = new FakeTimers();
+  const done = writeSse(asRes(res), reply([ev('a'), ev('b'), ev('c')], { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 10 } }), 1000, timers);
+  assert.is(timers.pending.size, 1);
+  res.hangUp();
+  assert.is(await done, 'aborted');
+  assert.is(timers.pending.size, 0);
+  assert.equal(res.writes, ['data: a\n\n']);
+  assert.is(res.listenerCount('close') + res.listenerCount('drain'), 0, 'listeners removed');
+});
+
+test('with real timers: an aborted paced stream leaves no timer behind and writes nothing more', async () => {
+  const res = new FakeRes();
+  const timers = new TrackedTimers();
+  const done = writeSse(asRes(res), reply([ev('a'), ev('b'), ev('c')], { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 50 } }), 1000, timers);
+  assert.is(timers.live.size, 1, 'the pacing timer is pending');
+  res.hangUp();
+  assert.is(await done, 'aborted');
+  assert.is(timers.live.size, 0);
+  await new Promise((r) => setTimeout(r, 60)); // three token intervals: a leftover timer would have written
+  assert.is(res.writes.length, 1);
+});
+
+test('an unpaced stream aborted between batches leaves no immediate behind', async () => {
+  const res = new FakeRes();
+  const timers = new TrackedTimers();
+  const done = writeSse(asRes(res), reply(Array.from({ length: 30 }, () => ev('x'))), 1000, timers);
+  assert.is(timers.live.size, 1, 'the next batch is scheduled');
+  res.hangUp();
+  assert.is(await done, 'aborted');
+  assert.is(timers.live.size, 0);
+  await new Promise((r) => setImmediate(r));
+  assert.is(res.writes.length, 1);
+});
+
+test('backpressure: writing stops while the client buffer is full and resumes on drain', async () => {
+  const res = new FakeRes();
+  res.drainAfter = 2;
+  const events = Array.from({ length: 40 }, (_, i) => ev(String(i)));
+  const done = writeSse(asRes(res), reply(events), 1000);
+  for (let turn = 0; turn < 4; turn++) await new Promise((r) => setImmediate(r));
+  assert.is(res.writes.length, 2, 'held while the buffer is full');
+  res.drain();
+  assert.is(await done, 'completed');
+  assert.is(res.writes.length, 5);
+  assert.is(res.writes.join(''), `${frames(...events)}data: [DONE]\n\n`);
+});
+
+test('cut: stops after stopAfter events and destroys the connection without [DONE]', async () => {
+  const res = new FakeRes();
+  const outcome = await writeSse(asRes(res), reply([ev('a'), ev('b'), ev('c')], { ending: 'cut', stopAfter: 2 }), 1000);
+  assert.is(outcome, 'cut');
+  assert.ok(res.destroyed);
+  assert.equal(res.writes, ['data: a\n\ndata: b\n\n']);
+});
+
+test('stall: holds the stream open until the client leaves, or until the stall maximum passes', async () => {
+  const res = new FakeRes();
+  const timers = new FakeTimers();
+  const left = writeSse(asRes(res), reply([ev('a'), ev('b')], { ending: 'stall', stopAfter: 1 }), 5000, timers);
+  assert.equal(timers.requested, [5000]);
+  res.hangUp();
+  assert.is(await left, 'stalled');
+  assert.is(timers.pending.size, 0);
+
+  const res2 = new FakeRes();
+  const timers2 = new FakeTimers();
+  const maxed = writeSse(asRes(res2), reply([ev('a')], { ending: 'stall', stopAfter: 5 }), 5000, timers2);
+  timers2.fire();
+  assert.is(await maxed, 'stalled');
+  assert.ok(res2.destroyed);
+  assert.equal(res2.writes, ['data: a\n\n']);
+});
+
+test('stall at shutdown: the response ends cleanly, without [DONE], instead of being dropped', async () => {
+  const res = new FakeRes();
+  const stop = new AbortController();
+  const timers = Object.assign(new FakeTimers(), { stopping: stop.signal });
+  const held = writeSse(asRes(res), reply([ev('a'), ev('b')], { ending: 'stall', stopAfter: 1 }), 5000, timers);
+  stop.abort(); // the shutdown timers then run the stall's wait at once
+  timers.fire();
+  assert.is(await held, 'stalled');
+  assert.ok(res.ended);
+  assert.not.ok(res.destroyed);
+  assert.equal(res.writes, ['data: a\n\n']);
+});
+
+test('malformedAt replaces that event with broken JSON', async () => {
+  const res = new FakeRes();
+  await writeSse(asRes(res), reply([ev('{"a":1}'), ev('{"b":2}')], { malformedAt: 1 }), 1000);
+  const [first, broken, done, rest] = res.writes.join('').split('\n\n');
+  assert.is(first, 'data: {"a":1}');
+  assert.throws(() => JSON.parse(broken!.slice(6)));
+  assert.equal([done, rest], ['data: [DONE]', '']);
+});
+
+test.run();

@@ -1,0 +1,70 @@
+import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { once } from 'node:events';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { start } from '../../src/server/server.js';
+
+/** POSTs a small body with a wrong key over the given agent; resolves with the status. */
+function rejected(url: string, agent: Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/text-provider/chat/completions`, { method: 'POST', agent, headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }));
+  });
+}
+
+test('early answers on one keep-alive connection leave no listener behind on its socket', async () => {
+  const mock = await start({ port: 0, logLevel: 'silent' });
+  const sockets: Socket[] = [];
+  mock.server.on('connection', (s: Socket) => sockets.push(s));
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    for (let i = 0; i < 30; i++) assert.is(await rejected(mock.url, agent), 401);
+    assert.is(sockets.length, 1, 'the requests shared one connection');
+    // A 401 answers before the body is read, so each request's body is discarded; a listener left per
+    // request would pile up here (30 requests) and trip Node's MaxListenersExceeded warning.
+    assert.ok(sockets[0]!.listenerCount('close') < 10, `${sockets[0]!.listenerCount('close')} close listeners`);
+  } finally {
+    agent.destroy();
+    await mock.close();
+  }
+});
+
+test('a body still unsent after the linger time: the connection is closed; one that arrives in time keeps it open', async () => {
+  const mock = await start({ port: 0, logLevel: 'silent', timeouts: { keepAliveMs: 200 } });
+  const head = (length: number) =>
+    `POST /text-provider/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+  try {
+    const slow = connect(mock.port, '127.0.0.1');
+    let answer = '';
+    slow.on('data', (d: Buffer) => (answer += d.toString()));
+    slow.on('error', () => {}); // the server cuts it while bytes are still coming: a reset is expected
+    slow.write(`${head(100_000)}{"model":`);
+    // A byte every 20 ms: never idle long enough for the keep-alive timeout, far too slow to finish.
+    const trickle = setInterval(() => slow.write(' '), 20);
+    const closed = new Promise((resolve) => slow.once('close', () => resolve('closed')));
+    const bound = new Promise((resolve) => setTimeout(resolve, 3000, 'still open')); // the request timeout is 30 s
+    assert.is(await Promise.race([closed, bound]), 'closed');
+    clearInterval(trickle);
+    assert.match(answer, /^HTTP\/1\.1 401 /);
+
+    const inTime = connect(mock.port, '127.0.0.1');
+    let answers = '';
+    inTime.on('data', (d: Buffer) => (answers += d.toString()));
+    inTime.write(`${head(2)}{`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    inTime.write('}'); // the body ends within the linger time: the connection serves the next request
+    inTime.write(`${head(2)}{}`);
+    while ((answers.match(/HTTP\/1\.1 401 /g) ?? []).length < 2) await once(inTime, 'data');
+    assert.not.ok(inTime.destroyed);
+    inTime.destroy();
+  } finally {
+    await mock.close();
+  }
+});
+
+test.run();

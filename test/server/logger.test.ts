@@ -1,0 +1,139 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createLogger, errorLogger, flushLogger, requestLogger } from '../../src/server/logger.js';
+import { start, type RunningMock } from '../../src/server/server.js';
+import { get, post, request } from '../helpers.js';
+
+/** A pino destination that keeps every line. */
+function capture() {
+  const lines: string[] = [];
+  return { lines, write: (s: string) => void lines.push(...s.split('\n').filter(Boolean)), records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+const SECRET = 'sk-live-0123456789abcdefSECRET';
+const ADMIN = 'admin-token-0123456789';
+const KEYS = [{ key: SECRET, label: 'mine' }, { key: 'sk-mock-default', label: 'default' }];
+
+async function withLoggedMock(level: 'info' | 'warn' | 'silent', fn: (mock: RunningMock, out: ReturnType<typeof capture>) => Promise<void>): Promise<void> {
+  const out = capture();
+  const mock = await start({ port: 0, keys: KEYS, adminToken: ADMIN, logLevel: level }, { log: out });
+  try {
+    await fn(mock, out);
+  } finally {
+    await mock.close();
+  }
+}
+
+test('one JSON line per request with id, operation, status, latency, fault, stream and the masked key', async () => {
+  await withLoggedMock('info', async (mock, out) => {
+    const ok = await get(mock.url, '/v1/me', SECRET);
+    const bad = await post(mock.url, '/text-provider/chat/completions', { model: 'gpt-4o' }, SECRET);
+    const streamed = await post(mock.url, '/text-provider/chat/completions', { model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'hi' }] }, SECRET);
+    assert.is(streamed.status, 200);
+    const records = out.records();
+    assert.is(records.length, 3, out.lines.join('\n'));
+    const [me, invalid, stream] = records as Record<string, unknown>[];
+    assert.equal(
+      { reqId: me!.reqId, method: me!.method, path: me!.path, operation: me!.operation, status: me!.status, fault: me!.fault, keyLabel: me!.keyLabel, level: me!.level, msg: me!.msg },
+      { reqId: ok.headers['x-request-id'], method: 'GET', path: '/v1/me', operation: 'me', status: 200, fault: null, keyLabel: 'sk-l...CRET', level: 'info', msg: 'request' },
+    );
+    assert.type(me!.latencyMs, 'number');
+    assert.type(me!.time, 'string');
+    assert.is(invalid!.reqId, bad.headers['x-request-id']);
+    assert.is(invalid!.status, 400);
+    assert.is(invalid!.errorCode, 'missing_required_parameter');
+    assert.is(stream!.stream, 'completed');
+  });
+});
+
+test('no configured key or admin token reaches the log, wherever the client puts it', async () => {
+  await withLoggedMock('info', async (mock, out) => {
+    await get(mock.url, `/v1/me?api_key=${SECRET}`, SECRET);
+    await get(mock.url, `/${SECRET}/v1/me`, SECRET);
+    await post(mock.url, '/text-provider/chat/completions', { model: SECRET, messages: [{ role: 'user', content: SECRET }] }, SECRET);
+    await post(mock.url, '/text-provider/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, `${SECRET}x`);
+    await request(mock.url, '/v1/me', { headers: { authorization: `Basic ${SECRET}`, 'x-request-id': SECRET } });
+    await get(mock.url, '/__admin/journal', null, { authorization: `Bearer ${ADMIN}` });
+    const encoded = SECRET.replace('-', '%2D').replace('S', '%53');
+    await request(mock.url, `/v1/${encoded}`, { key: null }); // percent-encoded
+    await request(mock.url, `/${'x'.repeat(250)}${SECRET}`, { key: null }); // across the point where long paths are cut
+    const text = out.lines.join('\n');
+    assert.ok(out.lines.length >= 7, text);
+    assert.not.ok(text.includes(SECRET), text);
+    assert.not.ok(text.includes(encoded), text);
+    assert.not.ok(text.includes(`${'x'.repeat(250)}sk-li`), 'no part of a cut key either');
+    assert.ok(text.includes('"path":"/v1/sk-l...CRET"'), text);
+    assert.not.ok(text.includes(ADMIN), text);
+    assert.ok(text.includes('sk-l...CRET'), 'the masked form stays readable');
+  });
+});
+
+test('health checks are logged at debug, so a container probe does not fill the log at info', async () => {
+  await withLoggedMock('info', async (mock, out) => {
+    await get(mock.url, '/__health', null);
+    await get(mock.url, '/v1/me', SECRET);
+    assert.equal(out.records().map((r) => r.path), ['/v1/me']);
+  });
+  const out = capture();
+  const logger = createLogger({ logLevel: 'debug', keys: KEYS }, out);
+  const base = { requestId: 'r', time: 0, method: 'GET', path: '/__health', operation: 'health', keyLabel: undefined, latencyMs: 1, errorCode: null, details: undefined, fault: undefined, stream: undefined, retryCount: undefined, model: undefined };
+  requestLogger(logger)({ ...base, status: 200 });
+  requestLogger(logger)({ ...base, status: 503 });
+  assert.equal(out.records().map((r) => [r.level, r.status]), [['debug', 200], ['warn', 503]]);
+});
+
+test('--log-level: warn drops request lines of successful requests; silent drops everything', async () => {
+  await withLoggedMock('warn', async (mock, out) => {
+    await get(mock.url, '/v1/me', SECRET);
+    assert.equal(out.lines, []);
+  });
+  await withLoggedMock('silent', async (mock, out) => {
+    await get(mock.url, '/v1/me', 'wrong-key');
+    assert.equal(out.lines, []);
+  });
+});
+
+test('a connection answered outside the app (bad HTTP) is logged as a client error', async () => {
+  await withLoggedMock('info', async (mock, out) => {
+    const { connect } = await import('node:net');
+    await new Promise<void>((resolve) => {
+      const s = connect(mock.port, '127.0.0.1', () => s.write('NOT HTTP\r\n\r\n'));
+      s.on('data', () => {});
+      s.on('close', () => resolve());
+    });
+    const line = out.records().find((r) => r.msg === 'client error');
+    assert.equal({ status: line?.status, errorCode: line?.errorCode }, { status: 400, errorCode: 'malformed_request' });
+  });
+});
+
+test('unexpected errors are logged with their stack, keys scrubbed, query strings dropped', async () => {
+  const out = capture();
+  const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
+  errorLogger(logger)(new Error(`failed for ${SECRET}`), { method: 'POST', url: `/v1/x?key=${SECRET}`, requestId: 'req_1' });
+  const [line] = out.records();
+  assert.is(line!.msg, 'unexpected error');
+  assert.is(line!.path, '/v1/x');
+  assert.match(String((line!.err as { stack: string }).stack), /failed for sk-l\.\.\.CRET\n\s+at /);
+  assert.not.ok(out.lines[0]!.includes(SECRET));
+});
+
+test('redaction: fields named like credentials are censored even if a caller logs them', () => {
+  const out = capture();
+  const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
+  logger.info({ authorization: 'Bearer abc', headers: { authorization: 'x' }, apiKey: 'y', nested: { token: 'z' } }, 'x');
+  const [line] = out.records();
+  assert.equal([line!.authorization, (line!.headers as Record<string, string>).authorization, line!.apiKey, (line!.nested as Record<string, string>).token], ['[redacted]', '[redacted]', '[redacted]', '[redacted]']);
+});
+
+test('requestLogger marks a 5xx nobody asked for as a warning, and flushLogger resolves', async () => {
+  const out = capture();
+  const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
+  const base = { requestId: 'r', time: 0, method: 'GET', path: '/x', operation: undefined, keyLabel: undefined, latencyMs: 1, errorCode: null, details: undefined, stream: undefined, retryCount: undefined, model: undefined };
+  requestLogger(logger)({ ...base, status: 500, fault: undefined });
+  requestLogger(logger)({ ...base, status: 503, fault: 'status' });
+  assert.equal(out.records().map((r) => r.level), ['warn', 'info']);
+  await flushLogger(logger);
+  await flushLogger(undefined);
+});
+
+test.run();

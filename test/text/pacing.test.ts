@@ -1,0 +1,35 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { pacingFor, PACING_HEADER } from '../../src/text/pacing.js';
+import { ApiError } from '../../src/contract/errors.js';
+
+const BASE = { timeToFirstTokenMs: 0, tokensPerSecond: 0 };
+
+test('no header: the configured pacing', () => {
+  const base = { timeToFirstTokenMs: 250, tokensPerSecond: 40 };
+  assert.equal(pacingFor({}, base), base);
+  assert.equal(pacingFor({ [PACING_HEADER]: '  ' }, base), base);
+});
+
+test('the header overrides one or both values, in any order and case, with ; or , between them', () => {
+  assert.equal(pacingFor({ [PACING_HEADER]: 'ttft=400; tps=30' }, BASE), { timeToFirstTokenMs: 400, tokensPerSecond: 30 });
+  assert.equal(pacingFor({ [PACING_HEADER]: 'TPS = 12.5' }, { timeToFirstTokenMs: 90, tokensPerSecond: 0 }), { timeToFirstTokenMs: 90, tokensPerSecond: 12.5 });
+  assert.equal(pacingFor({ [PACING_HEADER]: 'tps=5;' }, BASE), { timeToFirstTokenMs: 0, tokensPerSecond: 5 });
+  assert.equal(pacingFor({ [PACING_HEADER]: 'tps=0,ttft=0' }, { timeToFirstTokenMs: 90, tokensPerSecond: 20 }), BASE);
+});
+
+test('anything else is a 400 invalid_header naming the header and the part that is wrong', () => {
+  for (const bad of ['fast', 'ttft=-1', 'tps=abc', 'ttft=400; speed=2', 'ttft=600001']) {
+    try {
+      pacingFor({ [PACING_HEADER]: bad }, BASE);
+      assert.unreachable(bad);
+    } catch (err) {
+      assert.instance(err, ApiError, bad);
+      const e = err as ApiError;
+      assert.equal([e.status, e.code, e.param], [400, 'invalid_header', PACING_HEADER], bad);
+      assert.match(e.message, /ttft=MS; tps=TOKENS_PER_SECOND/);
+    }
+  }
+});
+
+test.run();

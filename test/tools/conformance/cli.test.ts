@@ -1,0 +1,20 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, CONFORMANCE_API_KEY: '' } });
+
+test('unified-ai-mock conformance: the command is wired into the CLI (plan, usage error, help)', () => {
+  const plan = cli('conformance', '--plan', '--only', 'me');
+  assert.is(plan.status, 0, plan.stderr);
+  assert.match(plan.stdout, /Plan \(documented profile\): 5 cases, 5 free, 0 billable/);
+  const bad = cli('conformance', '--base-url', 'http://127.0.0.1:9');
+  assert.is(bad.status, 2);
+  assert.match(bad.stderr, /--api-key \(or CONFORMANCE_API_KEY\) is required/);
+  const help = cli('--help');
+  assert.match(help.stdout, /conformance {4}check an implementation of the API against the suite/);
+});
+
+test.run();

@@ -1,0 +1,57 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Catalogue } from '../../../src/domain/catalogue.js';
+import { estimateCost, formatCost } from '../../../src/tools/conformance/cost.js';
+import { maskHeaders, redact, shortBody } from '../../../src/tools/conformance/mask.js';
+import { parseConformanceArgs, type ConformanceOptions } from '../../../src/tools/conformance/options.js';
+import { retryAfterMs } from '../../../src/tools/conformance/run.js';
+import { SchemaRegistry } from '../../../src/contract/schemas.js';
+
+const catalogue = new Catalogue(new SchemaRegistry());
+const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseConformanceArgs(argv, catalogue, env) as ConformanceOptions;
+
+test('defaults: documented profile, pretty on stdout, small concurrency, the catalogue first models', () => {
+  const o = parse(['--base-url', 'http://h', '--api-key', 'k']);
+  assert.is(o.profile, 'documented');
+  assert.is(o.concurrency, 4);
+  assert.is(o.faultHeaders, 'auto');
+  assert.equal(o.reporters, [{ name: 'pretty' }]);
+  assert.equal(o.values, { chatModel: 'gpt-4o', imageModel: 'dall-e-3', videoModel: 'gen3a_turbo', voiceId: 'rachel', cloudVoice: 'en-US-JennyNeural', ttsModel: 'eleven_multilingual_v2', imageUrl: 'https://example.com/image.png' });
+});
+
+test('the key may come from CONFORMANCE_API_KEY; --output binds to the reporter before it; lists split on commas', () => {
+  const o = parse(['--base-url', 'http://h', '--reporter', 'junit', '--output', 'j.xml', '--reporter', 'tap', '--only', 'a,b', '--only', 'c', '--chat-model', 'm'], { CONFORMANCE_API_KEY: 'from-env' });
+  assert.is(o.apiKey, 'from-env');
+  assert.equal(o.reporters, [{ name: 'junit', output: 'j.xml' }, { name: 'tap' }]);
+  assert.equal(o.only, ['a', 'b', 'c']);
+  assert.is(o.values.chatModel, 'm');
+  const files = parse(['--base-url', 'http://h', '--api-key', 'k', '--reporter', 'json', '--output', 'r.json']);
+  assert.equal(files.reporters, [{ name: 'pretty' }, { name: 'json', output: 'r.json' }], 'pretty keeps the console when every reporter writes a file');
+  assert.is(parseConformanceArgs(['--help'], catalogue, {}), 'help');
+});
+
+test('cost: units per operation and their text', () => {
+  assert.equal(estimateCost('chat.completions', { max_tokens: 1 }), { tokens: 1, images: 0, videoSeconds: 0, characters: 0 });
+  assert.is(estimateCost('chat.completions', {}).tokens, 256);
+  assert.is(estimateCost('images.generate', { n: 2 }).images, 2);
+  assert.is(estimateCost('images.edit', {}).images, 1);
+  assert.is(estimateCost('video.generate', {}).videoSeconds, 4);
+  assert.is(estimateCost('cloud.speech', { text: 'héllo' }).characters, 5);
+  assert.is(formatCost({ tokens: 1, images: 2, videoSeconds: 1, characters: 0 }), '1 chat token, 2 images, 1 video second');
+  assert.is(formatCost({ tokens: 0, images: 0, videoSeconds: 0, characters: 0 }), 'nothing');
+});
+
+test('masking: authorization tokens, secrets in any text, long strings cut', () => {
+  assert.equal(maskHeaders({ authorization: 'Bearer sk-abcdefghijklmnop', authorization2: 'x', Authorization: 'Bearer ' }), { authorization: 'Bearer sk-a...mnop', authorization2: 'x', Authorization: 'Bearer ' });
+  assert.is(redact('key=sk-abcdefghijklmnop; again sk-abcdefghijklmnop', ['sk-abcdefghijklmnop', '']), 'key=sk-a...mnop; again sk-a...mnop');
+  assert.equal(shortBody({ a: ['x'.repeat(100)], b: 1 }), { a: [`${'x'.repeat(40)}... (100 characters)`], b: 1 });
+});
+
+test('retry-after: seconds or an HTTP date; 1 s when absent', () => {
+  assert.is(retryAfterMs('2'), 2000);
+  assert.is(retryAfterMs(undefined), 1000);
+  assert.is(retryAfterMs('soon'), 1000);
+  assert.is(retryAfterMs(new Date(10_000).toUTCString(), 4_000), 6000);
+});
+
+test.run();

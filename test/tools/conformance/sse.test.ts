@@ -1,0 +1,41 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { checkChatStream, parseSse } from '../../../src/tools/conformance/sse.js';
+
+const chunk = (delta: object, finish: string | null = null, id = 'c1') => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+const good = chunk({ role: 'assistant', content: '' }) + chunk({ content: 'Hi' }) + chunk({}, 'stop') + 'data: [DONE]\n\n';
+const ok = () => undefined;
+const check = (text: string, reads?: number[]) => checkChatStream(Buffer.from(text), reads, ok);
+
+test('parseSse: blank-line events, joined data lines, comments, CRLF, event names, trailing bytes', () => {
+  const { events, trailing } = parseSse(': comment\r\nevent: x\r\ndata: a\r\ndata: b\r\n\r\ndata:c\n\nid: 1\n\ndata: partial');
+  assert.equal(events, [{ data: 'a\nb', event: 'x' }, { data: 'c' }]);
+  assert.is(trailing, 'data: partial');
+});
+
+test('a well-formed stream delivered in two reads passes', () => {
+  const first = chunk({ role: 'assistant', content: '' }).length;
+  assert.equal(check(good, [first, good.length - first]), []);
+  assert.equal(check(good), [], 'without read records only the grammar is checked');
+});
+
+test('each grammar rule is reported', () => {
+  assert.match(check(good + 'data: [DONE]\n\n').join(), /exactly one 'data: \[DONE\]', found 2/);
+  assert.match(check(good.replace('data: [DONE]\n\n', '')).join(), /found 0/);
+  assert.match(check(good + chunk({ content: 'late' })).join(), /events follow/);
+  assert.match(check(good + 'garbage').join(), /does not end with a blank line/);
+  assert.match(check(good.replace('"role":"assistant",', '')).join(), /first chunk does not carry the role/);
+  assert.match(check(good.replace('"finish_reason":"stop"', '"finish_reason":null')).join(), /found 0/);
+  assert.match(check(chunk({ role: 'assistant' }, 'stop') + chunk({}, 'stop') + 'data: [DONE]\n\n').join(), /one chunk with a finish_reason, found 2/);
+  assert.match(check(chunk({ role: 'assistant' }) + chunk({}, 'stop', 'c2') + 'data: [DONE]\n\n').join(), /share one id/);
+  assert.match(check('data: {broken\n\n' + good).join(), /not JSON/);
+  assert.match(check('data: [DONE]\n\n').join(), /no chunk/);
+  assert.match(checkChatStream(Buffer.from(good), undefined, () => 'bad chunk').join(), /chunk schema: bad chunk/);
+});
+
+test('incremental delivery: one read, or the first event only in the last read, fails', () => {
+  assert.match(check(good, [good.length]).join(), /one read/);
+  assert.match(check(good, [10, good.length - 10]).join(), /first event did not arrive before the end/);
+});
+
+test.run();
