@@ -18,4 +18,6 @@ export { ApiError, ERRORS, type ErrorBody } from './contract/errors.js';
 export { SchemaRegistry, schemaId } from './contract/schemas.js';
 
 // Types
-export type { Reply, Handler, HandlerRequest, Services } from './contract/types.js';
+export type { Reply } from './contract/reply.js';
+export type { Handler, HandlerRequest } from './pipeline/handler.js';
+export type { Services } from './domain/services.js';

@@ -1,15 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa, { type Middleware } from 'koa';
-import { Catalogue } from '../domain/catalogue.js';
-import { loadReplyRules } from '../domain/replyRules.js';
 import { resolveConfig, type Config, type ConfigInput } from '../domain/config.js';
 import { ApiError } from '../contract/errors.js';
-import { keyStates } from '../domain/keys.js';
-import { loadLimits } from '../domain/limits.js';
-import { Lru } from '../lib/lru.js';
 import { authenticate, checkKey } from '../pipeline/auth.js';
 import { renderError, sendFirstError, type ErrorSink } from '../pipeline/errors.js';
-import { createFaultState } from './services.js';
+import { createServices } from './services.js';
+import { boundOperations } from './bindings.js';
 import { faults } from '../pipeline/faults.js';
 import { handle } from '../pipeline/handle.js';
 import { parseBody } from '../pipeline/parseBody.js';
@@ -18,12 +14,13 @@ import { beginResponse, reportRequest, requestIdFor, type RequestObserver } from
 import { responder } from '../pipeline/respond.js';
 import { pathOfUrl, routeTable } from '../pipeline/route.js';
 import { requestState, runSteps, type Step } from '../pipeline/steps.js';
-import { BodyBudget } from '../domain/bodyBudget.js';
 import { validate } from '../pipeline/validate.js';
-import { operations, type Operation } from '../contract/operations.js';
+import { operations } from '../contract/operations.js';
+import type { BoundOperation as Operation } from '../pipeline/handler.js';
 import { SchemaRegistry, strictId } from '../contract/schemas.js';
 import type { StreamTimers } from '../pipeline/sse.js';
-import type { KeyState, Services, VideoTask } from '../contract/types.js';
+import type { KeyState } from '../domain/keys.js';
+import type { Services } from '../domain/services.js';
 
 /** What createApp builds: the Koa app and the services behind it (tests and the admin API use both). */
 export interface MockApp {
@@ -65,20 +62,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const schemas = SchemaRegistry.shared();
   const config = resolveConfig(input, schemas);
   if (config.strict) schemas.prepare(operations.flatMap((op) => (op.requestSchema ? [strictId(op.requestSchema)] : [])));
-  const limits = loadLimits();
-  const services: Services = {
-    config,
-    schemas,
-    catalogue: new Catalogue(schemas),
-    limits,
-    now: config.clock === 'system' ? () => Math.floor(Date.now() / 1000) : ((t: number) => () => t)(config.clock),
-    media: new Lru<Buffer>(config.mediaCache.entries, config.mediaCache.bytes),
-    videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
-    keys: keyStates(config.keys),
-    bodyBudget: new BodyBudget(config.bodyMemory, limits.requests.largeBodyBytes),
-    ...createFaultState(config, schemas),
-    extras: { replyRules: loadReplyRules(schemas, config.replyRules) },
-  };
+  const services = createServices(config, schemas);
 
   // Per operation, in order: who is calling, may they, what did they send, is a fault asked for,
   // is the body valid, and the answer.
@@ -91,7 +75,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     handle(services),
   ];
   const respond = responder(config.timeouts.stallMaxMs, hooks.streamTimers);
-  const routes = routeTable(operations);
+  const routes = routeTable(boundOperations);
   const observers = [...(hooks.observers ?? []), (record: Parameters<RequestObserver>[0]) => services.journal.record(record)];
   const report = hooks.report ?? defaultReport;
 

@@ -1,16 +1,46 @@
-import { addFaultRule, clearFaultRules, clearRequests, deleteFaultRule, listFaultRules, listRateLimits, listRequests, resetState } from '../handlers/admin.js';
-import { me, listModels } from '../handlers/account.js';
-import { chatCompletions } from '../handlers/chat.js';
-import { editImage } from '../handlers/imageEdit.js';
-import { generateImages } from '../handlers/images.js';
-import { serveImage, serveVideo } from '../handlers/media.js';
-import { health, serveOpenApi } from '../handlers/meta.js';
-import { cloudSpeech, voiceTts } from '../handlers/speech.js';
-import { generateVideo, getVideo } from '../handlers/video.js';
 import { schemaId } from './schemas.js';
-import type { Handler } from './types.js';
 
-/** One row of the operations table. */
+/** What a model does; each endpoint that takes a `model` accepts one kind. */
+export type ModelKind = 'text' | 'image' | 'video' | 'voice' | 'cloud-speech';
+
+/** The paid unit a successful request of an operation costs, as providers bill it. */
+export interface Billing {
+  readonly unit: 'tokens' | 'images' | 'videoSeconds' | 'characters';
+  /** The request field that sets the amount (a count, or the text whose characters are billed); none: one unit. */
+  readonly field?: string;
+}
+
+/** What a success looks like. */
+export interface Success {
+  /** The success status when it is not 200. */
+  readonly status?: number;
+  readonly contentType: string;
+  /** `$id` of the response schema of a JSON success. */
+  readonly schema?: string;
+  /** A JSON success without a schema file: its schema, inline (the tooling routes' fixed answers). */
+  readonly inline?: Readonly<Record<string, unknown>>;
+  /** True when `"stream": true` turns the answer into chat.completion.chunk server-sent events. */
+  readonly streams?: true;
+  /**
+   * The media a success delivers, inline or behind a URL: `png` (of the requested `size`, or with
+   * `sizeFrom: 'input'` the input image's size), `mp4`, or `audio`.
+   */
+  readonly media?: 'png' | 'mp4' | 'audio';
+  readonly sizeFrom?: 'input';
+}
+
+/** How the OpenAPI document and the docs present an operation. */
+export interface OperationDoc {
+  readonly tag: string;
+  readonly summary: string;
+  readonly description?: string;
+  /** The model kind whose catalogue limits the description lists. */
+  readonly models?: ModelKind;
+  /** True when the description lists the voice provider's voices. */
+  readonly voices?: true;
+}
+
+/** One row of the operations table: data only; app/ binds each row to its handler. */
 export interface Operation {
   /** Stable id used in logs, the journal, fault rules and conformance cases. */
   readonly id: string;
@@ -25,46 +55,136 @@ export interface Operation {
   readonly auth: 'key' | 'none' | 'admin';
   /** `$id` of the request body schema, for operations that take a body. */
   readonly requestSchema?: string;
-  /** What a success looks like: a response schema `$id` or a media type. */
-  readonly success: { readonly schema?: string; readonly contentType: string };
+  readonly success: Success;
+  /** Error statuses the operation answers with besides those every operation of its kind has (auth, body, faults). */
+  readonly errors?: readonly number[];
+  /** Control headers the operation reads besides the fault headers, as documented. */
+  readonly headers?: readonly string[];
   /** False for routes that tooling relies on (health check, OpenAPI document): no fault header or rule applies. */
   readonly faultable?: false;
-  readonly handler: Handler;
+  /** A probe (the health check): kept out of the journal and logged at debug while it succeeds. */
+  readonly probe?: true;
+  /** The paid work a success is; none for free operations. */
+  readonly billing?: Billing;
+  /** True when the operation's requests count their tokens against a key's tokens-per-minute limit. */
+  readonly countsTokens?: true;
+  readonly doc: OperationDoc;
 }
 
-const json = (file: string) => ({ schema: schemaId(file), contentType: 'application/json' });
-const admin = { contentType: 'application/json' };
+const json = (file: string): Success => ({ schema: schemaId(file), contentType: 'application/json' });
+const admin: Success = { contentType: 'application/json' };
+const ADMIN = 'Admin';
+const EXT = 'Mock extensions';
 
 /**
- * The single source of truth: every route the mock serves. The router, validation, the docs and the
- * conformance target list are derived from it; no route is registered anywhere else.
+ * The rows of the operations table, the single source of truth: every route the mock serves, as data. The router, validation, rate
+ * limits, the journal, the OpenAPI document and the conformance target list are derived from it; no
+ * route is registered anywhere else.
  */
-export const operations: readonly Operation[] = [
-  { id: 'chat.completions', method: 'POST', path: '/text-provider/chat/completions', documented: true, auth: 'key', requestSchema: schemaId('chat-request.json'), success: json('chat-completion.json'), handler: chatCompletions },
-  { id: 'images.generate', method: 'POST', path: '/text-provider/images/generations', documented: true, auth: 'key', requestSchema: schemaId('image-generation-request.json'), success: json('images-response.json'), handler: generateImages },
-  { id: 'images.edit', method: 'POST', path: '/image-provider/image-edit', documented: true, auth: 'key', requestSchema: schemaId('image-edit-request.json'), success: json('image-edit-response.json'), handler: editImage },
-  { id: 'video.generate', method: 'POST', path: '/video-provider/generate', documented: true, auth: 'key', requestSchema: schemaId('video-request.json'), success: json('video-task.json'), handler: generateVideo },
-  { id: 'voice.tts', method: 'POST', path: '/voice-provider/tts', documented: true, auth: 'key', requestSchema: schemaId('voice-tts-request.json'), success: { contentType: 'audio/mpeg' }, handler: voiceTts },
-  { id: 'cloud.speech', method: 'POST', path: '/cloud-provider/speech', documented: true, auth: 'key', requestSchema: schemaId('cloud-speech-request.json'), success: { contentType: 'audio/wav' }, handler: cloudSpeech },
-  { id: 'me', method: 'GET', path: '/v1/me', documented: true, auth: 'key', success: json('me.json'), handler: me },
+const ROWS = [
+  {
+    id: 'chat.completions', method: 'POST', path: '/text-provider/chat/completions', documented: true, auth: 'key',
+    requestSchema: schemaId('chat-request.json'), success: { ...json('chat-completion.json'), streams: true },
+    headers: ['X-Mock-Pacing', 'X-Mock-Reply-Rule'], billing: { unit: 'tokens', field: 'max_tokens' }, countsTokens: true,
+    doc: {
+      tag: 'text-provider', summary: 'Generate text with chat models', models: 'text',
+      description: 'Answers with an OpenAI `chat.completion`; with `"stream": true`, with `chat.completion.chunk` server-sent events ending in `data: [DONE]`. Replies come from reply rules matched against the last user message.',
+    },
+  },
+  {
+    id: 'images.generate', method: 'POST', path: '/text-provider/images/generations', documented: true, auth: 'key',
+    requestSchema: schemaId('image-generation-request.json'), success: { ...json('images-response.json'), media: 'png' }, billing: { unit: 'images', field: 'n' },
+    doc: { tag: 'text-provider', summary: 'Generate images from a text description', models: 'image', description: 'Each URL serves a real PNG of the requested size; `response_format: "b64_json"` returns the PNG inline.' },
+  },
+  {
+    id: 'images.edit', method: 'POST', path: '/image-provider/image-edit', documented: true, auth: 'key',
+    requestSchema: schemaId('image-edit-request.json'), success: { ...json('image-edit-response.json'), media: 'png', sizeFrom: 'input' }, billing: { unit: 'images' },
+    doc: { tag: 'image-provider', summary: 'Edit an input image with a text prompt', description: 'The image is base64 or a data URI of a PNG, JPEG, GIF or WebP image; the answer is a base64 PNG of the same width and height.' },
+  },
+  {
+    id: 'video.generate', method: 'POST', path: '/video-provider/generate', documented: true, auth: 'key',
+    requestSchema: schemaId('video-request.json'), success: { ...json('video-task.json'), media: 'mp4' }, billing: { unit: 'videoSeconds', field: 'duration' },
+    doc: { tag: 'video-provider', summary: 'Generate video from text or from an image', models: 'video', description: 'Answers with a task, completed at once by default; `video.url` serves a real MP4 of the requested resolution and duration.' },
+  },
+  {
+    id: 'voice.tts', method: 'POST', path: '/voice-provider/tts', documented: true, auth: 'key',
+    requestSchema: schemaId('voice-tts-request.json'), success: { contentType: 'audio/mpeg', media: 'audio' }, billing: { unit: 'characters', field: 'text' },
+    doc: { tag: 'voice-provider', summary: 'Convert text to speech', models: 'voice', voices: true, description: 'Answers with a decodable MP3 whose duration grows with the text. `model_id`, when given, names one of the models below.' },
+  },
+  {
+    id: 'cloud.speech', method: 'POST', path: '/cloud-provider/speech', documented: true, auth: 'key',
+    requestSchema: schemaId('cloud-speech-request.json'), success: { contentType: 'audio/wav', media: 'audio' }, headers: ['X-Microsoft-OutputFormat'], billing: { unit: 'characters', field: 'text' },
+    doc: {
+      tag: 'cloud-provider', summary: 'Convert text to speech with SSML support', models: 'cloud-speech',
+      description: 'Answers with RIFF WAV audio (24 kHz 16-bit mono unless `X-Microsoft-OutputFormat` asks for another format). `text` may be SSML; malformed SSML is a 400. `voice` names one of the neural voices below.',
+    },
+  },
+  {
+    id: 'me', method: 'GET', path: '/v1/me', documented: true, auth: 'key', success: json('me.json'),
+    doc: { tag: 'Account', summary: 'Describe the calling API key', description: 'The authentication example of the API document: the key masked, its scopes, rate limit and usage. The key itself is never echoed.' },
+  },
   // Extensions the API document does not list.
-  { id: 'models.list', method: 'GET', path: '/v1/models', aliases: ['/text-provider/models'], documented: false, auth: 'key', success: json('models-list.json'), handler: listModels },
-  { id: 'video.get', method: 'GET', path: '/video-provider/generate/:id', documented: false, auth: 'key', success: json('video-task.json'), handler: getVideo },
-  { id: 'media.image', method: 'GET', path: '/media/images/:size/:file', documented: false, auth: 'none', success: { contentType: 'image/png' }, handler: serveImage },
-  { id: 'media.video', method: 'GET', path: '/media/videos/:resolution/:duration/:file', documented: false, auth: 'none', success: { contentType: 'video/mp4' }, handler: serveVideo },
+  {
+    id: 'models.list', method: 'GET', path: '/v1/models', aliases: ['/text-provider/models'], documented: false, auth: 'key', success: json('models-list.json'),
+    doc: { tag: EXT, summary: 'List the models the mock knows', description: 'The model catalogue in the OpenAI list shape, so SDK helpers that list models work.' },
+  },
+  {
+    id: 'video.get', method: 'GET', path: '/video-provider/generate/:id', documented: false, auth: 'key', success: json('video-task.json'),
+    doc: { tag: EXT, summary: 'Poll a video generation task', description: 'The current state of a task created by video generation (tasks advance one step per poll when the server runs with video progress on).' },
+  },
+  {
+    id: 'media.image', method: 'GET', path: '/media/images/:size/:file', documented: false, auth: 'none', success: { contentType: 'image/png' },
+    doc: { tag: EXT, summary: 'Download a generated image', description: 'The PNG behind an image URL. No key is needed, as with a signed URL.' },
+  },
+  {
+    id: 'media.video', method: 'GET', path: '/media/videos/:resolution/:duration/:file', documented: false, auth: 'none', success: { contentType: 'video/mp4' },
+    doc: { tag: EXT, summary: 'Download a generated video', description: 'The MP4 behind a video task URL. No key is needed, as with a signed URL.' },
+  },
   // The admin API: fault rules, rate-limit and rule state, the request journal (loopback or admin token).
-  { id: 'admin.faults.list', method: 'GET', path: '/__admin/faults', documented: false, auth: 'admin', success: admin, handler: listFaultRules },
-  { id: 'admin.faults.add', method: 'POST', path: '/__admin/faults', documented: false, auth: 'admin', requestSchema: schemaId('admin-fault-rule-request.json'), success: admin, handler: addFaultRule },
-  { id: 'admin.faults.clear', method: 'DELETE', path: '/__admin/faults', documented: false, auth: 'admin', success: admin, handler: clearFaultRules },
-  { id: 'admin.faults.delete', method: 'DELETE', path: '/__admin/faults/:id', documented: false, auth: 'admin', success: admin, handler: deleteFaultRule },
-  { id: 'admin.reset', method: 'POST', path: '/__admin/reset', documented: false, auth: 'admin', success: admin, handler: resetState },
-  { id: 'admin.requests.list', method: 'GET', path: '/__admin/requests', documented: false, auth: 'admin', success: admin, handler: listRequests },
-  { id: 'admin.requests.clear', method: 'DELETE', path: '/__admin/requests', documented: false, auth: 'admin', success: admin, handler: clearRequests },
-  { id: 'admin.rateLimits', method: 'GET', path: '/__admin/rate-limits', documented: false, auth: 'admin', success: admin, handler: listRateLimits },
+  {
+    id: 'admin.faults.list', method: 'GET', path: '/__admin/faults', documented: false, auth: 'admin', success: admin,
+    doc: { tag: ADMIN, summary: 'List the fault rules', description: 'In the order they are tried, each with `state: {matched, fired, remaining}`.' },
+  },
+  {
+    id: 'admin.faults.add', method: 'POST', path: '/__admin/faults', documented: false, auth: 'admin', requestSchema: schemaId('admin-fault-rule-request.json'),
+    success: { ...admin, status: 201 }, errors: [409],
+    doc: { tag: ADMIN, summary: 'Add a fault rule', description: 'Adds one rule after the others; 409 when its id is taken.' },
+  },
+  { id: 'admin.faults.clear', method: 'DELETE', path: '/__admin/faults', documented: false, auth: 'admin', success: admin, doc: { tag: ADMIN, summary: 'Delete every fault rule' } },
+  { id: 'admin.faults.delete', method: 'DELETE', path: '/__admin/faults/:id', documented: false, auth: 'admin', success: admin, doc: { tag: ADMIN, summary: 'Delete one fault rule' } },
+  {
+    id: 'admin.reset', method: 'POST', path: '/__admin/reset', documented: false, auth: 'admin', success: admin,
+    doc: { tag: ADMIN, summary: 'Reset rate limits and fault rules', description: 'Every key gets its full allowance back and every rule its first state (`times` counters, seeded generators).' },
+  },
+  {
+    id: 'admin.requests.list', method: 'GET', path: '/__admin/requests', documented: false, auth: 'admin', success: admin,
+    doc: { tag: ADMIN, summary: 'Read the request journal', description: 'The most recent requests, oldest first (admin calls are not recorded).' },
+  },
+  { id: 'admin.requests.clear', method: 'DELETE', path: '/__admin/requests', documented: false, auth: 'admin', success: admin, doc: { tag: ADMIN, summary: 'Clear the request journal' } },
+  {
+    id: 'admin.rateLimits', method: 'GET', path: '/__admin/rate-limits', documented: false, auth: 'admin', success: admin,
+    doc: { tag: ADMIN, summary: 'Show what each rate-limited key has left', description: 'Reading it does not count as a request.' },
+  },
   // For tooling: the OpenAPI document of this table, and a health check for containers and orchestrators.
-  { id: 'openapi', method: 'GET', path: '/openapi.json', documented: false, auth: 'none', faultable: false, success: { contentType: 'application/json' }, handler: serveOpenApi },
-  { id: 'health', method: 'GET', path: '/__health', documented: false, auth: 'none', faultable: false, success: { contentType: 'application/json' }, handler: health },
-];
+  {
+    id: 'openapi', method: 'GET', path: '/openapi.json', documented: false, auth: 'none', faultable: false,
+    success: { contentType: 'application/json', inline: { type: 'object', description: 'An OpenAPI 3.1 document (this one).' } },
+    doc: { tag: EXT, summary: 'This OpenAPI document', description: 'Generated from the operations table and the JSON Schemas the mock validates with; its server is the URL it was fetched from.' },
+  },
+  {
+    id: 'health', method: 'GET', path: '/__health', documented: false, auth: 'none', faultable: false, probe: true,
+    success: { contentType: 'application/json', inline: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } } },
+    doc: { tag: EXT, summary: 'Health check', description: '`{"status":"ok"}` while the server accepts requests. No key; never rate-limited or faulted.' },
+  },
+] as const satisfies readonly Operation[];
+
+/** The id of one row of the table. */
+export type OperationId = (typeof ROWS)[number]['id'];
+
+/** The table: every route the mock serves, in the order the router tries them. */
+export const operations: readonly Operation[] = ROWS;
+
+const byId: ReadonlyMap<string, Operation> = new Map(operations.map((op) => [op.id, op]));
 
 /** Whether fault headers and fault rules apply to an operation: never to the admin API or tooling routes. */
 export const faultable = (op: Operation): boolean => op.auth !== 'admin' && op.faultable !== false;
@@ -77,7 +197,10 @@ export function pathsOf(op: Operation): string[] {
 
 /** The operation for an id; throws for an unknown id. */
 export function operation(id: string): Operation {
-  const op = operations.find((o) => o.id === id);
+  const op = byId.get(id);
   if (!op) throw new Error(`unknown operation ${id}`);
   return op;
 }
+
+/** The operation for an id, or undefined (ids in records and reports come from outside the table too). */
+export const findOperation = (id: string | undefined): Operation | undefined => (id === undefined ? undefined : byId.get(id));

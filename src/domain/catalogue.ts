@@ -4,8 +4,9 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import { FIXTURES_DIR } from '../lib/paths.js';
 import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
 
-/** What a model does; each endpoint accepts one kind. */
-export type ModelKind = 'text' | 'image' | 'video' | 'voice' | 'cloud-speech';
+import type { ModelKind } from '../contract/operations.js';
+
+export type { ModelKind };
 
 /** One entry of fixtures/models.json; per-model rules JSON Schema cannot state live in `limits`. */
 export interface Model {

@@ -1,5 +1,23 @@
-import type { RequestRecord } from '../pipeline/requestContext.js';
+import { findOperation } from '../contract/operations.js';
 import { scrubPath, secretScrubber } from './secrets.js';
+
+/** What is known about one finished request; observers (journal, log) receive it. */
+export interface RequestRecord {
+  readonly requestId: string;
+  readonly time: number;
+  readonly method: string;
+  readonly path: string;
+  readonly operation: string | undefined;
+  readonly keyLabel: string | undefined;
+  readonly status: number;
+  readonly latencyMs: number;
+  readonly errorCode: string | null | undefined;
+  readonly details: readonly unknown[] | undefined;
+  readonly fault: string | undefined;
+  readonly stream: string | undefined;
+  readonly retryCount: number | undefined;
+  readonly model: string | undefined;
+}
 
 /** One journal entry: a finished request, with long client-supplied parts cut to size and secrets masked. */
 export type JournalEntry = RequestRecord;
@@ -53,7 +71,7 @@ export class Journal {
    * checks are left out: a container probe every few seconds would crowd out the client's requests.
    */
   record(r: RequestRecord): void {
-    if (this.capacity <= 0 || r.path.startsWith('/__admin') || r.operation === 'health') return;
+    if (this.capacity <= 0 || r.path.startsWith('/__admin') || findOperation(r.operation)?.probe) return;
     const opt = (s: string | undefined): string | undefined => (s === undefined ? s : this.masked(s));
     // Masked before cutting, so a cut cannot leave part of a key behind.
     const masked = this.masked(r.path, this.scrubPath);

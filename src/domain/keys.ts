@@ -1,5 +1,12 @@
 import type { KeyConfig } from './config.js';
-import type { KeyState } from '../contract/types.js';
+
+/** A configured key with its usage counters; the key itself never leaves this object. */
+export interface KeyState {
+  readonly config: KeyConfig;
+  /** The key masked for display, e.g. sk-m...ault. */
+  readonly masked: string;
+  readonly usage: { requests: number; byOperation: Record<string, number> };
+}
 
 /** A key as shown to people: its first four and last four characters at most, never the whole key. */
 export function maskKey(key: string): string {

@@ -1,4 +1,4 @@
-import type { Handler } from '../contract/types.js';
+import type { Handler } from '../pipeline/handler.js';
 
 /** GET /v1/me: the calling key, masked, with its scopes, rate limit and usage; never the key itself. */
 export const me: Handler = ({ key }) => {

@@ -1,18 +1,18 @@
-import { ApiError, ERRORS, templateForStatus } from '../contract/errors.js';
+import { ApiError, ERRORS } from '../contract/errors.js';
 import { RuleError } from '../domain/faults/rules.js';
-import type { Handler } from '../contract/types.js';
+import type { Handler } from '../pipeline/handler.js';
 
 /** GET /__admin/faults: every fault rule, in the order they are tried, with its counters. */
 export const listFaultRules: Handler = ({ services }) => ({ kind: 'json', body: { object: 'list', data: services.faultRules.list() } });
 
-/** POST /__admin/faults: adds one rule after the others; 201 with the rule and its id. */
+/** POST /__admin/faults: adds one rule after the others; the rule and its id (201, the row's success status). */
 export const addFaultRule: Handler = ({ body, services }) => {
   try {
-    return { kind: 'json', status: 201, body: services.faultRules.add(body) };
+    return { kind: 'json', body: services.faultRules.add(body) };
   } catch (err) {
     if (!(err instanceof RuleError)) throw err;
-    const template = err.status === 409 ? templateForStatus(409) : ERRORS.VALIDATION;
-    throw new ApiError(template, { param: err.param, code: err.status === 409 ? 'duplicate_rule_id' : 'invalid_fault_rule', message: err.message });
+    if (err.status === 409) throw new ApiError(ERRORS.DUPLICATE_RULE_ID, { param: err.param, message: err.message });
+    throw new ApiError(ERRORS.VALIDATION, { param: err.param, code: 'invalid_fault_rule', message: err.message });
   }
 };
 

@@ -2,12 +2,12 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, hexFrom, idFrom } from '../lib/ids.js';
 import { completeText, type Completion } from '../text/complete.js';
 import { pacingFor } from '../text/pacing.js';
-import { selectReply, type CompiledRule } from '../text/replies.js';
+import { selectReply } from '../text/replies.js';
 import { countChatPromptTokens, type Encoding } from '../text/tokenizer.js';
 import { chunkEvents, completionJson, usageOf } from '../text/wire.js';
 import type { Model } from '../domain/catalogue.js';
 import { Lru } from '../lib/lru.js';
-import type { Handler } from '../contract/types.js';
+import type { Handler } from '../pipeline/handler.js';
 
 /** The header that picks a reply rule by id for one request, e.g. `X-Mock-Reply-Rule: long`. */
 export const RULE_HEADER = 'x-mock-reply-rule';
@@ -66,7 +66,7 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
   const controls = services.config.faultHeaders;
   const ruleHeader = controls ? headers[RULE_HEADER] : undefined;
   const ruleId = typeof ruleHeader === 'string' ? ruleHeader : undefined;
-  const selected = selectReply(services.extras.replyRules as CompiledRule[], { messages, model: model.id, ruleId });
+  const selected = selectReply(services.replyRules, { messages, model: model.id, ruleId });
   if ('error' in selected) {
     throw new ApiError(ERRORS.UNKNOWN_REPLY_RULE, { param: RULE_HEADER, message: `No reply rule with id '${selected.ruleId.slice(0, 64)}' (header ${RULE_HEADER}).` });
   }

@@ -2,8 +2,7 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, seedFrom } from '../lib/ids.js';
 import { readBase64ImageInfo } from '../media/imageInfo.js';
 import { base64Offset } from '../contract/schemas.js';
-import type { Handler } from '../contract/types.js';
-import { cachedPng } from './images.js';
+import type { Handler } from '../pipeline/handler.js';
 
 /** POST /image-provider/image-edit: a real PNG with the input image's width and height, inline as base64. */
 export const editImage: Handler = ({ body, raw, services }) => {
@@ -23,6 +22,6 @@ export const editImage: Handler = ({ body, raw, services }) => {
     });
   }
   const seed = (body.seed as number | undefined) ?? seedFrom(digest('images.edit', raw));
-  const png = cachedPng(services, info.width, info.height, seed);
+  const png = services.media.png(info.width, info.height, seed);
   return { kind: 'json', body: { image: png.toString('base64'), finish_reason: 'SUCCESS', seed } };
 };

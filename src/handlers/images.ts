@@ -1,15 +1,7 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, seedFrom } from '../lib/ids.js';
-import { encodePng } from '../media/png.js';
-import type { Handler, Services } from '../contract/types.js';
-
-/** A PNG of the given size and seed, from the bounded media cache. */
-export function cachedPng(services: Services, width: number, height: number, seed: number): Buffer {
-  return services.media.getOrMake(`png:${width}x${height}:${seed}`, () => encodePng(width, height, seed), (b) => b.length);
-}
-
-/** Parses "WIDTHxHEIGHT". */
-export const parseSize = (size: string): [number, number] => size.split('x').map(Number) as [number, number];
+import { parseSize } from '../domain/mediaStore.js';
+import type { Handler } from '../pipeline/handler.js';
 
 /** POST /text-provider/images/generations: OpenAI's images response; URLs serve real PNGs of the size. */
 export const generateImages: Handler = ({ body, raw, baseUrl, services }) => {
@@ -33,7 +25,7 @@ export const generateImages: Handler = ({ body, raw, baseUrl, services }) => {
     const seed = seedFrom(d, i * 4);
     if (body.response_format === 'b64_json') {
       const [w, h] = parseSize(size);
-      return { b64_json: cachedPng(services, w, h, seed).toString('base64'), revised_prompt: revised };
+      return { b64_json: services.media.png(w, h, seed).toString('base64'), revised_prompt: revised };
     }
     return { url: `${baseUrl}/media/images/${size}/${seed}.png`, revised_prompt: revised };
   });

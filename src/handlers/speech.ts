@@ -1,8 +1,7 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, seedFrom } from '../lib/ids.js';
-import { encodeMp3 } from '../media/mp3.js';
-import { encodeWav } from '../media/wav.js';
-import type { Handler, Services } from '../contract/types.js';
+import type { Handler } from '../pipeline/handler.js';
+import type { Services } from '../domain/services.js';
 
 /** Characters as people count them (code points), the same measure as the schema's maxLength. */
 export const characterCount = (text: string): number => {
@@ -30,8 +29,7 @@ export const voiceTts: Handler = ({ body, services }) => {
   }
   const chars = characterCount(body.text as string);
   const seconds = speechSeconds(services, chars);
-  // An MP3 of silent frames depends only on its length: cache by duration.
-  const mp3 = services.media.getOrMake(`mp3:${seconds.toFixed(3)}`, () => encodeMp3(seconds), (b) => b.length);
+  const mp3 = services.media.mp3(seconds);
   return { kind: 'binary', contentType: 'audio/mpeg', body: mp3, headers: { 'x-character-count': String(chars), 'character-cost': String(chars) } };
 };
 
@@ -65,7 +63,6 @@ export const cloudSpeech: Handler = async ({ body, headers, services }) => {
   services.catalogue.require(voice, 'cloud-speech', 'voice');
   const seconds = speechSeconds(services, characterCount(text), rate);
   const seed = seedFrom(digest('cloud.speech', voice));
-  const key = `wav:${formatName}:${seconds.toFixed(3)}:${seed}:${pitch}`;
-  const wav = services.media.getOrMake(key, () => encodeWav({ ...format, durationSeconds: seconds, seed, pitchPercent: pitch }), (b) => b.length);
+  const wav = services.media.wav(formatName, { ...format, durationSeconds: seconds, seed, pitchPercent: pitch });
   return { kind: 'binary', contentType: 'audio/wav', body: wav, headers: { 'x-microsoft-outputformat': formatName } };
 };

@@ -1,8 +1,7 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, idFrom, seedFrom } from '../lib/ids.js';
-import { encodeMp4 } from '../media/mp4.js';
-import type { Handler, Services, VideoTask } from '../contract/types.js';
-import { parseSize } from './images.js';
+import type { Handler } from '../pipeline/handler.js';
+import type { VideoTask } from '../domain/services.js';
 
 // With video.progress on, each poll moves the task one step: a virtual clock, not wall time.
 const PROGRESS = ['queued', 'generating', 'completed'] as const;
@@ -44,9 +43,3 @@ export const getVideo: Handler = ({ params, services }) => {
   task.polls++;
   return { kind: 'json', body: view(task, services.config.video.progress) };
 };
-
-/** An MP4 of the given resolution, duration and seed, from the bounded media cache. */
-export function cachedMp4(services: Services, resolution: string, duration: number, seed: number): Buffer {
-  const [width, height] = parseSize(resolution);
-  return services.media.getOrMake(`mp4:${resolution}:${duration}:${seed}`, () => encodeMp4({ width, height, durationSeconds: duration, seed, fps: services.limits.video.fps }), (b) => b.length);
-}

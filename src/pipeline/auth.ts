@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { findKey } from '../domain/keys.js';
-import type { KeyState } from '../contract/types.js';
+import type { KeyState } from '../domain/keys.js';
 import type { Step } from './steps.js';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };

@@ -1,10 +1,10 @@
 import type { Context } from 'koa';
 import { alterReply, dropConnection, injectedError } from '../domain/faults/apply.js';
 import { faultFromHeaders } from '../domain/faults/header.js';
-import { writePartial } from '../domain/faults/partial.js';
+import { writePartial } from './partial.js';
 import { describeFault, type FaultSpec } from '../domain/faults/spec.js';
 import { faultable, type Operation } from '../contract/operations.js';
-import type { Services } from '../contract/types.js';
+import type { Services } from '../domain/services.js';
 import { STOP, type RequestState, type Step, type StepResult } from './steps.js';
 
 /** The fault for this request: its headers (when allowed) first, then the configured rules. */

@@ -1,5 +1,8 @@
 import type { Context } from 'koa';
-import type { HandlerRequest, KeyState, Reply, Services } from '../contract/types.js';
+import type { HandlerRequest } from './handler.js';
+import type { KeyState } from '../domain/keys.js';
+import type { Reply } from '../contract/reply.js';
+import type { Services } from '../domain/services.js';
 import type { Step } from './steps.js';
 
 const SAFE_HOST = /^[A-Za-z0-9.-]{1,253}(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](?::\d{1,5})?$/;

@@ -2,11 +2,9 @@ import type { ServerResponse } from 'node:http';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { formatDuration, type Admission, type LimitView } from '../domain/rateLimits/limiter.js';
 import { tokensOf } from '../domain/rateLimits/tokens.js';
-import type { KeyState, Services } from '../contract/types.js';
+import type { KeyState } from '../domain/keys.js';
+import type { Services } from '../domain/services.js';
 import type { Step } from './steps.js';
-
-/** The only operation whose requests count tokens against tokensPerMinute. */
-const TOKEN_OPERATION = 'chat.completions';
 
 function setLimitHeaders(res: ServerResponse, kind: 'requests' | 'tokens', view: LimitView): void {
   res.setHeader(`x-ratelimit-limit-${kind}`, String(view.limit));
@@ -36,7 +34,7 @@ export function rateLimit(services: Services): Step {
   return function rateLimit(ctx, state) {
     const key = state.key;
     if (!key?.config.rateLimit) return;
-    const countsTokens = state.operation!.id === TOKEN_OPERATION;
+    const countsTokens = state.operation!.countsTokens === true;
     const admission = services.rateLimits.admit(key, countsTokens)!;
     setLimitHeaders(ctx.res, 'requests', admission.requests);
     if (admission.tokens) setLimitHeaders(ctx.res, 'tokens', admission.tokens);

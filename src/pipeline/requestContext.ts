@@ -1,24 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestRecord } from '../domain/journal.js';
 import type { RequestState } from './steps.js';
 
-/** What is known about one finished request; observers (journal, log) receive it. */
-export interface RequestRecord {
-  readonly requestId: string;
-  readonly time: number;
-  readonly method: string;
-  readonly path: string;
-  readonly operation: string | undefined;
-  readonly keyLabel: string | undefined;
-  readonly status: number;
-  readonly latencyMs: number;
-  readonly errorCode: string | null | undefined;
-  readonly details: readonly unknown[] | undefined;
-  readonly fault: string | undefined;
-  readonly stream: string | undefined;
-  readonly retryCount: number | undefined;
-  readonly model: string | undefined;
-}
+export type { RequestRecord } from '../domain/journal.js';
 
 /** Something that wants to see each finished request. */
 export type RequestObserver = (record: RequestRecord) => void;

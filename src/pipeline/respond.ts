@@ -37,7 +37,7 @@ export function responder(stallMaxMs: number, timers?: StreamTimers): (ctx: Cont
     switch (reply.kind) {
       case 'json':
         ctx.respond = false; // written here in one go; Koa's body setter would guess the type and measure it again
-        writeJson(res, reply.status ?? 200, typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
+        writeJson(res, reply.status ?? state.operation?.success.status ?? 200, typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
         return;
       case 'binary':
         ctx.status = 200;

@@ -2,7 +2,8 @@ import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import { Router } from '@koa/router';
 import { ApiError, ERRORS } from '../contract/errors.js';
-import { pathsOf, type Operation } from '../contract/operations.js';
+import { pathsOf } from '../contract/operations.js';
+import type { BoundOperation as Operation } from './handler.js';
 import type { RequestState } from './steps.js';
 
 /** Finds the operation a request is for. */

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Reply } from '../contract/types.js';
+import type { Reply } from '../contract/reply.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 

@@ -1,12 +1,13 @@
 import type { Context } from 'koa';
 import { ApiError } from '../contract/errors.js';
-import type { Operation } from '../contract/operations.js';
-import type { KeyState, Reply } from '../contract/types.js';
+import type { BoundOperation } from './handler.js';
+import type { KeyState } from '../domain/keys.js';
+import type { Reply } from '../contract/reply.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
 export interface RequestState {
   requestId: string;
-  operation?: Operation;
+  operation?: BoundOperation;
   key?: KeyState;
   /** The parsed JSON body and its exact text (ids are derived from the text). */
   body?: Record<string, unknown>;
@@ -22,7 +23,7 @@ export interface RequestState {
 }
 
 /** A request's state with every field there from the start, so all requests share one object shape. */
-export function requestState(requestId: string, operation?: Operation, key?: KeyState, error?: ApiError): RequestState {
+export function requestState(requestId: string, operation?: BoundOperation, key?: KeyState, error?: ApiError): RequestState {
   return { requestId, operation, key, body: undefined, raw: undefined, reply: undefined, error, fault: undefined, stream: undefined, release: undefined, transportStatus: undefined };
 }
 

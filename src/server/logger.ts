@@ -4,6 +4,7 @@ import type { Config } from '../domain/config.js';
 import type { ErrorSink } from '../pipeline/errors.js';
 import type { RequestObserver, RequestRecord } from '../pipeline/requestContext.js';
 import { configSecrets, scrubPath, secretScrubber } from '../domain/secrets.js';
+import { findOperation } from '../contract/operations.js';
 
 /** The structured logger of the server (pino). */
 export type Logger = pinoModule.Logger;
@@ -79,7 +80,7 @@ export function requestFields(r: RequestRecord, scrub: (text: string) => string)
 export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adminToken'> = { keys: [] }): RequestObserver {
   const scrub = secretScrubber(configSecrets(config), { json: false });
   return (record) => {
-    const level = record.status >= 500 && !record.fault ? 'warn' : record.operation === 'health' && record.status < 400 ? 'debug' : 'info';
+    const level = record.status >= 500 && !record.fault ? 'warn' : record.status < 400 && findOperation(record.operation)?.probe ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     logger[level](requestFields(record, scrub), 'request');
   };

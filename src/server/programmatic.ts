@@ -1,5 +1,5 @@
 import { checkReplyRule } from '../domain/replyRules.js';
-import type { CompiledRule, ReplyRule } from '../text/replies.js';
+import type { ReplyRule } from '../text/replies.js';
 import type { Config, ConfigInput, KeyConfig } from '../domain/config.js';
 import { RuleError, type FaultRule, type RuleView } from '../domain/faults/rules.js';
 import type { JournalEntry } from '../domain/journal.js';
@@ -73,7 +73,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const running = await start({ port: 0, ...defined(config) }, { log: log === true });
   const { services } = running;
   // Added reply rules go at the front of the server's own list, which the chat handler reads on every request.
-  const replyRules = services.extras.replyRules as CompiledRule[];
+  const replyRules = services.replyRules;
   const added: ReplyRule[] = [];
   const close = () => running.close();
   return {

@@ -1,4 +1,4 @@
-import type { SseEvent } from '../contract/types.js';
+import type { SseEvent } from '../contract/reply.js';
 import type { Completion } from './complete.js';
 
 /** What every object of one answer shares: the same id, created time, model and fingerprint. */

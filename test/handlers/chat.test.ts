@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { countChatPromptTokens, countTokens } from '../../src/text/tokenizer.js';
 import { chatCompletions } from '../../src/handlers/chat.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
-import type { Reply } from '../../src/contract/types.js';
+import type { Reply } from '../../src/contract/reply.js';
 import { assertError, assertSchema, KEY, pathOf, post, useMock, withMock } from '../helpers.js';
 
 const CHAT = pathOf('chat.completions');

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { responder } from '../../src/pipeline/respond.js';
 import type { RequestState } from '../../src/pipeline/steps.js';
-import type { Reply } from '../../src/contract/types.js';
+import type { Reply } from '../../src/contract/reply.js';
 import { request } from '../helpers.js';
 
 /** A Koa app that only writes replies, answering each request with the reply from `replyFor`. */

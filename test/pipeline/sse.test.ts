@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { writeSse, type StreamTimers } from '../../src/pipeline/sse.js';
-import type { Reply, SseEvent } from '../../src/contract/types.js';
+import type { Reply, SseEvent } from '../../src/contract/reply.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 

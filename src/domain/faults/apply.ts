@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { ApiError, templateForStatus } from '../../contract/errors.js';
-import type { Reply } from '../../contract/types.js';
+import type { Reply } from '../../contract/reply.js';
 import type { FaultSpec } from './spec.js';
 
 /** Seconds a 429 fault advertises when the fault does not say (long enough to be real, short for tests). */

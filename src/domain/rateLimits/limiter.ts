@@ -1,4 +1,4 @@
-import type { KeyState } from '../../contract/types.js';
+import type { KeyState } from '../keys.js';
 import type { Clock } from '../clock.js';
 
 /** Requests are counted in fixed windows of this length unless the key says otherwise. */

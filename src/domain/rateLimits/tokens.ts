@@ -1,5 +1,6 @@
 import { countChatPromptTokens, type CountableMessage } from '../../text/tokenizer.js';
-import type { Reply, Services } from '../../contract/types.js';
+import type { Reply } from '../../contract/reply.js';
+import type { Services } from '../services.js';
 
 type Usage = { total_tokens?: unknown };
 

@@ -1,4 +1,4 @@
-import { operation } from '../../contract/operations.js';
+import { operation, type Success } from '../../contract/operations.js';
 import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
 import { checkChatStream } from './sse.js';
 import { checkMedia } from './mediaChecks.js';
@@ -10,7 +10,8 @@ export interface CheckContext {
   readonly timeoutMs: number;
 }
 
-const MEDIA_CHECK: Record<string, CheckName> = { 'images.generate': 'png-size', 'images.edit': 'png-size', 'video.generate': 'mp4', 'voice.tts': 'audio', 'cloud.speech': 'audio' };
+// The check of each kind of media a success delivers (the operation row's success.media).
+const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = { png: 'png-size', mp4: 'mp4', audio: 'audio' };
 
 /**
  * The checks a case runs in a profile. `documented` checks the status alone: the API document shows
@@ -30,7 +31,8 @@ export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request'>, pro
     const streamed = (c.request.body as { stream?: unknown } | undefined)?.stream === true;
     if (streamed) out.add('sse');
     else if (operation(c.operation).success.schema) out.add('success-schema');
-    const media = MEDIA_CHECK[c.operation];
+    const kind = operation(c.operation).success.media;
+    const media = kind && MEDIA_CHECK[kind];
     if (media && !streamed) out.add(media);
   }
   for (const extra of c.expect.checks) out.add(extra);

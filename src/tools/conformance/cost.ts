@@ -1,3 +1,5 @@
+import { operation, type Billing } from '../../contract/operations.js';
+import { loadLimits } from '../../domain/limits.js';
 import type { Cost } from './types.js';
 
 /** No paid work. */
@@ -15,39 +17,26 @@ export function addCost(a: Cost, b: Cost): Cost {
 const chars = (v: unknown): number => (typeof v === 'string' ? [...v].length : 0);
 const num = (v: unknown, fallback: number): number => (typeof v === 'number' && v > 0 ? v : fallback);
 
-// When a request leaves the amount open, the estimate assumes the provider's usual default.
-const DEFAULT_MAX_TOKENS = 256;
+// When a request leaves the amount open, the estimate assumes the provider's usual default: 256 chat
+// tokens, one image, the mock's default video length.
+const fallback = (unit: Billing['unit']): number => (unit === 'tokens' ? 256 : unit === 'videoSeconds' ? loadLimits().video.defaultDuration : 1);
 
 /**
- * The paid units a successful request costs, as providers bill them: chat tokens (max_tokens),
- * images (n), video seconds (duration) and synthesised characters (text).
+ * The paid units a successful request costs, as providers bill them (the operation row's billing):
+ * chat tokens (max_tokens), images (n), video seconds (duration) and synthesised characters (text).
  */
-export function estimateCost(operation: string, body: unknown): Cost {
+export function estimateCost(operationId: string, body: unknown): Cost {
   const b = (body ?? {}) as Record<string, unknown>;
   const cost = zeroCost();
-  switch (operation) {
-    case 'chat.completions':
-      cost.tokens = num(b.max_tokens, DEFAULT_MAX_TOKENS);
-      break;
-    case 'images.generate':
-      cost.images = num(b.n, 1);
-      break;
-    case 'images.edit':
-      cost.images = 1;
-      break;
-    case 'video.generate':
-      cost.videoSeconds = num(b.duration, 4);
-      break;
-    case 'voice.tts':
-    case 'cloud.speech':
-      cost.characters = chars(b.text);
-      break;
-  }
+  const billing = operation(operationId).billing;
+  if (!billing) return cost;
+  const value = billing.field === undefined ? undefined : b[billing.field];
+  cost[billing.unit] = billing.unit === 'characters' ? chars(value) : num(value, fallback(billing.unit));
   return cost;
 }
 
 /** True for operations whose success is paid work (every documented operation but the identity call). */
-export const isPaid = (operation: string): boolean => operation !== 'me';
+export const isPaid = (operationId: string): boolean => operation(operationId).billing !== undefined;
 
 /** A cost as text: "12 tokens, 3 images, 28 video seconds, 2510 characters" (zero units left out). */
 export function formatCost(c: Cost): string {

@@ -1,3 +1,4 @@
+import { operation } from '../../contract/operations.js';
 import { loadLimits, type Limits } from '../../domain/limits.js';
 import { fetchMedia } from './http.js';
 import { audioInfo, mp4Info, pngSize } from './media.js';
@@ -23,7 +24,7 @@ async function imageBytes(item: { url?: unknown; b64_json?: unknown }, timeoutMs
 
 async function checkPng(c: Case, body: Record<string, unknown> | undefined, timeoutMs: number): Promise<Problem> {
   const req = (c.request.body ?? {}) as Record<string, unknown>;
-  if (c.operation === 'images.edit') {
+  if (operation(c.operation).success.sizeFrom === 'input') {
     const want = pngSize(base64Payload(String(req.image)));
     const got = typeof body?.image === 'string' ? pngSize(base64Payload(body.image)) : 'no image in the body';
     if (typeof want === 'string') return undefined; // the input is not a PNG: nothing to compare with

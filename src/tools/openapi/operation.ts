@@ -1,7 +1,7 @@
 import type { Model } from '../../domain/catalogue.js';
 import { faultable, pathsOf, type Operation } from '../../contract/operations.js';
 import { componentName, schemaRef, type Json } from './components.js';
-import { modelLimits, OPERATION_TEXT } from './describe.js';
+import { modelLimits } from './describe.js';
 import { ERROR_RESPONSES, INJECTED } from './errorResponses.js';
 import { parametersOf, securityOf } from './parameters.js';
 
@@ -23,16 +23,10 @@ const LIMIT_HEADERS = ['Limit', 'Remaining', 'Reset'];
 
 /** The headers of a success: the request id, and the rate-limit state for keyed operations. */
 function successHeaders(op: Operation): Json {
-  const kinds = op.auth !== 'key' ? [] : op.id === 'chat.completions' ? ['Requests', 'Tokens'] : ['Requests'];
+  const kinds = op.auth !== 'key' ? [] : op.countsTokens ? ['Requests', 'Tokens'] : ['Requests'];
   const limits = kinds.flatMap((k) => LIMIT_HEADERS.map((l) => [`X-RateLimit-${l}-${k}`, headerRef(`XRateLimit${l}${k}`)]));
   return Object.fromEntries([['X-Request-Id', headerRef('XRequestId')], ...limits]);
 }
-
-// JSON answers without a schema file: the health check's is fixed, the others are the mock's own lists.
-const INLINE: Readonly<Record<string, Json>> = {
-  health: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } },
-  openapi: { type: 'object', description: 'An OpenAPI 3.1 document (this one).' },
-};
 
 /** The success content: a schema reference, binary media, and for chat the event stream too. */
 function successContent(op: Operation, ctx: OperationContext): Json {
@@ -40,8 +34,8 @@ function successContent(op: Operation, ctx: OperationContext): Json {
   if (contentType !== 'application/json') {
     return { [contentType]: { schema: { type: 'string', format: 'binary', contentMediaType: contentType } } };
   }
-  const content: Json = { 'application/json': { schema: schema ? schemaRef(componentName(schema)) : (INLINE[op.id] ?? { type: 'object' }) } };
-  if (op.id === 'chat.completions') {
+  const content: Json = { 'application/json': { schema: schema ? schemaRef(componentName(schema)) : ((op.success.inline as Json | undefined) ?? { type: 'object' }) } };
+  if (op.success.streams) {
     content['text/event-stream'] = {
       schema: {
         type: 'string',
@@ -60,7 +54,7 @@ function errorResponses(op: Operation): Json {
   if (op.auth === 'key') [401, 429].forEach((s) => statuses.add(s));
   if (op.auth === 'admin') statuses.add(403);
   if (op.path.includes(':')) statuses.add(404);
-  if (op.id === 'admin.faults.add') statuses.add(409);
+  op.errors?.forEach((s) => statuses.add(s));
   if (op.requestSchema) [413, 415].forEach((s) => statuses.add(s));
   if (op.faultable !== false) statuses.add(500);
   const out: Json = Object.fromEntries([...statuses].sort((a, b) => a - b).map((s) => [String(s), respRef(s)]));
@@ -70,10 +64,10 @@ function errorResponses(op: Operation): Json {
 
 /** The description: the operation's text, then per-model limits and other paths it answers on. */
 function description(op: Operation, ctx: OperationContext): string {
-  const text = OPERATION_TEXT[op.id];
-  const parts = [text?.description ?? ''];
-  if (text?.models) parts.push(`Models the mock knows, and their limits:\n\n${modelLimits(ctx.models, text.models)}`);
-  if (op.id === 'voice.tts') parts.push(`Voices the mock knows (\`voice_id\`): ${ctx.voices.map((v) => `\`${v.id}\``).join(', ')}.`);
+  const { doc } = op;
+  const parts = [doc.description ?? ''];
+  if (doc.models) parts.push(`Models the mock knows, and their limits:\n\n${modelLimits(ctx.models, doc.models)}`);
+  if (doc.voices) parts.push(`Voices the mock knows (\`voice_id\`): ${ctx.voices.map((v) => `\`${v.id}\``).join(', ')}.`);
   const others = pathsOf(op).slice(1);
   if (others.length) parts.push(`Also served at ${others.map((p) => `\`${p}\``).join(', ')}.`);
   return parts.filter(Boolean).join('\n\n');
@@ -81,12 +75,11 @@ function description(op: Operation, ctx: OperationContext): string {
 
 /** The OpenAPI operation object of one table row. */
 export function operationObject(op: Operation, ctx: OperationContext): Json {
-  const text = OPERATION_TEXT[op.id];
   const parameters = parametersOf(op);
-  const status = String(text?.status ?? 200);
+  const status = String(op.success.status ?? 200);
   return {
-    tags: [text?.tag ?? 'Mock extensions'],
-    summary: text?.summary ?? op.id,
+    tags: [op.doc.tag],
+    summary: op.doc.summary,
     description: description(op, ctx),
     operationId: operationId(op.id),
     ...(parameters.length ? { parameters } : {}),

@@ -49,12 +49,14 @@ export function parameterComponents(outputFormats: readonly string[], defaultFor
 
 const ref = (name: string): Json => ({ $ref: `#/components/parameters/${name}` });
 
+/** The components.parameters name of a header: X-Mock-Pacing -> XMockPacing. */
+const componentOfHeader = (header: string): string => header.replaceAll('-', '');
+
 /** The parameters of an operation: its path parameters, then the headers that apply to it. */
 export function parametersOf(op: Operation): Json[] {
   const path = [...op.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1]!, in: 'path', required: true, schema: { type: 'string' } }));
   const headers = faultable(op) ? [ref('XMockFault'), ref('Prefer')] : [];
-  if (op.id === 'chat.completions') headers.push(ref('XMockPacing'), ref('XMockReplyRule'));
-  if (op.id === 'cloud.speech') headers.push(ref('XMicrosoftOutputFormat'));
+  for (const name of op.headers ?? []) headers.push(ref(componentOfHeader(name)));
   return [...path, ...headers];
 }
 

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
-import type { StreamOutcome } from '../../pipeline/sse.js';
-import type { Reply } from '../../contract/types.js';
+import type { StreamOutcome } from './sse.js';
+import type { Reply } from '../contract/reply.js';
 
 type Whole = Extract<Reply, { kind: 'json' | 'binary' }>;
 

@@ -1,0 +1,46 @@
+import { operations, type OperationId } from '../contract/operations.js';
+import { me, listModels } from '../handlers/account.js';
+import { addFaultRule, clearFaultRules, clearRequests, deleteFaultRule, listFaultRules, listRateLimits, listRequests, resetState } from '../handlers/admin.js';
+import { chatCompletions } from '../handlers/chat.js';
+import { editImage } from '../handlers/imageEdit.js';
+import { generateImages } from '../handlers/images.js';
+import { serveImage, serveVideo } from '../handlers/media.js';
+import { health } from '../handlers/meta.js';
+import { cloudSpeech, voiceTts } from '../handlers/speech.js';
+import { generateVideo, getVideo } from '../handlers/video.js';
+import type { BoundOperation, Handler } from '../pipeline/handler.js';
+
+/** GET /openapi.json: the OpenAPI document of the operations table, with this server as its server URL. */
+const serveOpenApi: Handler = async ({ baseUrl }) => {
+  // Loaded on first use: serving the API never pays for the generator.
+  const { openApiText } = await import('../tools/openapi/index.js');
+  return { kind: 'json', body: openApiText(baseUrl) };
+};
+
+/** The handler of each operation; a row without one, or a handler without a row, does not compile. */
+const HANDLERS: Readonly<Record<OperationId, Handler>> = {
+  'chat.completions': chatCompletions,
+  'images.generate': generateImages,
+  'images.edit': editImage,
+  'video.generate': generateVideo,
+  'voice.tts': voiceTts,
+  'cloud.speech': cloudSpeech,
+  me,
+  'models.list': listModels,
+  'video.get': getVideo,
+  'media.image': serveImage,
+  'media.video': serveVideo,
+  'admin.faults.list': listFaultRules,
+  'admin.faults.add': addFaultRule,
+  'admin.faults.clear': clearFaultRules,
+  'admin.faults.delete': deleteFaultRule,
+  'admin.reset': resetState,
+  'admin.requests.list': listRequests,
+  'admin.requests.clear': clearRequests,
+  'admin.rateLimits': listRateLimits,
+  openapi: serveOpenApi,
+  health,
+};
+
+/** Every row of the operations table with its handler: the only place handlers meet operations. */
+export const boundOperations: readonly BoundOperation[] = operations.map((op) => ({ ...op, handler: HANDLERS[op.id as OperationId] }));

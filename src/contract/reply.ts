@@ -1,0 +1,35 @@
+// What a handler answers: the shape the pipeline writes and faults may alter.
+
+/** One SSE event of a streamed reply: its JSON text and how many tokens it carries (for pacing). */
+export interface SseEvent {
+  readonly data: string;
+  readonly tokens: number;
+}
+
+/** What a handler answers; the respond middleware writes it, the faults middleware may alter it first. */
+export type Reply =
+  | {
+      kind: 'json';
+      status?: number;
+      /** A value to serialise, or JSON text written as it is. */
+      body: unknown;
+      headers?: Record<string, string>;
+      /** Tokens the answer used (chat), for the tokens-per-minute limit. */
+      tokens?: number;
+    }
+  | { kind: 'binary'; contentType: string; body: Buffer; headers?: Record<string, string> }
+  | {
+      kind: 'sse';
+      events: SseEvent[];
+      /**
+       * How the stream ends: `done` writes `data: [DONE]`; `cut` drops the connection after `stopAfter`
+       * events (the stream-cut fault); `stall` sends `stopAfter` events, then nothing until the client
+       * gives up or the server's stall maximum passes.
+       */
+      ending: 'done' | 'cut' | 'stall';
+      stopAfter?: number;
+      /** Replace the JSON of this event with a broken one (the malformed fault). */
+      malformedAt?: number;
+      pacing: { timeToFirstTokenMs: number; tokensPerSecond: number };
+      headers?: Record<string, string>;
+    };

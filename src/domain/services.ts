@@ -1,0 +1,42 @@
+import type { BodyBudget } from './bodyBudget.js';
+import type { Catalogue } from './catalogue.js';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { FaultRules } from './faults/rules.js';
+import type { Journal } from './journal.js';
+import type { KeyState } from './keys.js';
+import type { Limits } from './limits.js';
+import type { MediaStore } from './mediaStore.js';
+import type { RateLimiter } from './rateLimits/limiter.js';
+import type { Lru } from '../lib/lru.js';
+import type { SchemaRegistry } from '../contract/schemas.js';
+import type { CompiledRule } from '../text/replies.js';
+
+/** Shared services built once by createApp and handed to every handler. */
+export interface Services {
+  readonly config: Config;
+  readonly schemas: SchemaRegistry;
+  readonly catalogue: Catalogue;
+  readonly limits: Limits;
+  /** Unix seconds for `created` fields: fixed by default so bodies are byte-identical. */
+  readonly now: () => number;
+  /** Every media body (PNG, MP4, MP3, WAV), made once and kept in a bounded cache. */
+  readonly media: MediaStore;
+  readonly videoTasks: Lru<VideoTask>;
+  readonly keys: readonly KeyState[];
+  /** Room for large request bodies: parseBody reserves it before reading one, the request gives it back when over. */
+  readonly bodyBudget: BodyBudget;
+  /** Time for rate-limit windows and delay faults; tests replace its methods instead of sleeping. */
+  readonly clock: Clock;
+  readonly rateLimits: RateLimiter;
+  readonly faultRules: FaultRules;
+  readonly journal: Journal;
+  /** The reply rules chat answers from: rules added at run time, the user's file (if any), then the built-in ones. */
+  readonly replyRules: CompiledRule[];
+}
+
+/** A video generation task as stored for the poll route. */
+export interface VideoTask {
+  body: Record<string, unknown>;
+  polls: number;
+}
