@@ -10,7 +10,7 @@ import { Lru } from '../lib/lru.js';
 import type { Handler } from '../pipeline/handler.js';
 
 /** The header that picks a reply rule by id for one request, e.g. `X-Mock-Reply-Rule: long`. */
-export const RULE_HEADER = 'x-mock-reply-rule';
+const RULE_HEADER = 'x-mock-reply-rule';
 
 type Message = { role: string; content: string; name?: string };
 

@@ -4,14 +4,14 @@ import type { Handler } from '../pipeline/handler.js';
 import type { Services } from '../domain/services.js';
 
 /** Characters as people count them (code points), the same measure as the schema's maxLength. */
-export const characterCount = (text: string): number => {
+const characterCount = (text: string): number => {
   let n = 0;
   for (const _ of text) n++;
   return n;
 };
 
 /** Seconds of speech for a text at a rate change in percent, within the configured bounds. */
-export function speechSeconds(services: Services, characters: number, ratePercent = 0): number {
+function speechSeconds(services: Services, characters: number, ratePercent = 0): number {
   const { charactersPerSecond, minSeconds, maxSeconds } = services.limits.speech;
   const speed = Math.max(0.5, 1 + ratePercent / 100);
   return Math.min(maxSeconds, Math.max(minSeconds, characters / charactersPerSecond / speed));

@@ -23,7 +23,7 @@ const INFO_TAG_OFFSET = 4 + 9;
 const MIN_FRAMES = 3;
 
 /** Number of audio frames used for a requested duration (at least three). */
-export function mp3FrameCount(durationSeconds: number): number {
+function mp3FrameCount(durationSeconds: number): number {
   const frames = Math.round((Math.max(0, durationSeconds) * SAMPLE_RATE) / SAMPLES_PER_FRAME);
   return Math.max(MIN_FRAMES, frames);
 }

@@ -8,7 +8,7 @@ import type { RequestState } from './steps.js';
 export type ErrorSink = (err: unknown, ctx: { method: string; url: string; requestId?: string }) => void;
 
 /** Writes an error as the whole answer: its status, its headers and the envelope. */
-export function sendError(res: ServerResponse, err: ApiError): void {
+function sendError(res: ServerResponse, err: ApiError): void {
   res.removeHeader('Content-Disposition');
   setHeaders(res, err.headers);
   writeJson(res, err.status, err.toJson());

@@ -55,7 +55,7 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminTo
  * The fields of one request's log line. The path is masked before it is cut: the line's own scrubbing
  * cannot recognise a key that is percent-encoded, or cut in two.
  */
-export function requestFields(r: RequestRecord, scrub: (text: string) => string): Record<string, unknown> {
+function requestFields(r: RequestRecord, scrub: (text: string) => string): Record<string, unknown> {
   const path = scrubPath(r.path, scrub);
   return {
     reqId: r.requestId,

@@ -10,7 +10,7 @@ import { AJV_OPTIONS, type SchemaVariant } from './sources.js';
 const requireCjs = createRequire(import.meta.url);
 
 /** A fresh Ajv with the project's options and formats; `source` keeps the generated code for standalone output. */
-export function newAjv(allErrors: boolean, validateSchema: boolean, source = false): Ajv2020Class {
+function newAjv(allErrors: boolean, validateSchema: boolean, source = false): Ajv2020Class {
   const { Ajv2020 } = requireCjs('ajv/dist/2020') as { Ajv2020: new (o: Options) => Ajv2020Class };
   const addFormats = requireCjs('ajv-formats') as Plugin<unknown>;
   const { _ } = requireCjs('ajv/dist/compile/codegen') as typeof Codegen;

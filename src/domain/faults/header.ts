@@ -2,7 +2,7 @@ import { ApiError, ERRORS } from '../../contract/errors.js';
 import { faultProblem, type FaultLimits, type FaultSpec } from './spec.js';
 
 /** The header that injects faults, e.g. `X-Mock-Fault: status=503; retry-after=2`. */
-export const FAULT_HEADER = 'x-mock-fault';
+const FAULT_HEADER = 'x-mock-fault';
 
 const GRAMMAR = 'status=NNN, retry-after=SECONDS, delay=MS, reset, empty, malformed, stream-cut=N, stall=N, no-retry, separated by ";"';
 const MAX_COUNT = 1_000_000;

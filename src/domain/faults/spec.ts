@@ -24,7 +24,7 @@ export interface FaultSpec {
 }
 
 /** The header-form name of each field, in the order descriptions list them. */
-export const HEADER_NAMES: Readonly<Record<keyof FaultSpec, string>> = {
+const HEADER_NAMES: Readonly<Record<keyof FaultSpec, string>> = {
   status: 'status',
   retryAfter: 'retry-after',
   delayMs: 'delay',

@@ -49,7 +49,7 @@ const TRANSPORT_PAUSE_MS = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Sends one case, retrying a free one after a 429 or transport error that it does not test, and judges it. */
-export async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
+async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
   const started = performance.now();
   const { request } = c;
   const streamed = c.expect.checks.includes('sse');

@@ -40,7 +40,7 @@ const HEADERS_OF: Readonly<Record<number, readonly string[]>> = {
 const headerRef = (name: string): Json => ({ $ref: `#/components/headers/${name}` });
 
 /** The components.examples name of an error table row, e.g. MISSING_KEY -> MissingKey. */
-export const exampleName = (row: string): string => row.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
+const exampleName = (row: string): string => row.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
 
 const example = (template: ErrorTemplate, summary: string): Json => ({ summary, value: new ApiError(template).toBody() });
 
