@@ -61,7 +61,7 @@ function renderPhrase(sampleRate: number, seed: number, pitchPercent: number): I
 /** G.711 mu-law encoding of one 16-bit linear sample. */
 function muLaw(sample: number): number {
   const sign = sample < 0 ? 0x80 : 0;
-  let s = Math.min(32635, Math.abs(sample)) + 0x84;
+  const s = Math.min(32635, Math.abs(sample)) + 0x84;
   let exponent = 7;
   for (let mask = 0x4000; (s & mask) === 0 && exponent > 0; mask >>= 1) exponent--;
   const mantissa = (s >> (exponent + 3)) & 0x0f;

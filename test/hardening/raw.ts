@@ -82,9 +82,15 @@ export const chatHead = (headers: string) =>
 /** A small valid chat body. */
 export const CHAT_BODY = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
 
+/** One response read from a raw byte stream: its status and parsed JSON body. */
+export interface RawResponse {
+  status: number;
+  json: { error?: { code: string | null; message: string; param?: string | null } } | undefined;
+}
+
 /** The responses in a raw byte stream: status and parsed JSON body of each. */
-export function responses(text: string): { status: number; json: { error?: { code: string | null; message: string } } | undefined }[] {
-  const out: { status: number; json: { error?: { code: string | null; message: string } } | undefined }[] = [];
+export function responses(text: string): RawResponse[] {
+  const out: RawResponse[] = [];
   let rest = text;
   for (let m = /^HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n/.exec(rest); m; m = /^HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n/.exec(rest)) {
     const length = Number(/content-length: (\d+)/i.exec(m[2]!)?.[1] ?? 0);

@@ -16,7 +16,7 @@ const attempts = async (): Promise<JournalEntry[]> =>
 async function timeoutsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; delays: number[] }> {
   const real = globalThis.setTimeout;
   const delays: number[] = [];
-  globalThis.setTimeout = ((cb: () => void, ms?: number, ...args: unknown[]) => {
+  globalThis.setTimeout = ((cb: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
     delays.push(ms ?? 0);
     return real(cb, ms, ...args);
   }) as typeof setTimeout;

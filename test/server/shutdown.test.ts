@@ -26,7 +26,10 @@ async function serve(...args: string[]): Promise<Served> {
     partial = parts.pop()!;
     for (const l of parts) {
       lines.push(l);
-      for (const w of waiting.filter((x) => x.re.test(l))) waiting.splice(waiting.indexOf(w), 1), w.resolve(l);
+      for (const w of waiting.filter((x) => x.re.test(l))) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve(l);
+      }
     }
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));

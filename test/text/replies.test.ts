@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { compileRules, DEFAULT_RULE_ID, selectReply, shortenForQuote, type ReplyRule } from '../../src/text/replies.js';
 import { countTokens } from '../../src/text/tokenizer.js';
 

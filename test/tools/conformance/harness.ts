@@ -70,7 +70,7 @@ export async function brokenServer(defect: Defect = {}, upstream?: string): Prom
       const proxied: ProxiedRequest = { method: req.method!, path: req.url!, headers: { ...req.headers }, json };
       defect.request?.(proxied);
       const body = json && defect.request ? Buffer.from(JSON.stringify(proxied.json)) : raw;
-      const headers = { ...proxied.headers, 'content-length': String(body.length) };
+      const headers: IncomingHttpHeaders = { ...proxied.headers, 'content-length': String(body.length) };
       if (!proxied.json && !raw.length) delete headers['content-length'];
       const up = httpRequest({ host: target.hostname, port: target.port, method: proxied.method, path: proxied.path, headers }, (answer) => {
         const stream = /event-stream/.test(answer.headers['content-type'] ?? '');
