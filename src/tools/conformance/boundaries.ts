@@ -1,6 +1,6 @@
 import { clone, dotted, getAt, setAt, unsetAt } from './pointer.js';
 import type { Profile } from './types.js';
-import { add, badFormat, filler, outsideEnum, patternMismatch, primaryType, slug, step, wrongType, type SchemaNode } from './values.js';
+import { add, allowedTypes, badFormat, filler, outsideEnum, patternMismatch, primaryType, slug, step, wrongTypes, type SchemaNode } from './values.js';
 
 /** Where the API document states a schema rule: the keywords it covers at one pointer, and the citation. */
 export type DocumentedRules = Readonly<Record<string, { readonly keywords: readonly string[]; readonly rule: string }>>;
@@ -42,9 +42,11 @@ function mutations(node: SchemaNode, required: boolean, baseValue: unknown): Mut
     for (const v of node.enum) if (v !== baseValue) push({ kind: `enum-${slug(v)}`, keyword: 'enum', category: 'enums', set: v, what: `${JSON.stringify(v)} (one of the allowed values)` });
     const v = outsideEnum(node.enum);
     push({ kind: 'not-in-enum', keyword: 'enum', category: 'enums', set: v, what: `${JSON.stringify(v)} (not one of ${node.enum.map((e) => JSON.stringify(e)).join(', ')})` });
-  } else if (node.type) {
-    const v = wrongType(node);
-    push({ kind: 'wrong-type', keyword: 'type', category: 'types', set: v, what: `${JSON.stringify(v)} (not ${[node.type].flat().join(' or ')})` });
+  }
+  // Every JSON type the field must not take; on an enum without a type the enum is the rule broken.
+  const types = allowedTypes(node).join(' or ');
+  for (const { kind, value } of wrongTypes(node, baseValue)) {
+    push({ kind, keyword: node.type ? 'type' : 'enum', category: 'types', set: value, what: `${JSON.stringify(value)} (not ${node.type ? types : `one of the allowed ${types} values`})` });
   }
   if (primaryType(node) === 'integer') push({ kind: 'not-integer', keyword: 'integer', category: 'types', set: 1.5, what: '1.5 (not an integer)' });
   const d = step(node);

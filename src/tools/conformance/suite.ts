@@ -97,10 +97,42 @@ function toCase(file: CaseFile, spec: CaseSpec, base: Record<string, unknown> | 
   };
 }
 
+const BODY_RULE = 'What the service does: request bodies are JSON objects; Errors: a bad request is answered 400 (never a 5xx)';
+
+/**
+ * Bodies that are not a JSON object, for every operation that takes one: broken or cut-off JSON, JSON
+ * of another type, and no body at all. A hurried server answers them 500 (the parser threw) or treats
+ * them as an empty request.
+ */
+function syntaxCases(prefix: string, base: Record<string, unknown>): CaseSpec[] {
+  const text = JSON.stringify(base);
+  const bodies: [string, string, string][] = [
+    ['malformed', text.replace(':', ' '), 'malformed JSON (a colon missing)'],
+    ['truncated', text.slice(0, Math.ceil(text.length / 2)), 'JSON cut off half-way'],
+    ['array', `[${text}]`, 'a JSON array holding a valid body'],
+    ['number', '42', 'the JSON number 42'],
+    ['string', JSON.stringify(text), 'a JSON string holding a valid body'],
+    ['null', 'null', 'JSON null'],
+    ['boolean', 'true', 'JSON true'],
+    ['empty', '', 'an empty body'],
+  ];
+  return bodies.map(([kind, raw, what]) => ({
+    id: `${prefix}.body.${kind}`,
+    description: `${what} with Content-Type application/json is rejected with 400`,
+    rule: BODY_RULE,
+    tags: ['invalid', 'body', 'syntax'],
+    profile: 'documented',
+    billable: false,
+    raw,
+    expect: { status: 400 },
+  }));
+}
+
 /**
  * Loads conformance/: every case file checked against schemas/conformance-case.json, placeholders
- * filled with the run's values, the shared auth and fault cases applied to every operation, and the
- * boundary cases generated from the request schemas. Throws on a malformed file or a duplicate id.
+ * filled with the run's values, the shared auth and fault cases applied to every operation, the body
+ * syntax cases applied to every operation that takes a body, and the boundary cases generated from
+ * the request schemas. Throws on a malformed file or a duplicate id.
  */
 export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir: string = CONFORMANCE_DIR): Suite {
   const suite = readJson(registry, dir, 'suite.json', `${CASE_SCHEMA}#/$defs/suite`) as SuiteFile;
@@ -111,6 +143,7 @@ export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir:
     const file = fill(readJson(registry, dir, name, CASE_SCHEMA) as CaseFile, values);
     const op = operation(file.operation);
     const handWritten = file.cases.map((spec) => toCase(file, spec, file.base));
+    if (op.method === 'POST' && file.base) handWritten.push(...syntaxCases(file.prefix, file.base).map((spec) => toCase(file, spec, file.base)));
     const templates = suite.everyOperation.map(({ name: t, ...spec }) => toCase(file, { ...spec, id: `${t}.${file.prefix}`, billable: false }, file.base));
     const generated = [];
     if (op.requestSchema && file.base) {

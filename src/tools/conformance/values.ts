@@ -19,14 +19,62 @@ export interface SchemaNode {
 const JSON_TYPE = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v);
 
 // Per expected type, a value no common validator coerces into it (lax modes turn "1.5" into a number
-// and "yes" into true, so neither is used).
+// and "yes" into true, so neither is used): the first wrong type a field is tried with.
 const WRONG: Record<string, unknown> = { string: 12345, number: 'not-a-number', integer: 'not-a-number', boolean: 'not-a-boolean', array: 'not-an-array', object: 'not-an-object' };
+
+/** The JSON types a node allows: its `type`, or for an enum without one, the types of its values. */
+export function allowedTypes(node: SchemaNode): string[] {
+  if (node.type) return [node.type].flat();
+  return [...new Set((node.enum ?? []).map((v) => (JSON_TYPE(v) === 'integer' ? 'number' : JSON_TYPE(v))))];
+}
+
+const accepts = (allowed: readonly string[], v: unknown): boolean => allowed.includes(JSON_TYPE(v)) || (JSON_TYPE(v) === 'integer' && allowed.includes('number'));
 
 /** A value of a JSON type the schema node does not allow. */
 export function wrongType(node: SchemaNode): unknown {
-  const allowed = [node.type ?? []].flat();
-  const ok = (v: unknown) => allowed.includes(JSON_TYPE(v)) || (JSON_TYPE(v) === 'integer' && allowed.includes('number'));
-  return [WRONG[allowed[0] ?? ''], ...Object.values(WRONG), null].find((v) => v !== undefined && !ok(v));
+  const allowed = allowedTypes(node);
+  return [WRONG[allowed[0] ?? ''], ...Object.values(WRONG), null].find((v) => v !== undefined && !accepts(allowed, v));
+}
+
+/** An allowed value of a node, for its string form: the base value, an enum member, or a number inside its range. */
+function sampleOf(node: SchemaNode, baseValue: unknown): unknown {
+  if (baseValue !== undefined && typeof baseValue !== 'object') return baseValue;
+  if (node.enum?.length) return node.enum[0];
+  const types = allowedTypes(node);
+  if (types.includes('boolean')) return true;
+  if (types.includes('number') || types.includes('integer')) return node.minimum ?? (node.maximum !== undefined ? Math.min(node.maximum, 1) : 1);
+  return undefined;
+}
+
+/**
+ * Every wrong JSON type for a node, each as a value a hurried implementation might let through: a
+ * plain string, the string form of an allowed number or boolean ("0.5", "true": what lax parsers
+ * coerce), a number, a boolean, null, an object and an array. The first is `wrongType`'s value, under
+ * the kind `wrong-type`; the others have kinds of their own.
+ */
+export function wrongTypes(node: SchemaNode, baseValue: unknown): { kind: string; value: unknown }[] {
+  const allowed = allowedTypes(node);
+  if (!allowed.length) return [];
+  const sample = sampleOf(node, baseValue);
+  const candidates: { kind: string; value: unknown }[] = [
+    { kind: 'wrong-type', value: wrongType(node) },
+    { kind: 'wrong-type-string', value: 'not-a-value' },
+    ...(typeof sample === 'number' || typeof sample === 'boolean' ? [{ kind: 'wrong-type-string-form', value: String(sample) }] : []),
+    { kind: 'wrong-type-number', value: allowed.includes('boolean') ? 1 : 12345 },
+    { kind: 'wrong-type-boolean', value: true },
+    { kind: 'wrong-type-null', value: null },
+    { kind: 'wrong-type-object', value: {} },
+    { kind: 'wrong-type-array', value: sample === undefined ? [] : [sample] },
+  ];
+  // One value per JSON type; the string form of an allowed value is a kind of its own.
+  const seen = new Set<string>();
+  return candidates.filter((c) => {
+    if (c.value === undefined || accepts(allowed, c.value)) return false;
+    const key = c.kind === 'wrong-type-string-form' ? c.kind : JSON_TYPE(c.value);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /** The first allowed type of a node. */

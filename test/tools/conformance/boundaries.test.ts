@@ -81,13 +81,19 @@ const input: GeneratorInput = {
 test('boundaries: missing, wrong type, just inside and outside, enum values, formats; documented only where stated', () => {
   const cases = generateBoundaries(input);
   const byId = new Map(cases.map((c) => [c.id, c]));
+  const types = (field: string, kinds: string[]) => kinds.map((k) => `x.${field}.wrong-type${k && `-${k}`}`);
   assert.equal([...byId.keys()], [
-    'x.mode.missing', 'x.mode.enum-linked', 'x.mode.not-in-enum',
-    'x.level.missing', 'x.level.wrong-type', 'x.level.at-minimum', 'x.level.below-minimum', 'x.level.at-maximum', 'x.level.above-maximum',
-    'x.name.wrong-type', 'x.name.at-max-length', 'x.name.above-max-length',
-    'x.link.wrong-type', 'x.link.bad-format',
-    'x.tags.wrong-type', 'x.tags.0.wrong-type',
+    'x.mode.missing', 'x.mode.enum-linked', 'x.mode.not-in-enum', ...types('mode', ['', 'boolean', 'null', 'object', 'array']),
+    'x.level.missing', ...types('level', ['', 'string-form', 'boolean', 'null', 'object', 'array']), 'x.level.at-minimum', 'x.level.below-minimum', 'x.level.at-maximum', 'x.level.above-maximum',
+    ...types('name', ['', 'boolean', 'null', 'object', 'array']), 'x.name.at-max-length', 'x.name.above-max-length',
+    ...types('link', ['', 'boolean', 'null', 'object', 'array']), 'x.link.bad-format',
+    ...types('tags', ['', 'number', 'boolean', 'null', 'object']), ...types('tags.0', ['', 'boolean', 'null', 'object', 'array']),
   ]);
+  // Every JSON type a field must not take, the string form of an allowed number among them (lax parsers coerce it).
+  assert.equal(byId.get('x.level.wrong-type-string-form')!.body, { mode: 'plain', level: '1' });
+  assert.equal(byId.get('x.level.wrong-type-null')!.body, { mode: 'plain', level: null });
+  assert.equal(byId.get('x.mode.wrong-type-array')!.body, { mode: ['plain'], level: 1 });
+  assert.is(byId.get('x.mode.wrong-type')!.rule, 'schemas/x-request.json enum at /mode (a rule of the mock; the API document does not state it)');
   assert.equal(byId.get('x.level.above-maximum')!.body, { mode: 'plain', level: 2.01 });
   assert.is(byId.get('x.level.above-maximum')!.status, 400);
   assert.is(byId.get('x.level.above-maximum')!.profile, 'documented');

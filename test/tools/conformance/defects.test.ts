@@ -1,5 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CONFORMANCE_DIR } from '../../../src/lib/paths.js';
 import { brokenServer, closeSharedMock, runJson, sharedMock, type Defect } from './harness.js';
 
 const test = suite('conformance: each planted defect fails exactly its cases (documented profile)');
@@ -56,7 +59,54 @@ const plants: [string, Defect, string[]][] = [
   ],
   ['fills in missing chat messages', { request: (r) => void (chat(r.path) && r.json && r.json.messages === undefined && (r.json.messages = [{ role: 'user', content: 'hi' }])) }, ['chat.messages.missing']],
   ['rejects temperature 2 (an exclusive maximum)', { request: (r) => void (chat(r.path) && r.json?.temperature === 2 && (r.json.temperature = 3)) }, ['chat.temperature.at-maximum']],
+  // Defects a type check at the top level alone lets through.
+  [
+    'does not type-check stop items (turns them into strings)',
+    { request: (r) => void (chat(r.path) && Array.isArray(r.json?.stop) && (r.json.stop = r.json.stop.map((s) => (typeof s === 'string' ? s : JSON.stringify(s))))) },
+    wrongTypes('chat.stop.0', ['', 'boolean', 'null', 'object', 'array']),
+  ],
+  [
+    'accepts message content of any type (turns it into a string)',
+    { request: (r) => void (chat(r.path) && Array.isArray(r.json?.messages) && r.json.messages.forEach((m: { content?: unknown }) => m && typeof m === 'object' && m.content !== undefined && typeof m.content !== 'string' && (m.content = JSON.stringify(m.content)))) },
+    wrongTypes('chat.messages.0.content', ['', 'boolean', 'null', 'object', 'array']),
+  ],
+  [
+    'coerces a numeric string temperature ("0.5") to a number',
+    { request: (r) => void (chat(r.path) && typeof r.json?.temperature === 'string' && /^\d+(\.\d+)?$/.test(r.json.temperature) && (r.json.temperature = Number(r.json.temperature))) },
+    ['chat.temperature.wrong-type-string-form'],
+  ],
+  [
+    'accepts any string as the image to edit (reads it as a blank image)',
+    { request: (r) => void (r.path.endsWith('/image-edit') && typeof r.json?.image === 'string' && r.json.image !== PNG && r.json.image !== `data:image/png;base64,${PNG}` && (r.json.image = PNG)) },
+    ['edit.image.bad-format', 'edit.image.data-uri-not-an-image', 'edit.image.data-uri-without-base64-marker', 'edit.image.data-uri-wrong-media-type', 'edit.image.not-an-image'],
+  ],
+  [
+    'answers malformed JSON with 500 (the parser threw)',
+    { response: (res, req) => void (req.json === undefined && isBrokenJson(req.raw) && (res.status = 500)) },
+    ['malformed', 'truncated'].flatMap((kind) => ['chat', 'speech', 'edit', 'images', 'video', 'tts'].map((p) => `${p}.body.${kind}`)),
+  ],
+  [
+    'answers a JSON body that is not an object as an empty request (200 with defaults)',
+    { request: (r) => void (r.json === undefined && r.raw.length && !isBrokenJson(r.raw) && r.path.endsWith('/tts') && (r.json = { text: 'Hi', voice_id: 'rachel' })) },
+    ['array', 'number', 'string', 'null', 'boolean'].map((kind) => `tts.body.${kind}`),
+  ],
 ];
+
+/** The ids of the wrong-type cases of a field, by kind ('' for the first). */
+function wrongTypes(field: string, kinds: string[]): string[] {
+  return kinds.map((k) => `${field}.wrong-type${k && `-${k}`}`);
+}
+
+function isBrokenJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return false;
+  } catch {
+    return text.length > 0;
+  }
+}
+
+const PNG = (JSON.parse(readFileSync(join(CONFORMANCE_DIR, 'suite.json'), 'utf8')) as { values: { png: string } }).values.png;
 
 for (const [name, defect, expected] of plants) {
   test(`${name} -> exit 1, fails ${expected.length === 1 ? expected[0] : `${expected.length} cases`}`, async () => {

@@ -8,8 +8,10 @@ export interface ProxiedRequest {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
-  /** The parsed JSON body, when the body is JSON. */
+  /** The parsed body when it is a JSON object; a defect that sets it sends it instead of the body. */
   json: Record<string, unknown> | undefined;
+  /** The body as it came. */
+  readonly raw: string;
 }
 
 /** A complete response; a defect may change it before it reaches the runner. */
@@ -61,15 +63,18 @@ export async function brokenServer(defect: Defect = {}, upstream?: string): Prom
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(parts);
+      // A defect sees the body as an object when it is a JSON object; other bodies pass as they are,
+      // unless the defect sets json to send instead.
       let json: Record<string, unknown> | undefined;
       try {
-        json = raw.length ? (JSON.parse(raw.toString('utf8')) as Record<string, unknown>) : undefined;
+        const parsed: unknown = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
+        json = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
       } catch {
         json = undefined;
       }
-      const proxied: ProxiedRequest = { method: req.method!, path: req.url!, headers: { ...req.headers }, json };
+      const proxied: ProxiedRequest = { method: req.method!, path: req.url!, headers: { ...req.headers }, json, raw: raw.toString('utf8') };
       defect.request?.(proxied);
-      const body = json && defect.request ? Buffer.from(JSON.stringify(proxied.json)) : raw;
+      const body = proxied.json && defect.request ? Buffer.from(JSON.stringify(proxied.json)) : raw;
       const headers: IncomingHttpHeaders = { ...proxied.headers, 'content-length': String(body.length) };
       if (!proxied.json && !raw.length) delete headers['content-length'];
       const up = httpRequest({ host: target.hostname, port: target.port, method: proxied.method, path: proxied.path, headers }, (answer) => {

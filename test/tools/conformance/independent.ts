@@ -33,6 +33,18 @@ const oneOf = (f: string, values: unknown[], required = false): Rule => (b) => (
 const chars = (s: unknown) => (typeof s === 'string' ? [...s].length : 0);
 const isObject = (v: unknown): v is Body => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+// An image as the document shows it: base64, or a data URI with an image media type and the base64
+// marker, of bytes that start like a PNG, JPEG, GIF or WebP file.
+const MAGIC = [Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.from('ffd8ff', 'hex'), Buffer.from('GIF8'), Buffer.from('RIFF')];
+function isImage(v: unknown): boolean {
+  if (typeof v !== 'string') return false;
+  const m = /^(?:data:image\/[a-z0-9.+-]+;base64,)?([A-Za-z0-9+/]+={0,2})$/i.exec(v);
+  if (!m || m[1]!.length % 4 !== 0) return false;
+  const bytes = Buffer.from(m[1]!, 'base64');
+  return MAGIC.some((magic) => bytes.subarray(0, magic.length).equals(magic));
+}
+const isUrl = (v: unknown): boolean => typeof v === 'string' && /^[a-z][a-z0-9+.-]*:\S+$/i.test(v) && URL.canParse(v);
+
 function rules(p: Plant): Record<string, Rule[]> {
   return {
     '/text-provider/chat/completions': [
@@ -47,9 +59,13 @@ function rules(p: Plant): Record<string, Rule[]> {
       oneOf('size', ['1024x1024', '1792x1024', '1024x1792']), oneOf('quality', ['standard', 'hd']), oneOf('style', ['natural', 'vivid']),
       num('n', -Infinity, p.ignoreN ? Infinity : 1),
     ],
-    '/image-provider/image-edit': [str('prompt', true), str('image', true), (b) => (p.dataUriRejected && String(b.image).startsWith('data:') ? 'no data URIs' : undefined)],
+    '/image-provider/image-edit': [
+      str('prompt', true), str('image', true), (b) => (isImage(b.image) ? undefined : 'image must be a base64 image'),
+      (b) => (p.dataUriRejected && String(b.image).startsWith('data:') ? 'no data URIs' : undefined),
+    ],
     '/video-provider/generate': [
       oneOf('model', ['indie-video'], true), oneOf('mode', ['text_to_video', 'image_to_video'], true), str('prompt', true), str('image_url'),
+      (b) => (b.image_url === undefined || isUrl(b.image_url) ? undefined : 'image_url must be a URL'),
       (b) => (b.mode === 'image_to_video' && b.image_url === undefined && !p.imageUrlOptional ? 'image_url is required' : undefined),
       oneOf('duration', p.durations ?? [4, 8, 16]), oneOf('resolution', ['768x768', '1280x768', '768x1280']), num('seed'),
     ],
