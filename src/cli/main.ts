@@ -3,32 +3,10 @@ import './heapTuning.js'; // first: V8 settings apply to everything the process 
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, defaultKeys, readConfigFile, type ConfigInput } from '../domain/config.js';
+import { ConfigError, configSettings, defaultKeys, readConfigFile, windowMsOf, type ConfigInput, type Setting } from '../domain/config.js';
 import { maskKey } from '../domain/keys.js';
 import { flushLogger } from '../server/logger.js';
 import { start } from '../server/server.js';
-
-const SERVE_HELP = `Usage: unified-ai-mock serve [options]
-
-Serves the mock of the Unified AI Model Service API.
-
-Options (each also settable in the --config file under the name in brackets):
-  --port N               port to listen on; 0 picks a free one            [port]      default 4010
-  --host HOST            address to bind                                  [host]      default 127.0.0.1
-  --api-key KEY          accept this key; repeat for more; replaces the default keys   [keys]
-  --config FILE          JSON configuration file (checked at start-up; exit 2 when invalid)
-  --strict               unknown body fields become a 400                 [strict]    default off
-  --no-fault-headers     ignore all control headers (Prefer, X-Mock-*)    [faultHeaders]
-  --admin-token TOKEN    token for the /__admin API (needed off loopback) [adminToken]
-  --clock SECONDS|system fixed 'created' time, or the wall clock          [clock]     default 1767225600
-  --public-url URL       base URL used in media links                     [publicUrl]
-  --reply-rules FILE     your chat reply rules, tried before the built-in ones  [replyRules]
-  --ttft MS              stream delay before the first chunk              [pacing.timeToFirstTokenMs]
-  --tps N                streamed tokens per second (0 = no pacing)       [pacing.tokensPerSecond]
-  --body-limit BYTES     largest request body                             [bodyLimit] default 20971520
-  --log-level LEVEL      fatal|error|warn|info|debug|trace|silent         [logLevel]  default info
-  --help                 show this help
-`;
 
 const HELP = `Usage: unified-ai-mock <command> [options]
 
@@ -40,63 +18,137 @@ Commands:
 Run 'unified-ai-mock <command> --help' for the options of a command.
 `;
 
+/** A flag of `serve` that sets a setting: named by the setting's `x-flag` in schemas/config.json. */
+interface Flag {
+  /** The name parseArgs knows it by: `body-limit`. */
+  readonly name: string;
+  /** As the help shows it: `--body-limit BYTES`. */
+  readonly usage: string;
+  readonly setting: Setting;
+}
+
+// Every setting with an x-flag is a flag: a new flag is one entry in schemas/config.json.
+const FLAGS: readonly Flag[] = configSettings().flatMap((setting) => {
+  const usage = setting.schema['x-flag'];
+  return usage ? [{ name: usage.split(' ')[0]!.replace(/^--/, ''), usage, setting }] : [];
+});
+
+const isList = (f: Flag) => f.setting.schema.type === 'array';
+const isSwitch = (f: Flag) => f.setting.schema.type === 'boolean';
+// A switch turns its setting on, or off when its name says so (--no-fault-headers).
+const switchValue = (f: Flag) => !f.name.startsWith('no-');
+const dotted = (f: Flag) => f.setting.path.join('.');
+
 // Keys given with --api-key may call every endpoint, like the default keys.
 const ALL_SCOPES = defaultKeys()[0]?.scopes ?? [];
 
+// A repeatable flag's values as its setting: the one thing the schema cannot say.
+const LISTS: Readonly<Record<string, (values: string[]) => unknown>> = {
+  keys: (values) => values.map((key, i) => ({ key, label: `cli-${i + 1}`, scopes: ALL_SCOPES })),
+};
+
+const num = (flag: string, v: string) => {
+  if (!/^\d+(\.\d+)?$/.test(v)) throw new ConfigError(`--${flag} must be a number, got '${v}'`);
+  return Number(v);
+};
+
+/** A flag's value as its setting's type: a constant the schema allows (`system`), a number, or the text as given. */
+function fromFlag(flag: Flag, raw: string | boolean | (string | boolean)[]): unknown {
+  if (typeof raw === 'boolean') return switchValue(flag);
+  if (Array.isArray(raw)) {
+    const list = LISTS[dotted(flag)];
+    if (!list) throw new Error(`no conversion for the repeatable flag --${flag.name}`);
+    return list(raw.map(String));
+  }
+  const branches = [flag.setting.schema, ...(flag.setting.schema.anyOf ?? [])];
+  if (branches.some((b) => b.const === raw)) return raw;
+  if (branches.some((b) => [b.type ?? []].flat().some((t) => t === 'integer' || t === 'number'))) return num(flag.name, raw);
+  return raw;
+}
+
+/** A copy of obj with the value at path (members of groups go into a copy of the group). */
+function withValue(obj: Record<string, unknown> | undefined, path: readonly string[], value: unknown): Record<string, unknown> {
+  const [head, ...rest] = path as [string, ...string[]];
+  return { ...obj, [head]: rest.length ? withValue(obj?.[head] as Record<string, unknown> | undefined, rest, value) : value };
+}
+
+const NBSP = '\u00a0';
+const show = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/** Words of text in lines of at most width characters, each after indent but the first. */
+function wrap(text: string, width: number, indent: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line].join(`\n${indent}`);
+}
+
+/** The help of `serve`, written from schemas/config.json: each flag, what it sets and its default. */
+export function serveHelp(): string {
+  const WIDTH = 100;
+  const rows: [string, string][] = [['--config FILE', 'JSON configuration file (checked at start-up; exit 2 when invalid)']];
+  for (const f of FLAGS) {
+    const s = f.setting.schema;
+    const what = [s.description ?? '', s.enum ? `: ${s.enum.map(show).join('|')}` : '', isList(f) ? '; repeatable' : ''].join('');
+    const sets = isSwitch(f) ? `${dotted(f)} = ${switchValue(f)}` : dotted(f);
+    // The bracket is kept on one line: no-break spaces until the text is wrapped.
+    const bracket = `[${sets}${s.default === undefined ? '' : `; default ${show(s.default)}`}]`.replace(/ /g, NBSP);
+    rows.push([f.usage, `${what} ${bracket}`]);
+  }
+  rows.push(['--help', 'show this help']);
+  const column = Math.max(...rows.map(([usage]) => usage.length)) + 4;
+  const indent = ' '.repeat(column);
+  const options = rows.map(([usage, text]) => `  ${usage.padEnd(column - 2)}${wrap(text, WIDTH - column, indent).replaceAll(NBSP, ' ')}`);
+  const others = configSettings()
+    .filter((s) => !s.schema['x-flag'])
+    .map((s) => s.path.join('.'));
+  return `Usage: unified-ai-mock serve [options]
+
+Serves the mock of the Unified AI Model Service API.
+
+Options (each also settable in the --config file under the name in brackets):
+${options.join('\n')}
+
+Settings of the --config file only (schemas/config.json describes each):
+  ${wrap(others.join(', '), WIDTH - 2, '  ')}
+`;
+}
+
 /** Turns command-line flags into configuration, over the config file's values. */
 export function serveConfig(argv: string[]): ConfigInput | 'help' {
-  const { values } = parseArgs({
+  const parsed = parseArgs({
     args: argv,
     strict: true,
     options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'api-key': { type: 'string', multiple: true },
       config: { type: 'string' },
-      strict: { type: 'boolean' },
-      'no-fault-headers': { type: 'boolean' },
-      'admin-token': { type: 'string' },
-      clock: { type: 'string' },
-      'public-url': { type: 'string' },
-      'reply-rules': { type: 'string' },
-      ttft: { type: 'string' },
-      tps: { type: 'string' },
-      'body-limit': { type: 'string' },
-      'log-level': { type: 'string' },
       help: { type: 'boolean' },
+      ...Object.fromEntries(FLAGS.map((f) => [f.name, isSwitch(f) ? { type: 'boolean' } : { type: 'string', multiple: isList(f) }] as const)),
     },
   });
+  const values = parsed.values as Record<string, string | boolean | (string | boolean)[] | undefined>;
   if (values.help) return 'help';
-  const input: ConfigInput = values.config ? readConfigFile(values.config) : {};
-  const num = (flag: string, v: string) => {
-    if (!/^\d+(\.\d+)?$/.test(v)) throw new ConfigError(`--${flag} must be a number, got '${v}'`);
-    return Number(v);
-  };
-  if (values.port !== undefined) input.port = num('port', values.port);
-  if (values.host !== undefined) input.host = values.host;
-  if (values['api-key']) input.keys = values['api-key'].map((key, i) => ({ key, label: `cli-${i + 1}`, scopes: ALL_SCOPES }));
-  if (values.strict) input.strict = true;
-  if (values['no-fault-headers']) input.faultHeaders = false;
-  if (values['admin-token'] !== undefined) input.adminToken = values['admin-token'];
-  if (values.clock !== undefined) input.clock = values.clock === 'system' ? 'system' : num('clock', values.clock);
-  if (values['public-url'] !== undefined) input.publicUrl = values['public-url'];
-  if (values['reply-rules'] !== undefined) input.replyRules = values['reply-rules'];
-  if (values.ttft !== undefined) input.pacing = { ...input.pacing, timeToFirstTokenMs: num('ttft', values.ttft) };
-  if (values.tps !== undefined) input.pacing = { ...input.pacing, tokensPerSecond: num('tps', values.tps) };
-  if (values['body-limit'] !== undefined) input.bodyLimit = num('body-limit', values['body-limit']);
-  if (values['log-level'] !== undefined) input.logLevel = values['log-level'] as ConfigInput['logLevel'];
+  let input: ConfigInput = typeof values.config === 'string' ? readConfigFile(values.config) : {};
+  for (const f of FLAGS) {
+    const raw = values[f.name];
+    if (raw !== undefined) input = withValue(input, f.setting.path, fromFlag(f, raw)) as ConfigInput;
+  }
   return input;
 }
 
 async function serve(argv: string[]): Promise<number> {
   const input = serveConfig(argv);
   if (input === 'help') {
-    process.stdout.write(SERVE_HELP);
+    process.stdout.write(serveHelp());
     return 0;
   }
   const mock = await start(input, { log: true });
   const keys = mock.config.keys.map((k) => {
-    const limit = k.rateLimit ? ` (rate limit: ${k.rateLimit.requests} requests per ${(k.rateLimit.windowMs ?? 60_000) / 1000} s)` : '';
+    const limit = k.rateLimit ? ` (rate limit: ${k.rateLimit.requests} requests per ${windowMsOf(k.rateLimit) / 1000} s)` : '';
     // The default keys are public fixtures and printed whole; keys given by the user are masked.
     const shown = input.keys ? maskKey(k.key) : k.key;
     return `  ${shown}${input.keys && k.label ? ` (${k.label})` : ''}${limit}`;

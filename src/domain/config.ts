@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../lib/paths.js';
+import { schemaFile, schemaNumber } from '../contract/schemaData.js';
 import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
 import { toDetails } from '../contract/validation.js';
 
@@ -12,7 +13,11 @@ export interface KeyConfig {
   readonly rateLimit?: { readonly requests: number; readonly windowMs?: number; readonly tokensPerMinute?: number };
 }
 
-/** The whole configuration: what `--config FILE`, the flags and `createApp(config)` set. */
+/**
+ * The whole configuration: what `--config FILE`, the flags and `createApp(config)` set. schemas/config.json is
+ * the table of settings (each field's bounds, default, meaning and flag); this type only lets code use them,
+ * and test/domain/config.test.ts checks that the two list the same fields.
+ */
 export interface Config {
   host: string;
   port: number;
@@ -39,41 +44,70 @@ export interface Config {
   video: { progress: boolean };
 }
 
-/** A partial configuration as written in a file or passed to createApp. */
-export type ConfigInput = Partial<Omit<Config, 'pacing' | 'mediaCache' | 'timeouts' | 'video'>> & {
-  pacing?: Partial<Config['pacing']>;
-  mediaCache?: Partial<Config['mediaCache']>;
-  timeouts?: Partial<Config['timeouts']>;
-  video?: Partial<Config['video']>;
-};
+// The fields that group others (pacing, timeouts, ...): a partial configuration may give some of their members.
+type Group = { [K in keyof Config]-?: Config[K] extends readonly unknown[] ? never : Config[K] extends object ? K : never }[keyof Config];
 
-/** 2026-01-01T00:00:00Z: the fixed clock that makes bodies byte-identical across runs. */
-export const DEFAULT_EPOCH = 1767225600;
+/** A partial configuration as written in a file or passed to createApp. */
+export type ConfigInput = Partial<Omit<Config, Group>> & { [K in Group]?: Partial<Config[K]> };
+
+/** One node of schemas/config.json, as far as the settings code reads it. */
+export interface SettingSchema {
+  readonly type?: string | readonly string[];
+  readonly properties?: Readonly<Record<string, SettingSchema>>;
+  readonly items?: SettingSchema;
+  readonly anyOf?: readonly SettingSchema[];
+  readonly enum?: readonly unknown[];
+  readonly const?: unknown;
+  readonly default?: unknown;
+  readonly description?: string;
+  /** The command-line flag of `serve` that sets the field, with its value placeholder: `--body-limit BYTES`. */
+  readonly 'x-flag'?: string;
+}
+
+/** schemas/config.json: the one table of settings. */
+export const CONFIG_SCHEMA = schemaFile('config.json') as SettingSchema;
+
+/** One setting: a field that holds a value (not a group such as pacing), by its path (`['pacing', 'tokensPerSecond']`). */
+export interface Setting {
+  readonly path: readonly string[];
+  readonly schema: SettingSchema;
+}
+
+/** Every setting of schemas/config.json in the file's order, the members of groups (pacing, timeouts, ...) in their place. */
+export function configSettings(node: SettingSchema = CONFIG_SCHEMA, path: readonly string[] = []): Setting[] {
+  return Object.entries(node.properties ?? {})
+    .filter(([name]) => !name.startsWith('$'))
+    .flatMap(([name, child]) => (child.properties ? configSettings(child, [...path, name]) : [{ path: [...path, name], schema: child }]));
+}
+
+/** 2026-01-01T00:00:00Z, the default of `clock` in schemas/config.json: the fixed clock that makes bodies byte-identical across runs. */
+export const DEFAULT_EPOCH = schemaNumber('config.json', '/properties/clock/default');
+
+/** The request window of a rate limit that does not give one (schemas/config.json, keys[].rateLimit.windowMs). */
+const DEFAULT_WINDOW_MS = schemaNumber('config.json', '/properties/keys/items/properties/rateLimit/properties/windowMs/default');
+
+/** The request window of a key's rate limit: its own, else the default. Every reader of a window asks here. */
+export const windowMsOf = (limit: NonNullable<KeyConfig['rateLimit']>): number => limit.windowMs ?? DEFAULT_WINDOW_MS;
 
 /** The default keys from fixtures/keys.json. */
 export function defaultKeys(dir: string = FIXTURES_DIR): KeyConfig[] {
   return (JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')) as { keys: KeyConfig[] }).keys;
 }
 
-/** Defaults for every field. */
+/** The `default` of every field of a schema node, in the schema's order; a group gets an object of its members' defaults. */
+function defaultsOf(node: SettingSchema, fromFiles: Readonly<Record<string, () => unknown>> = {}): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of Object.entries(node.properties ?? {})) {
+    if (fromFiles[name]) out[name] = fromFiles[name]();
+    else if (child.default !== undefined) out[name] = structuredClone(child.default);
+    else if (child.properties) out[name] = defaultsOf(child);
+  }
+  return out;
+}
+
+/** Defaults for every field: the `default`s of schemas/config.json, and the keys of fixtures/keys.json (a file, not a value a schema can hold). */
 export function defaultConfig(): Config {
-  return {
-    host: '127.0.0.1',
-    port: 4010,
-    keys: defaultKeys(),
-    strict: false,
-    bodyLimit: 20 * 1024 * 1024,
-    bodyMemory: 16 * 1024 * 1024,
-    clock: DEFAULT_EPOCH,
-    pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 0 },
-    faultHeaders: true,
-    faultRules: [],
-    journalSize: 1000,
-    mediaCache: { entries: 64, bytes: 64 * 1024 * 1024 },
-    logLevel: 'info',
-    timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000, stallMaxMs: 60_000, shutdownGraceMs: 10_000 },
-    video: { progress: false },
-  };
+  return defaultsOf(CONFIG_SCHEMA, { keys: () => defaultKeys() }) as unknown as Config;
 }
 
 /** A configuration that failed its schema; the message names the field. */
@@ -88,15 +122,14 @@ export function resolveConfig(input: ConfigInput, schemas: SchemaRegistry): Conf
     const lines = toDetails(errors).map((d) => `  ${d.param ?? '(root)'}: ${d.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
-  const base = defaultConfig();
-  return {
-    ...base,
-    ...input,
-    pacing: { ...base.pacing, ...input.pacing },
-    mediaCache: { ...base.mediaCache, ...input.mediaCache },
-    timeouts: { ...base.timeouts, ...input.timeouts },
-    video: { ...base.video, ...input.video },
-  } as Config;
+  const base = defaultConfig() as unknown as Record<string, unknown>;
+  const given = input as Record<string, unknown>;
+  const config: Record<string, unknown> = { ...base, ...given };
+  // A group (pacing, timeouts, ...) given in part keeps the defaults of the members it leaves out.
+  for (const [name, field] of Object.entries(CONFIG_SCHEMA.properties ?? {})) {
+    if (field.properties) config[name] = { ...(base[name] as object), ...(given[name] as object | undefined) };
+  }
+  return config as unknown as Config;
 }
 
 /** Reads a JSON configuration file; a parse error names the file. */
@@ -115,4 +148,3 @@ export function readConfigFile(path: string): ConfigInput {
     throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
   }
 }
-

@@ -1,3 +1,4 @@
+import { windowMsOf } from '../domain/config.js';
 import type { Handler } from '../pipeline/handler.js';
 
 /** GET /v1/me: the calling key, masked, with its scopes, rate limit and usage; never the key itself. */
@@ -11,7 +12,7 @@ export const me: Handler = ({ key }) => {
       label: k.masked,
       name: k.config.label ?? null,
       scopes: k.config.scopes ?? [],
-      rate_limit: limit ? { requests: limit.requests, window_ms: limit.windowMs ?? 60_000, ...(limit.tokensPerMinute ? { tokens_per_minute: limit.tokensPerMinute } : {}) } : null,
+      rate_limit: limit ? { requests: limit.requests, window_ms: windowMsOf(limit), ...(limit.tokensPerMinute ? { tokens_per_minute: limit.tokensPerMinute } : {}) } : null,
       usage: { requests: k.usage.requests, by_operation: { ...k.usage.byOperation } },
     },
   };

@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serveConfig } from '../../src/cli/main.js';
-import { ConfigError } from '../../src/domain/config.js';
+import { serveConfig, serveHelp } from '../../src/cli/main.js';
+import { ConfigError, configSettings } from '../../src/domain/config.js';
 import { start } from '../../src/server/server.js';
 import { get, post, VALID } from '../helpers.js';
 
@@ -189,6 +189,23 @@ test('serveConfig maps every flag to its configuration field', () => {
   assert.throws(() => serveConfig(['--tps', 'fast']), (e: Error) => e instanceof ConfigError && /--tps must be a number, got 'fast'/.test(e.message));
   assert.throws(() => serveConfig(['--port=-1']), /--port must be a number/);
   assert.throws(() => serveConfig(['--nope']), (e: Error & { code?: string }) => e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION');
+});
+
+test('serve --help is written from schemas/config.json: every flag, the setting it sets and its default', () => {
+  const help = serveHelp();
+  const flagged = configSettings().filter((s) => s.schema['x-flag']);
+  assert.ok(flagged.length >= 13);
+  for (const s of flagged) {
+    assert.ok(help.includes(`  ${s.schema['x-flag']!} `), s.schema['x-flag']);
+    assert.ok(help.includes(`[${s.path.join('.')}`), s.path.join('.'));
+  }
+  assert.match(help, /\[bodyLimit; default 20971520\]/);
+  assert.match(help, /\[strict = true; default false\]/);
+  assert.match(help, /\[faultHeaders = false; default true\]/);
+  assert.match(help, /fatal\|error\|warn\|info\|debug\|trace\|silent/);
+  // Settings without a flag are named too, so a reader learns they exist.
+  assert.match(help, /timeouts\.stallMaxMs/);
+  for (const line of help.split('\n')) assert.ok(line.length <= 100, line);
 });
 
 test.run();

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULT_EPOCH, defaultConfig, defaultKeys, readConfigFile, resolveConfig } from '../../src/domain/config.js';
+import { CONFIG_SCHEMA, ConfigError, DEFAULT_EPOCH, defaultConfig, defaultKeys, readConfigFile, resolveConfig, windowMsOf, type Config, type SettingSchema } from '../../src/domain/config.js';
 import { schemaId } from '../../src/contract/schemas.js';
 import { assertSchema, schemas } from '../helpers.js';
 
@@ -87,6 +87,71 @@ test('readConfigFile reads a JSON object and names the file on any problem', () 
     assert.throws(() => readConfigFile(list), /must hold a JSON object/);
     assert.throws(() => readConfigFile(join(dir, 'missing.json')), (e: Error) => e instanceof ConfigError && /cannot read config file .*missing\.json/.test(e.message));
   });
+});
+
+// Every field of a type made required, all the way down (arrays: their items), so a value of it names every field.
+type Complete<T> = T extends readonly (infer U)[] ? Complete<U>[] : T extends object ? { -readonly [K in keyof T]-?: Complete<T[K]> } : T;
+
+// Every field of Config (and KeyConfig), optional ones too: tsc (tsconfig.check.json) rejects this object when the
+// type gains or loses a field, and the test below fails when schemas/config.json lists other fields than it.
+const EVERY_FIELD: Complete<Config> = {
+  host: '::1',
+  port: 0,
+  keys: [{ key: 'sk-every-field', label: 'every', scopes: ['text'], rateLimit: { requests: 1, windowMs: 1000, tokensPerMinute: 100 } }],
+  strict: true,
+  bodyLimit: 2048,
+  bodyMemory: 2 * 1024 * 1024,
+  clock: 'system',
+  publicUrl: 'https://mock.test',
+  replyRules: 'rules.json',
+  pacing: { timeToFirstTokenMs: 1, tokensPerSecond: 2 },
+  faultHeaders: false,
+  faultRules: [],
+  adminToken: 'admin-token',
+  journalSize: 1,
+  mediaCache: { entries: 1, bytes: 1 },
+  logLevel: 'silent',
+  timeouts: { headersMs: 1, requestMs: 1, keepAliveMs: 1, stallMaxMs: 1, shutdownGraceMs: 0 },
+  video: { progress: true },
+};
+
+/** The dotted path of every field a schema lists (`keys[].rateLimit.windowMs`), its own `$schema` aside. */
+function schemaFields(node: SettingSchema, prefix = ''): string[] {
+  if (node.items?.properties) return schemaFields(node.items, `${prefix}[]`);
+  return Object.entries(node.properties ?? {})
+    .filter(([name]) => !name.startsWith('$'))
+    .flatMap(([name, child]) => [`${prefix}${prefix ? '.' : ''}${name}`, ...schemaFields(child, `${prefix}${prefix ? '.' : ''}${name}`)]);
+}
+
+/** The dotted path of every field of a value, in the same form. */
+function valueFields(value: unknown, prefix = ''): string[] {
+  if (Array.isArray(value)) return value.length && typeof value[0] === 'object' ? valueFields(value[0], `${prefix}[]`) : [];
+  if (!value || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([name, v]) => [`${prefix}${prefix ? '.' : ''}${name}`, ...valueFields(v, `${prefix}${prefix ? '.' : ''}${name}`)]);
+}
+
+test('the Config type and schemas/config.json list the same fields, nested ones too', () => {
+  assert.equal(valueFields(EVERY_FIELD).sort(), schemaFields(CONFIG_SCHEMA).sort());
+  assertSchema('config.json', EVERY_FIELD);
+});
+
+test('schemas/config.json describes every field, and its defaults are what defaultConfig gives', () => {
+  const undescribed = (node: SettingSchema, path: string): string[] => [
+    ...(path && !node.description ? [path] : []),
+    ...Object.entries(node.properties ?? node.items?.properties ?? {}).flatMap(([name, child]) => undescribed(child, `${path}${path ? '.' : ''}${name}`)),
+  ];
+  assert.equal(undescribed({ ...CONFIG_SCHEMA, properties: { ...CONFIG_SCHEMA.properties, $schema: { description: 'the schema' } } }, ''), []);
+  const c = defaultConfig();
+  assert.is(c.timeouts.stallMaxMs, CONFIG_SCHEMA.properties!.timeouts!.properties!.stallMaxMs!.default);
+  assert.equal(c.faultRules, []);
+  assert.is.not(defaultConfig().faultRules, c.faultRules, 'each call gets its own objects');
+  assert.not.ok('publicUrl' in c || 'adminToken' in c || 'replyRules' in c, 'fields without a default stay unset');
+});
+
+test('a rate limit without a window uses the schema default; readers ask windowMsOf', () => {
+  const rateLimit = CONFIG_SCHEMA.properties!.keys!.items!.properties!.rateLimit!;
+  assert.is(windowMsOf({ requests: 1 }), rateLimit.properties!.windowMs!.default);
+  assert.is(windowMsOf({ requests: 1, windowMs: 5 }), 5);
 });
 
 test.run();

@@ -3,7 +3,7 @@ import type { Plugin } from 'ajv';
 import type * as Codegen from 'ajv/dist/compile/codegen/index.js';
 import { createRequire } from 'node:module';
 import { CUSTOM_FORMATS } from './formats.js';
-import { AJV_OPTIONS, type SchemaVariant } from './sources.js';
+import { AJV_OPTIONS, EXTENSION_KEYWORDS, type SchemaVariant } from './sources.js';
 
 // Ajv is loaded on demand: a server started from a build with generated validators never needs it,
 // and importing it costs a tenth of a second.
@@ -19,6 +19,7 @@ function newAjv(allErrors: boolean, validateSchema: boolean, source = false): Aj
   const ajv = new Ajv2020({ ...AJV_OPTIONS, allErrors, validateSchema, ...code });
   addFormats(ajv);
   for (const [name, format] of Object.entries(CUSTOM_FORMATS)) ajv.addFormat(name, format);
+  for (const keyword of EXTENSION_KEYWORDS) ajv.addKeyword(keyword); // annotations: no validation code
   return ajv;
 }
 

@@ -18,6 +18,12 @@ export const isStrictId = (id: string): boolean => id.endsWith('.strict.json');
 /** The Ajv options of every validator, compiled at start-up or generated at build time alike. */
 export const AJV_OPTIONS = { verbose: true, strict: true, strictRequired: false, allowUnionTypes: true } as const;
 
+/**
+ * Keywords of our own that schemas may carry as annotations (strict mode rejects unknown ones): `x-flag`
+ * names the command-line flag of a config.json field (the serve command builds its flags and help from it).
+ */
+export const EXTENSION_KEYWORDS = ['x-flag'] as const;
+
 /** One schema the registry serves: a file of schemas/, or the strict variant of a request schema. */
 export interface SchemaVariant {
   readonly id: string;
@@ -59,7 +65,7 @@ const versionOf = (pkg: string) => (requireCjs(`${pkg}/package.json`) as { versi
  * strict transform: validators generated from other inputs must not be used for these.
  */
 export function readSchemas(dir: string): SchemaSources {
-  const hash = createHash('sha256').update(JSON.stringify([LAYOUT, AJV_OPTIONS, versionOf('ajv'), versionOf('ajv-formats'), closeObjects.toString()]));
+  const hash = createHash('sha256').update(JSON.stringify([LAYOUT, AJV_OPTIONS, EXTENSION_KEYWORDS, versionOf('ajv'), versionOf('ajv-formats'), closeObjects.toString()]));
   const variants: SchemaVariant[] = [];
   const seen = new Set<string>();
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {

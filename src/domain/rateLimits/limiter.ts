@@ -1,9 +1,11 @@
 import type { KeyState } from '../keys.js';
 import type { Clock } from '../clock.js';
+import { windowMsOf } from '../config.js';
 
-/** Requests are counted in fixed windows of this length unless the key says otherwise. */
-export const DEFAULT_WINDOW_MS = 60_000;
-const TOKEN_WINDOW_MS = 60_000;
+// Token limits are per minute (tokensPerMinute), so their window is a minute by definition, not a setting;
+// the request window is a setting (keys[].rateLimit.windowMs, its default in schemas/config.json).
+const MINUTE_MS = 60_000;
+const TOKEN_WINDOW_MS = MINUTE_MS;
 
 /** One fixed window: when it started and what it has used. */
 interface Window {
@@ -32,9 +34,9 @@ export function formatDuration(ms: number): string {
   const whole = Math.max(0, Math.ceil(ms));
   if (whole < 1000) return `${whole}ms`;
   const seconds = (s: number) => String(Math.round(s * 1000) / 1000);
-  if (whole < 60_000) return `${seconds(whole / 1000)}s`;
-  const minutes = Math.floor(whole / 60_000);
-  return `${minutes}m${seconds((whole - minutes * 60_000) / 1000)}s`;
+  if (whole < MINUTE_MS) return `${seconds(whole / 1000)}s`;
+  const minutes = Math.floor(whole / MINUTE_MS);
+  return `${minutes}m${seconds((whole - minutes * MINUTE_MS) / 1000)}s`;
 }
 
 /**
@@ -61,7 +63,7 @@ export class RateLimiter {
     const limit = key.config.rateLimit;
     if (!limit) return undefined;
     const now = this.clock.now();
-    const windowMs = limit.windowMs ?? DEFAULT_WINDOW_MS;
+    const windowMs = windowMsOf(limit);
     const req = this.window(this.requests, key, windowMs, now);
     const tpm = countsTokens ? limit.tokensPerMinute : undefined;
     const tok = tpm === undefined ? undefined : this.window(this.tokens, key, TOKEN_WINDOW_MS, now);
@@ -96,7 +98,7 @@ export class RateLimiter {
         const limit = key.config.rateLimit!;
         return {
           key,
-          requests: view(this.requests.get(key), limit.requests, limit.windowMs ?? DEFAULT_WINDOW_MS),
+          requests: view(this.requests.get(key), limit.requests, windowMsOf(limit)),
           tokens: limit.tokensPerMinute === undefined ? undefined : view(this.tokens.get(key), limit.tokensPerMinute, TOKEN_WINDOW_MS),
         };
       });
