@@ -1,4 +1,5 @@
 import { findOperation } from '../contract/operations.js';
+import { loadLimits } from './limits.js';
 import { scrubPath, secretScrubber } from './secrets.js';
 
 /** What is known about one finished request; observers (journal, log) receive it. */
@@ -22,7 +23,7 @@ export interface RequestRecord {
 /** One journal entry: a finished request, with long client-supplied parts cut to size and secrets masked. */
 export type JournalEntry = RequestRecord;
 
-const MAX_PATH = 256;
+const MAX_PATH = loadLimits().records.maxPathChars;
 const MAX_DETAILS = 20;
 // How many secret-free texts are remembered, so a client sending ever new paths cannot grow it.
 const MAX_CLEAN = 1024;

@@ -18,6 +18,8 @@ export interface Limits {
    * size from which a body waits for room in the body budget (config bodyMemory) before it is read.
    */
   readonly requests: { maxJsonDepth: number; maxDetails: number; maxValuesForAllErrors: number; largeBodyBytes: number };
+  /** Request records (journal entries, log lines): longer paths are cut to this many characters. */
+  readonly records: { maxPathChars: number };
   readonly images: { defaultSize: string; defaultQuality: string; defaultStyle: string };
   readonly imageEdit: { maxWidth: number; maxHeight: number };
   readonly video: { defaultDuration: number; defaultResolution: string; fps: number; tasksKept: number };

@@ -3,6 +3,7 @@ import type pinoModule from 'pino';
 import type { Config } from '../domain/config.js';
 import type { ErrorSink } from '../pipeline/errors.js';
 import type { RequestObserver, RequestRecord } from '../pipeline/requestContext.js';
+import { loadLimits } from '../domain/limits.js';
 import { configSecrets, scrubPath, secretScrubber } from '../domain/secrets.js';
 import { findOperation } from '../contract/operations.js';
 
@@ -24,7 +25,7 @@ const REDACT = [
 ];
 
 // A line longer than this is a sign of an attack or a bug, not useful to read: paths are cut before it.
-const MAX_PATH = 256;
+const MAX_PATH = loadLimits().records.maxPathChars;
 
 /** Stdout through pino's own writer; lines are dropped, not queued, past 16 MB when nobody reads stdout. */
 export function stdoutDestination(): LogDestination {

@@ -1,4 +1,5 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
+import { schemaNumber } from '../contract/schemaData.js';
 
 /** The header that sets pacing for one request, e.g. `X-Mock-Pacing: ttft=400; tps=30`. */
 export const PACING_HEADER = 'x-mock-pacing';
@@ -9,7 +10,8 @@ export interface Pacing {
   tokensPerSecond: number;
 }
 
-const MAX_TTFT_MS = 600_000;
+// The header's ttft has the bound of the setting it overrides (schemas/config.json, pacing.timeToFirstTokenMs).
+const MAX_TTFT_MS = schemaNumber('config.json', '/properties/pacing/properties/timeToFirstTokenMs/maximum');
 
 /** The pacing of one request: the configured default, overridden by the pacing header. */
 export function pacingFor(headers: Record<string, string | string[] | undefined>, base: Pacing): Pacing {

@@ -1,12 +1,18 @@
 import { ApiError, ERRORS } from '../../contract/errors.js';
+import { schemaNumber } from '../../contract/schemaData.js';
 import { faultProblem, type FaultLimits, type FaultSpec } from './spec.js';
 
 /** The header that injects faults, e.g. `X-Mock-Fault: status=503; retry-after=2`. */
 const FAULT_HEADER = 'x-mock-fault';
 
 const GRAMMAR = 'status=NNN, retry-after=SECONDS, delay=MS, reset, empty, malformed, stream-cut=N, stall=N, no-retry, separated by ";"';
-const MAX_COUNT = 1_000_000;
-const MAX_RETRY_AFTER_S = 3600;
+// The header form takes the bounds of the config form (schemas/fault-rule.json, $defs/fault): one rule, two spellings.
+const bound = (field: string, keyword: 'minimum' | 'maximum') => schemaNumber('fault-rule.json', `/$defs/fault/properties/${field}/${keyword}`);
+const MIN_STATUS = bound('status', 'minimum');
+const MAX_STATUS = bound('status', 'maximum');
+const MAX_RETRY_AFTER_S = bound('retryAfter', 'maximum');
+const MAX_STREAM_CUT = bound('streamCut', 'maximum');
+const MAX_STALL = bound('stall', 'maximum');
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -17,9 +23,10 @@ function invalid(header: string, problem: string, usage: string): ApiError {
   return new ApiError(ERRORS.INVALID_HEADER, { param: header, message: `Invalid ${header} header: ${problem}. Use ${usage}.` });
 }
 
-/** An HTTP error status written as three digits, 400 to 599; undefined for anything else. */
+/** An HTTP error status written as three digits, within the schema's bounds (400 to 599); undefined for anything else. */
 function errorStatus(value: string): number | undefined {
-  return /^[45]\d\d$/.test(value) ? Number(value) : undefined;
+  const status = Number(value);
+  return /^\d{3}$/.test(value) && status >= MIN_STATUS && status <= MAX_STATUS ? status : undefined;
 }
 
 /** `code=NNN` of a Prefer header (Prism's convention); other preferences are not ours and are ignored. */
@@ -32,7 +39,7 @@ export function parsePrefer(value: string | undefined): number | undefined {
     if (eq < 0 || token.slice(0, eq).trim().toLowerCase() !== 'code') continue;
     const raw = token.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
     const status = errorStatus(raw);
-    if (status === undefined) throw invalid('prefer', `code='${clip(raw)}' is not an error status from 400 to 599`, "'Prefer: code=NNN'");
+    if (status === undefined) throw invalid('prefer', `code='${clip(raw)}' is not an error status from ${MIN_STATUS} to ${MAX_STATUS}`, "'Prefer: code=NNN'");
     if (code !== undefined && code !== status) throw invalid('prefer', `code is given twice (${code} and ${status})`, "'Prefer: code=NNN'");
     code = status;
   }
@@ -67,7 +74,7 @@ function readDirectives(value: string): FaultSpec {
     switch (name) {
       case 'status': {
         const status = errorStatus(needed());
-        if (status === undefined) throw invalid(FAULT_HEADER, `status='${clip(raw!)}' is not an error status from 400 to 599`, GRAMMAR);
+        if (status === undefined) throw invalid(FAULT_HEADER, `status='${clip(raw!)}' is not an error status from ${MIN_STATUS} to ${MAX_STATUS}`, GRAMMAR);
         spec.status = status;
         break;
       }
@@ -80,8 +87,8 @@ function readDirectives(value: string): FaultSpec {
         break;
       }
       case 'delay': spec.delayMs = count(name, needed(), 999_999_999); break; // the server maximum is checked below, with its name
-      case 'stream-cut': spec.streamCut = count(name, needed(), MAX_COUNT); break;
-      case 'stall': spec.stall = count(name, needed(), MAX_COUNT); break;
+      case 'stream-cut': spec.streamCut = count(name, needed(), MAX_STREAM_CUT); break;
+      case 'stall': spec.stall = count(name, needed(), MAX_STALL); break;
       case 'reset': flag('reset'); break;
       case 'empty': flag('empty'); break;
       case 'malformed': flag('malformed'); break;

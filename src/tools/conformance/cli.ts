@@ -5,7 +5,7 @@ import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
 import { checksFor } from './checks.js';
 import { send, type Target } from './http.js';
 import { redact } from './mask.js';
-import { CONFORMANCE_HELP, parseConformanceArgs, UsageError, type ConformanceOptions, type ReporterName } from './options.js';
+import { conformanceHelp, parseConformanceArgs, UsageError, type ConformanceOptions, type ReporterName } from './options.js';
 import { renderPlan } from './plan.js';
 import { summarize, type Reporter, type RunInfo } from './report.js';
 import { jsonReporter } from './reporters/json.js';
@@ -53,9 +53,10 @@ const REPORTERS: Record<ReporterName, (write: (t: string) => void) => Reporter> 
 /** `unified-ai-mock conformance`: resolves to the exit code (0 no failure, 1 a failure, 2 usage or unreachable). */
 export async function conformance(argv: string[], io: Io = processIo): Promise<number> {
   const registry = (compiled ??= new SchemaRegistry());
+  const catalogue = new Catalogue(registry);
   let options: ConformanceOptions | 'help';
   try {
-    options = parseConformanceArgs(argv, new Catalogue(registry), io.env ?? process.env);
+    options = parseConformanceArgs(argv, catalogue, io.env ?? process.env);
   } catch (err) {
     const e = err as Error & { code?: string };
     if (!(err instanceof UsageError) && !e.code?.startsWith('ERR_PARSE_ARGS')) throw err;
@@ -63,7 +64,7 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     return 2;
   }
   if (options === 'help') {
-    io.stdout(CONFORMANCE_HELP);
+    io.stdout(conformanceHelp(catalogue));
     return 0;
   }
   const secrets = [options.apiKey ?? ''].filter(Boolean);

@@ -2,8 +2,14 @@ import { parseArgs } from 'node:util';
 import type { Catalogue } from '../../domain/catalogue.js';
 import type { Profile, SuiteValues } from './types.js';
 
-/** The conformance command's help text. */
-export const CONFORMANCE_HELP = `Usage: unified-ai-mock conformance --base-url URL --api-key KEY [options]
+// The defaults of the runner's own options; the models' and voices' come from the catalogue.
+const DEFAULTS = { timeoutMs: 60_000, concurrency: 4, retries: 2, imageUrl: 'https://example.com/image.png' } as const;
+
+type Kind = Parameters<Catalogue['ofKind']>[0];
+const firstOf = (catalogue: Catalogue, kind: Kind): string => catalogue.ofKind(kind)[0]!.id;
+
+/** The conformance command's help text, with the defaults the options take from the catalogue. */
+export const conformanceHelp = (catalogue: Catalogue): string => `Usage: unified-ai-mock conformance --base-url URL --api-key KEY [options]
 
 Sends the conformance suite to an implementation of the API and reports, case by case, where it
 departs from the API document. Exit code: 0 no case failed, 1 a case failed, 2 bad usage or
@@ -13,9 +19,9 @@ Target:
   --base-url URL          the implementation to check, e.g. https://staging.example.com
   --api-key KEY           a valid key (or set CONFORMANCE_API_KEY); masked in every output
   --path-prefix PREFIX    put before every path, e.g. /v1
-  --timeout MS            per request, media downloads included            default 60000
-  --concurrency N         requests in flight at once                       default 4
-  --retries N             extra attempts of a free case after a 429 or a transport error  default 2
+  --timeout MS            per request, media downloads included            default ${DEFAULTS.timeoutMs}
+  --concurrency N         requests in flight at once                       default ${DEFAULTS.concurrency}
+  --retries N             extra attempts of a free case after a 429 or a transport error  default ${DEFAULTS.retries}
 
 What to run:
   --profile NAME          documented: statuses of every rule, limit and auth case of the API
@@ -33,15 +39,15 @@ What to run:
   --plan                  print the cases, how many are billable and the paid units; send nothing
 
 Models and voices (default: the first of each kind in the mock's catalogue):
-  --chat-model ID         default gpt-4o
-  --image-model ID        default dall-e-3
+  --chat-model ID         default ${firstOf(catalogue, 'text')}
+  --image-model ID        default ${firstOf(catalogue, 'image')}
   --image-n-max-1         the image model takes at most n = 1 (the Limits table's rule for the
                           named model); without it the n = 2 case runs only for dall-e-3
-  --video-model ID        default gen3a_turbo
-  --voice-id ID           voice-provider voice, default rachel
-  --cloud-voice NAME      cloud-provider neural voice, default en-US-JennyNeural
-  --tts-model ID          voice-provider model_id (full profile), default eleven_multilingual_v2
-  --image-url URL         source image for image_to_video, default https://example.com/image.png
+  --video-model ID        default ${firstOf(catalogue, 'video')}
+  --voice-id ID           voice-provider voice, default ${catalogue.voices[0]!.id}
+  --cloud-voice NAME      cloud-provider neural voice, default ${firstOf(catalogue, 'cloud-speech')}
+  --tts-model ID          voice-provider model_id (full profile), default ${firstOf(catalogue, 'voice')}
+  --image-url URL         source image for image_to_video, default ${DEFAULTS.imageUrl}
 
 Reports:
   --reporter NAME         pretty, json, junit or tap (repeatable)              default pretty
@@ -131,14 +137,14 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
   if (v['base-url'] && !/^https?:\/\/[^/]/.test(v['base-url'])) throw new UsageError(`--base-url must be an http or https URL, got '${v['base-url']}'`);
   const prefix = v['path-prefix'] ?? '';
   if (prefix && !/^\/[\w./-]*$/.test(prefix)) throw new UsageError(`--path-prefix must start with '/', got '${prefix}'`);
-  const first = (kind: Parameters<Catalogue['ofKind']>[0]) => catalogue.ofKind(kind)[0]!.id;
+  const first = (kind: Kind) => firstOf(catalogue, kind);
   return {
     ...(v['base-url'] ? { baseUrl: v['base-url'] } : {}),
     ...(apiKey ? { apiKey } : {}),
     pathPrefix: prefix,
-    timeoutMs: count('timeout', v.timeout, 60_000, 1),
-    concurrency: count('concurrency', v.concurrency, 4, 1),
-    retries: count('retries', v.retries, 2, 0),
+    timeoutMs: count('timeout', v.timeout, DEFAULTS.timeoutMs, 1),
+    concurrency: count('concurrency', v.concurrency, DEFAULTS.concurrency, 1),
+    retries: count('retries', v.retries, DEFAULTS.retries, 0),
     profile: oneOf('profile', v.profile, ['documented', 'full'] as const, 'documented'),
     only: list(v.only),
     skip: list(v.skip),
@@ -154,7 +160,7 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
       voiceId: v['voice-id'] ?? catalogue.voices[0]!.id,
       cloudVoice: v['cloud-voice'] ?? first('cloud-speech'),
       ttsModel: v['tts-model'] ?? first('voice'),
-      imageUrl: v['image-url'] ?? 'https://example.com/image.png',
+      imageUrl: v['image-url'] ?? DEFAULTS.imageUrl,
     },
     reporters,
   };
