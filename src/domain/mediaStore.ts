@@ -22,6 +22,15 @@ export class MediaStore {
     this.cache = new Lru<Buffer>(limits.entries, limits.bytes);
   }
 
+  /** Bodies kept now, and their bytes: the cache's bounds hold however many distinct bodies are asked for. */
+  get size(): number {
+    return this.cache.size;
+  }
+
+  get totalBytes(): number {
+    return this.cache.totalBytes;
+  }
+
   private get(key: string, make: () => Buffer): Buffer {
     return this.cache.getOrMake(key, make, (b) => b.length);
   }

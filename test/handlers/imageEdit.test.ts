@@ -31,6 +31,12 @@ test('a data URI is accepted like plain base64', async () => {
     assert.is(res.status, 200, prefix);
     assert.equal(pngSize(Buffer.from(res.json.image, 'base64')), { width: 12, height: 4 });
   }
+  // A media type that is not an image (nor generic binary), or no base64 marker: not the data-URI form of an image.
+  for (const prefix of ['data:text/plain;base64,', 'data:image/jpeg,']) {
+    const res = await edit(url, prefix + b64);
+    assert.is(res.status, 400, prefix);
+    assert.is(res.json.error.param, 'image');
+  }
 });
 
 test('the seed is echoed when given and derived from the request otherwise; same seed, same image', async () => {

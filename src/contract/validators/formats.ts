@@ -2,8 +2,9 @@ import type { Format, FormatDefinition } from 'ajv';
 import { createRequire } from 'node:module';
 import { isBase64 } from '../../lib/base64.js';
 
-// The data-URI form of an image: an image media type (the bytes decide which), parameters, the base64 marker.
-const DATA_URI_PREFIX = /^data:image\/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,/i;
+// The data-URI form of an image: an image media type (the bytes decide which) or generic binary
+// (what a browser's FileReader writes for a file of unknown type), parameters, the base64 marker.
+const DATA_URI_PREFIX = /^data:(?:image\/[\w.+-]+|application\/octet-stream)(;[\w.+-]+=[\w.+-]+)*;base64,/i;
 
 /** Where the payload of a base64 or data-URI string begins, without checking it; undefined for a malformed data URI. */
 export function base64Offset(value: string): number | undefined {
