@@ -23,6 +23,8 @@ export interface GeneratorInput {
 /** A generated case before it is completed into a Case. */
 export interface GeneratedCase {
   readonly id: string;
+  /** The JSON pointer of the field the case changes. */
+  readonly pointer: string;
   readonly description: string;
   readonly rule: string;
   readonly tags: readonly string[];
@@ -102,6 +104,7 @@ export function generateBoundaries(input: GeneratorInput): GeneratedCase[] {
       const field = pointer.slice(1).replace(/\/0(?=\/|$)/g, '[]').replace(/\//g, '.');
       cases.push({
         id: `${input.prefix}.${dotted(pointer)}.${m.kind}`,
+        pointer,
         description: m.unset ? `a body without ${field} is rejected with 400` : `${field} = ${m.what} is ${valid ? 'accepted' : 'rejected with 400'}`,
         rule: documented ? doc!.rule : `schemas/${input.schemaFile} ${m.keyword} at ${pointer} (a rule of the mock; the API document does not state it)`,
         tags: ['generated', m.category, valid ? 'valid' : 'invalid'],

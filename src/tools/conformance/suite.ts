@@ -27,10 +27,18 @@ interface CaseSpec {
   tests429?: boolean;
 }
 
+/** Another valid base that takes another path through a server. */
+interface Variant {
+  name: string;
+  set: Record<string, unknown>;
+  rule: string;
+}
+
 interface CaseFile {
   operation: string;
   prefix: string;
   base?: Record<string, unknown>;
+  variants?: Variant[];
   samples?: Record<string, unknown>;
   documented?: DocumentedRules;
   cases: CaseSpec[];
@@ -149,19 +157,32 @@ export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir:
     if (op.requestSchema && file.base) {
       const schemaFile = op.requestSchema.slice(op.requestSchema.lastIndexOf('/') + 1);
       const seen = new Set(handWritten.filter((c) => c.billable).map((c) => JSON.stringify(c.request.body)));
-      for (const g of generateBoundaries({
-        prefix: file.prefix,
-        schemaFile,
-        schema: registry.get(op.requestSchema).schema as SchemaNode,
-        base: file.base,
-        samples: file.samples ?? {},
-        documented: file.documented ?? {},
-        isValid: (b) => registry.check(op.requestSchema!, b).length === 0,
-      })) {
+      const generate = (prefix: string, base: Record<string, unknown>) =>
+        generateBoundaries({
+          prefix,
+          schemaFile,
+          schema: registry.get(op.requestSchema!).schema as SchemaNode,
+          base,
+          samples: file.samples ?? {},
+          documented: file.documented ?? {},
+          isValid: (b) => registry.check(op.requestSchema!, b).length === 0,
+        });
+      for (const g of generate(file.prefix, file.base)) {
         const billable = g.status === 200 && isPaid(file.operation);
         // A valid boundary equal to a hand-written request would only cost money twice.
         if (billable && seen.has(JSON.stringify(g.body))) continue;
         generated.push(toCase(file, { ...g, billable, body: g.body, expect: { status: g.status } }, file.base));
+      }
+      // The same invalid requests on the other paths: free, and what a rule checked on one path only misses.
+      for (const variant of file.variants ?? []) {
+        const base = clone(file.base);
+        for (const [p, v] of Object.entries(variant.set)) setAt(base, p, v);
+        const own = Object.keys(variant.set);
+        for (const g of generate(`${file.prefix}@${variant.name}`, base)) {
+          if (g.status !== 400 || own.some((p) => g.pointer === p || g.pointer.startsWith(`${p}/`))) continue;
+          const rule = `${g.rule}; on the ${variant.name} path (${variant.rule})`;
+          generated.push(toCase(file, { ...g, rule, tags: [...g.tags, 'variant', variant.name], billable: false, body: g.body, expect: { status: 400 } }, base));
+        }
       }
     }
     cases.push(...templates, ...handWritten, ...generated);
