@@ -14,6 +14,7 @@ import type { Services, VideoTask } from '../domain/services.js';
 import { faultable, operations } from '../contract/operations.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
 import { Lru } from '../lib/lru.js';
+import type { Completion } from '../text/complete.js';
 
 /** The fault rules of the configuration; a rule that cannot be accepted is a start-up error naming the rule. */
 function faultRulesOf(config: Config, schemas: SchemaRegistry): FaultRules {
@@ -42,9 +43,17 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
     schemas,
     catalogue: new Catalogue(schemas),
     limits,
-    now: config.clock === 'system' ? () => Math.floor(Date.now() / 1000) : ((t: number) => () => t)(config.clock),
+    now:
+      config.clock === 'system'
+        ? () => Math.floor(Date.now() / 1000)
+        : (
+            (t: number) => () =>
+              t
+          )(config.clock),
     media: new MediaStore(config.mediaCache, limits.video.fps),
     videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
+    // Recent completions: 128 of them, at most 16 MiB of text (a cache, not a limit users see).
+    completions: new Lru<Completion>(128, 16 * 1024 * 1024),
     keys: keyStates(config.keys),
     bodyBudget: new BodyBudget(config.bodyMemory, limits.requests.largeBodyBytes),
     clock,

@@ -10,6 +10,7 @@ import type { MediaStore } from './mediaStore.js';
 import type { RateLimiter } from './rateLimits/limiter.js';
 import type { Lru } from '../lib/lru.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
+import type { Completion } from '../text/complete.js';
 import type { CompiledRule } from '../text/replies.js';
 
 /** Shared services built once by createApp and handed to every handler. */
@@ -31,6 +32,8 @@ export interface Services {
   readonly rateLimits: RateLimiter;
   readonly faultRules: FaultRules;
   readonly journal: Journal;
+  /** Recent chat completions (a reply cut to max_tokens and stop), made once for repeated requests. */
+  readonly completions: Lru<Completion>;
   /** The reply rules chat answers from: rules added at run time, the user's file (if any), then the built-in ones. */
   readonly replyRules: CompiledRule[];
 }

@@ -6,7 +6,7 @@ import { selectReply } from '../text/replies.js';
 import { countChatPromptTokens, type Encoding } from '../text/tokenizer.js';
 import { chunkEvents, completionJson, usageOf } from '../text/wire.js';
 import type { Model } from '../domain/catalogue.js';
-import { Lru } from '../lib/lru.js';
+import type { Lru } from '../lib/lru.js';
 import type { Handler } from '../pipeline/handler.js';
 
 /** The header that picks a reply rule by id for one request, e.g. `X-Mock-Reply-Rule: long`. */
@@ -14,14 +14,18 @@ const RULE_HEADER = 'x-mock-reply-rule';
 
 type Message = { role: string; content: string; name?: string };
 
-// Cutting and splitting a reply is a pure function of these inputs, and the same reply rules answer
-// request after request: keep recent results (bounded by count and by text size).
-const completions = new Lru<Completion>(128, 16 * 1024 * 1024);
+// A model's fingerprint is a pure function of its id, and the ids are the catalogue's: a memo bounded by it.
 const fingerprints = new Map<string, string>();
 
-function complete(text: string, maxTokens: number | undefined, stop: string[] | undefined, encoding: Encoding): Completion {
+// Cutting and splitting a reply is a pure function of these inputs, and the same reply rules answer
+// request after request: the server keeps recent results (services.completions, bounded by count and size).
+function complete(completions: Lru<Completion>, text: string, maxTokens: number | undefined, stop: string[] | undefined, encoding: Encoding): Completion {
   const key = JSON.stringify([encoding, maxTokens ?? null, stop ?? null, text]);
-  return completions.getOrMake(key, () => completeText({ text, maxTokens, stop, encoding }), () => key.length * 4);
+  return completions.getOrMake(
+    key,
+    () => completeText({ text, maxTokens, stop, encoding }),
+    () => key.length * 4,
+  );
 }
 
 /** The system fingerprint of a model: fp_ and ten hex digits derived from its id. */
@@ -71,7 +75,7 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
     throw new ApiError(ERRORS.UNKNOWN_REPLY_RULE, { param: RULE_HEADER, message: `No reply rule with id '${selected.ruleId.slice(0, 64)}' (header ${RULE_HEADER}).` });
   }
   // Sampling parameters (temperature, top_p, seed) are validated but change nothing: same request, same reply.
-  const result = complete(selected.text, maxTokens, body.stop as string[] | undefined, encoding);
+  const result = complete(services.completions, selected.text, maxTokens, body.stop as string[] | undefined, encoding);
   const usage = usageOf(promptTokens, result.completionTokens);
   const head = {
     // The raw body differs between a streamed and a plain request, so their ids differ, as they do on the real API.
