@@ -44,7 +44,9 @@ const CHAT_COMPLETION: Answer = {
 const UNAUTHORIZED = json({ error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
 const INVALID_JSON = json({ error: { message: 'The request body is not valid JSON.', type: 'invalid_request_error', param: null, code: 'invalid_json' } });
 const INVALID_CONTENT = (i: number) =>
-  json({ error: { message: `Invalid type for 'messages[${i}].content': expected a string.`, type: 'invalid_request_error', param: `messages[${i}].content`, code: 'invalid_type' } });
+  json({
+    error: { message: `Invalid type for 'messages[${i}].content': expected a string.`, type: 'invalid_request_error', param: `messages[${i}].content`, code: 'invalid_type' },
+  });
 
 function send(res: ServerResponse, status: number, body: Buffer, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length, ...headers });

@@ -4,22 +4,40 @@ import { verdicts, type BenchResults } from './targets.js';
 /** The report's tables, each with its title. */
 function sections(r: BenchResults): { title: string; rows: string[][] }[] {
   const out: { title: string; rows: string[][] }[] = [];
-  if (r.scenarios.length) out.push({ title: `Load: -c ${r.options.connections}, ${r.options.warmup} s warm-up, ${r.options.duration} s measured${Number(r.options.rounds) > 1 ? `, median of ${r.options.rounds} alternating rounds` : ''}; ratio = mock / baseline`, rows: scenarioRows(r.scenarios) });
+  if (r.scenarios.length)
+    out.push({
+      title: `Load: -c ${r.options.connections}, ${r.options.warmup} s warm-up, ${r.options.duration} s measured${Number(r.options.rounds) > 1 ? `, median of ${r.options.rounds} alternating rounds` : ''}; ratio = mock / baseline`,
+      rows: scenarioRows(r.scenarios),
+    });
   const floor = floorRows(r.scenarios);
   if (floor) out.push({ title: 'Stack floor: minimal Koa + @koa/router + koa-bodyparser + compiled Ajv doing the same; ratios to the baseline', rows: floor });
   if (r.streams) {
-    const row = (who: string, f: NonNullable<BenchResults['streams']>['mock'] | null) => (f ? [who, `${f.completed}/${f.count}`, fmt(f.seconds, 2), fmt(f.peakRssMiB, 1)] : [who, '-', '-', '-']);
-    out.push({ title: 'Concurrent streamed completions (200 tokens, pacing off)', rows: [['server', 'completed', 'seconds', 'peak RSS MiB'], row('baseline', r.streams.baseline), row('mock', r.streams.mock)] });
+    const row = (who: string, f: NonNullable<BenchResults['streams']>['mock'] | null) =>
+      f ? [who, `${f.completed}/${f.count}`, fmt(f.seconds, 2), fmt(f.peakRssMiB, 1)] : [who, '-', '-', '-'];
+    out.push({
+      title: 'Concurrent streamed completions (200 tokens, pacing off)',
+      rows: [['server', 'completed', 'seconds', 'peak RSS MiB'], row('baseline', r.streams.baseline), row('mock', r.streams.mock)],
+    });
   }
   if (r.linearity) {
     out.push({
       title: 'Linearity: mean ms per request, sequential on one connection',
-      rows: [['pair', 'small', 'ms', 'large', 'ms', 'work x', 'cost x', 'cost per unit'], ...r.linearity.map((l) => [l.name, l.small.title, fmt(l.small.meanMs, 2), l.large.title, fmt(l.large.meanMs, 2), fmt(l.workRatio), fmt(l.costRatio, 2), fmt(l.perUnit, 2)])],
+      rows: [
+        ['pair', 'small', 'ms', 'large', 'ms', 'work x', 'cost x', 'cost per unit'],
+        ...r.linearity.map((l) => [l.name, l.small.title, fmt(l.small.meanMs, 2), l.large.title, fmt(l.large.meanMs, 2), fmt(l.workRatio), fmt(l.costRatio, 2), fmt(l.perUnit, 2)]),
+      ],
     });
   }
   if (r.startup) {
     const s = r.startup;
-    out.push({ title: 'Start-up: spawn to first answer, ms', rows: [['first request', 'median', 'runs'], ['GET /v1/me', fmt(s.meMedianMs), s.meMs.map((t) => fmt(t)).join(' ')], ['chat completion', fmt(s.chatMedianMs), s.chatMs.map((t) => fmt(t)).join(' ')]] });
+    out.push({
+      title: 'Start-up: spawn to first answer, ms',
+      rows: [
+        ['first request', 'median', 'runs'],
+        ['GET /v1/me', fmt(s.meMedianMs), s.meMs.map((t) => fmt(t)).join(' ')],
+        ['chat completion', fmt(s.chatMedianMs), s.chatMs.map((t) => fmt(t)).join(' ')],
+      ],
+    });
   }
   out.push({ title: 'Targets', rows: [['target', 'value', 'limit', 'met'], ...verdicts(r).map((v) => [v.target, v.value, v.limit, v.met === null ? '-' : v.met ? 'yes' : 'NO'])] });
   return out;
@@ -37,6 +55,10 @@ export function print(r: BenchResults): void {
 /** The report as Markdown (for the README). */
 export function markdown(r: BenchResults): string {
   const m = r.machine;
-  return [`Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node ${m.node}, ${m.os}; ${m.pinned}.`, ...sections(r).map((s) => `**${s.title}**\n\n${markdownTable(s.rows)}`)].join('\n\n') + '\n';
+  return (
+    [
+      `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node ${m.node}, ${m.os}; ${m.pinned}.`,
+      ...sections(r).map((s) => `**${s.title}**\n\n${markdownTable(s.rows)}`),
+    ].join('\n\n') + '\n'
+  );
 }
-

@@ -167,7 +167,10 @@ export async function conformance(ctx: Context): Promise<NonNullable<BenchResult
   const server = await startMock(ctx.serverCore, ctx.mockFlags);
   try {
     const started = performance.now();
-    const run = spawnSync(process.execPath, [cliPath(), 'conformance', '--base-url', server.url, '--api-key', API_KEY, '--profile', 'full'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const run = spawnSync(process.execPath, [cliPath(), 'conformance', '--base-url', server.url, '--api-key', API_KEY, '--profile', 'full'], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     const seconds = (performance.now() - started) / 1000;
     const lines = `${run.stdout}${run.stderr}`.trim().split('\n');
     return { available: true, seconds, exitCode: run.status, summary: lines.slice(-3).join('\n') };

@@ -37,7 +37,10 @@ await load(server.url, s, connections, 2); // warm-up; start-up and warm-up are 
 const measuredFrom = Number(process.hrtime.bigint() / 1000n);
 const result = await load(server.url, s, connections, Number(values.duration ?? 10));
 await server.stop(); // the profile is written as the process exits
-const file = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort().pop();
+const file = readdirSync(dir)
+  .filter((f) => f.endsWith('.cpuprofile'))
+  .sort()
+  .pop();
 if (!file) throw new Error(`no .cpuprofile in ${dir}`);
 const summary = summarise(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, ROOT, Number(values.top ?? 30), measuredFrom);
 const line = (c: { share: number; key: string }) => `${(c.share * 100).toFixed(1).padStart(5)}%  ${c.key}`;

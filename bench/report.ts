@@ -118,7 +118,11 @@ export const fmtRatio = (r: number | null | undefined): string => (r == null || 
 /** Lays out rows as an aligned plain-text table; the first row is the header. */
 export function table(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  const line = (r: readonly string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd();
+  const line = (r: readonly string[]) =>
+    r
+      .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+      .join('  ')
+      .trimEnd();
   return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 
@@ -150,7 +154,19 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
 
 /** The main table: one row per scenario, each server's figures and the mock's ratios. */
 export function scenarioRows(results: readonly ScenarioResult[]): string[][] {
-  const head = ['scenario', 'base req/s', 'mock req/s', 'ratio', 'base p50/p99 ms', 'mock p50/p99 ms', 'p99 ratio', 'base RSS MiB', 'mock RSS MiB', 'base/mock CPU µs/req', 'CPU ratio'];
+  const head = [
+    'scenario',
+    'base req/s',
+    'mock req/s',
+    'ratio',
+    'base p50/p99 ms',
+    'mock p50/p99 ms',
+    'p99 ratio',
+    'base RSS MiB',
+    'mock RSS MiB',
+    'base/mock CPU µs/req',
+    'CPU ratio',
+  ];
   const pair = (f: LoadFigures | null) => (f ? `${fmt(f.p50Ms, 2)} / ${fmt(f.p99Ms, 2)}` : '-');
   return [
     head,

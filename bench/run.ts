@@ -64,7 +64,14 @@ function machine(): BenchResults['machine'] {
   } catch {
     // not Linux: keep os.cpus()'s name
   }
-  return { cpu: model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, os: `${process.platform} ${release()}`, pinned: pin ? 'server on core 0, load generator on core 1' : 'not pinned' };
+  return {
+    cpu: model,
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    os: `${process.platform} ${release()}`,
+    pinned: pin ? 'server on core 0, load generator on core 1' : 'not pinned',
+  };
 }
 
 async function main(): Promise<void> {

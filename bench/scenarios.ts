@@ -39,7 +39,13 @@ const post = (name: string, title: string, path: string, body: unknown, expect =
 });
 
 const CHAT = '/v1/text-provider/chat/completions';
-const chatBody = { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Say this is a test' }] };
+const chatBody = {
+  model: 'gpt-4o-mini',
+  messages: [
+    { role: 'system', content: 'You are a helpful assistant.' },
+    { role: 'user', content: 'Say this is a test' },
+  ],
+};
 
 /** A deterministic text of exactly `n` characters (plain ASCII prose). */
 export function text(n: number): string {
@@ -112,8 +118,26 @@ export const streamScenario = (): Scenario => loadScenarios().find((s) => s.name
 /** The linearity pairs: the same request with more work in it. */
 export function pairs(): Pair[] {
   return [
-    { name: 'edit', unit: 'MiB of image', small: post('edit-5', 'image edit 5 MiB', '/v1/image-provider/image-edit', editBody(5 * MiB)), large: post('edit-10', 'image edit 10 MiB', '/v1/image-provider/image-edit', editBody(10 * MiB)), workRatio: 2 },
-    { name: 'chat', unit: 'messages', small: post('chat-10', 'chat, 10 messages', CHAT, chatOf(10)), large: post('chat-1000', 'chat, 1,000 messages', CHAT, chatOf(1000)), workRatio: 100 },
-    { name: 'tts', unit: 'characters', small: post('tts-100', 'tts, 100 characters', '/v1/voice-provider/tts', ttsBody(100)), large: post('tts-2500', 'tts, 2,500 characters', '/v1/voice-provider/tts', ttsBody(2500)), workRatio: 25 },
+    {
+      name: 'edit',
+      unit: 'MiB of image',
+      small: post('edit-5', 'image edit 5 MiB', '/v1/image-provider/image-edit', editBody(5 * MiB)),
+      large: post('edit-10', 'image edit 10 MiB', '/v1/image-provider/image-edit', editBody(10 * MiB)),
+      workRatio: 2,
+    },
+    {
+      name: 'chat',
+      unit: 'messages',
+      small: post('chat-10', 'chat, 10 messages', CHAT, chatOf(10)),
+      large: post('chat-1000', 'chat, 1,000 messages', CHAT, chatOf(1000)),
+      workRatio: 100,
+    },
+    {
+      name: 'tts',
+      unit: 'characters',
+      small: post('tts-100', 'tts, 100 characters', '/v1/voice-provider/tts', ttsBody(100)),
+      large: post('tts-2500', 'tts, 2,500 characters', '/v1/voice-provider/tts', ttsBody(2500)),
+      workRatio: 25,
+    },
   ];
 }

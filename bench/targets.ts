@@ -57,30 +57,66 @@ export function verdicts(r: BenchResults): Verdict[] {
     const min = REQ_RATIO[s.name];
     // The CPU ratio beside it is the same comparison by server CPU time per request, which other
     // processes on the machine disturb far less than throughput.
-    if (min !== undefined) out.push({ target: `${s.title}: req/s ratio`, value: `${fmtRatio(s.ratio.reqPerSec)} (CPU ${fmtRatio(s.ratio.cpuPerReq)})`, limit: `>= ${min.toFixed(2)}x`, met: s.ratio.reqPerSec === null ? null : s.ratio.reqPerSec >= min });
+    if (min !== undefined)
+      out.push({
+        target: `${s.title}: req/s ratio`,
+        value: `${fmtRatio(s.ratio.reqPerSec)} (CPU ${fmtRatio(s.ratio.cpuPerReq)})`,
+        limit: `>= ${min.toFixed(2)}x`,
+        met: s.ratio.reqPerSec === null ? null : s.ratio.reqPerSec >= min,
+      });
   }
   for (const s of r.scenarios) {
     out.push({ target: `${s.title}: p99 ratio`, value: fmtRatio(s.ratio.p99), limit: `<= ${P99_RATIO}x`, met: s.ratio.p99 === null ? null : s.ratio.p99 <= P99_RATIO });
   }
   for (const s of r.scenarios) {
     const rss = s.mock.peakRssMiB;
-    out.push({ target: `${s.title}: peak RSS`, value: `${fmt(rss, 1)} MiB (baseline ${fmt(s.baseline?.peakRssMiB, 1)})`, limit: `<= ${RSS_UNDER_LOAD} MiB`, met: rss === null ? null : rss <= RSS_UNDER_LOAD });
+    out.push({
+      target: `${s.title}: peak RSS`,
+      value: `${fmt(rss, 1)} MiB (baseline ${fmt(s.baseline?.peakRssMiB, 1)})`,
+      limit: `<= ${RSS_UNDER_LOAD} MiB`,
+      met: rss === null ? null : rss <= RSS_UNDER_LOAD,
+    });
   }
   if (r.streams) {
     const m = r.streams.mock;
     out.push({ target: `${m.count} concurrent streams complete`, value: `${m.completed}/${m.count}`, limit: 'all', met: m.completed === m.count });
-    out.push({ target: `${m.count} concurrent streams: peak RSS`, value: `${fmt(m.peakRssMiB, 1)} MiB`, limit: `<= ${RSS_STREAMS} MiB`, met: m.peakRssMiB === null ? null : m.peakRssMiB <= RSS_STREAMS });
+    out.push({
+      target: `${m.count} concurrent streams: peak RSS`,
+      value: `${fmt(m.peakRssMiB, 1)} MiB`,
+      limit: `<= ${RSS_STREAMS} MiB`,
+      met: m.peakRssMiB === null ? null : m.peakRssMiB <= RSS_STREAMS,
+    });
   }
   for (const l of r.linearity ?? []) {
-    out.push({ target: `linear cost: ${l.name} (${l.small.title} -> ${l.large.title})`, value: `${l.perUnit.toFixed(2)} per unit`, limit: `<= ${LINEAR_SLACK}`, met: l.perUnit <= LINEAR_SLACK });
+    out.push({
+      target: `linear cost: ${l.name} (${l.small.title} -> ${l.large.title})`,
+      value: `${l.perUnit.toFixed(2)} per unit`,
+      limit: `<= ${LINEAR_SLACK}`,
+      met: l.perUnit <= LINEAR_SLACK,
+    });
   }
   if (r.startup) {
-    out.push({ target: 'start-up to first answered request (GET /v1/me), median', value: `${fmt(r.startup.meMedianMs)} ms`, limit: `<= ${STARTUP_MS} ms`, met: r.startup.meMedianMs <= STARTUP_MS });
-    out.push({ target: 'start-up to first chat completion, median', value: `${fmt(r.startup.chatMedianMs)} ms`, limit: `(<= ${STARTUP_MS} ms)`, met: r.startup.chatMedianMs <= STARTUP_MS });
+    out.push({
+      target: 'start-up to first answered request (GET /v1/me), median',
+      value: `${fmt(r.startup.meMedianMs)} ms`,
+      limit: `<= ${STARTUP_MS} ms`,
+      met: r.startup.meMedianMs <= STARTUP_MS,
+    });
+    out.push({
+      target: 'start-up to first chat completion, median',
+      value: `${fmt(r.startup.chatMedianMs)} ms`,
+      limit: `(<= ${STARTUP_MS} ms)`,
+      met: r.startup.chatMedianMs <= STARTUP_MS,
+    });
   }
   if (r.conformance) {
     const c = r.conformance;
-    out.push({ target: 'full conformance suite against the mock', value: c.available ? `${fmt(c.seconds, 2)} s (exit ${c.exitCode})` : 'not available', limit: `<= ${CONFORMANCE_S} s`, met: c.available && c.seconds !== undefined ? c.seconds <= CONFORMANCE_S : null });
+    out.push({
+      target: 'full conformance suite against the mock',
+      value: c.available ? `${fmt(c.seconds, 2)} s (exit ${c.exitCode})` : 'not available',
+      limit: `<= ${CONFORMANCE_S} s`,
+      met: c.available && c.seconds !== undefined ? c.seconds <= CONFORMANCE_S : null,
+    });
   }
   return out;
 }

@@ -6,7 +6,16 @@ import { conversation, paddedPng, text } from '../bench/scenarios.js';
 import { verdicts, type BenchResults } from '../bench/targets.js';
 import { readImageInfo } from '../src/media/imageInfo.js';
 
-const figures = (reqPerSec: number, p99Ms: number, peakRssMiB: number | null): LoadFigures => ({ reqPerSec, p50Ms: p99Ms / 2, p99Ms, meanMs: p99Ms / 2, peakRssMiB, cpuUsPerReq: 1e6 / reqPerSec, responses: 1, unexpected: 0 });
+const figures = (reqPerSec: number, p99Ms: number, peakRssMiB: number | null): LoadFigures => ({
+  reqPerSec,
+  p50Ms: p99Ms / 2,
+  p99Ms,
+  meanMs: p99Ms / 2,
+  peakRssMiB,
+  cpuUsPerReq: 1e6 / reqPerSec,
+  responses: 1,
+  unexpected: 0,
+});
 
 test('percentile uses the nearest rank of a sorted sample', () => {
   const sorted = Array.from({ length: 100 }, (_, i) => i + 1);
@@ -50,7 +59,11 @@ test('linearity: equal cost per unit is 1, a quadratic step shows above it', () 
 });
 
 test('table aligns columns; markdown has a separator row', () => {
-  const rows = [['name', 'n'], ['chat', '12'], ['x', '3']];
+  const rows = [
+    ['name', 'n'],
+    ['chat', '12'],
+    ['x', '3'],
+  ];
   assert.is(table(rows), 'name   n\n----  --\nchat  12\nx      3');
   assert.is(markdownTable(rows).split('\n')[1], '| --- | ---: |');
 });
@@ -103,9 +116,21 @@ test('summarise sums self time per function and owner, and drops samples before 
   };
   const all = summarise(profile, '/app');
   assert.is(all.totalMicros, 60);
-  assert.equal(all.functions.map((f) => [f.key, f.micros]), [['parse @hapi/bourne/lib/index.js:9', 50], ['handle dist/middleware/handle.js:4', 10]]);
-  assert.equal(all.owners.map((o) => o.key), ['@hapi/bourne', 'dist/middleware/handle.js']);
-  assert.equal(all.inclusive.map((f) => [f.key, f.micros]), [['handle dist/middleware/handle.js:4', 60]]);
+  assert.equal(
+    all.functions.map((f) => [f.key, f.micros]),
+    [
+      ['parse @hapi/bourne/lib/index.js:9', 50],
+      ['handle dist/middleware/handle.js:4', 10],
+    ],
+  );
+  assert.equal(
+    all.owners.map((o) => o.key),
+    ['@hapi/bourne', 'dist/middleware/handle.js'],
+  );
+  assert.equal(
+    all.inclusive.map((f) => [f.key, f.micros]),
+    [['handle dist/middleware/handle.js:4', 60]],
+  );
   assert.is(summarise(profile, '/app', 30, 1025).totalMicros, 40); // the first two samples end at 1010 and 1020
 });
 

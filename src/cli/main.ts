@@ -161,7 +161,10 @@ async function serve(argv: string[]): Promise<number> {
     if (stopping) process.exit(signal === 'SIGINT' ? 130 : 143);
     stopping = true;
     mock.logger?.info({ signal, graceMs: mock.config.timeouts.shutdownGraceMs }, 'shutting down');
-    void mock.shutdown().then(() => flushLogger(mock.logger)).then(() => process.exit(0));
+    void mock
+      .shutdown()
+      .then(() => flushLogger(mock.logger))
+      .then(() => process.exit(0));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

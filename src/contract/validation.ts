@@ -3,7 +3,10 @@ import type { Detail } from './errors.js';
 
 /** Turns a JSON pointer such as /messages/0/content into the dotted form messages[0].content. */
 export function pointerToParam(pointer: string, child?: string): string | null {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   let out = '';
   for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
@@ -14,7 +17,7 @@ export function pointerToParam(pointer: string, child?: string): string | null {
 export function show(value: unknown): string {
   let text: string;
   try {
-    text = typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value);
+    text = typeof value === 'string' ? `'${value}'` : (JSON.stringify(value) ?? String(value));
   } catch {
     text = typeName(value); // nested too deeply to print (JSON.stringify overflows the stack)
   }
@@ -49,13 +52,29 @@ export function toDetail(e: ErrorObject): Detail | undefined {
       };
     }
     case 'maxLength':
-      return { param: at, code: 'string_above_max_length', message: `Invalid ${q(at)}: string too long. Expected a string with maximum length ${String(p.limit)}, but got a string with length ${[...String(e.data)].length} instead.` };
+      return {
+        param: at,
+        code: 'string_above_max_length',
+        message: `Invalid ${q(at)}: string too long. Expected a string with maximum length ${String(p.limit)}, but got a string with length ${[...String(e.data)].length} instead.`,
+      };
     case 'minLength':
-      return { param: at, code: 'string_below_min_length', message: `Invalid ${q(at)}: string too short. Expected a string with minimum length ${String(p.limit)}, but got a string with length ${[...String(e.data)].length} instead.` };
+      return {
+        param: at,
+        code: 'string_below_min_length',
+        message: `Invalid ${q(at)}: string too short. Expected a string with minimum length ${String(p.limit)}, but got a string with length ${[...String(e.data)].length} instead.`,
+      };
     case 'minItems':
-      return { param: at, code: 'array_below_min_length', message: `Invalid ${q(at)}: array too short. Expected an array with minimum length ${String(p.limit)}, but got ${(e.data as unknown[]).length} items instead.` };
+      return {
+        param: at,
+        code: 'array_below_min_length',
+        message: `Invalid ${q(at)}: array too short. Expected an array with minimum length ${String(p.limit)}, but got ${(e.data as unknown[]).length} items instead.`,
+      };
     case 'enum':
-      return { param: at, code: 'invalid_value', message: `Invalid value for ${q(at)}: expected one of ${(p.allowedValues as unknown[]).map((v) => show(v)).join(', ')}, but got ${show(e.data)} instead.` };
+      return {
+        param: at,
+        code: 'invalid_value',
+        message: `Invalid value for ${q(at)}: expected one of ${(p.allowedValues as unknown[]).map((v) => show(v)).join(', ')}, but got ${show(e.data)} instead.`,
+      };
     case 'const':
       return { param: at, code: 'invalid_value', message: `Invalid value for ${q(at)}: expected ${show(p.allowedValue)}, but got ${show(e.data)} instead.` };
     case 'pattern':
@@ -80,7 +99,11 @@ const FORMAT_TEXT: Record<string, string> = {
   uri: 'expected an absolute URL',
 };
 
-const article = (t: string) => (t.split(',').map((x) => (/^[aeiou]/.test(x) ? `an ${x}` : `a ${x}`)).join(' or '));
+const article = (t: string) =>
+  t
+    .split(',')
+    .map((x) => (/^[aeiou]/.test(x) ? `an ${x}` : `a ${x}`))
+    .join(' or ');
 
 /** Maps Ajv's errors to violations, dropping the noise and exact duplicates (two rules on one field stay two). */
 export function toDetails(errors: readonly ErrorObject[]): Detail[] {

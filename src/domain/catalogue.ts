@@ -31,7 +31,11 @@ export interface Model {
 
 // Each with its article, so messages read "an image model", "a video model".
 const KIND_NAMES: Record<ModelKind, string> = {
-  text: 'a text model', image: 'an image model', video: 'a video model', voice: 'a text-to-speech model', 'cloud-speech': 'a neural voice',
+  text: 'a text model',
+  image: 'an image model',
+  video: 'a video model',
+  voice: 'a text-to-speech model',
+  'cloud-speech': 'a neural voice',
 };
 
 /** The model catalogue, loaded and checked against schemas/catalogue.json at start-up. */
@@ -59,7 +63,9 @@ export class Catalogue {
   require(id: string, kind: ModelKind, param = 'model'): Model {
     const model = this.byId.get(id);
     if (model && model.kind === kind) return model;
-    const fit = this.ofKind(kind).map((m) => m.id).join(', ');
+    const fit = this.ofKind(kind)
+      .map((m) => m.id)
+      .join(', ');
     const what = KIND_NAMES[kind];
     const noun = kind === 'cloud-speech' ? 'voice' : 'model';
     throw model
@@ -71,7 +77,10 @@ export class Catalogue {
   requireVoice(id: string): { id: string; name: string } {
     const voice = this.voices.find((v) => v.id === id);
     if (voice) return voice;
-    throw new ApiError(ERRORS.UNKNOWN_VOICE, { param: 'voice_id', message: `Invalid 'voice_id': the voice '${clip(id)}' does not exist. Use one of: ${this.voices.map((v) => v.id).join(', ')}.` });
+    throw new ApiError(ERRORS.UNKNOWN_VOICE, {
+      param: 'voice_id',
+      message: `Invalid 'voice_id': the voice '${clip(id)}' does not exist. Use one of: ${this.voices.map((v) => v.id).join(', ')}.`,
+    });
   }
 }
 

@@ -50,7 +50,10 @@ export class Journal {
   private readonly maskText = (text: string): string => this.masked(text);
 
   /** `secrets` (the configured keys and admin token) are masked wherever a client put them: path, ids, body fields, messages. */
-  constructor(readonly capacity: number, secrets: readonly string[] = []) {
+  constructor(
+    readonly capacity: number,
+    secrets: readonly string[] = [],
+  ) {
     this.ring = new Array<JournalEntry | undefined>(Math.max(0, capacity));
     this.scrub = secretScrubber(secrets, { json: false });
     this.scrubPath = (path) => scrubPath(path, this.scrub);
@@ -84,7 +87,15 @@ export class Journal {
     const model = opt(r.model);
     const operation = opt(r.operation);
     const keyLabel = opt(r.keyLabel);
-    const same = path === r.path && requestId === r.requestId && errorCode === r.errorCode && fault === r.fault && stream === r.stream && model === r.model && operation === r.operation && keyLabel === r.keyLabel;
+    const same =
+      path === r.path &&
+      requestId === r.requestId &&
+      errorCode === r.errorCode &&
+      fault === r.fault &&
+      stream === r.stream &&
+      model === r.model &&
+      operation === r.operation &&
+      keyLabel === r.keyLabel;
     // A record with nothing to mask or cut (the usual case) is kept as it is: records are never changed.
     this.ring[this.next] =
       same && !r.details

@@ -32,9 +32,7 @@ const jsonEscaped = (s: string): string => JSON.stringify(s).slice(1, -1);
 export function secretScrubber(secrets: readonly string[], { json = true }: { json?: boolean } = {}): (text: string) => string {
   // Longest first, so a key that contains another key is masked whole.
   const long = secrets.filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
-  const pairs = json
-    ? long.flatMap((s) => [...new Set([s, jsonEscaped(s)])].map((form) => [form, jsonEscaped(maskKey(s))] as const))
-    : long.map((s) => [s, maskKey(s)] as const);
+  const pairs = json ? long.flatMap((s) => [...new Set([s, jsonEscaped(s)])].map((form) => [form, jsonEscaped(maskKey(s))] as const)) : long.map((s) => [s, maskKey(s)] as const);
   return (text) => {
     let out = text;
     for (const [secret, masked] of pairs) if (out.includes(secret)) out = out.split(secret).join(masked);

@@ -24,7 +24,11 @@ export const voiceTts: Handler = ({ body, services }) => {
     const model = services.catalogue.require(body.model_id as string, 'voice', 'model_id');
     const chars = characterCount(body.text as string);
     if (model.limits.max_characters !== undefined && chars > model.limits.max_characters) {
-      throw new ApiError(ERRORS.VALIDATION, { param: 'text', code: 'string_above_max_length', message: `Invalid 'text': ${chars} characters exceed the limit of ${model.limits.max_characters} for model '${model.id}'.` });
+      throw new ApiError(ERRORS.VALIDATION, {
+        param: 'text',
+        code: 'string_above_max_length',
+        message: `Invalid 'text': ${chars} characters exceed the limit of ${model.limits.max_characters} for model '${model.id}'.`,
+      });
     }
   }
   const chars = characterCount(body.text as string);
@@ -39,7 +43,9 @@ const SSML_START = /^<(?:\?xml\b|speak\b)/;
 /** POST /cloud-provider/speech: RIFF WAV (24 kHz 16-bit mono by default); SSML voice and prosody win. */
 export const cloudSpeech: Handler = async ({ body, headers, services }) => {
   const { speech } = services.limits;
-  const formatName = String(headers['x-microsoft-outputformat'] ?? speech.defaultOutputFormat).trim().toLowerCase();
+  const formatName = String(headers['x-microsoft-outputformat'] ?? speech.defaultOutputFormat)
+    .trim()
+    .toLowerCase();
   const format = speech.outputFormats[formatName];
   if (!format) {
     throw new ApiError(ERRORS.UNSUPPORTED_OUTPUT_FORMAT, {

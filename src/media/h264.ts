@@ -184,7 +184,11 @@ function buildSps(mbWidth: number, mbHeight: number, cropRight: number, cropBott
     .u(1, 1); // direct_8x8_inference_flag
   if (cropRight > 0 || cropBottom > 0) {
     // Offsets are in 2-sample units for 4:2:0 progressive video.
-    w.u(1, 1).ue(0).ue(cropRight / 2).ue(0).ue(cropBottom / 2);
+    w.u(1, 1)
+      .ue(0)
+      .ue(cropRight / 2)
+      .ue(0)
+      .ue(cropBottom / 2);
   } else {
     w.u(1, 0);
   }
@@ -241,7 +245,6 @@ function writeZeroCoeffToken(w: BitWriter, nC: number): void {
   else w.u(6, 0b000011);
 }
 
-
 /** HSV (all 0..1) to BT.601 limited-range Y'CbCr, as stored in I_PCM samples. */
 function hsvToYcbcr(h: number, s: number, v: number): [number, number, number] {
   const i = Math.floor(h * 6);
@@ -258,11 +261,7 @@ function hsvToYcbcr(h: number, s: number, v: number): [number, number, number] {
     [v, p, q],
   ][((i % 6) + 6) % 6]!;
   const [r, g, b] = rgb as [number, number, number];
-  return [
-    Math.round(16 + 65.481 * r + 128.553 * g + 24.966 * b),
-    Math.round(128 - 37.797 * r - 74.203 * g + 112 * b),
-    Math.round(128 + 112 * r - 93.786 * g - 18.214 * b),
-  ];
+  return [Math.round(16 + 65.481 * r + 128.553 * g + 24.966 * b), Math.round(128 - 37.797 * r - 74.203 * g + 112 * b), Math.round(128 + 112 * r - 93.786 * g - 18.214 * b)];
 }
 
 /** A flat-coloured I_PCM macroblock payload: 256 luma then 64 Cb and 64 Cr samples. */
@@ -294,7 +293,9 @@ function buildIdr(mbWidth: number, mbHeight: number, seed: number): Buffer {
       if (isPcm(x, y)) {
         // Top row sweeps half the hue circle, left column the other half.
         const h = y === 0 ? hue + (0.5 * x) / topSpan : hue + 0.5 + (0.5 * y) / leftSpan;
-        w.ue(MB_I_PCM).alignZero().bytes(pcmBlock(hsvToYcbcr(h % 1, 0.75, 0.9)));
+        w.ue(MB_I_PCM)
+          .alignZero()
+          .bytes(pcmBlock(hsvToYcbcr(h % 1, 0.75, 0.9)));
         continue;
       }
       w.ue(MB_I16X16_DC_NO_RESIDUAL)
@@ -329,7 +330,10 @@ function buildSkipFrame(frameNum: number, mbCount: number): Buffer {
 /** Encodes a static H.264 Constrained Baseline stream: one IDR frame then P_Skip frames. */
 export function encodeH264(opts: H264Options): H264Stream {
   const { width, height, frameCount, seed } = opts;
-  for (const [name, v] of [['width', width], ['height', height]] as const) {
+  for (const [name, v] of [
+    ['width', width],
+    ['height', height],
+  ] as const) {
     // 4:2:0 cropping works in 2-sample units, so odd sizes cannot be represented.
     if (!Number.isInteger(v) || v < 2 || v % 2 !== 0) throw new RangeError(`${name} must be an even integer >= 2, got ${v}`);
   }

@@ -48,8 +48,7 @@ export function readImageInfo(buf: Buffer): ImageInfo | undefined {
   // Node pools small Buffers inside a shared ArrayBuffer, and image-size reads through a
   // DataView over `buf.buffer`, so an out-of-range read would silently return pool bytes
   // instead of throwing. An exactly-sized copy makes truncated input fail loudly.
-  const exact =
-    buf.byteOffset === 0 && buf.buffer.byteLength === buf.length ? buf : new Uint8Array(buf);
+  const exact = buf.byteOffset === 0 && buf.buffer.byteLength === buf.length ? buf : new Uint8Array(buf);
   try {
     // image-size (about 30 modules) loads on the first image read, not at every start-up.
     const size = (imageSize ??= (createRequire(import.meta.url)('image-size') as { imageSize: typeof ImageSize }).imageSize)(exact);

@@ -47,7 +47,9 @@ function u16(...values: number[]): Buffer {
 
 function mvhd(duration: number): Buffer {
   return fullBox(
-    'mvhd', 0, 0,
+    'mvhd',
+    0,
+    0,
     u32(0, 0, TIMESCALE, duration), // creation, modification, timescale, duration
     u32(0x00010000), // rate 1.0
     u16(0x0100, 0), // volume 1.0, reserved
@@ -60,7 +62,9 @@ function mvhd(duration: number): Buffer {
 
 function tkhd(duration: number, width: number, height: number): Buffer {
   return fullBox(
-    'tkhd', 0, 0x000003, // track_enabled | track_in_movie
+    'tkhd',
+    0,
+    0x000003, // track_enabled | track_in_movie
     u32(0, 0, 1, 0, duration), // creation, modification, track_ID, reserved, duration
     u32(0, 0), // reserved
     u16(0, 0, 0, 0), // layer, alternate_group, volume (0 for video), reserved
@@ -101,8 +105,11 @@ function avcC(sps: Buffer, pps: Buffer, profile: number, compatibility: number, 
   return box(
     'avcC',
     Buffer.from([1, profile, compatibility, level, 0xff, 0xe1]), // 4-byte NAL lengths, 1 SPS
-    u16(sps.length), sps,
-    Buffer.from([1]), u16(pps.length), pps,
+    u16(sps.length),
+    sps,
+    Buffer.from([1]),
+    u16(pps.length),
+    pps,
   );
 }
 

@@ -36,7 +36,6 @@ function chunk(type: string, data: Buffer): Buffer {
   return out;
 }
 
-
 /** Encodes a deterministic, non-blank 8-bit RGB PNG whose colours derive from the seed. */
 export function encodePng(width: number, height: number, seed: number): Buffer {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
@@ -80,10 +79,5 @@ export function encodePng(width: number, height: number, seed: number): Buffer {
   ihdr[11] = 0; // filter method
   ihdr[12] = 0; // no interlace
 
-  return Buffer.concat([
-    PNG_SIGNATURE,
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(raw, { level: 1 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
+  return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 1 })), chunk('IEND', Buffer.alloc(0))]);
 }

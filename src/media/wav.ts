@@ -18,7 +18,6 @@ export interface WavOptions {
 /** WAVE format tags (wFormatTag) from the RIFF specification. */
 const FORMAT_TAG: Readonly<Record<WavEncoding, number>> = { pcm: 1, alaw: 6, mulaw: 7 };
 
-
 /**
  * Renders one "phrase": a few voiced syllables (a gliding fundamental plus two harmonics
  * under a bell envelope) separated by short gaps and followed by a pause. The full file is

@@ -46,7 +46,9 @@ const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 function checkAdmin(adminToken: string | undefined, authorization: string | undefined, peer: string | undefined): void {
   if (adminToken === undefined) {
     if (isLoopback(peer)) return;
-    throw new ApiError(ERRORS.ADMIN_FORBIDDEN, { message: 'The admin API answers only clients on the same machine. Start the server with --admin-token TOKEN and send Authorization: Bearer TOKEN to use it from elsewhere.' });
+    throw new ApiError(ERRORS.ADMIN_FORBIDDEN, {
+      message: 'The admin API answers only clients on the same machine. Start the server with --admin-token TOKEN and send Authorization: Bearer TOKEN to use it from elsewhere.',
+    });
   }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   if (match && timingSafeEqual(sha256(match[1]!), sha256(adminToken))) return;

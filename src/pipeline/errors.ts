@@ -20,7 +20,13 @@ function sendError(res: ServerResponse, err: ApiError): void {
  */
 export function sendFirstError(res: ServerResponse, requestId: string, err: ApiError): void {
   const text = err.toJson();
-  res.writeHead(err.status, { 'x-request-id': requestId, 'x-content-type-options': 'nosniff', ...err.headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(err.status, {
+    'x-request-id': requestId,
+    'x-content-type-options': 'nosniff',
+    ...err.headers,
+    'Content-Type': JSON_TYPE,
+    'Content-Length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 

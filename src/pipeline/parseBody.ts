@@ -42,7 +42,7 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
 
 /** Index of the quote that closes the string opened at `open`: the next one after an even run of backslashes; -1 if none. */
 function closingQuote(text: string, open: number): number {
-  for (let at = open; ; ) {
+  for (let at = open; ;) {
     at = text.indexOf('"', at + 1);
     if (at < 0) return -1;
     // The opening quote ends any run, so this never looks before the string.
@@ -87,7 +87,9 @@ export function parseBody(limitBytes: number, maxDepth: number, budget: BodyBudg
     const headers = ctx.req.headers;
     const encoding = headers['content-encoding']?.toLowerCase();
     if (encoding && encoding !== 'identity') {
-      return new ApiError(ERRORS.UNSUPPORTED_ENCODING, { message: `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, 32)}). Send the JSON uncompressed.` });
+      return new ApiError(ERRORS.UNSUPPORTED_ENCODING, {
+        message: `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, 32)}). Send the JSON uncompressed.`,
+      });
     }
     const declared = Number(headers['content-length']);
     if (declared > limitBytes) return new ApiError(ERRORS.BODY_TOO_LARGE, { message: `The request body is ${declared} bytes; the limit is ${limitBytes} bytes.` });

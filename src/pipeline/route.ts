@@ -47,7 +47,11 @@ export function routeTable(ops: readonly Operation[]): Routes {
       await routed(ctx, nothing);
       const op = (ctx.state as RequestState).operation;
       if (op) return op;
-      if (ctx.status === 405) throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, { message: `Method ${ctx.method} is not allowed on ${ctx.path.slice(0, 200)}.`, headers: { Allow: String(ctx.response.get('Allow')) } });
+      if (ctx.status === 405)
+        throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, {
+          message: `Method ${ctx.method} is not allowed on ${ctx.path.slice(0, 200)}.`,
+          headers: { Allow: String(ctx.response.get('Allow')) },
+        });
       if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(ERRORS.NOT_FOUND, { message: `Unknown path: ${ctx.method} ${ctx.path.slice(0, 200)}.` });
       return undefined;
     },

@@ -106,7 +106,7 @@ export function writeSse(res: ServerResponse, reply: SseReply, stallMaxMs: numbe
         return;
       }
       let out = '';
-      for (let written = 0; i < stop; ) {
+      for (let written = 0; i < stop;) {
         out += frame(i);
         due += events[i++]!.tokens * msPerToken;
         const wait = due - timers.now();

@@ -24,7 +24,19 @@ export interface RequestState {
 
 /** A request's state with every field there from the start, so all requests share one object shape. */
 export function requestState(requestId: string, operation?: BoundOperation, key?: KeyState, error?: ApiError): RequestState {
-  return { requestId, operation, key, body: undefined, raw: undefined, reply: undefined, error, fault: undefined, stream: undefined, release: undefined, transportStatus: undefined };
+  return {
+    requestId,
+    operation,
+    key,
+    body: undefined,
+    raw: undefined,
+    reply: undefined,
+    error,
+    fault: undefined,
+    stream: undefined,
+    release: undefined,
+    transportStatus: undefined,
+  };
 }
 
 /** Work a step leaves for after the handler; these run in reverse order, once the handler has answered. */

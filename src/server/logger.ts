@@ -20,8 +20,21 @@ const pino = (): typeof pinoModule => requireCjs('pino') as typeof pinoModule;
 
 // Request records never hold a key; these paths are a second line of defence for anything that might.
 const REDACT = [
-  'authorization', 'headers.authorization', 'req.headers.authorization', 'request.headers.authorization',
-  'key', 'apiKey', 'api_key', 'token', 'adminToken', 'admin_token', '*.key', '*.apiKey', '*.api_key', '*.token', '*.adminToken',
+  'authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  'request.headers.authorization',
+  'key',
+  'apiKey',
+  'api_key',
+  'token',
+  'adminToken',
+  'admin_token',
+  '*.key',
+  '*.apiKey',
+  '*.api_key',
+  '*.token',
+  '*.adminToken',
 ];
 
 // A line longer than this is a sign of an attack or a bug, not useful to read: paths are cut before it.

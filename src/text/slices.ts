@@ -9,10 +9,7 @@ export const MAX_PIECE = 512;
 // JS \s: the characters the tokenizer's split patterns treat as whitespace.
 function isSpace(c: number): boolean {
   if (c < 128) return c === 32 || (c >= 9 && c <= 13);
-  return (
-    c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
-    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
-  );
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
 
 /**
@@ -35,7 +32,7 @@ export function hasLongRun(text: string, min: number): boolean {
 
 // Cuts a long piece into slices of at most MAX_PIECE code units, never between the halves of a surrogate pair.
 function cut(piece: string, out: string[]): void {
-  for (let at = 0; at < piece.length; ) {
+  for (let at = 0; at < piece.length;) {
     let end = Math.min(at + MAX_PIECE, piece.length);
     const last = piece.charCodeAt(end - 1);
     if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;

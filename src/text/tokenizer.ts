@@ -145,7 +145,9 @@ export function decodePieces(tokens: readonly number[], enc: Encoding): Piece[] 
 
 /** Decodes token ids to text; an incomplete trailing character becomes U+FFFD. */
 export function decode(tokens: readonly number[], enc: Encoding): string {
-  return decodePieces(tokens, enc).map((p) => p.text).join('');
+  return decodePieces(tokens, enc)
+    .map((p) => p.text)
+    .join('');
 }
 
 // Clients send the same system prompt and the whole history again on every turn: counts of message
@@ -174,7 +176,11 @@ export function countMessageTokens(text: string, enc: Encoding): number {
   if (text.length > COUNT_CACHE.chars) return countTokens(text, enc);
   let cache = counts.get(enc);
   if (!cache) counts.set(enc, (cache = new Lru<number>(COUNT_CACHE.entries, COUNT_CACHE.chars)));
-  return cache.getOrMake(text, () => countTokens(text, enc), () => text.length);
+  return cache.getOrMake(
+    text,
+    () => countTokens(text, enc),
+    () => text.length,
+  );
 }
 
 /** How many message texts have their count kept for an encoding: long ones (in the LRU) and short ones. */

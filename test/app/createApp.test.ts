@@ -12,8 +12,7 @@ const documented = operations.filter((o) => o.documented);
 const PUBLIC_URL = 'https://mock.example.test';
 
 /** Sends the valid request of an operation (GET operations have no body). */
-const call = (url: string, id: string, path = operation(id).path): Promise<Res> =>
-  operation(id).method === 'POST' ? post(url, path, VALID[id]) : get(url, path);
+const call = (url: string, id: string, path = operation(id).path): Promise<Res> => (operation(id).method === 'POST' ? post(url, path, VALID[id]) : get(url, path));
 
 /** Checks a success against what the operations table promises: its schema or its media type. */
 function assertSuccess(id: string, res: Res): void {
@@ -130,7 +129,10 @@ test('clock: a fixed time by choice, or the wall clock', async () => {
 });
 
 test('createApp rejects an invalid configuration with a message naming the field', () => {
-  assert.throws(() => createApp({ port: -1 }), (e: Error) => e instanceof ConfigError && /port/.test(e.message));
+  assert.throws(
+    () => createApp({ port: -1 }),
+    (e: Error) => e instanceof ConfigError && /port/.test(e.message),
+  );
 });
 
 test('wrong methods on documented paths are 405 and unknown paths 404, under /v1 too', async () => {
@@ -163,7 +165,13 @@ test('a bad key answered before Koa is byte for byte the answer Koa gives, and i
   const koaOnly = createApp();
   const servers = [await serveWith(early.handler), await serveWith(koaOnly.app.callback())];
   try {
-    const credentials = ['', 'Authorization: Basic abc\r\n', 'Authorization: Bearer \r\n', 'Authorization: Bearer sk-wrong\r\n', 'Authorization: Bearer sk-wrong\r\nX-Request-Id: mine.1\r\n'];
+    const credentials = [
+      '',
+      'Authorization: Basic abc\r\n',
+      'Authorization: Bearer \r\n',
+      'Authorization: Bearer sk-wrong\r\n',
+      'Authorization: Bearer sk-wrong\r\nX-Request-Id: mine.1\r\n',
+    ];
     for (const credential of credentials) {
       const head = `POST /v1/text-provider/chat/completions HTTP/1.1\r\nHost: x\r\n${credential}Content-Type: application/json\r\nContent-Length: 2\r\nX-Stainless-Retry-Count: 1\r\n`;
       const [a, b] = [await rawAnswer(servers[0]!.port, head), await rawAnswer(servers[1]!.port, head)];

@@ -163,9 +163,32 @@ test('serveConfig maps every flag to its configuration field', () => {
   assert.is(serveConfig(['--help']), 'help');
   assert.equal(
     serveConfig([
-      '--port', '0', '--host', '::1', '--api-key', 'a', '--api-key', 'b', '--strict', '--no-fault-headers', '--admin-token', 'admin-123',
-      '--clock', 'system', '--public-url', 'https://x.test', '--reply-rules', 'rules.json', '--ttft', '100', '--tps', '12.5',
-      '--body-limit', '4096', '--log-level', 'debug',
+      '--port',
+      '0',
+      '--host',
+      '::1',
+      '--api-key',
+      'a',
+      '--api-key',
+      'b',
+      '--strict',
+      '--no-fault-headers',
+      '--admin-token',
+      'admin-123',
+      '--clock',
+      'system',
+      '--public-url',
+      'https://x.test',
+      '--reply-rules',
+      'rules.json',
+      '--ttft',
+      '100',
+      '--tps',
+      '12.5',
+      '--body-limit',
+      '4096',
+      '--log-level',
+      'debug',
     ]),
     {
       port: 0,
@@ -186,9 +209,15 @@ test('serveConfig maps every flag to its configuration field', () => {
     },
   );
   assert.equal(serveConfig(['--clock', '1700000000']), { clock: 1700000000 });
-  assert.throws(() => serveConfig(['--tps', 'fast']), (e: Error) => e instanceof ConfigError && /--tps must be a number, got 'fast'/.test(e.message));
+  assert.throws(
+    () => serveConfig(['--tps', 'fast']),
+    (e: Error) => e instanceof ConfigError && /--tps must be a number, got 'fast'/.test(e.message),
+  );
   assert.throws(() => serveConfig(['--port=-1']), /--port must be a number/);
-  assert.throws(() => serveConfig(['--nope']), (e: Error & { code?: string }) => e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION');
+  assert.throws(
+    () => serveConfig(['--nope']),
+    (e: Error & { code?: string }) => e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION',
+  );
 });
 
 test('serve --help is written from schemas/config.json: every flag, the setting it sets and its default', () => {

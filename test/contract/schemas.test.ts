@@ -75,7 +75,10 @@ test('strict variants keep conditional rules: image_to_video still needs image_u
   const body = { model: 'gen3a_turbo', mode: 'image_to_video', prompt: 'p' };
   for (const id of [schemaId('video-request.json'), strictId(schemaId('video-request.json'))]) {
     const errs = reg.check(id, body);
-    assert.ok(errs.some((e) => e.keyword === 'required' && e.params.missingProperty === 'image_url'), `${id}: ${JSON.stringify(errs)}`);
+    assert.ok(
+      errs.some((e) => e.keyword === 'required' && e.params.missingProperty === 'image_url'),
+      `${id}: ${JSON.stringify(errs)}`,
+    );
     assert.equal(reg.check(id, { ...body, image_url: 'https://example.com/a.png' }), [], id);
     assert.equal(reg.check(id, { ...body, mode: 'text_to_video' }), [], id);
   }

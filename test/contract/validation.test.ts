@@ -48,7 +48,11 @@ test('type: expected and actual type in words', () => {
 
 test('minimum and maximum: decimal and integer wording with the limit and the value', () => {
   const [t] = detailsOf('chat-request.json', { model: 'm', messages: [{ role: 'u', content: 'c' }], temperature: 2.5 });
-  assert.equal(t, { param: 'temperature', code: 'decimal_above_max_value', message: "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 2.5 instead." });
+  assert.equal(t, {
+    param: 'temperature',
+    code: 'decimal_above_max_value',
+    message: "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 2.5 instead.",
+  });
   const [p] = detailsOf('chat-request.json', { model: 'm', messages: [{ role: 'u', content: 'c' }], top_p: -0.1 });
   assert.is(p!.code, 'decimal_below_min_value');
   assert.match(p!.message, />= 0, but got -0.1/);
@@ -61,13 +65,20 @@ test('exclusive limits are worded as limits too', () => {
   const fn = ajv.compile({ type: 'object', properties: { a: { type: 'number', exclusiveMaximum: 1 }, b: { type: 'integer', exclusiveMinimum: 0 } } });
   fn({ a: 1, b: 0 });
   const details = toDetails(fn.errors!);
-  assert.equal(details.map((d) => d.code), ['decimal_above_max_value', 'integer_below_min_value']);
+  assert.equal(
+    details.map((d) => d.code),
+    ['decimal_above_max_value', 'integer_below_min_value'],
+  );
   assert.match(details[0]!.message, /< 1, but got 1/);
 });
 
 test('maxLength and minLength count characters as code points', () => {
   const [d] = detailsOf('image-generation-request.json', { model: 'm', prompt: '😀'.repeat(1001) });
-  assert.equal(d, { param: 'prompt', code: 'string_above_max_length', message: "Invalid 'prompt': string too long. Expected a string with maximum length 1000, but got a string with length 1001 instead." });
+  assert.equal(d, {
+    param: 'prompt',
+    code: 'string_above_max_length',
+    message: "Invalid 'prompt': string too long. Expected a string with maximum length 1000, but got a string with length 1001 instead.",
+  });
   assert.equal(detailsOf('image-generation-request.json', { model: 'm', prompt: '😀'.repeat(1000) }), []);
   const [e] = detailsOf('image-generation-request.json', { model: 'm', prompt: '' });
   assert.is(e!.code, 'string_below_min_length');
@@ -76,12 +87,26 @@ test('maxLength and minLength count characters as code points', () => {
 
 test('minItems, enum, const and pattern', () => {
   const [a] = detailsOf('chat-request.json', { model: 'm', messages: [] });
-  assert.equal(a, { param: 'messages', code: 'array_below_min_length', message: "Invalid 'messages': array too short. Expected an array with minimum length 1, but got 0 items instead." });
+  assert.equal(a, {
+    param: 'messages',
+    code: 'array_below_min_length',
+    message: "Invalid 'messages': array too short. Expected an array with minimum length 1, but got 0 items instead.",
+  });
   const [b] = detailsOf('image-generation-request.json', { model: 'm', prompt: 'p', size: '512x512' });
   assert.equal(b, { param: 'size', code: 'invalid_value', message: "Invalid value for 'size': expected one of '1024x1024', '1792x1024', '1024x1792', but got '512x512' instead." });
-  const task = { id: 'v', status: 'completed', model: 'm', mode: 'text_to_video', created_at: 0, video: { url: 'http://x/y', content_type: 'video/webm', duration: 4, resolution: '768x768', seed: 1 } };
+  const task = {
+    id: 'v',
+    status: 'completed',
+    model: 'm',
+    mode: 'text_to_video',
+    created_at: 0,
+    video: { url: 'http://x/y', content_type: 'video/webm', duration: 4, resolution: '768x768', seed: 1 },
+  };
   const c = detailsOf('video-task.json', task);
-  assert.ok(c.some((x) => x.param === 'video.content_type' && x.message === "Invalid value for 'video.content_type': expected 'video/mp4', but got 'video/webm' instead."), JSON.stringify(c));
+  assert.ok(
+    c.some((x) => x.param === 'video.content_type' && x.message === "Invalid value for 'video.content_type': expected 'video/mp4', but got 'video/webm' instead."),
+    JSON.stringify(c),
+  );
   const [d] = detailsOf('voice-tts-request.json', { text: 't', voice_id: 'Rachel' });
   assert.equal(d, { param: 'voice_id', code: 'invalid_value', message: "Invalid value for 'voice_id': 'Rachel' does not match the pattern ^[a-z][a-z0-9_-]{0,63}$." });
 });

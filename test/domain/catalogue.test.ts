@@ -37,7 +37,10 @@ test('more than 50 models, every kind present, unique ids', () => {
   assert.ok(catalogue.models.length >= 50, `${catalogue.models.length} models`);
   for (const kind of KINDS) assert.ok(catalogue.ofKind(kind).length >= 1, kind);
   assert.is(new Set(catalogue.models.map((m) => m.id)).size, catalogue.models.length);
-  assert.is(KINDS.reduce((n, k) => n + catalogue.ofKind(k).length, 0), catalogue.models.length);
+  assert.is(
+    KINDS.reduce((n, k) => n + catalogue.ofKind(k).length, 0),
+    catalogue.models.length,
+  );
 });
 
 test('dall-e-3 allows one image per request; image and video models list the documented enums', () => {

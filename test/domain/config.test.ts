@@ -3,7 +3,18 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CONFIG_SCHEMA, ConfigError, DEFAULT_EPOCH, defaultConfig, defaultKeys, readConfigFile, resolveConfig, windowMsOf, type Config, type SettingSchema } from '../../src/domain/config.js';
+import {
+  CONFIG_SCHEMA,
+  ConfigError,
+  DEFAULT_EPOCH,
+  defaultConfig,
+  defaultKeys,
+  readConfigFile,
+  resolveConfig,
+  windowMsOf,
+  type Config,
+  type SettingSchema,
+} from '../../src/domain/config.js';
 import { schemaId } from '../../src/contract/schemas.js';
 import { assertSchema, schemas } from '../helpers.js';
 
@@ -30,7 +41,10 @@ test('defaults: loopback, port 4010, the fixture keys, fixed clock, 20 MB bodies
   const c = defaultConfig();
   assert.is(c.host, '127.0.0.1');
   assert.is(c.port, 4010);
-  assert.equal(c.keys.map((k) => k.key), ['sk-mock-default', 'sk-mock-limited']);
+  assert.equal(
+    c.keys.map((k) => k.key),
+    ['sk-mock-default', 'sk-mock-limited'],
+  );
   assert.is(c.keys[1]!.rateLimit!.requests, 5);
   assert.is(c.clock, DEFAULT_EPOCH);
   assert.is(c.strict, false);
@@ -44,7 +58,10 @@ test('the defaults themselves pass schemas/config.json', () => {
 });
 
 test('resolveConfig fills in defaults and merges nested objects', () => {
-  const c = resolveConfig({ port: 0, strict: true, timeouts: { stallMaxMs: 5 }, pacing: { tokensPerSecond: 10 }, mediaCache: { entries: 2 }, video: { progress: true } }, schemas());
+  const c = resolveConfig(
+    { port: 0, strict: true, timeouts: { stallMaxMs: 5 }, pacing: { tokensPerSecond: 10 }, mediaCache: { entries: 2 }, video: { progress: true } },
+    schemas(),
+  );
   assert.is(c.port, 0);
   assert.is(c.strict, true);
   assert.is(c.timeouts.stallMaxMs, 5);
@@ -81,11 +98,17 @@ test('readConfigFile reads a JSON object and names the file on any problem', () 
     assert.equal(resolveConfig(readConfigFile(good), schemas()).port, 0);
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, '{ "port": ');
-    assert.throws(() => readConfigFile(bad), (e: Error) => e instanceof ConfigError && e.message.includes(bad) && /not valid JSON/.test(e.message));
+    assert.throws(
+      () => readConfigFile(bad),
+      (e: Error) => e instanceof ConfigError && e.message.includes(bad) && /not valid JSON/.test(e.message),
+    );
     const list = join(dir, 'list.json');
     writeFileSync(list, '[1]');
     assert.throws(() => readConfigFile(list), /must hold a JSON object/);
-    assert.throws(() => readConfigFile(join(dir, 'missing.json')), (e: Error) => e instanceof ConfigError && /cannot read config file .*missing\.json/.test(e.message));
+    assert.throws(
+      () => readConfigFile(join(dir, 'missing.json')),
+      (e: Error) => e instanceof ConfigError && /cannot read config file .*missing\.json/.test(e.message),
+    );
   });
 });
 

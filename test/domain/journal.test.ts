@@ -4,23 +4,45 @@ import { Journal } from '../../src/domain/journal.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 
 const record = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord => ({
-  requestId: `req_${n}`, time: n, method: 'GET', path: '/v1/me', operation: 'me', keyLabel: 'sk-m...ault', status: 200, latencyMs: 1,
-  errorCode: undefined, details: undefined, fault: undefined, stream: undefined, retryCount: undefined, model: undefined, ...extra,
+  requestId: `req_${n}`,
+  time: n,
+  method: 'GET',
+  path: '/v1/me',
+  operation: 'me',
+  keyLabel: 'sk-m...ault',
+  status: 200,
+  latencyMs: 1,
+  errorCode: undefined,
+  details: undefined,
+  fault: undefined,
+  stream: undefined,
+  retryCount: undefined,
+  model: undefined,
+  ...extra,
 });
 
 test('a ring buffer: the newest entries, oldest first, with the total seen', () => {
   const j = new Journal(3);
   assert.equal(j.entries(), []);
   for (let i = 1; i <= 2; i++) j.record(record(i));
-  assert.equal(j.entries().map((e) => e.requestId), ['req_1', 'req_2']);
+  assert.equal(
+    j.entries().map((e) => e.requestId),
+    ['req_1', 'req_2'],
+  );
   for (let i = 3; i <= 7; i++) j.record(record(i));
-  assert.equal(j.entries().map((e) => e.requestId), ['req_5', 'req_6', 'req_7']);
+  assert.equal(
+    j.entries().map((e) => e.requestId),
+    ['req_5', 'req_6', 'req_7'],
+  );
   assert.is(j.total, 7);
   assert.is(j.capacity, 3);
   assert.is(j.clear(), 3);
   assert.equal(j.entries(), []);
   j.record(record(8));
-  assert.equal(j.entries().map((e) => e.requestId), ['req_8']);
+  assert.equal(
+    j.entries().map((e) => e.requestId),
+    ['req_8'],
+  );
 });
 
 test('after every record the journal holds exactly the newest min(n, capacity) requests', () => {
@@ -29,7 +51,11 @@ test('after every record the journal holds exactly the newest min(n, capacity) r
     for (let n = 1; n <= 12; n++) {
       j.record(record(n));
       const want = Array.from({ length: Math.min(n, capacity) }, (_, i) => `req_${n - Math.min(n, capacity) + 1 + i}`);
-      assert.equal(j.entries().map((e) => e.requestId), want, `capacity ${capacity} after ${n}`);
+      assert.equal(
+        j.entries().map((e) => e.requestId),
+        want,
+        `capacity ${capacity} after ${n}`,
+      );
     }
   }
 });
@@ -58,17 +84,19 @@ const SECRET = 'sk-live-0123456789abcdefSECRET';
 
 test('configured secrets are masked in every string field, details included, before long paths are cut', () => {
   const j = new Journal(5, [SECRET, 'admin-token-123']);
-  j.record(record(1, {
-    requestId: SECRET,
-    path: `/${'x'.repeat(250)}${SECRET}`,
-    operation: SECRET,
-    keyLabel: SECRET,
-    errorCode: `code_${SECRET}`,
-    details: [{ param: SECRET, code: 'invalid_value', message: `got '${SECRET}' instead`, count: 1 }, `bare ${SECRET}`, 42, null, [SECRET]],
-    fault: `status=503 [rule ${SECRET}]`,
-    stream: SECRET,
-    model: `gpt-4o admin-token-123`,
-  }));
+  j.record(
+    record(1, {
+      requestId: SECRET,
+      path: `/${'x'.repeat(250)}${SECRET}`,
+      operation: SECRET,
+      keyLabel: SECRET,
+      errorCode: `code_${SECRET}`,
+      details: [{ param: SECRET, code: 'invalid_value', message: `got '${SECRET}' instead`, count: 1 }, `bare ${SECRET}`, 42, null, [SECRET]],
+      fault: `status=503 [rule ${SECRET}]`,
+      stream: SECRET,
+      model: `gpt-4o admin-token-123`,
+    }),
+  );
   const [e] = j.entries();
   assert.not.ok(JSON.stringify(e).includes(SECRET), JSON.stringify(e));
   assert.is(e!.requestId, 'sk-l...CRET');
@@ -86,15 +114,24 @@ test('texts seen again are masked as the first time: one that held a secret ever
   j.record(record(5, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));
   const entries = j.entries();
   assert.not.ok(JSON.stringify(entries).includes(SECRET));
-  assert.equal(entries.map((e) => e.path), [...Array(3).fill('/v1/sk-l...CRET'), '/v1/sk-l...CRET', '/v1/sk-l...CRET']);
-  assert.equal(entries.slice(0, 3).map((e) => [e.model, e.operation]), Array(3).fill(['sk-l...CRET', 'me']));
+  assert.equal(
+    entries.map((e) => e.path),
+    [...Array(3).fill('/v1/sk-l...CRET'), '/v1/sk-l...CRET', '/v1/sk-l...CRET'],
+  );
+  assert.equal(
+    entries.slice(0, 3).map((e) => [e.model, e.operation]),
+    Array(3).fill(['sk-l...CRET', 'me']),
+  );
 });
 
 test('ever new paths do not grow what the journal remembers beyond its bound', () => {
   const j = new Journal(4, [SECRET]);
   for (let n = 0; n < 3000; n++) j.record(record(n, { path: `/v1/p${n}` }));
   assert.ok((j as unknown as { clean: Set<string> }).clean.size <= 1024);
-  assert.equal(j.entries().map((e) => e.path), ['/v1/p2996', '/v1/p2997', '/v1/p2998', '/v1/p2999']);
+  assert.equal(
+    j.entries().map((e) => e.path),
+    ['/v1/p2996', '/v1/p2997', '/v1/p2998', '/v1/p2999'],
+  );
 });
 
 test('a record with nothing to mask or cut is kept as it came; any other is copied, never changed', () => {
@@ -115,7 +152,10 @@ test('a key percent-encoded in the path is masked too; other encoded paths are k
   j.record(record(1, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));
   j.record(record(2, { path: '/v1/caf%C3%A9' }));
   j.record(record(3, { path: '/v1/%E0%A4%A' })); // not decodable
-  assert.equal(j.entries().map((e) => e.path), ['/v1/sk-l...CRET', '/v1/caf%C3%A9', '/v1/%E0%A4%A']);
+  assert.equal(
+    j.entries().map((e) => e.path),
+    ['/v1/sk-l...CRET', '/v1/caf%C3%A9', '/v1/%E0%A4%A'],
+  );
 });
 
 test.run();

@@ -29,13 +29,24 @@ test('findKey finds the presented key among several and nothing for a near miss'
 });
 
 test('findKey returns the first of duplicate keys', () => {
-  const states = keyStates([{ key: 'same-key', label: 'a' }, { key: 'same-key', label: 'b' }]);
+  const states = keyStates([
+    { key: 'same-key', label: 'a' },
+    { key: 'same-key', label: 'b' },
+  ]);
   assert.is(findKey(states, 'same-key')!.config.label, 'a');
 });
 
 test('sameSecret: equal only for the very same text, whatever the lengths', () => {
   assert.ok(sameSecret('sk-abc', 'sk-abc'));
-  for (const [a, b] of [['sk-abc', 'sk-abd'], ['sk-ab', 'sk-abc'], ['sk-abcsk-abc', 'sk-abc'], ['', 'sk-abc'], ['sk-abc', 'SK-ABC'], ['é', 'e'], ['\u0100', '\u0000']]) {
+  for (const [a, b] of [
+    ['sk-abc', 'sk-abd'],
+    ['sk-ab', 'sk-abc'],
+    ['sk-abcsk-abc', 'sk-abc'],
+    ['', 'sk-abc'],
+    ['sk-abc', 'SK-ABC'],
+    ['é', 'e'],
+    ['\u0100', '\u0000'],
+  ]) {
     assert.not.ok(sameSecret(a!, b!), `${a} / ${b}`);
     assert.not.ok(sameSecret(b!, a!), `${b} / ${a}`);
   }

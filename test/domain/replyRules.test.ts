@@ -53,7 +53,15 @@ test('invalid files: each start-up error names the file and the problem', () => 
   rejects(file({ rules: [{ id: 'x', match: { model: 'gpt-4o' }, reply: 'r' }] }), /rules\[0\]\.match: needs at least one of exact, contains, regex/);
   rejects(file({ rules: [{ id: 'x', match: { regex: 'a', flags: 'g' }, reply: 'r' }] }), /rules\[0\]\.match\.flags/);
   rejects(file({ rules: [{ id: 'x', match: { regex: '(' }, reply: 'r' }] }), /reply rule "x": invalid regex/);
-  rejects(file({ rules: [{ id: 'x', match: { exact: 'a' }, reply: 'r' }, { id: 'x', match: { exact: 'b' }, reply: 's' }] }), /duplicate rule id "x"/);
+  rejects(
+    file({
+      rules: [
+        { id: 'x', match: { exact: 'a' }, reply: 'r' },
+        { id: 'x', match: { exact: 'b' }, reply: 's' },
+      ],
+    }),
+    /duplicate rule id "x"/,
+  );
 });
 
 test('start() with replyRules: an invalid file stops start-up, a valid one answers', async () => {
@@ -65,7 +73,12 @@ test('start() with replyRules: an invalid file stops start-up, a valid one answe
     assert.instance(err, ConfigError);
     assert.match((err as Error).message, new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: rules\\[0\\]\\.id`));
   }
-  const good = file({ rules: [{ id: 'weather', match: { regex: 'weather', flags: 'i', model: 'gpt-4o' }, reply: 'Sunny, 21 °C.' }, { id: 'hi', match: { contains: 'hello' }, reply: 'Hi from my rules.' }] });
+  const good = file({
+    rules: [
+      { id: 'weather', match: { regex: 'weather', flags: 'i', model: 'gpt-4o' }, reply: 'Sunny, 21 °C.' },
+      { id: 'hi', match: { contains: 'hello' }, reply: 'Hi from my rules.' },
+    ],
+  });
   const mock = await start({ port: 0, replyRules: good });
   try {
     const chat = (content: string, model = 'gpt-4o', headers: Record<string, string> = {}) =>

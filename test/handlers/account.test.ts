@@ -23,7 +23,7 @@ test('GET /v1/me describes the calling key: masked label, name, scopes, rate lim
   assert.is(limited.json.name, 'limited');
 });
 
-test('usage counts this key\'s requests by operation, the current one included', async () => {
+test("usage counts this key's requests by operation, the current one included", async () => {
   await withMock({ keys: [{ key: 'sk-usage-0123456789', label: 'usage', rateLimit: { requests: 100, tokensPerMinute: 100000 } }] }, async ({ url }) => {
     const key = 'sk-usage-0123456789';
     await post(url, '/text-provider/chat/completions', VALID['chat.completions'], key);

@@ -15,15 +15,24 @@ test.before.each(async () => {
 test('add, list and delete fault rules', async () => {
   const added = await admin('POST', '/__admin/faults', { id: 'flaky', match: { operation: 'chat.completions' }, fault: { status: 503, retryAfter: 0 }, times: 1 });
   assert.is(added.status, 201);
-  assert.equal(added.json, { id: 'flaky', match: { operation: 'chat.completions' }, fault: { status: 503, retryAfter: 0 }, times: 1, state: { matched: 0, fired: 0, remaining: 1 } });
+  assert.equal(added.json, {
+    id: 'flaky',
+    match: { operation: 'chat.completions' },
+    fault: { status: 503, retryAfter: 0 },
+    times: 1,
+    state: { matched: 0, fired: 0, remaining: 1 },
+  });
   const generated = await admin('POST', '/__admin/faults', { fault: { malformed: true }, probability: 0 });
   assert.is(generated.json.id, 'rule-1');
   assertError(await post(mock().url, CHAT, VALID['chat.completions']), 503);
   const list = await admin('GET', '/__admin/faults');
-  assert.equal(list.json.data.map((r: { id: string; state: unknown }) => [r.id, r.state]), [
-    ['flaky', { matched: 1, fired: 1, remaining: 0 }],
-    ['rule-1', { matched: 0, fired: 0, remaining: null }],
-  ]);
+  assert.equal(
+    list.json.data.map((r: { id: string; state: unknown }) => [r.id, r.state]),
+    [
+      ['flaky', { matched: 1, fired: 1, remaining: 0 }],
+      ['rule-1', { matched: 0, fired: 0, remaining: null }],
+    ],
+  );
   assert.equal(list.json.object, 'list');
   assert.equal((await admin('DELETE', '/__admin/faults/flaky')).json, { id: 'flaky', deleted: true });
   const missing = await admin('DELETE', '/__admin/faults/flaky');
@@ -62,7 +71,10 @@ test('reset gives rate-limited keys their allowance back and rules their first s
   for (let i = 0; i < 5; i++) await get(url, '/v1/me', 'sk-mock-limited');
   assertError(await get(url, '/v1/me', 'sk-mock-limited'), 429);
   const limits = await admin('GET', '/__admin/rate-limits');
-  assert.equal(limits.json.data.map((d: { label: string; key: string; requests: { remaining: number } }) => [d.label, d.key, d.requests.remaining]), [['limited', 'sk...ed', 0]]);
+  assert.equal(
+    limits.json.data.map((d: { label: string; key: string; requests: { remaining: number } }) => [d.label, d.key, d.requests.remaining]),
+    [['limited', 'sk...ed', 0]],
+  );
   assert.equal((await admin('POST', '/__admin/reset')).json, { reset: ['rate_limits', 'fault_rules'] });
   assert.is((await admin('GET', '/__admin/rate-limits')).json.data[0].requests.remaining, 5);
   assertError(await get(url, '/v1/me', 'sk-mock-limited'), 500, null); // the times:1 rule fires again

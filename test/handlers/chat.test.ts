@@ -18,11 +18,14 @@ const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: 
 /** The data lines of an SSE body, each event's JSON parsed; the terminator stays a string. */
 function events(text: string): unknown[] {
   assert.ok(text.endsWith('\n\n'), 'every event ends with a blank line');
-  return text.slice(0, -2).split('\n\n').map((block) => {
-    assert.match(block, /^data: /, block.slice(0, 80));
-    const data = block.slice(6);
-    return data === '[DONE]' ? data : JSON.parse(data);
-  });
+  return text
+    .slice(0, -2)
+    .split('\n\n')
+    .map((block) => {
+      assert.match(block, /^data: /, block.slice(0, 80));
+      const data = block.slice(6);
+      return data === '[DONE]' ? data : JSON.parse(data);
+    });
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -48,7 +51,13 @@ test('plain answer: a chat.completion with message, finish reason and real token
 });
 
 test('a model of the cl100k family is counted with cl100k', async () => {
-  const body = { model: 'gpt-4', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'お誕生日おめでとう' }] };
+  const body = {
+    model: 'gpt-4',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'お誕生日おめでとう' },
+    ],
+  };
   const res = await post(mock().url, CHAT, body);
   assert.is(res.json.usage.prompt_tokens, countChatPromptTokens(body.messages, 'cl100k_base'));
   assert.is(res.json.usage.completion_tokens, countTokens(res.json.choices[0].message.content, 'cl100k_base'));
@@ -92,7 +101,10 @@ test('stream with include_usage: usage null on every chunk, then a usage chunk w
   assert.is(last.id, chunks[0].id);
   const plain = await post(mock().url, CHAT, ask('ping'));
   assert.equal(last.usage, plain.json.usage);
-  assert.equal(chunks.map((c: Chunk) => c.choices[0]?.finish_reason), [null, null, 'stop', undefined]);
+  assert.equal(
+    chunks.map((c: Chunk) => c.choices[0]?.finish_reason),
+    [null, null, 'stop', undefined],
+  );
 });
 
 test('max_tokens cuts to exactly that many tokens with finish_reason "length", streamed or not', async () => {
@@ -172,13 +184,17 @@ test('an invalid X-Mock-Pacing header on a stream is a 400 naming the header', a
 test('pacing: the config sets the default, X-Mock-Pacing overrides it, and each event carries its true token count', async () => {
   await withMock({ pacing: { timeToFirstTokenMs: 5, tokensPerSecond: 2000 } }, async (m) => {
     const body = { model: 'gpt-4', messages: [{ role: 'user', content: 'show me unicode' }], stream: true, stream_options: { include_usage: true } };
-    const call = (headers: Record<string, string>) => chatCompletions({ body, raw: JSON.stringify(body), headers, params: {}, key: undefined, baseUrl: m.url, services: m.services });
+    const call = (headers: Record<string, string>) =>
+      chatCompletions({ body, raw: JSON.stringify(body), headers, params: {}, key: undefined, baseUrl: m.url, services: m.services });
     const byConfig = (await call({})) as Extract<Reply, { kind: 'sse' }>;
     assert.equal(byConfig.pacing, { timeToFirstTokenMs: 5, tokensPerSecond: 2000 });
-    assert.equal((await call({ 'x-mock-pacing': 'tps=20' }) as typeof byConfig).pacing, { timeToFirstTokenMs: 5, tokensPerSecond: 20 });
+    assert.equal(((await call({ 'x-mock-pacing': 'tps=20' })) as typeof byConfig).pacing, { timeToFirstTokenMs: 5, tokensPerSecond: 20 });
     // cl100k splits some CJK characters and emoji over several tokens: those events count them all.
     const usage = JSON.parse(byConfig.events.at(-1)!.data).usage;
-    assert.is(byConfig.events.reduce((sum, e) => sum + e.tokens, 0), usage.completion_tokens);
+    assert.is(
+      byConfig.events.reduce((sum, e) => sum + e.tokens, 0),
+      usage.completion_tokens,
+    );
     assert.ok(byConfig.events.some((e) => e.tokens > 1));
     // Paced over HTTP, the stream carries the same bytes as unpaced.
     const paced = await post(m.url, CHAT, body);
@@ -191,7 +207,14 @@ test('pacing: the config sets the default, X-Mock-Pacing overrides it, and each 
 function socketReads(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ reads: number; text: string }> {
   const payload = JSON.stringify(body);
   const { hostname, port } = new URL(url);
-  const head = [`POST ${CHAT} HTTP/1.1`, `Host: ${hostname}:${port}`, `Authorization: Bearer ${KEY}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(payload)}`, 'Connection: close'];
+  const head = [
+    `POST ${CHAT} HTTP/1.1`,
+    `Host: ${hostname}:${port}`,
+    `Authorization: Bearer ${KEY}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(payload)}`,
+    'Connection: close',
+  ];
   for (const [k, v] of Object.entries(headers)) head.push(`${k}: ${v}`);
   return new Promise((resolve, reject) => {
     let reads = 0;
@@ -234,28 +257,36 @@ test('1,000 tokens without pacing leave in many writes: the client socket sees m
 test('a client that disconnects mid-stream stops the work at once: outcome "aborted", no write after it', async () => {
   let aborted: (r: RequestRecord) => void;
   const record = new Promise<RequestRecord>((resolve) => (aborted = resolve));
-  await withMock({}, async (m) => {
-    let writes = 0;
-    let writesAtAbort = -1;
-    m.server.prependListener('request', (_req, res) => {
-      const write = res.write.bind(res);
-      res.write = ((...args: Parameters<typeof write>) => {
-        writes++;
-        return write(...args);
-      }) as typeof res.write;
-    });
-    const req = httpRequest(new URL(CHAT, m.url), { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'tps=50', 'x-mock-reply-rule': 'long' } }, (res) => {
-      res.once('data', () => req.destroy()); // the first event arrived: hang up
-    });
-    req.on('error', () => {});
-    req.end(JSON.stringify(ask('x', { stream: true })));
-    const r = await Promise.race([record, new Promise<never>((_, fail) => setTimeout(() => fail(new Error('the stream was not reported aborted')), 2000))]);
-    writesAtAbort = writes;
-    assert.is(r.stream, 'aborted');
-    assert.ok(writesAtAbort < 10, `${writesAtAbort} writes before the hang-up was seen`);
-    await new Promise((resolve) => setTimeout(resolve, 100)); // five token intervals at 50 tokens/s
-    assert.is(writes, writesAtAbort, 'nothing is written after the client left');
-  }, { observers: [(r) => r.stream && aborted(r)] });
+  await withMock(
+    {},
+    async (m) => {
+      let writes = 0;
+      let writesAtAbort = -1;
+      m.server.prependListener('request', (_req, res) => {
+        const write = res.write.bind(res);
+        res.write = ((...args: Parameters<typeof write>) => {
+          writes++;
+          return write(...args);
+        }) as typeof res.write;
+      });
+      const req = httpRequest(
+        new URL(CHAT, m.url),
+        { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'tps=50', 'x-mock-reply-rule': 'long' } },
+        (res) => {
+          res.once('data', () => req.destroy()); // the first event arrived: hang up
+        },
+      );
+      req.on('error', () => {});
+      req.end(JSON.stringify(ask('x', { stream: true })));
+      const r = await Promise.race([record, new Promise<never>((_, fail) => setTimeout(() => fail(new Error('the stream was not reported aborted')), 2000))]);
+      writesAtAbort = writes;
+      assert.is(r.stream, 'aborted');
+      assert.ok(writesAtAbort < 10, `${writesAtAbort} writes before the hang-up was seen`);
+      await new Promise((resolve) => setTimeout(resolve, 100)); // five token intervals at 50 tokens/s
+      assert.is(writes, writesAtAbort, 'nothing is written after the client left');
+    },
+    { observers: [(r) => r.stream && aborted(r)] },
+  );
 });
 
 test.run();

@@ -35,7 +35,13 @@ test('health checks never count against a key: the limited key keeps its whole a
 
 test('fault headers never fail the health check or the OpenAPI document, malformed ones included', async () => {
   const { url } = mock();
-  for (const headers of [{ 'x-mock-fault': 'status=500' }, { prefer: 'code=503' }, { 'x-mock-fault': 'reset' }, { 'x-mock-fault': 'explode' }, { 'x-mock-fault': 'stream-cut=1' }]) {
+  for (const headers of [
+    { 'x-mock-fault': 'status=500' },
+    { prefer: 'code=503' },
+    { 'x-mock-fault': 'reset' },
+    { 'x-mock-fault': 'explode' },
+    { 'x-mock-fault': 'stream-cut=1' },
+  ]) {
     const health = await get(url, '/__health', null, headers);
     assert.is(health.status, 200, JSON.stringify(headers));
     assert.is(health.text, '{"status":"ok"}');
@@ -63,12 +69,18 @@ test('GET /openapi.json serves the generated document with this server as its se
   const res = await get(url, '/openapi.json', null);
   assert.is(res.status, 200);
   assert.match(String(res.headers['content-type']), /^application\/json/);
-  assert.equal(res.json.servers.map((s: { url: string }) => s.url), [url]);
+  assert.equal(
+    res.json.servers.map((s: { url: string }) => s.url),
+    [url],
+  );
   assert.equal({ ...res.json, servers: [] }, { ...openApiDocument(), servers: [] });
   const v1 = await get(url, '/v1/openapi.json', null);
   assert.is(v1.text, res.text);
   const host = await request(url, '/openapi.json', { key: null, headers: { host: 'mock.example:8080' } });
-  assert.equal(host.json.servers.map((s: { url: string }) => s.url), ['http://mock.example:8080']);
+  assert.equal(
+    host.json.servers.map((s: { url: string }) => s.url),
+    ['http://mock.example:8080'],
+  );
 });
 
 test('the document describes what the mock really answers: responses validate against its component schemas', async () => {

@@ -130,7 +130,10 @@ test('cloud speech: SSML is parsed; its voice and prosody win over the body', as
 test('cloud speech: SSML with an XML declaration is SSML too', async () => {
   const { url } = mock();
   const text = words(150);
-  const res = await post(url, SPEECH, { ...VALID['cloud.speech'], text: `<?xml version="1.0" encoding="UTF-8"?>\n<speak version="1.0"><voice name="en-US-JennyNeural"><prosody rate="+100%">${text}</prosody></voice></speak>` });
+  const res = await post(url, SPEECH, {
+    ...VALID['cloud.speech'],
+    text: `<?xml version="1.0" encoding="UTF-8"?>\n<speak version="1.0"><voice name="en-US-JennyNeural"><prosody rate="+100%">${text}</prosody></voice></speak>`,
+  });
   assert.is(res.status, 200);
   near((await audioInfo(res.bytes, 'audio/wav')).format.duration!, 5, 0.01, 'prosody applied');
 });
@@ -144,7 +147,11 @@ test('cloud speech: text that only starts like a tag is read as plain text', asy
 
 test('cloud speech: malformed SSML is a 400 naming text', async () => {
   const { url } = mock();
-  for (const text of ['<speak><voice name="en-US-JennyNeural">unclosed</speak>', '<speak version="1.0"><prosody rate="+10%">no voice</prosody></speak>', '<?xml version="1.0"?><speak><voice>x</voice></speak>']) {
+  for (const text of [
+    '<speak><voice name="en-US-JennyNeural">unclosed</speak>',
+    '<speak version="1.0"><prosody rate="+10%">no voice</prosody></speak>',
+    '<?xml version="1.0"?><speak><voice>x</voice></speak>',
+  ]) {
     const res = await post(url, SPEECH, { ...VALID['cloud.speech'], text });
     assertError(res, 400, 'text');
     assert.is(res.json.error.code, 'invalid_ssml', text);

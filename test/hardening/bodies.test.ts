@@ -38,7 +38,10 @@ test('invalid UTF-8 in the JSON: 400', async () => {
 
 for (const encoding of ['gzip', 'br', 'deflate', 'x-unknown']) {
   test(`a compressed body (Content-Encoding: ${encoding}) is refused unread: 415`, async () => {
-    const { text } = await exchange(mock().port, chatHead(`Content-Encoding: ${encoding}\r\nContent-Length: 10\r\nConnection: close\r\n`) + '\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03');
+    const { text } = await exchange(
+      mock().port,
+      chatHead(`Content-Encoding: ${encoding}\r\nContent-Length: 10\r\nConnection: close\r\n`) + '\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03',
+    );
     const [res] = responses(text);
     assert.equal([res?.status, res?.json?.error?.code], [415, 'unsupported_content_encoding'], text);
   });
@@ -97,7 +100,10 @@ test('CONNECT (a proxy tunnel request) gets a 405 in the envelope, not a silent 
 });
 
 test('an unsafe x-request-id is replaced, never echoed', async () => {
-  const { text } = await exchange(mock().port, `GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-mock-default\r\nX-Request-Id: <script>alert(1)</script>\r\nConnection: close\r\n\r\n`);
+  const { text } = await exchange(
+    mock().port,
+    `GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-mock-default\r\nX-Request-Id: <script>alert(1)</script>\r\nConnection: close\r\n\r\n`,
+  );
   assert.match(text, /x-request-id: req_[0-9a-f]{32}\r\n/);
   assert.not.match(text, /<script>/);
 });

@@ -11,9 +11,11 @@ const mock = useMock(test, { journalSize: JOURNAL, mediaCache: { entries: 8, byt
 /** Runs `n` requests, `width` at a time. */
 async function many(n: number, width: number, one: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) await one(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) await one(next++);
+    }),
+  );
 }
 
 test('media cache: many distinct images keep it within its entry and byte bounds', async () => {
@@ -30,7 +32,10 @@ test('journal: a ring buffer of the configured size, long paths cut', async () =
   const entries = journal.entries();
   assert.is(entries.length, JOURNAL);
   assert.ok(journal.total >= 3 * JOURNAL);
-  assert.ok(entries.every((e) => e.path.length <= 300), 'paths are cut');
+  assert.ok(
+    entries.every((e) => e.path.length <= 300),
+    'paths are cut',
+  );
 });
 
 test('rate limiter: thousands of unknown keys and requests add no state beyond the configured keys', async () => {

@@ -15,17 +15,21 @@ const nextRecord = () => new Promise<RequestRecord>((resolve) => waiters.push(re
 /** Starts a request and destroys it once the first `bytes` bytes of the response body have arrived. */
 function leaveAfter(path: string, bytes: number, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(new URL(path, mock().url), { method: init.method ?? 'GET', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...init.headers } }, (res) => {
-      let got = 0;
-      res.on('data', (d: Buffer) => {
-        got += d.length;
-        if (got >= bytes) {
-          req.destroy();
-          resolve(got);
-        }
-      });
-      res.on('end', () => reject(new Error(`the response ended after ${got} bytes, before the client left`)));
-    });
+    const req = httpRequest(
+      new URL(path, mock().url),
+      { method: init.method ?? 'GET', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...init.headers } },
+      (res) => {
+        let got = 0;
+        res.on('data', (d: Buffer) => {
+          got += d.length;
+          if (got >= bytes) {
+            req.destroy();
+            resolve(got);
+          }
+        });
+        res.on('end', () => reject(new Error(`the response ended after ${got} bytes, before the client left`)));
+      },
+    );
     req.on('error', () => {});
     req.end(init.body);
   });

@@ -11,7 +11,37 @@ const STEP = 1 << 16;
 const big = (n: number) => Buffer.alloc(n, 0xa7).toString('base64');
 
 test('agrees with the regular expression on hand-picked edge cases', () => {
-  const cases = ['', '=', '==', 'Q', 'Q=', 'Q==', 'Q===', 'QQ', 'QQ=', 'QQ==', 'QUJD', 'QUJD=', 'QUJD==', 'QUJDQQ==', 'QUI=QUJD', 'QQ=A', 'QUJD*=', 'QU*JD=', 'Q-_D', 'QUJ_', 'QŁJD', 'QUJÄ', 'QUJD\n', ' QUJD', 'QUJD QQ', 'QU\u0000D', '++//', 'QUJD===', '🎉QUJ'];
+  const cases = [
+    '',
+    '=',
+    '==',
+    'Q',
+    'Q=',
+    'Q==',
+    'Q===',
+    'QQ',
+    'QQ=',
+    'QQ==',
+    'QUJD',
+    'QUJD=',
+    'QUJD==',
+    'QUJDQQ==',
+    'QUI=QUJD',
+    'QQ=A',
+    'QUJD*=',
+    'QU*JD=',
+    'Q-_D',
+    'QUJ_',
+    'QŁJD',
+    'QUJÄ',
+    'QUJD\n',
+    ' QUJD',
+    'QUJD QQ',
+    'QU\u0000D',
+    '++//',
+    'QUJD===',
+    '🎉QUJ',
+  ];
   for (const s of cases) assert.is(isBase64(s), rule(s), JSON.stringify(s));
 });
 

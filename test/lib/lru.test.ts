@@ -47,8 +47,14 @@ test('a zero entry limit caches nothing', () => {
   lru.set('a', 1);
   assert.is(lru.size, 0);
   let made = 0;
-  assert.is(lru.getOrMake('a', () => ++made), 1);
-  assert.is(lru.getOrMake('a', () => ++made), 2);
+  assert.is(
+    lru.getOrMake('a', () => ++made),
+    1,
+  );
+  assert.is(
+    lru.getOrMake('a', () => ++made),
+    2,
+  );
 });
 
 test('getOrMake makes a value once and weighs it', () => {
@@ -56,7 +62,10 @@ test('getOrMake makes a value once and weighs it', () => {
   let made = 0;
   const make = () => (made++, Buffer.alloc(100));
   const first = lru.getOrMake('k', make, (b) => b.length);
-  assert.is(lru.getOrMake('k', make, (b) => b.length), first);
+  assert.is(
+    lru.getOrMake('k', make, (b) => b.length),
+    first,
+  );
   assert.is(made, 1);
   assert.is(lru.totalBytes, 100);
 });

@@ -13,10 +13,7 @@ const WEBP_LOSSY_5X3 = Buffer.from(
   'UklGRoIAAABXRUJQVlA4IHYAAACwAgCdASoFAAMAAgA0JbACdLoAkQD0AOlVBhMh0mAA/trX2mx/4xclAWHLPGV//B/t/+JpxBn0/75/0bXE7k3+FM0wp/9Qx/lf8YEqd9f+KeX5Mf1ovznezOu4nDyQ6N8IWGX/Uj13+zj6e4fQY/YA0C/swAAA',
   'base64',
 );
-const WEBP_LOSSLESS_6X4 = Buffer.from(
-  'UklGRjwAAABXRUJQVlA4TDAAAAAvBcAAADcgEEjaH3qN+RcQFPk/2vwHskEkMChmJAnOWozAoEzm3wp7RPQ/yKBHXw8=',
-  'base64',
-);
+const WEBP_LOSSLESS_6X4 = Buffer.from('UklGRjwAAABXRUJQVlA4TDAAAAAvBcAAADcgEEjaH3qN+RcQFPk/2vwHskEkMChmJAnOWozAoEzm3wp7RPQ/yKBHXw8=', 'base64');
 // Hand-written 5x3 GIF89a (2-colour table, uncompressed-style LZW); ffmpeg decodes it.
 const GIF_5X3 = Buffer.from('R0lGODlhBQADAIAAAP8AAAAA/ywAAAAABQADAAACDARDMARDMARDMARDFAA7', 'base64');
 

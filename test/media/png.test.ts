@@ -3,7 +3,13 @@ import * as assert from 'uvu/assert';
 import { PNG } from 'pngjs';
 import { encodePng } from '../../src/media/png.js';
 
-for (const [width, height] of [[1024, 1024], [1792, 1024], [1024, 1792], [1, 1], [3, 7]] as const) {
+for (const [width, height] of [
+  [1024, 1024],
+  [1792, 1024],
+  [1024, 1792],
+  [1, 1],
+  [3, 7],
+] as const) {
   test(`pngjs decodes a ${width}x${height} PNG with verified CRCs`, () => {
     // pngjs checks every chunk CRC and the zlib stream's Adler-32 by default.
     const png = PNG.sync.read(encodePng(width, height, 42));

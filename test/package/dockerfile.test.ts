@@ -50,8 +50,14 @@ const exposed = one('EXPOSE').args;
 test('two or more stages from an official Node 20 image; the build one builds, the final one installs production dependencies only', () => {
   assert.ok(froms.length >= 2, 'a multi-stage build');
   for (const f of froms) assert.match(f.args, /^node:20(-alpine|-slim)?\s/);
-  assert.ok(dockerfile.some((i) => i.stage < last && i.keyword === 'RUN' && /npm run build/.test(i.args)), 'a build stage runs npm run build');
-  assert.ok(final.some((i) => i.keyword === 'RUN' && /npm ci\b.*--omit=dev/.test(i.args)), 'the final stage installs with --omit=dev');
+  assert.ok(
+    dockerfile.some((i) => i.stage < last && i.keyword === 'RUN' && /npm run build/.test(i.args)),
+    'a build stage runs npm run build',
+  );
+  assert.ok(
+    final.some((i) => i.keyword === 'RUN' && /npm ci\b.*--omit=dev/.test(i.args)),
+    'the final stage installs with --omit=dev',
+  );
 });
 
 test('the final stage runs as a non-root user and serves on the exposed port of every interface', () => {
@@ -68,7 +74,10 @@ test('the final stage runs as a non-root user and serves on the exposed port of 
 });
 
 test('every COPY source exists, is not in .dockerignore, and the final stage holds what the npm package ships', () => {
-  const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const copied = new Set<string>();
   for (const copy of dockerfile.filter((i) => i.keyword === 'COPY')) {
     const parts = copy.args.split(/\s+/);
@@ -94,7 +103,11 @@ test('the HEALTHCHECK probes /__health on the exposed port, and its command tell
   const command = execForm(check.slice(check.indexOf('CMD') + 3).trim());
   assert.is(command[0], 'node');
   assert.ok(command.join(' ').includes(`http://127.0.0.1:${exposed}/__health`), 'probes /__health on the exposed port');
-  const probe = (port: number) => run(command[0]!, command.slice(1).map((a) => a.replace(`:${exposed}/`, `:${port}/`)));
+  const probe = (port: number) =>
+    run(
+      command[0]!,
+      command.slice(1).map((a) => a.replace(`:${exposed}/`, `:${port}/`)),
+    );
   const mock = await start({ port: 0, logLevel: 'silent' });
   try {
     assert.is((await probe(mock.port)).code, 0, 'healthy server');

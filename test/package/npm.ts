@@ -83,7 +83,7 @@ export function consumerLock(repoRoot: string, tarball: { spec: string; integrit
   const repo = (JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> }).packages;
   // Node's lookup: the nearest node_modules folder from `from` upwards that holds the package.
   const locate = (from: string, dep: string): string | undefined => {
-    for (let dir = from; ; ) {
+    for (let dir = from; ;) {
       const at = `${dir ? `${dir}/` : ''}node_modules/${dep}`;
       if (repo[at]) return at;
       if (!dir) return undefined;
@@ -108,8 +108,13 @@ export function consumerLock(repoRoot: string, tarball: { spec: string; integrit
   const packages: Record<string, object> = {
     '': { name, dependencies: { [pkg.name as string]: tarball.spec } },
     [`node_modules/${pkg.name as string}`]: {
-      version: pkg.version, resolved: tarball.spec, integrity: tarball.integrity, license: pkg.license,
-      dependencies: pkg.dependencies, bin: pkg.bin, engines: pkg.engines,
+      version: pkg.version,
+      resolved: tarball.spec,
+      integrity: tarball.integrity,
+      license: pkg.license,
+      dependencies: pkg.dependencies,
+      bin: pkg.bin,
+      engines: pkg.engines,
     },
   };
   for (const [at, { dev: _dev, devOptional: _devOptional, ...entry }] of [...needed].sort(([a], [b]) => a.localeCompare(b))) {

@@ -45,7 +45,12 @@ test('npm pack ships the built code, its types and data, and nothing else', asyn
   const [info] = JSON.parse(packed.stdout) as { filename: string; integrity: string; files: { path: string }[] }[];
   tarball = info;
   const files = info!.files.map((f) => f.path);
-  const outside = files.filter((f) => !/^(dist\/.+\.(js|cjs|d\.ts)|dist\/generated\/[\w.-]+\.json|schemas\/[\w.-]+\.json|fixtures\/[\w.-]+\.json|conformance\/[\w.-]+\.(json|md)|README\.md|LICENSE|package\.json)$/.test(f));
+  const outside = files.filter(
+    (f) =>
+      !/^(dist\/.+\.(js|cjs|d\.ts)|dist\/generated\/[\w.-]+\.json|schemas\/[\w.-]+\.json|fixtures\/[\w.-]+\.json|conformance\/[\w.-]+\.(json|md)|README\.md|LICENSE|package\.json)$/.test(
+        f,
+      ),
+  );
   assert.equal(outside, [], 'files outside dist/*.js|cjs|d.ts, dist/generated/*.json, schemas, fixtures, conformance, README, package.json');
   for (const needed of ['dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts', 'schemas/chat-request.json', 'fixtures/models.json', 'conformance/suite.json', 'README.md'])
     assert.ok(files.includes(needed), `${needed} is missing from the package`);
@@ -64,7 +69,8 @@ test('npm ci --offline installs the tarball and its dependencies into an empty p
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '9.9.9', private: true, type: 'module', dependencies: { [pkg.name]: spec } }, null, 2));
   writeFileSync(join(consumer, 'package-lock.json'), JSON.stringify(consumerLock(ROOT, { spec, integrity: tarball.integrity }), null, 2));
   const ci = await run(npm, ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: consumer });
-  if (ci.code !== 0) throw new Error(`${failure('npm ci --offline in a fresh project', ci)}\n(ENOTCACHED means the npm cache lacks a dependency's tarball: run npm ci in the repository first)`);
+  if (ci.code !== 0)
+    throw new Error(`${failure('npm ci --offline in a fresh project', ci)}\n(ENOTCACHED means the npm cache lacks a dependency's tarball: run npm ci in the repository first)`);
   assert.equal(JSON.parse(readFileSync(join(installedDir, 'package.json'), 'utf8')).version, pkg.version);
   assert.ok((statSync(join(installedDir, 'dist/cli/main.js')).mode & 0o111) !== 0, 'the installed CLI is not executable');
   installed = true;
@@ -89,7 +95,11 @@ interface Served {
 /** Starts the installed bin on a free port; resolves once it prints its URL and first key. */
 async function serveInstalled(): Promise<Served> {
   const server = spawn(join(consumer, 'node_modules/.bin/unified-ai-mock'), ['serve', '--port', '0'], {
-    cwd: consumer, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000, killSignal: 'SIGKILL', // a hang fails, not blocks
+    cwd: consumer,
+    env: childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 120_000,
+    killSignal: 'SIGKILL', // a hang fails, not blocks
   });
   let stdout = '';
   let stderr = '';
@@ -143,7 +153,9 @@ test('npx unified-ai-mock conformance runs the suite against the installed serve
 
 test('an ES module imports the API, starts a mock, calls it and closes it', async () => {
   needInstall();
-  writeFileSync(join(consumer, 'esm.mjs'), `import { startMockServer } from '${pkg.name}';
+  writeFileSync(
+    join(consumer, 'esm.mjs'),
+    `import { startMockServer } from '${pkg.name}';
 const mock = await startMockServer();
 const res = await fetch(mock.url + '/text-provider/chat/completions', {
   method: 'POST',
@@ -154,7 +166,8 @@ const body = await res.json();
 await mock.close();
 if (res.status !== 200 || typeof body.choices[0].message.content !== 'string') throw new Error(JSON.stringify(body));
 console.log(\`esm ok \${body.usage.total_tokens}\`);
-`);
+`,
+  );
   const r = ensureOk('node esm.mjs', await run(process.execPath, ['esm.mjs'], { cwd: consumer }));
   assert.match(r.stdout, /^esm ok \d+/m, failure('node esm.mjs', r));
 });
@@ -198,9 +211,12 @@ const requireEsm = (process.features as { require_module?: boolean }).require_mo
 
 test(`require() from CommonJS ${requireEsm ? 'loads the package' : 'fails with ERR_REQUIRE_ESM'}`, async () => {
   needInstall();
-  writeFileSync(join(consumer, 'cjs.cjs'), `const { startMockServer } = require('${pkg.name}');
+  writeFileSync(
+    join(consumer, 'cjs.cjs'),
+    `const { startMockServer } = require('${pkg.name}');
 startMockServer().then(async (mock) => { await mock.close(); console.log(\`cjs ok \${typeof mock.url}\`); });
-`);
+`,
+  );
   const r = await run(process.execPath, ['cjs.cjs'], { cwd: consumer });
   if (requireEsm) assert.match(ensureOk('node cjs.cjs', r).stdout, /^cjs ok string/m, failure('node cjs.cjs', r));
   else assert.match(r.stderr, /ERR_REQUIRE_ESM/, failure('node cjs.cjs', r));

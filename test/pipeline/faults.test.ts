@@ -112,25 +112,29 @@ test('delay waits on the server clock before answering', async () => {
 test('a client that leaves during a delay ends the request with no status and no handler work', async () => {
   let recorded: (r: RequestRecord) => void = () => {};
   const record = new Promise<RequestRecord>((resolve) => (recorded = resolve));
-  await withMock({}, async ({ url, services }) => {
-    let entered: () => void = () => {};
-    const waiting = new Promise<void>((resolve) => (entered = resolve));
-    // A delay that ends only when the client leaves: the abort signal is the server noticing it.
-    services.clock.sleep = (_ms, signal) => {
-      entered();
-      return new Promise((resolve) => signal?.addEventListener('abort', () => resolve()));
-    };
-    const client = new AbortController();
-    const sent = exchange(url, '/v1/me', { headers: { 'x-mock-fault': 'delay=60000' }, signal: client.signal });
-    await waiting;
-    client.abort();
-    const seen = await sent;
-    assert.is(seen.status, undefined);
-    const r = await record;
-    assert.is(r.status, 0);
-    assert.is(r.fault, 'delay=60000 [header]');
-    assert.is(r.stream, 'aborted');
-  }, { observers: [(r) => recorded(r)] });
+  await withMock(
+    {},
+    async ({ url, services }) => {
+      let entered: () => void = () => {};
+      const waiting = new Promise<void>((resolve) => (entered = resolve));
+      // A delay that ends only when the client leaves: the abort signal is the server noticing it.
+      services.clock.sleep = (_ms, signal) => {
+        entered();
+        return new Promise((resolve) => signal?.addEventListener('abort', () => resolve()));
+      };
+      const client = new AbortController();
+      const sent = exchange(url, '/v1/me', { headers: { 'x-mock-fault': 'delay=60000' }, signal: client.signal });
+      await waiting;
+      client.abort();
+      const seen = await sent;
+      assert.is(seen.status, undefined);
+      const r = await record;
+      assert.is(r.status, 0);
+      assert.is(r.fault, 'delay=60000 [header]');
+      assert.is(r.stream, 'aborted');
+    },
+    { observers: [(r) => recorded(r)] },
+  );
 });
 
 test('reset and empty send no response at all; the journal shows no status', async () => {
@@ -246,8 +250,17 @@ test('the admin API is never faulted', async () => {
 test('with fault headers off, no control header changes a response, not even a malformed one', async () => {
   await withMock({ faultHeaders: false }, async ({ url, services }) => {
     const headerSets: Record<string, string>[] = [
-      { 'x-mock-fault': 'status=500' }, { prefer: 'code=429' }, { 'x-mock-fault': 'reset' }, { 'x-mock-fault': 'bogus;;' }, { 'x-mock-fault': 'stream-cut=1;malformed' }, { prefer: 'code=abc' }, { 'x-mock-fault': 'no-retry' },
-      { 'x-mock-reply-rule': 'long' }, { 'x-mock-reply-rule': 'no-such-rule' }, { 'x-mock-pacing': 'ttft=soon' }, { 'x-mock-pacing': 'ttft=600000' },
+      { 'x-mock-fault': 'status=500' },
+      { prefer: 'code=429' },
+      { 'x-mock-fault': 'reset' },
+      { 'x-mock-fault': 'bogus;;' },
+      { 'x-mock-fault': 'stream-cut=1;malformed' },
+      { prefer: 'code=abc' },
+      { 'x-mock-fault': 'no-retry' },
+      { 'x-mock-reply-rule': 'long' },
+      { 'x-mock-reply-rule': 'no-such-rule' },
+      { 'x-mock-pacing': 'ttft=soon' },
+      { 'x-mock-pacing': 'ttft=600000' },
     ];
     for (const op of documented) {
       const plain = await exchange(url, op.path, { body: op.method === 'POST' ? VALID[op.id] : undefined });
@@ -284,9 +297,18 @@ test('rules from the config apply without headers, and still apply with fault he
 });
 
 test('a config rule the schema accepts but the server cannot is a start-up error naming it', () => {
-  assert.throws(() => createApp({ faultRules: [{ fault: { status: 500 } }, { match: { operation: 'nope' }, fault: { status: 500 } }] }), (err: Error) => err instanceof ConfigError && /faultRules\[1\]\.match\.operation: Unknown operation 'nope'/.test(err.message));
-  assert.throws(() => createApp({ faultRules: [{ fault: { delayMs: 999999 } }] }), (err: Error) => err instanceof ConfigError && /faultRules\[0\]\.fault: .*server maximum of 60000 ms/.test(err.message));
-  assert.throws(() => createApp({ faultRules: [{ fault: { status: 200 } }] as never }), (err: Error) => err instanceof ConfigError && /faultRules/.test(err.message));
+  assert.throws(
+    () => createApp({ faultRules: [{ fault: { status: 500 } }, { match: { operation: 'nope' }, fault: { status: 500 } }] }),
+    (err: Error) => err instanceof ConfigError && /faultRules\[1\]\.match\.operation: Unknown operation 'nope'/.test(err.message),
+  );
+  assert.throws(
+    () => createApp({ faultRules: [{ fault: { delayMs: 999999 } }] }),
+    (err: Error) => err instanceof ConfigError && /faultRules\[0\]\.fault: .*server maximum of 60000 ms/.test(err.message),
+  );
+  assert.throws(
+    () => createApp({ faultRules: [{ fault: { status: 200 } }] as never }),
+    (err: Error) => err instanceof ConfigError && /faultRules/.test(err.message),
+  );
 });
 
 test.run();

@@ -163,8 +163,7 @@ test('nestsDeeperThan: counts objects and arrays, skips strings and escapes, ign
 });
 
 /** How deeply a parsed JSON value nests objects and arrays. */
-const depthOf = (v: unknown): number =>
-  v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0;
+const depthOf = (v: unknown): number => (v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0);
 
 test('nestsDeeperThan agrees with the parsed depth of any JSON text, strings full of quotes, escapes and brackets included', () => {
   const tricky = fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', '\u00e9', '\n') });

@@ -69,7 +69,10 @@ test('every response to a limited key carries the headers: errors and injected f
 });
 
 test('tokens per minute on chat: x-ratelimit-*-tokens headers, usage charged, then a 429 of type tokens', async () => {
-  const keys = [{ key: KEY, label: 'default' }, { key: 'sk-tpm-test-key-0001', label: 'tpm', rateLimit: { requests: 100, tokensPerMinute: 40 } }];
+  const keys = [
+    { key: KEY, label: 'default' },
+    { key: 'sk-tpm-test-key-0001', label: 'tpm', rateLimit: { requests: 100, tokensPerMinute: 40 } },
+  ];
   await withClock({ keys }, async ({ url }, advance) => {
     const first = await post(url, CHAT, VALID['chat.completions'], 'sk-tpm-test-key-0001');
     assert.is(first.status, 200);

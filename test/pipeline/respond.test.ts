@@ -69,7 +69,13 @@ test('binary replies: the bytes unchanged, their content type and length, extra 
 
 test('a stream sends its headers at once, not with the first event: a long time to first token shows a 200 early', async () => {
   // The first event is due in 10 minutes: the headers can only arrive because they are sent before it.
-  const reply: Reply = { kind: 'sse', events: [{ data: '{"n":1}', tokens: 1 }], ending: 'done', pacing: { timeToFirstTokenMs: 600_000, tokensPerSecond: 0 }, headers: { 'x-extra': 'yes' } };
+  const reply: Reply = {
+    kind: 'sse',
+    events: [{ data: '{"n":1}', tokens: 1 }],
+    ending: 'done',
+    pacing: { timeToFirstTokenMs: 600_000, tokensPerSecond: 0 },
+    headers: { 'x-extra': 'yes' },
+  };
   await withReplies(
     () => reply,
     async (url) => {

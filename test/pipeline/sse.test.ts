@@ -104,7 +104,11 @@ class TrackedTimers implements StreamTimers {
 
 const ev = (data: string, tokens = 1): SseEvent => ({ data, tokens });
 const reply = (events: SseEvent[], extra: Partial<SseReply> = {}): SseReply => ({
-  kind: 'sse', events, ending: 'done', pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 0 }, ...extra,
+  kind: 'sse',
+  events,
+  ending: 'done',
+  pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 0 },
+  ...extra,
 });
 const asRes = (r: FakeRes) => r as unknown as ServerResponse;
 /** The bytes of these events, as one write carries them. */
@@ -120,7 +124,7 @@ test('without pacing: each batch of 8 events is one write, the next after yieldi
   assert.equal(res.writes, [frames(...events.slice(0, 8)), frames(...events.slice(8, 16)), `${frames(...events.slice(16))}data: [DONE]\n\n`]);
 });
 
-test('pacing: each wait is the event\'s tokens at the configured rate, on a schedule that late timers do not stretch', async () => {
+test("pacing: each wait is the event's tokens at the configured rate, on a schedule that late timers do not stretch", async () => {
   const res = new FakeRes();
   const timers = new FakeTimers();
   // tps 50 = 20 ms per token; the role event carries no token, the third event two.

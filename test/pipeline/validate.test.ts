@@ -24,7 +24,17 @@ const BROKEN: [string, Change, string, string][] = [
   ['chat.completions', { messages: [{ content: 'x' }] }, 'messages[0].role', 'missing_required_parameter'],
   ['chat.completions', { messages: [{ role: 'user' }] }, 'messages[0].content', 'missing_required_parameter'],
   ['chat.completions', { messages: [{ role: 1, content: 'x' }] }, 'messages[0].role', 'invalid_type'],
-  ['chat.completions', { messages: [{ role: 'user', content: 'ok' }, { role: 'user', content: 5 }] }, 'messages[1].content', 'invalid_type'],
+  [
+    'chat.completions',
+    {
+      messages: [
+        { role: 'user', content: 'ok' },
+        { role: 'user', content: 5 },
+      ],
+    },
+    'messages[1].content',
+    'invalid_type',
+  ],
   ['chat.completions', { temperature: 2.0001 }, 'temperature', 'decimal_above_max_value'],
   ['chat.completions', { temperature: -0.0001 }, 'temperature', 'decimal_below_min_value'],
   ['chat.completions', { temperature: '1' }, 'temperature', 'invalid_type'],
@@ -93,7 +103,15 @@ const INSIDE: [string, Change][] = [
   ['chat.completions', { stop: [] }],
   ['chat.completions', { stop: ['END', 'STOP'] }],
   ['chat.completions', { max_tokens: 1 }],
-  ['chat.completions', { messages: [{ role: 'system', content: '' }, { role: 'user', content: 'hi' }] }],
+  [
+    'chat.completions',
+    {
+      messages: [
+        { role: 'system', content: '' },
+        { role: 'user', content: 'hi' },
+      ],
+    },
+  ],
   ['images.generate', { prompt: 'p'.repeat(1000) }],
   ['images.generate', { prompt: '🌅'.repeat(1000) }],
   ['images.generate', { n: 1, size: '1792x1024', quality: 'hd', style: 'natural' }],

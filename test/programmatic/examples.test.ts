@@ -32,7 +32,22 @@ const runners = {
   vitest: ['node_modules/vitest/vitest.mjs', 'run', '--root', 'examples/vitest'],
   jest: ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', '--config', 'examples/jest/jest.config.mjs'],
   // The Vitest example and a consumer file that expects type errors, checked against the shipped declarations (dist/*.d.ts).
-  tsc: [bin('typescript/bin/tsc'), '--noEmit', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--strict', '--skipLibCheck', '--types', 'node', 'examples/vitest/chat.test.ts', 'test/programmatic/fixtures/consumer.ts'],
+  tsc: [
+    bin('typescript/bin/tsc'),
+    '--noEmit',
+    '--module',
+    'nodenext',
+    '--moduleResolution',
+    'nodenext',
+    '--target',
+    'es2022',
+    '--strict',
+    '--skipLibCheck',
+    '--types',
+    'node',
+    'examples/vitest/chat.test.ts',
+    'test/programmatic/fixtures/consumer.ts',
+  ],
 } as const;
 
 // Started together, so the runners' start-up costs overlap; each test awaits its own.

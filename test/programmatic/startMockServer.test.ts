@@ -45,7 +45,10 @@ basics('listens on a free loopback port and names its key and base URLs', async 
   assert.is(mock.url, `http://127.0.0.1:${mock.port}`);
   assert.is(mock.openaiBaseURL, `${mock.url}/text-provider`);
   assert.is(mock.apiKey, 'sk-mock-default');
-  assert.equal(mock.keys.map((k) => k.label), ['default', 'limited']);
+  assert.equal(
+    mock.keys.map((k) => k.label),
+    ['default', 'limited'],
+  );
   assert.is(mock.config.logLevel, 'info');
   assert.equal(await chat(mock, 'ping'), { status: 200, text: 'pong', code: undefined, rule: 'ping' });
 });
@@ -122,7 +125,13 @@ basics('requests() reads the journal and clearRequests() empties it', async () =
   await chat(mock, 'ping');
   await chat(mock, 'ping', { key: 'sk-wrong' });
   const entries = mock.requests();
-  assert.equal(entries.map((e) => [e.operation, e.status]), [['chat.completions', 200], ['chat.completions', 401]]);
+  assert.equal(
+    entries.map((e) => [e.operation, e.status]),
+    [
+      ['chat.completions', 200],
+      ['chat.completions', 401],
+    ],
+  );
   assert.is(entries[0]!.path, '/text-provider/chat/completions');
   assert.is(mock.clearRequests(), 2);
   assert.equal(mock.requests(), []);

@@ -18,7 +18,11 @@ interface Target {
 }
 
 const PLACEHOLDER = '"@@mutation-placeholder@@"';
-const show = (p: Path) => p.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('').replace(/^\./, '') || '(body)';
+const show = (p: Path) =>
+  p
+    .map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`))
+    .join('')
+    .replace(/^\./, '') || '(body)';
 
 /** Every place in `value` that the schema describes, outermost first. */
 function targets(schema: Schema, value: unknown, path: Path = []): Target[] {
@@ -36,7 +40,12 @@ function targets(schema: Schema, value: unknown, path: Path = []): Target[] {
 /** Objects (with their schema) whose required fields can be taken away. */
 function requiredSites(schema: Schema, value: unknown, path: Path = []): { path: Path; key: string }[] {
   const here = (schema.required ?? []).filter((k) => value && typeof value === 'object' && k in (value as object)).map((key) => ({ path, key }));
-  return [...here, ...targets(schema, value, path).flatMap((t) => requiredSites(t.schema, get(value, t.path.slice(path.length)), t.path)).filter((s) => s.path.length > path.length)];
+  return [
+    ...here,
+    ...targets(schema, value, path)
+      .flatMap((t) => requiredSites(t.schema, get(value, t.path.slice(path.length)), t.path))
+      .filter((s) => s.path.length > path.length),
+  ];
 }
 
 const get = (v: unknown, p: Path): unknown => p.reduce<unknown>((o, k) => (o as Record<string | number, unknown>)?.[k], v);
@@ -68,21 +77,58 @@ function wrongValue(schema: Schema): fc.Arbitrary<unknown> {
 function fieldMutations(body: Record<string, unknown>, t: Target): fc.Arbitrary<Mutated>[] {
   const s = t.schema;
   const path = show(t.path);
-  const value = (kind: string, a: fc.Arbitrary<unknown>): fc.Arbitrary<Mutated> => a.map((v) => ({ kind, path, text: JSON.stringify(withValue(body, t.path, v)), lenientRejects: true }));
+  const value = (kind: string, a: fc.Arbitrary<unknown>): fc.Arbitrary<Mutated> =>
+    a.map((v) => ({ kind, path, text: JSON.stringify(withValue(body, t.path, v)), lenientRejects: true }));
   const raw = (kind: string, a: fc.Arbitrary<string>): fc.Arbitrary<Mutated> => a.map((r) => ({ kind, path, text: withRaw(body, t.path, r), lenientRejects: true }));
   const out = [
     value('wrong type', wrongValue(s)),
     value('null', fc.constant(null)),
-    raw('deep nesting', fc.tuple(fc.integer({ min: 64, max: 20_000 }), fc.boolean()).map(([n, arr]) => (arr ? '['.repeat(n) + ']'.repeat(n) : '{"a":'.repeat(n) + '1' + '}'.repeat(n)))),
-    raw('huge array', fc.integer({ min: 1000, max: 5000 }).map((n) => `[${'1,'.repeat(n - 1)}1]`)),
+    raw(
+      'deep nesting',
+      fc.tuple(fc.integer({ min: 64, max: 20_000 }), fc.boolean()).map(([n, arr]) => (arr ? '['.repeat(n) + ']'.repeat(n) : '{"a":'.repeat(n) + '1' + '}'.repeat(n))),
+    ),
+    raw(
+      'huge array',
+      fc.integer({ min: 1000, max: 5000 }).map((n) => `[${'1,'.repeat(n - 1)}1]`),
+    ),
   ];
-  if (s.minimum !== undefined) out.push(value('below minimum', fc.double({ min: 1e-6, max: 1e9, noNaN: true }).map((d) => s.minimum! - d)));
-  if (s.maximum !== undefined) out.push(value('above maximum', fc.double({ min: 1e-6, max: 1e9, noNaN: true }).map((d) => s.maximum! + d)));
-  if (s.maxLength !== undefined) out.push(value('over-long string', fc.tuple(unicodeText(1, 1), fc.integer({ min: 1, max: 200 })).map(([c, n]) => c.repeat(s.maxLength! + n))));
+  if (s.minimum !== undefined)
+    out.push(
+      value(
+        'below minimum',
+        fc.double({ min: 1e-6, max: 1e9, noNaN: true }).map((d) => s.minimum! - d),
+      ),
+    );
+  if (s.maximum !== undefined)
+    out.push(
+      value(
+        'above maximum',
+        fc.double({ min: 1e-6, max: 1e9, noNaN: true }).map((d) => s.maximum! + d),
+      ),
+    );
+  if (s.maxLength !== undefined)
+    out.push(
+      value(
+        'over-long string',
+        fc.tuple(unicodeText(1, 1), fc.integer({ min: 1, max: 200 })).map(([c, n]) => c.repeat(s.maxLength! + n)),
+      ),
+    );
   if (s.minLength) out.push(value('too-short string', fc.constant('')));
   if (s.pattern || s.enum) {
     const v = String(get(body, t.path));
-    out.push(value('look-alike value', fc.constantFrom(`${v}\n`, ` ${v}`, `${v}\u200B`, v.replace(/[a-e]/, (c) => String.fromCharCode(c.charCodeAt(0) + 0x3d0)), `${v}\u0000`, v.toUpperCase() === v ? `${v}x!` : v.toUpperCase())));
+    out.push(
+      value(
+        'look-alike value',
+        fc.constantFrom(
+          `${v}\n`,
+          ` ${v}`,
+          `${v}\u200B`,
+          v.replace(/[a-e]/, (c) => String.fromCharCode(c.charCodeAt(0) + 0x3d0)),
+          `${v}\u0000`,
+          v.toUpperCase() === v ? `${v}x!` : v.toUpperCase(),
+        ),
+      ),
+    );
   }
   return out;
 }
@@ -98,16 +144,16 @@ function bodyMutations(schema: Schema, body: Record<string, unknown>): fc.Arbitr
         fc.constantFrom(`${text},`, `${text}}`, text.replace('{', "{'x':1,"), text.replace(/}$/, ',}'), `// c\n${text}`, text.replace(/}$/, ',"n":NaN}')),
       )
       .map((t) => ({ kind: 'broken JSON', path: '(body)', text: t, lenientRejects: true })),
-    fc.constantFrom('{"polluted":true}', '{"toString":1}', 'null').map((v) => ({ kind: '__proto__ key', path: '__proto__', text: text.replace('{', `{"__proto__":${v},`), lenientRejects: true })),
+    fc
+      .constantFrom('{"polluted":true}', '{"toString":1}', 'null')
+      .map((v) => ({ kind: '__proto__ key', path: '__proto__', text: text.replace('{', `{"__proto__":${v},`), lenientRejects: true })),
     fc
       .tuple(fc.oneof(fc.constantFrom('constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__', 'prototype'), unicodeText(1, 12)), fc.jsonValue({ maxDepth: 2 }))
       .filter(([k]) => !(k in (schema.properties ?? {})) && k !== '__proto__')
       .map(([k, v]) => {
         const text = JSON.stringify({ ...body, [k]: v });
         // A __proto__ key anywhere in the body is refused by the parser, in lenient mode too.
-        return text.includes('"__proto__":')
-          ? { kind: '__proto__ key', path: k, text, lenientRejects: true }
-          : { kind: 'unknown field', path: k, text, lenientRejects: false };
+        return text.includes('"__proto__":') ? { kind: '__proto__ key', path: k, text, lenientRejects: true } : { kind: 'unknown field', path: k, text, lenientRejects: false };
       }),
   ];
   const sites = requiredSites(schema, body);

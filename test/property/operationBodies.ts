@@ -22,7 +22,12 @@ export const requestSchema = (file: string): Schema => JSON.parse(readFileSync(j
 
 // Small real images in each accepted format, as base64 or a data URI.
 const image = fc
-  .tuple(fc.constantFrom(['png', tinyPng], ['jpeg', tinyJpeg], ['gif', tinyGif], ['webp', tinyWebp]) as fc.Arbitrary<[string, (w: number, h: number) => Buffer]>, fc.integer({ min: 1, max: 24 }), fc.integer({ min: 1, max: 24 }), fc.boolean())
+  .tuple(
+    fc.constantFrom(['png', tinyPng], ['jpeg', tinyJpeg], ['gif', tinyGif], ['webp', tinyWebp]) as fc.Arbitrary<[string, (w: number, h: number) => Buffer]>,
+    fc.integer({ min: 1, max: 24 }),
+    fc.integer({ min: 1, max: 24 }),
+    fc.boolean(),
+  )
   .map(([[type, make], w, h, uri]) => (uri ? `data:image/${type};base64,` : '') + make(w, h).toString('base64'));
 
 const smallestMaxTokens = Math.min(...ofKind('text').map((m) => m.limits.max_output_tokens ?? Infinity));

@@ -23,7 +23,9 @@ async function check<T>(name: string, arb: fc.Arbitrary<T>, predicate: (v: T) =>
   const details = await fc.check(fc.asyncProperty(arb, predicate), params() as fc.Parameters<[T]>);
   if (details.failed) {
     const report = await fc.asyncDefaultReportMessage(details);
-    throw new Error(`${name}\n${report}\n${String(details.errorInstance)}\nReplay: PROPERTY_SEED=${details.seed} PROPERTY_PATH=${details.counterexamplePath} node --import tsx node_modules/uvu/bin.js test/property`);
+    throw new Error(
+      `${name}\n${report}\n${String(details.errorInstance)}\nReplay: PROPERTY_SEED=${details.seed} PROPERTY_PATH=${details.counterexamplePath} node --import tsx node_modules/uvu/bin.js test/property`,
+    );
   }
 }
 

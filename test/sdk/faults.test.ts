@@ -9,8 +9,7 @@ const BODY = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content
 
 const client = (quiet = false) => new OpenAI({ apiKey: KEY, baseURL: `${mock().url}/text-provider`, maxRetries: 2, ...(quiet ? { logLevel: 'off' as const } : {}) });
 const admin = (method: string, path: string, body?: unknown) => request(mock().url, path, { method, body, key: null });
-const attempts = async (): Promise<JournalEntry[]> =>
-  ((await admin('GET', '/__admin/requests')).json.data as JournalEntry[]).filter((e) => e.operation === 'chat.completions');
+const attempts = async (): Promise<JournalEntry[]> => ((await admin('GET', '/__admin/requests')).json.data as JournalEntry[]).filter((e) => e.operation === 'chat.completions');
 
 /** The delays the code under test asked setTimeout for while `fn` ran (the SDK sleeps with setTimeout). */
 async function timeoutsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; delays: number[] }> {
@@ -48,8 +47,18 @@ test('two 500s then success: the SDK retries and succeeds; the journal shows 3 a
   const completion = await client().chat.completions.create(BODY);
   assert.is(completion.object, 'chat.completion');
   const seen = await attempts();
-  assert.equal(seen.map((e) => [e.status, e.retryCount]), [[500, 0], [500, 1], [200, 2]]);
-  assert.equal(seen.map((e) => e.fault), ['status=500;retry-after=0.01 [rule rule-1]', 'status=500;retry-after=0.01 [rule rule-1]', undefined]);
+  assert.equal(
+    seen.map((e) => [e.status, e.retryCount]),
+    [
+      [500, 0],
+      [500, 1],
+      [200, 2],
+    ],
+  );
+  assert.equal(
+    seen.map((e) => e.fault),
+    ['status=500;retry-after=0.01 [rule rule-1]', 'status=500;retry-after=0.01 [rule rule-1]', undefined],
+  );
 });
 
 test('a 429 with retry-after-ms is honoured: the SDK waits exactly that long, not its own backoff', async () => {
@@ -57,8 +66,14 @@ test('a 429 with retry-after-ms is honoured: the SDK waits exactly that long, no
   const { result, delays } = await timeoutsDuring(() => client().chat.completions.create(BODY));
   assert.is(result.object, 'chat.completion');
   assert.is(delays.filter((d) => d === 37).length, 1, `delays: ${delays.join(', ')}`);
-  assert.not.ok(delays.some((d) => d >= 300 && d <= 1000), `a default backoff was used: ${delays.join(', ')}`);
-  assert.equal((await attempts()).map((e) => e.status), [429, 200]);
+  assert.not.ok(
+    delays.some((d) => d >= 300 && d <= 1000),
+    `a default backoff was used: ${delays.join(', ')}`,
+  );
+  assert.equal(
+    (await attempts()).map((e) => e.status),
+    [429, 200],
+  );
 });
 
 test('a 429 from Prefer: code=429 is a RateLimitError after every retry', async () => {
@@ -78,7 +93,10 @@ test('reset surfaces as the SDK connection error, after the SDK retried it', asy
   assert.instance(err, OpenAI.APIConnectionError);
   assert.not.instance(err, OpenAI.APIConnectionTimeoutError);
   const seen = await attempts();
-  assert.equal(seen.map((e) => [e.status, e.retryCount, e.fault]), [0, 1, 2].map((n) => [0, n, 'reset [header]']));
+  assert.equal(
+    seen.map((e) => [e.status, e.retryCount, e.fault]),
+    [0, 1, 2].map((n) => [0, n, 'reset [header]']),
+  );
 });
 
 test('empty surfaces as the SDK connection error too', async () => {
@@ -89,9 +107,11 @@ test('empty surfaces as the SDK connection error too', async () => {
 test('stream-cut surfaces as an error to the stream consumer, after the chunks that arrived', async () => {
   const stream = await client().chat.completions.create({ ...BODY, stream: true }, { headers: { 'X-Mock-Fault': 'stream-cut=2' } });
   const chunks: unknown[] = [];
-  const err = await rejection((async () => {
-    for await (const chunk of stream) chunks.push(chunk);
-  })());
+  const err = await rejection(
+    (async () => {
+      for await (const chunk of stream) chunks.push(chunk);
+    })(),
+  );
   assert.instance(err, Error);
   assert.is(chunks.length, 2);
   assert.is((await attempts())[0]!.stream, 'cut');
@@ -103,9 +123,11 @@ test('malformed surfaces as a parse error: in a body, and in one event of a stre
   // quiet: the SDK logs the broken event before it throws
   const stream = await client(true).chat.completions.create({ ...BODY, stream: true }, { headers: { 'X-Mock-Fault': 'malformed' } });
   const chunks: unknown[] = [];
-  const streamErr = await rejection((async () => {
-    for await (const chunk of stream) chunks.push(chunk);
-  })());
+  const streamErr = await rejection(
+    (async () => {
+      for await (const chunk of stream) chunks.push(chunk);
+    })(),
+  );
   assert.match(String(streamErr), /malformed server-sent event|JSON/i);
   assert.is(chunks.length, 1);
 });
@@ -115,7 +137,12 @@ test('a seeded chaos rule gives the same fault sequence twice', async () => {
   const run = async () => {
     let out = '';
     for (let i = 0; i < 16; i++) {
-      out += await client().chat.completions.create(BODY).then(() => '.', (err: unknown) => (err instanceof OpenAI.APIError && err.status === 503 ? 'F' : '?'));
+      out += await client()
+        .chat.completions.create(BODY)
+        .then(
+          () => '.',
+          (err: unknown) => (err instanceof OpenAI.APIError && err.status === 503 ? 'F' : '?'),
+        );
     }
     return out;
   };

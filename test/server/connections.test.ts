@@ -8,10 +8,14 @@ import { start } from '../../src/server/server.js';
 /** POSTs a small body with a wrong key over the given agent; resolves with the status. */
 function rejected(url: string, agent: Agent): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/text-provider/chat/completions`, { method: 'POST', agent, headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      `${url}/text-provider/chat/completions`,
+      { method: 'POST', agent, headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }));
   });

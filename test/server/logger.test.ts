@@ -12,7 +12,10 @@ function capture() {
 
 const SECRET = 'sk-live-0123456789abcdefSECRET';
 const ADMIN = 'admin-token-0123456789';
-const KEYS = [{ key: SECRET, label: 'mine' }, { key: 'sk-mock-default', label: 'default' }];
+const KEYS = [
+  { key: SECRET, label: 'mine' },
+  { key: 'sk-mock-default', label: 'default' },
+];
 
 async function withLoggedMock(level: 'info' | 'warn' | 'silent', fn: (mock: RunningMock, out: ReturnType<typeof capture>) => Promise<void>): Promise<void> {
   const out = capture();
@@ -34,7 +37,17 @@ test('one JSON line per request with id, operation, status, latency, fault, stre
     assert.is(records.length, 3, out.lines.join('\n'));
     const [me, invalid, stream] = records as Record<string, unknown>[];
     assert.equal(
-      { reqId: me!.reqId, method: me!.method, path: me!.path, operation: me!.operation, status: me!.status, fault: me!.fault, keyLabel: me!.keyLabel, level: me!.level, msg: me!.msg },
+      {
+        reqId: me!.reqId,
+        method: me!.method,
+        path: me!.path,
+        operation: me!.operation,
+        status: me!.status,
+        fault: me!.fault,
+        keyLabel: me!.keyLabel,
+        level: me!.level,
+        msg: me!.msg,
+      },
       { reqId: ok.headers['x-request-id'], method: 'GET', path: '/v1/me', operation: 'me', status: 200, fault: null, keyLabel: 'sk-l...CRET', level: 'info', msg: 'request' },
     );
     assert.type(me!.latencyMs, 'number');
@@ -72,14 +85,37 @@ test('health checks are logged at debug, so a container probe does not fill the 
   await withLoggedMock('info', async (mock, out) => {
     await get(mock.url, '/__health', null);
     await get(mock.url, '/v1/me', SECRET);
-    assert.equal(out.records().map((r) => r.path), ['/v1/me']);
+    assert.equal(
+      out.records().map((r) => r.path),
+      ['/v1/me'],
+    );
   });
   const out = capture();
   const logger = createLogger({ logLevel: 'debug', keys: KEYS }, out);
-  const base = { requestId: 'r', time: 0, method: 'GET', path: '/__health', operation: 'health', keyLabel: undefined, latencyMs: 1, errorCode: null, details: undefined, fault: undefined, stream: undefined, retryCount: undefined, model: undefined };
+  const base = {
+    requestId: 'r',
+    time: 0,
+    method: 'GET',
+    path: '/__health',
+    operation: 'health',
+    keyLabel: undefined,
+    latencyMs: 1,
+    errorCode: null,
+    details: undefined,
+    fault: undefined,
+    stream: undefined,
+    retryCount: undefined,
+    model: undefined,
+  };
   requestLogger(logger)({ ...base, status: 200 });
   requestLogger(logger)({ ...base, status: 503 });
-  assert.equal(out.records().map((r) => [r.level, r.status]), [['debug', 200], ['warn', 503]]);
+  assert.equal(
+    out.records().map((r) => [r.level, r.status]),
+    [
+      ['debug', 200],
+      ['warn', 503],
+    ],
+  );
 });
 
 test('--log-level: warn drops request lines of successful requests; silent drops everything', async () => {
@@ -122,16 +158,35 @@ test('redaction: fields named like credentials are censored even if a caller log
   const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
   logger.info({ authorization: 'Bearer abc', headers: { authorization: 'x' }, apiKey: 'y', nested: { token: 'z' } }, 'x');
   const [line] = out.records();
-  assert.equal([line!.authorization, (line!.headers as Record<string, string>).authorization, line!.apiKey, (line!.nested as Record<string, string>).token], ['[redacted]', '[redacted]', '[redacted]', '[redacted]']);
+  assert.equal(
+    [line!.authorization, (line!.headers as Record<string, string>).authorization, line!.apiKey, (line!.nested as Record<string, string>).token],
+    ['[redacted]', '[redacted]', '[redacted]', '[redacted]'],
+  );
 });
 
 test('requestLogger marks a 5xx nobody asked for as a warning, and flushLogger resolves', async () => {
   const out = capture();
   const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
-  const base = { requestId: 'r', time: 0, method: 'GET', path: '/x', operation: undefined, keyLabel: undefined, latencyMs: 1, errorCode: null, details: undefined, stream: undefined, retryCount: undefined, model: undefined };
+  const base = {
+    requestId: 'r',
+    time: 0,
+    method: 'GET',
+    path: '/x',
+    operation: undefined,
+    keyLabel: undefined,
+    latencyMs: 1,
+    errorCode: null,
+    details: undefined,
+    stream: undefined,
+    retryCount: undefined,
+    model: undefined,
+  };
   requestLogger(logger)({ ...base, status: 500, fault: undefined });
   requestLogger(logger)({ ...base, status: 503, fault: 'status' });
-  assert.equal(out.records().map((r) => r.level), ['warn', 'info']);
+  assert.equal(
+    out.records().map((r) => r.level),
+    ['warn', 'info'],
+  );
   await flushLogger(logger);
   await flushLogger(undefined);
 });

@@ -23,7 +23,11 @@ async function halfUpload(port: number): Promise<{ socket: Socket; rest: () => v
         socket.write(body.slice(0, 5), () => resolve());
       }
     });
-    socket.on('connect', () => socket.write(`POST /v1/text-provider/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`));
+    socket.on('connect', () =>
+      socket.write(
+        `POST /v1/text-provider/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+      ),
+    );
   });
   return { socket, rest: () => socket.write(body.slice(5)), answer };
 }
@@ -55,11 +59,15 @@ test('shutdown: a paced stream is finished at full speed with data: [DONE]', asy
   let stopped: Promise<void> | undefined;
   mock.server.once('request', () => (stopped = mock.shutdown(60_000)));
   const text = await new Promise<string>((resolve, reject) => {
-    const req = httpRequest(`${mock.url}/v1/text-provider/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=600000; tps=1' } }, (res) => {
-      let out = '';
-      res.on('data', (d: Buffer) => (out += d.toString()));
-      res.on('end', () => resolve(out));
-    });
+    const req = httpRequest(
+      `${mock.url}/v1/text-provider/chat/completions`,
+      { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=600000; tps=1' } },
+      (res) => {
+        let out = '';
+        res.on('data', (d: Buffer) => (out += d.toString()));
+        res.on('end', () => resolve(out));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -73,17 +81,21 @@ test('shutdown: a stream held by a stall fault ends cleanly at once, without [DO
   const body = JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'long answer' }] });
   let stopped: Promise<void> | undefined;
   const ending = await new Promise<{ how: string; text: string }>((resolve, reject) => {
-    const req = httpRequest(`${mock.url}/v1/text-provider/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-fault': 'stall=2' } }, (res) => {
-      let out = '';
-      res.on('data', (d: Buffer) => {
-        out += d.toString();
-        // Both events are in: the stream is now held by the stall.
-        if (!stopped && out.split('\n\n').length > 2) stopped = mock.shutdown(60_000);
-      });
-      res.on('end', () => resolve({ how: 'end', text: out }));
-      res.on('aborted', () => resolve({ how: 'aborted', text: out }));
-      res.on('error', () => resolve({ how: 'error', text: out }));
-    });
+    const req = httpRequest(
+      `${mock.url}/v1/text-provider/chat/completions`,
+      { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-fault': 'stall=2' } },
+      (res) => {
+        let out = '';
+        res.on('data', (d: Buffer) => {
+          out += d.toString();
+          // Both events are in: the stream is now held by the stall.
+          if (!stopped && out.split('\n\n').length > 2) stopped = mock.shutdown(60_000);
+        });
+        res.on('end', () => resolve({ how: 'end', text: out }));
+        res.on('aborted', () => resolve({ how: 'aborted', text: out }));
+        res.on('error', () => resolve({ how: 'error', text: out }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

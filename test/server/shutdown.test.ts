@@ -57,7 +57,9 @@ function startUpload(port: number, body: string, sent: number) {
     });
   });
   socket.on('connect', () =>
-    socket.write(`POST /v1/text-provider/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`),
+    socket.write(
+      `POST /v1/text-provider/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+    ),
   );
   return { socket, handling, closed };
 }
@@ -66,16 +68,20 @@ function startUpload(port: number, body: string, sent: number) {
 function openStream(url: string): Promise<{ whole: Promise<string> }> {
   return new Promise((started, failed) => {
     const body = JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'long answer' }] });
-    const req = httpRequest(`${url}/v1/text-provider/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=0; tps=20' } }, (res) => {
-      let text = '';
-      const whole = new Promise<string>((resolve, reject) => {
-        res.on('end', () => resolve(text));
-        res.on('error', reject);
-        res.on('close', () => reject(new Error(`the stream was cut before its end: ${text.slice(-200)}`)));
-      });
-      res.once('data', () => started({ whole }));
-      res.on('data', (d: Buffer) => (text += d.toString()));
-    });
+    const req = httpRequest(
+      `${url}/v1/text-provider/chat/completions`,
+      { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=0; tps=20' } },
+      (res) => {
+        let text = '';
+        const whole = new Promise<string>((resolve, reject) => {
+          res.on('end', () => resolve(text));
+          res.on('error', reject);
+          res.on('close', () => reject(new Error(`the stream was cut before its end: ${text.slice(-200)}`)));
+        });
+        res.once('data', () => started({ whole }));
+        res.on('data', (d: Buffer) => (text += d.toString()));
+      },
+    );
     req.on('error', failed);
     req.end(body);
   });
@@ -90,7 +96,11 @@ test('SIGTERM: an open stream runs to data: [DONE], new connections are refused,
   assert.match(text, /data: \[DONE\]\n\n$/);
   const events = text.split('\n\n').filter(Boolean);
   assert.ok(events.length > 10, 'the stream was long enough to be in flight');
-  const refused = await new Promise<string | undefined>((resolve) => connect(s.port, '127.0.0.1').on('connect', () => resolve(undefined)).on('error', (e: NodeJS.ErrnoException) => resolve(e.code)));
+  const refused = await new Promise<string | undefined>((resolve) =>
+    connect(s.port, '127.0.0.1')
+      .on('connect', () => resolve(undefined))
+      .on('error', (e: NodeJS.ErrnoException) => resolve(e.code)),
+  );
   assert.is(refused, 'ECONNREFUSED');
   assert.equal(await s.exited, { code: 0, signal: null });
 });
@@ -110,7 +120,10 @@ test('SIGINT: a request whose body is still arriving is answered once it is comp
 });
 
 test('a second signal exits at once: 130 after SIGINT, 143 after SIGTERM', async () => {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     const s = await serve();
     // A request that never completes holds the graceful shutdown open for its whole grace period.
     const upload = startUpload(s.port, '{"model":"gpt-4o"}', 1);

@@ -16,7 +16,10 @@ const texts = (pieces: readonly Piece[]): string[] => pieces.map((p) => p.text);
 /** Pieces join to the content, never split a character, and their token counts add up to the completion's. */
 function checkPieces(r: Completion): void {
   assert.is(texts(r.pieces).join(''), r.content);
-  assert.is(r.pieces.reduce((sum, p) => sum + p.tokens, 0), r.completionTokens);
+  assert.is(
+    r.pieces.reduce((sum, p) => sum + p.tokens, 0),
+    r.completionTokens,
+  );
   for (const { text: p, tokens } of r.pieces) {
     assert.ok(tokens >= 1, 'a piece without a token');
     assert.ok(p.length > 0, 'empty piece');
@@ -66,10 +69,16 @@ test('max_tokens cut inside a CJK character keeps N tokens and the pieces still 
   assert.is(r.completionTokens, 2);
   assert.is(r.finishReason, 'length');
   assert.is(r.content, 'お\uFFFD');
-  assert.equal(r.pieces, [{ text: 'お', tokens: 1 }, { text: '\uFFFD', tokens: 1 }]);
+  assert.equal(r.pieces, [
+    { text: 'お', tokens: 1 },
+    { text: '\uFFFD', tokens: 1 },
+  ]);
   const whole = completeText({ text: 'お誕生日おめでとう', maxTokens: 3, encoding: 'cl100k_base' });
   // 誕 took two tokens, so its piece counts two: pacing by tokens per second stays exact.
-  assert.equal(whole.pieces, [{ text: 'お', tokens: 1 }, { text: '誕', tokens: 2 }]);
+  assert.equal(whole.pieces, [
+    { text: 'お', tokens: 1 },
+    { text: '誕', tokens: 2 },
+  ]);
 });
 
 test('every max_tokens cut of emoji/CJK text has exact token count and exact joins', () => {
@@ -80,7 +89,12 @@ test('every max_tokens cut of emoji/CJK text has exact token count and exact joi
       assert.is(r.completionTokens, n);
       checkPieces(r);
       // Only the last piece can carry the replacement character of a cut mid-character.
-      assert.not.ok(texts(r.pieces).slice(0, -1).some((p) => p.includes('\uFFFD')), `U+FFFD mid-stream at n=${n}`);
+      assert.not.ok(
+        texts(r.pieces)
+          .slice(0, -1)
+          .some((p) => p.includes('\uFFFD')),
+        `U+FFFD mid-stream at n=${n}`,
+      );
     }
   }
 });

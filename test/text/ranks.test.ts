@@ -17,7 +17,10 @@ test('the JSON copy written by the build reads back as the package table, entry 
   const copy = readRanks('cl100k_base', dir);
   assert.is.not(copy, packageTable('cl100k_base'), 'read from the copy, not the module');
   assert.equal(copy, packageTable('cl100k_base'));
-  assert.ok(copy.some((v) => Array.isArray(v)), 'byte tokens survive as arrays');
+  assert.ok(
+    copy.some((v) => Array.isArray(v)),
+    'byte tokens survive as arrays',
+  );
 });
 
 test('without a current copy, the package module is read', () => {

@@ -117,7 +117,10 @@ test('shortenForQuote collapses whitespace and cuts long text on whole code poin
   const long = shortenForQuote('lorem ipsum dolor sit amet consectetur adipiscing elit sed do');
   assert.ok(long.endsWith('...') && Buffer.byteLength(long) <= 48, long);
   assert.not.match(shortenForQuote('😀'.repeat(30)), '\uFFFD');
-  assert.is([...shortenForQuote('😀'.repeat(30)).replace('...', '')].every((c) => c === '😀'), true);
+  assert.is(
+    [...shortenForQuote('😀'.repeat(30)).replace('...', '')].every((c) => c === '😀'),
+    true,
+  );
 });
 
 test('schema: built-in fixture is valid; invalid rule files are rejected', () => {

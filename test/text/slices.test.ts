@@ -75,7 +75,11 @@ test('sliced text still round-trips exactly, countTokens agrees with encode, and
       assert.is(countTokens(text, enc), tokens.length, name);
       const done = completeText({ text, encoding: enc, maxTokens: 700 });
       assert.is(done.pieces.map((p) => p.text).join(''), done.content, name);
-      assert.is(done.pieces.reduce((n, p) => n + p.tokens, 0), done.completionTokens, name);
+      assert.is(
+        done.pieces.reduce((n, p) => n + p.tokens, 0),
+        done.completionTokens,
+        name,
+      );
     }
   }
 });

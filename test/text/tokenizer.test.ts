@@ -51,9 +51,18 @@ test('a prefix ending mid-character decodes to U+FFFD without leaking into the n
 test('decodePieces never splits a character and joins to the decoded text', () => {
   const tokens = encode('お誕生日おめでとう', 'cl100k_base');
   const pieces = decodePieces(tokens, 'cl100k_base');
-  assert.equal(pieces.map((p) => p.text), ['お', '誕', '生', '日', 'お', 'め', 'で', 'とう']);
-  assert.equal(pieces.map((p) => p.tokens), [1, 2, 1, 1, 1, 1, 1, 1]);
-  assert.is(pieces.reduce((sum, p) => sum + p.tokens, 0), tokens.length);
+  assert.equal(
+    pieces.map((p) => p.text),
+    ['お', '誕', '生', '日', 'お', 'め', 'で', 'とう'],
+  );
+  assert.equal(
+    pieces.map((p) => p.tokens),
+    [1, 2, 1, 1, 1, 1, 1, 1],
+  );
+  assert.is(
+    pieces.reduce((sum, p) => sum + p.tokens, 0),
+    tokens.length,
+  );
 });
 
 test('unknown token ids and unknown encodings throw', () => {

@@ -35,7 +35,12 @@ test('no step runs while a request is in flight; they resume after it', async ()
 
 test('a failing step does not stop the others; closing the server stops the rest', async () => {
   const ran: string[] = [];
-  await warmTokenizers(fakeServer(), IDLE, [() => { throw new Error('broken table'); }, () => ran.push('next')]);
+  await warmTokenizers(fakeServer(), IDLE, [
+    () => {
+      throw new Error('broken table');
+    },
+    () => ran.push('next'),
+  ]);
   assert.equal(ran, ['next']);
 
   const server = fakeServer();

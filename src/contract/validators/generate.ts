@@ -20,10 +20,22 @@ export function generateModule(dir: string = SCHEMAS_DIR): string {
   const standaloneCode = (requireCjs('ajv/dist/standalone') as { default: (ajv: Ajv2020, refs: Record<string, string>) => string }).default;
   const only = (keep: (v: SchemaVariant) => boolean) => Object.fromEntries(variants.filter(keep).map((v) => [v.id, v.id]));
   const code: Record<(typeof GROUPS)[number], string> = {
-    all: standaloneCode(all, only((v) => !isStrictId(v.id))),
-    first: standaloneCode(first, only((v) => v.request && !isStrictId(v.id))),
-    strictAll: standaloneCode(all, only((v) => isStrictId(v.id))),
-    strictFirst: standaloneCode(first, only((v) => isStrictId(v.id))),
+    all: standaloneCode(
+      all,
+      only((v) => !isStrictId(v.id)),
+    ),
+    first: standaloneCode(
+      first,
+      only((v) => v.request && !isStrictId(v.id)),
+    ),
+    strictAll: standaloneCode(
+      all,
+      only((v) => isStrictId(v.id)),
+    ),
+    strictFirst: standaloneCode(
+      first,
+      only((v) => isStrictId(v.id)),
+    ),
   };
   // Each group is a factory: its code is only parsed, not run, until a validator of the group is needed.
   // `exports` inside shadows the module's own, so Ajv's `exports["id"] = ...` lines fill the group.

@@ -68,7 +68,9 @@ export function readSchemas(dir: string): SchemaSources {
   const hash = createHash('sha256').update(JSON.stringify([LAYOUT, AJV_OPTIONS, EXTENSION_KEYWORDS, versionOf('ajv'), versionOf('ajv-formats'), closeObjects.toString()]));
   const variants: SchemaVariant[] = [];
   const seen = new Set<string>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const text = readFileSync(join(dir, file), 'utf8');
     hash.update(`\0${file}\0${text}`);
     const schema = JSON.parse(text) as { $id?: string };

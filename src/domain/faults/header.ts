@@ -37,7 +37,10 @@ export function parsePrefer(value: string | undefined): number | undefined {
     const [token = ''] = preference.split(';');
     const eq = token.indexOf('=');
     if (eq < 0 || token.slice(0, eq).trim().toLowerCase() !== 'code') continue;
-    const raw = token.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    const raw = token
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
     const status = errorStatus(raw);
     if (status === undefined) throw invalid('prefer', `code='${clip(raw)}' is not an error status from ${MIN_STATUS} to ${MAX_STATUS}`, "'Prefer: code=NNN'");
     if (code !== undefined && code !== status) throw invalid('prefer', `code is given twice (${code} and ${status})`, "'Prefer: code=NNN'");
@@ -86,13 +89,27 @@ function readDirectives(value: string): FaultSpec {
         spec.retryAfter = Number(v);
         break;
       }
-      case 'delay': spec.delayMs = count(name, needed(), 999_999_999); break; // the server maximum is checked below, with its name
-      case 'stream-cut': spec.streamCut = count(name, needed(), MAX_STREAM_CUT); break;
-      case 'stall': spec.stall = count(name, needed(), MAX_STALL); break;
-      case 'reset': flag('reset'); break;
-      case 'empty': flag('empty'); break;
-      case 'malformed': flag('malformed'); break;
-      case 'no-retry': flag('noRetry'); break;
+      case 'delay':
+        spec.delayMs = count(name, needed(), 999_999_999);
+        break; // the server maximum is checked below, with its name
+      case 'stream-cut':
+        spec.streamCut = count(name, needed(), MAX_STREAM_CUT);
+        break;
+      case 'stall':
+        spec.stall = count(name, needed(), MAX_STALL);
+        break;
+      case 'reset':
+        flag('reset');
+        break;
+      case 'empty':
+        flag('empty');
+        break;
+      case 'malformed':
+        flag('malformed');
+        break;
+      case 'no-retry':
+        flag('noRetry');
+        break;
       default:
         throw invalid(FAULT_HEADER, `unknown directive '${clip(name)}'`, GRAMMAR);
     }

@@ -28,7 +28,11 @@ export interface RuleView extends FaultRule {
 /** A rule that cannot be accepted; `status` is 400 for a bad rule, 409 for a taken id. */
 export class RuleError extends Error {
   override name = 'RuleError';
-  constructor(message: string, readonly param: string | null, readonly status = 400) {
+  constructor(
+    message: string,
+    readonly param: string | null,
+    readonly status = 400,
+  ) {
     super(message);
   }
 }
@@ -57,7 +61,10 @@ export class FaultRules {
   private entries: Entry[] = [];
   private issued = 0;
 
-  constructor(private readonly schemas: SchemaRegistry, private readonly context: RuleContext) {}
+  constructor(
+    private readonly schemas: SchemaRegistry,
+    private readonly context: RuleContext,
+  ) {}
 
   /** Checks a rule (schema, then what the schema cannot say) and adds it after the others. */
   add(input: unknown): RuleView {
@@ -71,7 +78,8 @@ export class FaultRules {
     if (problem) throw new RuleError(`Invalid fault: ${problem}.`, 'fault');
     const ops = rule.match?.operation === undefined ? [] : typeof rule.match.operation === 'string' ? [rule.match.operation] : rule.match.operation;
     for (const op of ops) {
-      if (!this.context.operations.includes(op)) throw new RuleError(`Unknown operation '${op.slice(0, 64)}'. Use one of: ${this.context.operations.join(', ')}.`, 'match.operation');
+      if (!this.context.operations.includes(op))
+        throw new RuleError(`Unknown operation '${op.slice(0, 64)}'. Use one of: ${this.context.operations.join(', ')}.`, 'match.operation');
     }
     const key = rule.match?.key;
     if (key !== undefined && !this.context.keyLabels.includes(key)) {

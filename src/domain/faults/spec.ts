@@ -62,9 +62,22 @@ export function faultProblem(spec: FaultSpec, limits: FaultLimits): string | und
   const set = (Object.keys(HEADER_NAMES) as (keyof FaultSpec)[]).filter((f) => spec[f] !== undefined);
   if (!set.length) return 'no fault directive given';
   const pairs: [keyof FaultSpec, keyof FaultSpec][] = [
-    ['reset', 'empty'], ['reset', 'status'], ['reset', 'malformed'], ['reset', 'streamCut'], ['reset', 'stall'], ['reset', 'noRetry'], ['reset', 'retryAfter'],
-    ['empty', 'status'], ['empty', 'malformed'], ['empty', 'streamCut'], ['empty', 'stall'], ['empty', 'noRetry'], ['empty', 'retryAfter'],
-    ['status', 'malformed'], ['status', 'streamCut'], ['status', 'stall'],
+    ['reset', 'empty'],
+    ['reset', 'status'],
+    ['reset', 'malformed'],
+    ['reset', 'streamCut'],
+    ['reset', 'stall'],
+    ['reset', 'noRetry'],
+    ['reset', 'retryAfter'],
+    ['empty', 'status'],
+    ['empty', 'malformed'],
+    ['empty', 'streamCut'],
+    ['empty', 'stall'],
+    ['empty', 'noRetry'],
+    ['empty', 'retryAfter'],
+    ['status', 'malformed'],
+    ['status', 'streamCut'],
+    ['status', 'stall'],
     ['streamCut', 'stall'],
   ];
   for (const [a, b] of pairs) {

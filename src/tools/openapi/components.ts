@@ -1,7 +1,12 @@
 /** A JSON Schema (or any part of one) as read from schemas/. */
 export type Json = Record<string, unknown>;
 
-const pascal = (s: string): string => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+const pascal = (s: string): string =>
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
 
 /** The components.schemas name of a schema `$id`, e.g. `.../chat-request.json` -> `ChatRequest`. */
 export function componentName(id: string): string {

@@ -8,11 +8,11 @@ export const TAGS: readonly { name: string; description: string; extension?: tru
   { name: 'text-provider', description: 'Chat completions and image generation.' },
   { name: 'image-provider', description: 'Image editing.' },
   { name: 'video-provider', description: 'Video generation.' },
-  { name: 'voice-provider', description: 'Text to speech with a voice provider\'s voices.' },
+  { name: 'voice-provider', description: "Text to speech with a voice provider's voices." },
   { name: 'cloud-provider', description: 'Text to speech with neural voices and SSML.' },
   { name: 'Account', description: 'The calling key.' },
   { name: EXT, description: 'Routes the API document does not list: model list, task polling, media downloads, this document, the health check.', extension: true },
-  { name: ADMIN, description: 'The mock\'s admin API: fault rules, rate limits, the request journal.', extension: true },
+  { name: ADMIN, description: "The mock's admin API: fault rules, rate limits, the request journal.", extension: true },
 ];
 
 // How each per-model limit reads, in the words of the request fields it bounds.

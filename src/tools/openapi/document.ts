@@ -48,11 +48,7 @@ export function buildOpenApi(input: OpenApiInput, serverUrl: string = DEFAULT_SE
     if (item[method]) throw new Error(`Two operations for ${op.method} ${op.path}`);
     item[method] = operationObject(op, ctx);
   }
-  const roots = [
-    ...input.operations.flatMap((op) => [op.requestSchema, op.success.schema].filter((id): id is string => id !== undefined)),
-    input.chunkSchema,
-    input.errorSchema,
-  ];
+  const roots = [...input.operations.flatMap((op) => [op.requestSchema, op.success.schema].filter((id): id is string => id !== undefined)), input.chunkSchema, input.errorSchema];
   if (componentName(input.errorSchema) !== 'Error') throw new Error(`The error schema must be named Error, not ${componentName(input.errorSchema)}`);
   const errors = errorComponents(input.errors);
   return {

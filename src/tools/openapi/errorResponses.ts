@@ -63,12 +63,23 @@ export function errorComponents(table: Readonly<Record<string, ErrorTemplate>>):
     responses[name] = {
       description: WHEN[Number(status)],
       headers: Object.fromEntries(['X-Request-Id', ...(HEADERS_OF[Number(status)] ?? [])].map((h) => [h, headerRef(h.replaceAll('-', ''))])),
-      content: { 'application/json': { schema: schemaRef('Error'), ...(names.length ? { examples: Object.fromEntries(names.map((n) => [n, { $ref: `#/components/examples/${n}` }])) } : {}) } },
+      content: {
+        'application/json': {
+          schema: schemaRef('Error'),
+          ...(names.length ? { examples: Object.fromEntries(names.map((n) => [n, { $ref: `#/components/examples/${n}` }])) } : {}),
+        },
+      },
     };
   }
   responses[INJECTED] = {
-    description: 'Any status from 400 to 599 that a fault asks for: the `X-Mock-Fault` or `Prefer` header, or a fault rule. The body is the same error envelope (statuses with a row of their own use its type and code).',
-    headers: { 'X-Request-Id': headerRef('XRequestId'), 'Retry-After': headerRef('RetryAfter'), 'Retry-After-Ms': headerRef('RetryAfterMs'), 'X-Should-Retry': headerRef('XShouldRetry') },
+    description:
+      'Any status from 400 to 599 that a fault asks for: the `X-Mock-Fault` or `Prefer` header, or a fault rule. The body is the same error envelope (statuses with a row of their own use its type and code).',
+    headers: {
+      'X-Request-Id': headerRef('XRequestId'),
+      'Retry-After': headerRef('RetryAfter'),
+      'Retry-After-Ms': headerRef('RetryAfterMs'),
+      'X-Should-Retry': headerRef('XShouldRetry'),
+    },
     content: { 'application/json': { schema: schemaRef('Error'), examples: { InjectedServiceUnavailable: { $ref: '#/components/examples/InjectedServiceUnavailable' } } } },
   };
   return { responses, examples };
@@ -90,7 +101,7 @@ export function headerComponents(): Record<string, Json> {
     XRateLimitRemainingTokens: limit('Tokens left in this minute', 'tokens, chat only', { type: 'string', pattern: '^\\d+$' }),
     XRateLimitResetRequests: limit('Time until the window resets, e.g. `59.964s`, `120ms`, `6m0s`', 'requests', { type: 'string' }),
     XRateLimitResetTokens: limit('Time until the token minute resets', 'tokens, chat only', { type: 'string' }),
-    XRequestId: header('The request id (the client\'s own X-Request-Id when it is plainly safe to echo); also in the request journal.', { type: 'string' }),
+    XRequestId: header("The request id (the client's own X-Request-Id when it is plainly safe to echo); also in the request journal.", { type: 'string' }),
     XShouldRetry: header('`false` when a `no-retry` fault asks clients not to retry.', { const: 'false' }, true),
   };
 }

@@ -16,7 +16,10 @@ const readJson = (path: string): Json => JSON.parse(readFileSync(path, 'utf8')) 
 /** The package's own inputs: its operations table, schemas/, error table, fixtures and version. */
 export function packageInput(): OpenApiInput {
   const schemas = new Map<string, Json>();
-  for (const file of readdirSync(SCHEMAS_DIR).filter((f) => f.endsWith('.json')).sort()) schemas.set(schemaId(file), readJson(join(SCHEMAS_DIR, file)));
+  for (const file of readdirSync(SCHEMAS_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort())
+    schemas.set(schemaId(file), readJson(join(SCHEMAS_DIR, file)));
   const pkg = readJson(join(ROOT, 'package.json')) as { version: string; license: string };
   const limits = loadLimits();
   return {

@@ -74,7 +74,8 @@ export function securitySchemes(): Record<string, Json> {
     adminToken: {
       type: 'http',
       scheme: 'bearer',
-      description: 'The admin API is separate from the API keys. Without `--admin-token` it answers clients on the same machine (loopback) with no credentials; with `--admin-token TOKEN` it requires `Authorization: Bearer TOKEN` from every client. Anyone else gets a 403.',
+      description:
+        'The admin API is separate from the API keys. Without `--admin-token` it answers clients on the same machine (loopback) with no credentials; with `--admin-token TOKEN` it requires `Authorization: Bearer TOKEN` from every client. Anyone else gets a 403.',
       ...EXTENSION,
     },
   };

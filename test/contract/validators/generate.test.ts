@@ -17,7 +17,15 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Bodies to validate: every request of the conformance suite, the fixtures, valid bodies and odd values. */
 function corpus(): unknown[] {
-  const values = { chatModel: 'gpt-4o-mini', imageModel: 'dall-e-3', videoModel: 'gen3a_turbo', voiceId: 'rachel', cloudVoice: 'en-US-JennyNeural', ttsModel: 'eleven_multilingual_v2', imageUrl: 'https://example.com/a.png' };
+  const values = {
+    chatModel: 'gpt-4o-mini',
+    imageModel: 'dall-e-3',
+    videoModel: 'gen3a_turbo',
+    voiceId: 'rachel',
+    cloudVoice: 'en-US-JennyNeural',
+    ttsModel: 'eleven_multilingual_v2',
+    imageUrl: 'https://example.com/a.png',
+  };
   const bodies: unknown[] = loadSuite(compiled, values).cases.flatMap((c) => (c.request.body === undefined ? [] : [c.request.body]));
   for (const f of readdirSync(FIXTURES_DIR).filter((n) => n.endsWith('.json'))) bodies.push(JSON.parse(readFileSync(join(FIXTURES_DIR, f), 'utf8')));
   bodies.push(...Object.values(VALID), null, [], 'text', 42, {}, { port: 'x', keys: [{}], pacing: { tokensPerSecond: -1 }, publicUrl: 'not a url' });
@@ -58,7 +66,10 @@ test('verbose error data survives generation: the schema and data validation.ts 
 test('the module needs only Ajv runtime helpers and the formats it is handed', () => {
   const code = generateModule();
   const required = [...new Set([...code.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]))];
-  assert.ok(required.every((r) => r!.startsWith('ajv/dist/runtime/')), required.join(', '));
+  assert.ok(
+    required.every((r) => r!.startsWith('ajv/dist/runtime/')),
+    required.join(', '),
+  );
   assert.ok(code.includes('__formats["base64-image"]'));
   assert.is(code, readFileSync(file, 'utf8'), 'generation is deterministic');
 });

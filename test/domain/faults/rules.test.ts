@@ -7,7 +7,12 @@ import { schemas } from '../../helpers.js';
 
 const CONTEXT = { operations: ['chat.completions', 'images.generate', 'me'], keyLabels: ['default', 'limited'], limits: { maxDelayMs: 1000 } };
 const rules = () => new FaultRules(schemas(), CONTEXT);
-const CHAT: RequestFacts = { operation: 'chat.completions', keyLabel: 'default', headers: {}, body: { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true } } };
+const CHAT: RequestFacts = {
+  operation: 'chat.completions',
+  keyLabel: 'default',
+  headers: {},
+  body: { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true } },
+};
 
 function refused(fn: () => unknown, message: RegExp, param: string | null, status = 400): void {
   try {
@@ -94,7 +99,10 @@ test('ids are generated when absent; list, delete and clear', () => {
   assert.is(r.add({ fault: { reset: true } }).id, 'rule-1');
   r.add({ id: 'rule-2', fault: { empty: true } });
   assert.is(r.add({ fault: { malformed: true } }).id, 'rule-3');
-  assert.equal(r.list().map((v) => v.id), ['rule-1', 'rule-2', 'rule-3']);
+  assert.equal(
+    r.list().map((v) => v.id),
+    ['rule-1', 'rule-2', 'rule-3'],
+  );
   assert.ok(r.delete('rule-2'));
   assert.not.ok(r.delete('rule-2'));
   assert.is(r.clear(), 2);
@@ -118,7 +126,8 @@ test('a bad rule is refused with a message and the field it concerns', () => {
 // The biggest rule the schema lets through: every string, list and map at its cap.
 function biggestRule(): Record<string, unknown> {
   const s = (n: number, c = 'x') => c.repeat(n);
-  const map = (n: number, value: (i: number) => unknown, key = (i: number) => `${s(60)}${i}`.slice(-64)) => Object.fromEntries(Array.from({ length: n }, (_, i) => [key(i), value(i)]));
+  const map = (n: number, value: (i: number) => unknown, key = (i: number) => `${s(60)}${i}`.slice(-64)) =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [key(i), value(i)]));
   return {
     id: s(64, 'i'),
     description: s(500),

@@ -18,7 +18,11 @@ export interface Exchange {
  * Sends one request and resolves once the exchange is over, however it ends. `onData` sees each
  * body chunk and may return true to hang up at that point (a client giving up on a stall).
  */
-export function exchange(url: string, path: string, opts: { body?: unknown; headers?: Record<string, string>; key?: string; signal?: AbortSignal; onData?: (soFar: string) => boolean } = {}): Promise<Exchange> {
+export function exchange(
+  url: string,
+  path: string,
+  opts: { body?: unknown; headers?: Record<string, string>; key?: string; signal?: AbortSignal; onData?: (soFar: string) => boolean } = {},
+): Promise<Exchange> {
   const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
   const headers: Record<string, string> = {
     authorization: `Bearer ${opts.key ?? KEY}`,
@@ -55,4 +59,8 @@ export function exchange(url: string, path: string, opts: { body?: unknown; head
 }
 
 /** The `data:` payloads of an SSE text, in order. */
-export const sseData = (text: string): string[] => text.split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => f.slice(6));
+export const sseData = (text: string): string[] =>
+  text
+    .split('\n\n')
+    .filter((f) => f.startsWith('data: '))
+    .map((f) => f.slice(6));

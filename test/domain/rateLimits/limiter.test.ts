@@ -65,7 +65,15 @@ test('tokens per minute: charged after use, refusing once the window is spent', 
 test('snapshot shows what is left without counting; reset gives every key its allowance back', () => {
   const { limiter, keys, advance } = setup([{ key: 'free' }, { key: 'k4', label: 'l', rateLimit: { requests: 3, windowMs: 1000, tokensPerMinute: 10 } }]);
   const k = keys[1]!;
-  assert.equal(limiter.snapshot(keys).map((s) => [s.requests, s.tokens]), [[{ limit: 3, remaining: 3, resetMs: 0 }, { limit: 10, remaining: 10, resetMs: 0 }]]);
+  assert.equal(
+    limiter.snapshot(keys).map((s) => [s.requests, s.tokens]),
+    [
+      [
+        { limit: 3, remaining: 3, resetMs: 0 },
+        { limit: 10, remaining: 10, resetMs: 0 },
+      ],
+    ],
+  );
   limiter.admit(k, true);
   limiter.charge(k, 4);
   advance(200);

@@ -34,14 +34,20 @@ test('`unified-ai-mock openapi` prints the document with the default server and 
   assert.is(code, 0);
   assert.is(stderr, '');
   assert.is(stdout, openApiText());
-  assert.equal(JSON.parse(stdout).servers.map((s: { url: string }) => s.url), ['http://127.0.0.1:4010']);
+  assert.equal(
+    JSON.parse(stdout).servers.map((s: { url: string }) => s.url),
+    ['http://127.0.0.1:4010'],
+  );
 });
 
 test('--server-url names another server (a trailing slash dropped); nothing else changes', async () => {
   const { code, stdout } = await runMain(['openapi', '--server-url', 'https://mock.example/base/']);
   assert.is(code, 0);
   const doc = JSON.parse(stdout);
-  assert.equal(doc.servers.map((s: { url: string }) => s.url), ['https://mock.example/base']);
+  assert.equal(
+    doc.servers.map((s: { url: string }) => s.url),
+    ['https://mock.example/base'],
+  );
   assert.equal({ ...doc, servers: [] }, { ...JSON.parse(openApiText()), servers: [] });
 });
 

@@ -24,7 +24,11 @@ function refs(node: unknown, at = '#'): { ref: string; at: string }[] {
   return Object.entries(node).flatMap(([k, v]) => (k === '$ref' && typeof v === 'string' ? [{ ref: v, at }] : refs(v, `${at}/${k}`)));
 }
 
-const resolve = (pointer: string): unknown => pointer.slice(2).split('/').reduce<Any>((o, k) => o?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
+const resolve = (pointer: string): unknown =>
+  pointer
+    .slice(2)
+    .split('/')
+    .reduce<Any>((o, k) => o?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
 
 test('the document is valid OpenAPI 3.1 for @seriousme/openapi-schema-validator, references included', async () => {
   const validator = new Validator();
@@ -70,7 +74,11 @@ test('every operation of the table appears exactly once, under its path and meth
     assert.match(o.operationId, /^[a-z][A-Za-z0-9]*$/, op.id);
     assert.is(o.summary, op.doc.summary);
     assert.equal(o.tags, [op.doc.tag]);
-    for (const p of op.path.match(/:\w+/g) ?? []) assert.ok(o.parameters.some((x: Any) => x.in === 'path' && x.name === p.slice(1) && x.required), `${op.id} ${p}`);
+    for (const p of op.path.match(/:\w+/g) ?? [])
+      assert.ok(
+        o.parameters.some((x: Any) => x.in === 'path' && x.name === p.slice(1) && x.required),
+        `${op.id} ${p}`,
+      );
   }
   assert.is(operationId('admin.faults.list'), 'adminFaultsList');
 });
@@ -92,7 +100,13 @@ test('the seven documented operations are present, not marked as extensions, eac
   const images = props('ImageGenerationRequest');
   assert.is(images.prompt.maxLength, 1000);
   assert.equal(images.size.enum, ['1024x1024', '1792x1024', '1024x1792']);
-  assert.equal([images.quality.enum, images.style.enum], [['standard', 'hd'], ['natural', 'vivid']]);
+  assert.equal(
+    [images.quality.enum, images.style.enum],
+    [
+      ['standard', 'hd'],
+      ['natural', 'vivid'],
+    ],
+  );
   assert.match(opOf('/text-provider/images/generations').description, /`dall-e-3`: `n` at most 1\b/);
   assert.equal(doc.components.schemas.ImageEditRequest.required, ['prompt', 'image']);
   assert.not.ok('model' in props('ImageEditRequest'));
@@ -168,10 +182,16 @@ test('control headers are optional header parameters of every faultable operatio
 test('info carries the package version; the output is deterministic and the server URL is the only difference', () => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   assert.is(doc.info.version, pkg.version);
-  assert.equal(doc.servers.map((s: Any) => s.url), ['http://127.0.0.1:4010']);
+  assert.equal(
+    doc.servers.map((s: Any) => s.url),
+    ['http://127.0.0.1:4010'],
+  );
   assert.is(JSON.stringify(buildOpenApi(packageInput())), JSON.stringify(buildOpenApi(packageInput())));
   const other = JSON.parse(openApiText('http://mock.test:9'));
-  assert.equal(other.servers.map((s: Any) => s.url), ['http://mock.test:9']);
+  assert.equal(
+    other.servers.map((s: Any) => s.url),
+    ['http://mock.test:9'],
+  );
   assert.equal({ ...other, servers: [] }, { ...doc, servers: [] });
   assert.equal(Object.keys(other), Object.keys(doc));
   assert.ok(openApiText().endsWith('}\n'));
