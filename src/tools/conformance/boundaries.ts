@@ -1,6 +1,6 @@
 import { clone, dotted, getAt, setAt, unsetAt } from './pointer.js';
 import type { Profile } from './types.js';
-import { add, allowedTypes, badFormat, filler, outsideEnum, patternMismatch, primaryType, slug, step, wrongTypes, type SchemaNode } from './values.js';
+import { add, allowedTypes, badFormat, filler, fraction, outsideEnum, patternMismatch, primaryType, slug, step, wrongTypes, type SchemaNode } from './values.js';
 
 /** Where the API document states a schema rule: the keywords it covers at one pointer, and the citation. */
 export type DocumentedRules = Readonly<Record<string, { readonly keywords: readonly string[]; readonly rule: string }>>;
@@ -41,16 +41,25 @@ function mutations(node: SchemaNode, required: boolean, baseValue: unknown): Mut
   const push = (m: Mutation) => out.push(m);
   if (required) push({ kind: 'missing', keyword: 'required', category: 'required', unset: true, what: 'is missing' });
   if (node.enum) {
-    for (const v of node.enum) if (v !== baseValue) push({ kind: `enum-${slug(v)}`, keyword: 'enum', category: 'enums', set: v, what: `${JSON.stringify(v)} (one of the allowed values)` });
+    for (const v of node.enum)
+      if (v !== baseValue) push({ kind: `enum-${slug(v)}`, keyword: 'enum', category: 'enums', set: v, what: `${JSON.stringify(v)} (one of the allowed values)` });
     const v = outsideEnum(node.enum);
     push({ kind: 'not-in-enum', keyword: 'enum', category: 'enums', set: v, what: `${JSON.stringify(v)} (not one of ${node.enum.map((e) => JSON.stringify(e)).join(', ')})` });
   }
   // Every JSON type the field must not take; on an enum without a type the enum is the rule broken.
   const types = allowedTypes(node).join(' or ');
   for (const { kind, value } of wrongTypes(node, baseValue)) {
-    push({ kind, keyword: node.type ? 'type' : 'enum', category: 'types', set: value, what: `${JSON.stringify(value)} (not ${node.type ? types : `one of the allowed ${types} values`})` });
+    push({
+      kind,
+      keyword: node.type ? 'type' : 'enum',
+      category: 'types',
+      set: value,
+      what: `${JSON.stringify(value)} (not ${node.type ? types : `one of the allowed ${types} values`})`,
+    });
   }
   if (primaryType(node) === 'integer') push({ kind: 'not-integer', keyword: 'integer', category: 'types', set: 1.5, what: '1.5 (not an integer)' });
+  const f = fraction(node);
+  if (f !== undefined && f !== baseValue) push({ kind: 'fraction', keyword: 'type', category: 'types', set: f, what: `${f} (a number that is not an integer)` });
   const d = step(node);
   if (node.minimum !== undefined) {
     if (node.minimum !== baseValue) push({ kind: 'at-minimum', keyword: 'minimum', category: 'limits', set: node.minimum, what: `${node.minimum} (the minimum)` });
@@ -62,15 +71,36 @@ function mutations(node: SchemaNode, required: boolean, baseValue: unknown): Mut
   }
   if (node.maxLength !== undefined) {
     push({ kind: 'at-max-length', keyword: 'maxLength', category: 'limits', set: filler(node.maxLength), what: `${node.maxLength} characters (the maximum)` });
-    push({ kind: 'above-max-length', keyword: 'maxLength', category: 'limits', set: filler(node.maxLength + 1), what: `${node.maxLength + 1} characters (one more than the maximum ${node.maxLength})` });
+    push({
+      kind: 'above-max-length',
+      keyword: 'maxLength',
+      category: 'limits',
+      set: filler(node.maxLength + 1),
+      what: `${node.maxLength + 1} characters (one more than the maximum ${node.maxLength})`,
+    });
   }
-  if (node.minLength) push({ kind: 'below-min-length', keyword: 'minLength', category: 'limits', set: filler(node.minLength - 1), what: `${node.minLength - 1} characters (below the minimum ${node.minLength})` });
-  if (node.minItems) push({ kind: 'too-few-items', keyword: 'minItems', category: 'limits', set: [], what: `an empty array (at least ${node.minItems} item${node.minItems > 1 ? 's' : ''} needed)` });
+  if (node.minLength)
+    push({
+      kind: 'below-min-length',
+      keyword: 'minLength',
+      category: 'limits',
+      set: filler(node.minLength - 1),
+      what: `${node.minLength - 1} characters (below the minimum ${node.minLength})`,
+    });
+  if (node.minItems)
+    push({
+      kind: 'too-few-items',
+      keyword: 'minItems',
+      category: 'limits',
+      set: [],
+      what: `an empty array (at least ${node.minItems} item${node.minItems > 1 ? 's' : ''} needed)`,
+    });
   if (node.pattern) {
     const v = patternMismatch(node.pattern);
     if (v !== undefined) push({ kind: 'pattern-mismatch', keyword: 'pattern', category: 'formats', set: v, what: `${JSON.stringify(v)} (does not match ${node.pattern})` });
   }
-  if (node.format) push({ kind: 'bad-format', keyword: 'format', category: 'formats', set: badFormat(node.format), what: `${JSON.stringify(badFormat(node.format))} (not a ${node.format})` });
+  if (node.format)
+    push({ kind: 'bad-format', keyword: 'format', category: 'formats', set: badFormat(node.format), what: `${JSON.stringify(badFormat(node.format))} (not a ${node.format})` });
   return out;
 }
 
@@ -96,12 +126,16 @@ export function generateBoundaries(input: GeneratorInput): GeneratedCase[] {
       const body = clone(input.base);
       if (m.unset) unsetAt(body, pointer);
       else setAt(body, pointer, m.set);
-      const valid = m.kind.startsWith('at-') || m.kind.startsWith('enum-');
+      const valid = m.kind.startsWith('at-') || m.kind.startsWith('enum-') || m.kind === 'fraction';
       if (valid) for (const [p, v] of Object.entries(input.samples)) if (!input.isValid(body) && getAt(body, p) === undefined) setAt(body, p, clone(v));
-      if (input.isValid(body) !== valid) throw new Error(`conformance: generated case ${input.prefix}.${dotted(pointer)}.${m.kind} should be ${valid ? 'valid' : 'invalid'} under schemas/${input.schemaFile}`);
+      if (input.isValid(body) !== valid)
+        throw new Error(`conformance: generated case ${input.prefix}.${dotted(pointer)}.${m.kind} should be ${valid ? 'valid' : 'invalid'} under schemas/${input.schemaFile}`);
       const doc = input.documented[pointer];
       const documented = doc?.keywords.includes(m.keyword) ?? false;
-      const field = pointer.slice(1).replace(/\/0(?=\/|$)/g, '[]').replace(/\//g, '.');
+      const field = pointer
+        .slice(1)
+        .replace(/\/0(?=\/|$)/g, '[]')
+        .replace(/\//g, '.');
       cases.push({
         id: `${input.prefix}.${dotted(pointer)}.${m.kind}`,
         pointer,

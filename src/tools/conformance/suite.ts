@@ -4,10 +4,11 @@ import { operation } from '../../contract/operations.js';
 import { CONFORMANCE_DIR } from '../../lib/paths.js';
 import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
 import { generateBoundaries, type DocumentedRules } from './boundaries.js';
+import { Catalogue, type Model, type ModelKind } from '../../domain/catalogue.js';
 import { estimateCost, isPaid, zeroCost } from './cost.js';
 import { clone, setAt, unsetAt } from './pointer.js';
 import type { AuthMode, Case, CheckName, Profile, SuiteValues } from './types.js';
-import type { SchemaNode } from './values.js';
+import { slug, type SchemaNode } from './values.js';
 
 interface CaseSpec {
   id: string;
@@ -98,7 +99,14 @@ function toCase(file: CaseFile, spec: CaseSpec, base: Record<string, unknown> | 
     profile: spec.profile,
     billable: spec.billable,
     cost,
-    request: { method: op.method as 'GET' | 'POST', path: op.path, auth: spec.auth ?? 'valid', headers: spec.headers ?? {}, ...(body ? { body } : {}), ...(spec.raw !== undefined ? { raw: spec.raw } : {}) },
+    request: {
+      method: op.method as 'GET' | 'POST',
+      path: op.path,
+      auth: spec.auth ?? 'valid',
+      headers: spec.headers ?? {},
+      ...(body ? { body } : {}),
+      ...(spec.raw !== undefined ? { raw: spec.raw } : {}),
+    },
     expect: { status: spec.expect.status, checks: spec.expect.checks ?? [] },
     ...(spec.requires ? { requires: spec.requires } : {}),
     ...(spec.tests429 ? { tests429: true } : {}),
@@ -136,6 +144,60 @@ function syntaxCases(prefix: string, base: Record<string, unknown>): CaseSpec[] 
   }));
 }
 
+const MODEL_RULE = "the mock's model catalogue (fixtures/models.json), a rule per model that the API document does not state";
+
+/**
+ * Cases for the per-model rules of the catalogue, generated from it as the boundary cases are from the
+ * schemas: one over the output-token limit and one over the most images per request, for a model of
+ * each distinct limit, and one over the context window of the model with the smallest (a prompt over
+ * the largest would be megabytes).
+ */
+function modelLimitCases(operationId: string, prefix: string, catalogue: Catalogue): CaseSpec[] {
+  const smallest = (kind: ModelKind, limit: 'max_output_tokens' | 'context_window') =>
+    catalogue
+      .ofKind(kind)
+      .reduce<Model | undefined>((best, m) => (m.limits[limit] !== undefined && (best === undefined || m.limits[limit]! < best.limits[limit]!) ? m : best), undefined);
+  const spec = (id: string, description: string, set: Record<string, unknown>): CaseSpec => ({
+    id: `${prefix}.model-limit.${id}`,
+    description,
+    rule: MODEL_RULE,
+    tags: ['invalid', 'models', 'generated'],
+    profile: 'full',
+    billable: false,
+    set,
+    expect: { status: 400 },
+  });
+  const out: CaseSpec[] = [];
+  if (operationId === 'chat.completions') {
+    const seen = new Set<number>();
+    for (const m of catalogue.ofKind('text')) {
+      const max = m.limits.max_output_tokens;
+      if (max === undefined || seen.has(max)) continue;
+      seen.add(max);
+      out.push(spec(`max_tokens-${slug(m.id)}`, `max_tokens one over ${m.id}'s output limit (${max}) is rejected with 400`, { '/model': m.id, '/max_tokens': max + 1 }));
+    }
+    const ctx = smallest('text', 'context_window');
+    // " hello" is one token in every encoding the catalogue names: window + 8 of them overflow it.
+    if (ctx)
+      out.push(
+        spec('context-window', `a prompt longer than ${ctx.id}'s context window (${ctx.limits.context_window} tokens) is rejected with 400`, {
+          '/model': ctx.id,
+          '/messages/0/content': 'hello'.concat(' hello'.repeat(ctx.limits.context_window! + 8)),
+        }),
+      );
+  }
+  if (operationId === 'images.generate') {
+    const seen = new Set<number>();
+    for (const m of catalogue.ofKind('image')) {
+      const max = m.limits.max_n;
+      if (max === undefined || seen.has(max)) continue;
+      seen.add(max);
+      out.push(spec(`n-${slug(m.id)}`, `n = ${max + 1} for ${m.id}, one over its limit of ${max}, is rejected with 400`, { '/model': m.id, '/n': max + 1 }));
+    }
+  }
+  return out;
+}
+
 /**
  * Loads conformance/: every case file checked against schemas/conformance-case.json, placeholders
  * filled with the run's values, the shared auth and fault cases applied to every operation, the body
@@ -145,13 +207,17 @@ function syntaxCases(prefix: string, base: Record<string, unknown>): CaseSpec[] 
 export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir: string = CONFORMANCE_DIR): Suite {
   const suite = readJson(registry, dir, 'suite.json', `${CASE_SCHEMA}#/$defs/suite`) as SuiteFile;
   const values: Record<string, string> = { ...suite.values, ...(runValues as unknown as Record<string, string>) };
-  const files = readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'suite.json').sort();
+  const catalogue = new Catalogue(registry);
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && f !== 'suite.json')
+    .sort();
   const cases: Case[] = [];
   for (const name of files) {
     const file = fill(readJson(registry, dir, name, CASE_SCHEMA) as CaseFile, values);
     const op = operation(file.operation);
     const handWritten = file.cases.map((spec) => toCase(file, spec, file.base));
     if (op.method === 'POST' && file.base) handWritten.push(...syntaxCases(file.prefix, file.base).map((spec) => toCase(file, spec, file.base)));
+    if (file.base) handWritten.push(...modelLimitCases(file.operation, file.prefix, catalogue).map((spec) => toCase(file, spec, file.base)));
     const templates = suite.everyOperation.map(({ name: t, ...spec }) => toCase(file, { ...spec, id: `${t}.${file.prefix}`, billable: false }, file.base));
     const generated = [];
     if (op.requestSchema && file.base) {

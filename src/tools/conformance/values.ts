@@ -95,7 +95,21 @@ export function step(node: SchemaNode): number {
 export const add = (a: number, b: number): number => Number((a + b).toPrecision(12));
 
 /** A readable string of exactly n characters. */
-export const filler = (n: number): string => 'A red dot on a white background. '.repeat(Math.ceil(n / 33) + 1).slice(0, n);
+// Characters outside ASCII (é is two bytes in UTF-8, ’ three) so that a server counting bytes rather
+// than characters refuses a text of exactly the maximum: the API document counts characters.
+const FILLER = 'A café’s red dot on a white background. ';
+
+/** A readable string of exactly n characters (code points), with some that take more than one byte. */
+export const filler = (n: number): string => FILLER.repeat(Math.ceil(n / FILLER.length) + 1).slice(0, n);
+
+/** A number inside a node's range that is not an integer: what a server that reads integers only refuses. */
+export function fraction(node: SchemaNode): number | undefined {
+  if (primaryType(node) !== 'number') return undefined;
+  const lo = node.minimum ?? (node.maximum !== undefined ? node.maximum - 2 : 0);
+  const hi = node.maximum ?? lo + 2;
+  const v = add(lo, (hi - lo) / 4);
+  return Number.isInteger(v) ? add(v, 0.5) : v;
+}
 
 /** A value not in an enum: the next integer after the smallest number, or a plainly invalid string. */
 export function outsideEnum(values: readonly unknown[]): unknown {
@@ -118,4 +132,7 @@ export function patternMismatch(pattern: string): string | undefined {
 }
 
 /** A case id segment for a value: lower case letters, digits, dash and underscore only. */
-export const slug = (value: unknown): string => String(value).toLowerCase().replace(/[^a-z0-9_-]+/g, '-');
+export const slug = (value: unknown): string =>
+  String(value)
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '-');

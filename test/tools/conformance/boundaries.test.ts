@@ -82,17 +82,36 @@ test('boundaries: missing, wrong type, just inside and outside, enum values, for
   const cases = generateBoundaries(input);
   const byId = new Map(cases.map((c) => [c.id, c]));
   const types = (field: string, kinds: string[]) => kinds.map((k) => `x.${field}.wrong-type${k && `-${k}`}`);
-  assert.equal([...byId.keys()], [
-    'x.mode.missing', 'x.mode.enum-linked', 'x.mode.not-in-enum', ...types('mode', ['', 'boolean', 'null', 'object', 'array']),
-    'x.level.missing', ...types('level', ['', 'string-form', 'boolean', 'null', 'object', 'array']), 'x.level.at-minimum', 'x.level.below-minimum', 'x.level.at-maximum', 'x.level.above-maximum',
-    ...types('name', ['', 'boolean', 'null', 'object', 'array']), 'x.name.at-max-length', 'x.name.above-max-length',
-    ...types('link', ['', 'boolean', 'null', 'object', 'array']), 'x.link.bad-format',
-    ...types('tags', ['', 'number', 'boolean', 'null', 'object']), ...types('tags.0', ['', 'boolean', 'null', 'object', 'array']),
-  ]);
+  assert.equal(
+    [...byId.keys()],
+    [
+      'x.mode.missing',
+      'x.mode.enum-linked',
+      'x.mode.not-in-enum',
+      ...types('mode', ['', 'boolean', 'null', 'object', 'array']),
+      'x.level.missing',
+      ...types('level', ['', 'string-form', 'boolean', 'null', 'object', 'array']),
+      'x.level.fraction',
+      'x.level.at-minimum',
+      'x.level.below-minimum',
+      'x.level.at-maximum',
+      'x.level.above-maximum',
+      ...types('name', ['', 'boolean', 'null', 'object', 'array']),
+      'x.name.at-max-length',
+      'x.name.above-max-length',
+      ...types('link', ['', 'boolean', 'null', 'object', 'array']),
+      'x.link.bad-format',
+      ...types('tags', ['', 'number', 'boolean', 'null', 'object']),
+      ...types('tags.0', ['', 'boolean', 'null', 'object', 'array']),
+    ],
+  );
   // Every JSON type a field must not take, the string form of an allowed number among them (lax parsers coerce it).
   assert.equal(byId.get('x.level.wrong-type-string-form')!.body, { mode: 'plain', level: '1' });
   assert.equal(byId.get('x.level.wrong-type-null')!.body, { mode: 'plain', level: null });
   assert.equal(byId.get('x.mode.wrong-type-array')!.body, { mode: ['plain'], level: 1 });
+  // A number inside the range that is not an integer, valid: a server reading integers only refuses it.
+  assert.equal(byId.get('x.level.fraction')!.body, { mode: 'plain', level: 0.5 });
+  assert.is(byId.get('x.level.fraction')!.status, 200);
   assert.is(byId.get('x.mode.wrong-type')!.rule, 'schemas/x-request.json enum at /mode (a rule of the mock; the API document does not state it)');
   assert.equal(byId.get('x.level.above-maximum')!.body, { mode: 'plain', level: 2.01 });
   assert.is(byId.get('x.level.above-maximum')!.status, 400);
