@@ -24,7 +24,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --markdown FILE   write the tables as Markdown
   --no-floor        skip the stack floor (minimal Koa + router + body parser + Ajv) in the chat scenarios
   --quick           a short smoke run (1 s warm-up, 2 s per measurement, 3 start-ups)
-Environment: UAM_BENCH_CLI=PATH measures that build's cli.js instead of dist/cli.js.
+Environment: UAM_BENCH_CLI=PATH measures that build's CLI (dist/cli/main.js of another checkout) instead of this one's.
 `;
 
 const { values } = parseArgs({

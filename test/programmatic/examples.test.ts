@@ -1,4 +1,4 @@
-// The README's examples, run by their own test runners against the built package (dist/), as a user runs them.
+// The examples/ folder (quoted in docs/programmatic.md), run by their own test runners against the built package (dist/), as a user runs them.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
