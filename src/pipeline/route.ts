@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import { Router } from '@koa/router';
@@ -27,7 +28,12 @@ export function pathOfUrl(url: string): string {
 
 /** The routes of the operations table, looked up in a map where the path has no parameters. */
 export function routeTable(ops: readonly Operation[]): Routes {
-  const router = new Router();
+  // Every method Node's HTTP parser accepts counts as implemented (PROPFIND, TRACE, M-SEARCH, ...): the
+  // router's default list is the seven common ones, and any other method got a bare 501 text/plain from
+  // it. So an unusual method on a path the mock serves is a 405 with Allow, and elsewhere a 404, in the
+  // envelope like every other answer. (A method the parser does not know never reaches the app: it is a
+  // 400 malformed_request from the server; CONNECT is answered there too.)
+  const router = new Router({ methods: METHODS });
   // Most traffic hits paths without parameters: a map finds them at once, where the router would test
   // every route's pattern in turn. Both come from the same table.
   const exact = new Map<string, Map<string, Operation>>(); // by method, then path
