@@ -4,6 +4,7 @@ import compose from 'koa-compose';
 import { Router } from '@koa/router';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { pathsOf } from '../contract/operations.js';
+import { hintFor } from '../contract/pathHints.js';
 import type { BoundOperation as Operation } from './handler.js';
 import type { RequestState } from './steps.js';
 
@@ -58,7 +59,10 @@ export function routeTable(ops: readonly Operation[]): Routes {
           message: `Method ${ctx.method} is not allowed on ${ctx.path.slice(0, 200)}.`,
           headers: { Allow: String(ctx.response.get('Allow')) },
         });
-      if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(ERRORS.NOT_FOUND, { message: `Unknown path: ${ctx.method} ${ctx.path.slice(0, 200)}.` });
+      if (ctx.status === 404 && ctx.body === undefined) {
+        const hint = hintFor(ctx.path);
+        throw new ApiError(ERRORS.NOT_FOUND, { message: `Unknown path: ${ctx.method} ${ctx.path.slice(0, 200)}.${hint ? ` ${hint}` : ''}` });
+      }
       return undefined;
     },
   };

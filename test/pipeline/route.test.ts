@@ -4,7 +4,8 @@ import { METHODS } from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { exchange, responses } from '../hardening/raw.js';
-import { KEY, useMock } from '../helpers.js';
+import OpenAI from 'openai';
+import { assertError, KEY, post, useMock } from '../helpers.js';
 
 const mock = useMock(test);
 
@@ -50,6 +51,41 @@ test('a method Node does not know never reaches the app: 400 malformed_request, 
     const res = await send(method, '/v1/me');
     assert.is(res.status, 400, `${method}: ${res.text.slice(0, 300)}`);
     assert.is(res.code, 'malformed_request', method);
+  }
+});
+
+test('the paths well-known clients call by default get a 404 that says what to call instead', async () => {
+  const { url } = mock();
+  // baseURL + '/responses', for each base URL a user may give: the server, /v1, the text provider, both.
+  for (const path of ['/responses', '/v1/responses', '/text-provider/responses', '/v1/text-provider/responses', '/text-provider/responses/resp_1/input_items']) {
+    const res = await post(url, path, { model: 'gpt-4o', input: 'hi' });
+    assertError(res, 404, null);
+    assert.is(res.json.error.code, 'not_found');
+    assert.match(res.json.error.message, /Responses API/, path);
+    assert.match(res.json.error.message, /POST \/text-provider\/chat\/completions/, path);
+    assert.match(res.json.error.message, /openai\.chat\('gpt-4o'\)/, path);
+  }
+  for (const path of ['/chat/completions', '/v1/chat/completions', '/images/generations', '/v1/images/generations']) {
+    const res = await post(url, path, { model: 'gpt-4o' });
+    assertError(res, 404, null);
+    assert.match(res.json.error.message, /base URL to <server>\/text-provider/, path);
+  }
+  // Other unknown paths keep the plain message; a path that only starts like a hinted one is not hinted.
+  for (const path of ['/nope', '/text-provider/responsesx', '/v2/responses']) {
+    const res = await post(url, path, {});
+    assertError(res, 404, null);
+    assert.match(res.json.error.message, /^Unknown path: POST \/[^ ]*\.$/, path);
+  }
+});
+
+test('the openai SDK: responses.create is a NotFoundError whose message names chat completions', async () => {
+  const client = new OpenAI({ apiKey: KEY, baseURL: `${mock().url}/text-provider`, maxRetries: 0 });
+  try {
+    await client.responses.create({ model: 'gpt-4o', input: 'hi' });
+    assert.unreachable('should have thrown');
+  } catch (err) {
+    assert.instance(err, OpenAI.NotFoundError);
+    assert.match((err as Error).message, /chat completions, POST \/text-provider\/chat\/completions/);
   }
 });
 
