@@ -114,7 +114,8 @@ const ROWS = [
       tag: 'text-provider',
       summary: 'Generate images from a text description',
       models: 'image',
-      description: 'Each URL serves a real PNG of the requested size; `response_format: "b64_json"` returns the PNG inline.',
+      description:
+        'Each URL serves a real PNG of the requested size; `response_format: "b64_json"` returns the PNG inline. Without `response_format` each model answers in its own default format, listed below (`gpt-image-1`: always `b64_json`, and it does not accept the field).',
     },
   },
   {

@@ -8,6 +8,9 @@ import type { ModelKind } from '../contract/operations.js';
 
 export type { ModelKind };
 
+/** How an image model returns images: a link to the PNG, or the PNG inline as base64. */
+export type ResponseFormat = 'url' | 'b64_json';
+
 /** One entry of fixtures/models.json; per-model rules JSON Schema cannot state live in `limits`. */
 export interface Model {
   readonly id: string;
@@ -26,6 +29,10 @@ export interface Model {
     readonly max_characters?: number;
     readonly locale?: string;
     readonly styles?: readonly string[];
+    /** Image models: the values `response_format` may take; empty when the model does not accept the field. */
+    readonly response_formats?: readonly ResponseFormat[];
+    /** Image models: how images come back when the request has no `response_format`. */
+    readonly default_response_format?: ResponseFormat;
   };
 }
 
@@ -51,6 +58,13 @@ export class Catalogue {
     this.models = data.models;
     this.byId = new Map(data.models.map((m) => [m.id, m]));
     if (this.byId.size !== data.models.length) throw new Error('fixtures/models.json: duplicate model id');
+    // A rule the schema cannot state: a model that takes response_format must take its own default.
+    for (const { id, limits } of data.models) {
+      const formats = limits.response_formats;
+      if (formats?.length && limits.default_response_format !== undefined && !formats.includes(limits.default_response_format)) {
+        throw new Error(`fixtures/models.json: ${id}: default_response_format ${limits.default_response_format} is not one of its response_formats`);
+      }
+    }
     this.voices = (JSON.parse(readFileSync(join(dir, 'voices.json'), 'utf8')) as { voices: { id: string; name: string }[] }).voices;
   }
 

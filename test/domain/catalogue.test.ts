@@ -54,6 +54,17 @@ test('dall-e-3 allows one image per request; image and video models list the doc
   for (const m of catalogue.ofKind('cloud-speech')) assert.match(m.id, /^[a-z]{2,3}-[A-Za-z]{2,4}-[A-Za-z0-9]+$/);
 });
 
+test('every image model says how it answers: gpt-image-1 b64_json only, the others url by default', () => {
+  for (const m of catalogue.ofKind('image')) {
+    const expected = m.id === 'gpt-image-1' ? ['b64_json', []] : ['url', ['url', 'b64_json']];
+    assert.equal([m.limits.default_response_format, m.limits.response_formats], expected, m.id);
+  }
+  const image = { id: 'img', kind: 'image', owned_by: 'x', created: 1, limits: { max_n: 1 } };
+  withFixture({ models: [image] }, (dir) => assert.throws(() => new Catalogue(schemas(), dir), /response_formats/));
+  const odd = { ...image, limits: { response_formats: ['url'], default_response_format: 'b64_json' } };
+  withFixture({ models: [odd] }, (dir) => assert.throws(() => new Catalogue(schemas(), dir), /img: default_response_format b64_json is not one of its response_formats/));
+});
+
 test('require returns the model of the right kind', () => {
   assert.is(catalogue.require('gpt-4o', 'text').id, 'gpt-4o');
   assert.is(catalogue.require('en-US-JennyNeural', 'cloud-speech', 'voice').kind, 'cloud-speech');

@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { assertError, assertSchema, get, pathOf, pngSize, post, useMock, VALID, withMock } from '../helpers.js';
+import OpenAI from 'openai';
+import { assertError, assertSchema, get, KEY, pathOf, pngSize, post, useMock, VALID, withMock } from '../helpers.js';
 
 const mock = useMock(test);
 const PATH = pathOf('images.generate');
@@ -45,6 +46,39 @@ test('response_format b64_json returns the PNG inline', async () => {
   assert.equal(pngSize(Buffer.from(item.b64_json, 'base64')), { width: 1024, height: 1792 });
 });
 
+test("the answer format is the model's: gpt-image-1 answers b64_json, as the real service; the others a URL", async () => {
+  const { url } = mock();
+  const gpt = await post(url, PATH, { model: 'gpt-image-1', prompt: 'a red square', size: '1792x1024', n: 2 });
+  assert.is(gpt.status, 200, gpt.text.slice(0, 300));
+  assertSchema('images-response.json', gpt.json);
+  assert.is(gpt.json.data.length, 2);
+  for (const item of gpt.json.data) {
+    assert.is(item.url, undefined);
+    assert.equal(pngSize(Buffer.from(item.b64_json, 'base64')), { width: 1792, height: 1024 });
+  }
+  for (const model of ['dall-e-3', 'stable-diffusion-3.5-large']) {
+    const res = await post(url, PATH, { model, prompt: 'a red square' });
+    assert.ok(res.json.data[0].url, model);
+    assert.is(res.json.data[0].b64_json, undefined, model);
+  }
+});
+
+test('gpt-image-1 refuses response_format whatever its value, as the real service: 400 unknown_parameter', async () => {
+  const { url } = mock();
+  for (const format of ['url', 'b64_json']) {
+    const res = await post(url, PATH, { model: 'gpt-image-1', prompt: 'a red square', response_format: format });
+    assertError(res, 400, 'response_format');
+    assert.is(res.json.error.code, 'unknown_parameter');
+    assert.match(res.json.error.message, /Unknown parameter: 'response_format'\. Model 'gpt-image-1' always returns b64_json/);
+  }
+});
+
+test('the openai SDK reads data[0].b64_json of gpt-image-1 without asking for it', async () => {
+  const client = new OpenAI({ apiKey: KEY, baseURL: `${mock().url}/text-provider`, maxRetries: 0 });
+  const res = await client.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse' });
+  assert.equal(pngSize(Buffer.from(res.data![0]!.b64_json!, 'base64')), { width: 1024, height: 1024 });
+});
+
 test('dall-e-3 allows n = 1 only; other models give n distinct images', async () => {
   const { url } = mock();
   const two = await post(url, PATH, { ...VALID['images.generate'], n: 2 });
@@ -53,12 +87,12 @@ test('dall-e-3 allows n = 1 only; other models give n distinct images', async ()
   assert.match(two.json.error.message, /<= 1/);
   const one = await post(url, PATH, { ...VALID['images.generate'], n: 1 });
   assert.is(one.status, 200);
-  const three = await post(url, PATH, { ...VALID['images.generate'], model: 'gpt-image-1', n: 3 });
+  const three = await post(url, PATH, { ...VALID['images.generate'], model: 'stable-diffusion-3.5-large', n: 3 });
   assert.is(three.status, 200);
   assertSchema('images-response.json', three.json);
   const urls = three.json.data.map((d: { url: string }) => d.url);
   assert.is(new Set(urls).size, 3);
-  const five = await post(url, PATH, { ...VALID['images.generate'], model: 'gpt-image-1', n: 5 });
+  const five = await post(url, PATH, { ...VALID['images.generate'], model: 'stable-diffusion-3.5-large', n: 5 });
   assertError(five, 400, 'n');
 });
 

@@ -26,6 +26,8 @@ const PHRASES: Readonly<Record<string, (v: unknown) => string>> = {
   resolutions: (v) => `resolutions ${(v as string[]).join(', ')}`,
   modes: (v) => `modes ${(v as string[]).join(', ')}`,
   styles: (v) => `styles ${(v as string[]).join(', ')}`,
+  response_formats: (v) => ((v as string[]).length ? `\`response_format\` ${(v as string[]).map((f) => `\`${f}\``).join(' or ')}` : '`response_format` not accepted'),
+  default_response_format: (v) => `images come back as \`${String(v)}\` by default`,
 };
 
 /** The models of a kind, grouped by the limits they share, as a Markdown list (per-model rules a schema cannot state). */
