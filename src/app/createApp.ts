@@ -76,7 +76,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   ];
   const respond = responder(config.timeouts.stallMaxMs, hooks.streamTimers);
   const routes = routeTable(boundOperations);
-  const observers = [...(hooks.observers ?? []), (record: Parameters<RequestObserver>[0]) => services.journal.record(record)];
+  const observers = [...(hooks.observers ?? []), (record: Parameters<RequestObserver>[0]) => services.state.append(record)];
   const report = hooks.report ?? defaultReport;
 
   // Every request, in order: its id and security headers (requestContext), the error envelope around

@@ -7,10 +7,14 @@ import { Journal } from '../domain/journal.js';
 import { keyStates } from '../domain/keys.js';
 import { loadLimits } from '../domain/limits.js';
 import { MediaStore } from '../domain/mediaStore.js';
+import { MemoryState } from '../domain/state/memory.js';
+import { RedisState } from '../domain/state/redis.js';
+import type { StateStore } from '../domain/state/store.js';
 import { RateLimiter } from '../domain/rateLimits/limiter.js';
 import { loadReplyRules } from '../domain/replyRules.js';
 import { configSecrets } from '../domain/secrets.js';
 import type { Services, VideoTask } from '../domain/services.js';
+import type { Clock } from '../domain/clock.js';
 import { faultable, operations } from '../contract/operations.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
 import { Lru } from '../lib/lru.js';
@@ -34,11 +38,32 @@ function faultRulesOf(config: Config, schemas: SchemaRegistry): FaultRules {
   return faultRules;
 }
 
+/** The state the pipeline and the admin API use: this instance's own objects, or Redis shared by many. */
+function stateOf(config: Config, schemas: SchemaRegistry, parts: Pick<Services, 'rateLimits' | 'faultRules' | 'journal' | 'videoTasks'>, clock: Clock): StateStore {
+  if (config.state === 'memory') return new MemoryState(parts.rateLimits, parts.faultRules, parts.journal, parts.videoTasks);
+  return new RedisState({
+    url: config.state,
+    clock,
+    faultRules: parts.faultRules,
+    checker: () => faultRulesOf({ ...config, faultRules: [] }, schemas),
+    journalSize: config.journalSize,
+    secrets: configSecrets(config),
+  });
+}
+
 /** Builds the services of one server from its checked configuration: catalogue, keys, limits, state. */
 export function createServices(config: Config, schemas: SchemaRegistry): Services {
   const limits = loadLimits();
   const clock = systemClock();
+  const parts = {
+    rateLimits: new RateLimiter(clock),
+    faultRules: faultRulesOf(config, schemas),
+    journal: new Journal(config.journalSize, configSecrets(config)),
+    videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
+  };
   return {
+    ...parts,
+    state: stateOf(config, schemas, parts, clock),
     config,
     schemas,
     catalogue: new Catalogue(schemas),
@@ -51,15 +76,11 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
               t
           )(config.clock),
     media: new MediaStore(config.mediaCache, limits.video.fps),
-    videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
     // Recent completions: 128 of them, at most 16 MiB of text (a cache, not a limit users see).
     completions: new Lru<Completion>(128, 16 * 1024 * 1024),
     keys: keyStates(config.keys),
     bodyBudget: new BodyBudget(config.bodyMemory, limits.requests.largeBodyBytes),
     clock,
-    rateLimits: new RateLimiter(clock),
-    faultRules: faultRulesOf(config, schemas),
-    journal: new Journal(config.journalSize, configSecrets(config)),
     replyRules: loadReplyRules(schemas, config.replyRules),
   };
 }

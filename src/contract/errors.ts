@@ -46,6 +46,7 @@ export const ERRORS = {
   UNSUPPORTED_ENCODING: { status: 415, type: 'invalid_request_error', code: 'unsupported_content_encoding', message: 'Compressed request bodies are not accepted.' },
   RATE_LIMITED: { status: 429, type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached.' },
   INTERNAL: { status: 500, type: 'server_error', code: null, message: 'The server had an error processing your request.' },
+  STATE_UNAVAILABLE: { status: 503, type: 'server_error', code: 'state_unavailable', message: "The mock's shared state (Redis) cannot be reached; retry shortly." },
 } as const satisfies Record<string, ErrorTemplate>;
 
 /** One violated rule, as listed in the envelope's `details`. */

@@ -38,6 +38,8 @@ export interface Config {
   faultRules: unknown[];
   adminToken?: string;
   journalSize: number;
+  /** `memory`, or the Redis URL of the state every instance shares (rate limits, fault rules, journal, video tasks). */
+  state: string;
   mediaCache: { entries: number; bytes: number };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; stallMaxMs: number; shutdownGraceMs: number };

@@ -10,6 +10,7 @@ import type { MediaStore } from './mediaStore.js';
 import type { RateLimiter } from './rateLimits/limiter.js';
 import type { Lru } from '../lib/lru.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
+import type { StateStore, VideoTask } from './state/store.js';
 import type { Completion } from '../text/complete.js';
 import type { CompiledRule } from '../text/replies.js';
 
@@ -32,14 +33,16 @@ export interface Services {
   readonly rateLimits: RateLimiter;
   readonly faultRules: FaultRules;
   readonly journal: Journal;
+  /**
+   * The state instances may share (rate limits, fault rules, journal, video tasks): in memory it answers
+   * through rateLimits, faultRules, journal and videoTasks above; with `state: redis://...` from Redis.
+   * The pipeline, the handlers and the admin API go through it.
+   */
+  readonly state: StateStore;
   /** Recent chat completions (a reply cut to max_tokens and stop), made once for repeated requests. */
   readonly completions: Lru<Completion>;
   /** The reply rules chat answers from: rules added at run time, the user's file (if any), then the built-in ones. */
   readonly replyRules: CompiledRule[];
 }
 
-/** A video generation task as stored for the poll route. */
-export interface VideoTask {
-  body: Record<string, unknown>;
-  polls: number;
-}
+export type { VideoTask } from './state/store.js';

@@ -1,57 +1,81 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { RuleError } from '../domain/faults/rules.js';
 import type { Handler } from '../pipeline/handler.js';
+import type { Reply } from '../contract/reply.js';
+import type { Maybe } from '../domain/state/store.js';
+
+// The state answers at once in memory, later from Redis: the reply follows it either way.
+function json<T>(value: Maybe<T>, body: (v: T) => unknown): Maybe<Reply> {
+  return value instanceof Promise ? value.then((v) => ({ kind: 'json', body: body(v) })) : { kind: 'json', body: body(value) };
+}
 
 /** GET /__admin/faults: every fault rule, in the order they are tried, with its counters. */
-export const listFaultRules: Handler = ({ services }) => ({ kind: 'json', body: { object: 'list', data: services.faultRules.list() } });
+export const listFaultRules: Handler = ({ services }) => json(services.state.rules(), (data) => ({ object: 'list', data }));
 
 /** POST /__admin/faults: adds one rule after the others; the rule and its id (201, the row's success status). */
+function ruleError(err: unknown): unknown {
+  if (!(err instanceof RuleError)) return err;
+  if (err.status === 409) return new ApiError(ERRORS.DUPLICATE_RULE_ID, { param: err.param, message: err.message });
+  return new ApiError(ERRORS.VALIDATION, { param: err.param, code: 'invalid_fault_rule', message: err.message });
+}
+
 export const addFaultRule: Handler = ({ body, services }) => {
   try {
-    return { kind: 'json', body: services.faultRules.add(body) };
+    const added = services.state.addRule(body);
+    if (!(added instanceof Promise)) return { kind: 'json', body: added };
+    return added.then(
+      (rule): Reply => ({ kind: 'json', body: rule }),
+      (err: unknown) => {
+        throw ruleError(err);
+      },
+    );
   } catch (err) {
-    if (!(err instanceof RuleError)) throw err;
-    if (err.status === 409) throw new ApiError(ERRORS.DUPLICATE_RULE_ID, { param: err.param, message: err.message });
-    throw new ApiError(ERRORS.VALIDATION, { param: err.param, code: 'invalid_fault_rule', message: err.message });
+    throw ruleError(err);
   }
 };
 
 /** DELETE /__admin/faults/:id: removes one rule; 404 when there is none with that id. */
 export const deleteFaultRule: Handler = ({ params, services }) => {
   const id = params.id ?? '';
-  if (!services.faultRules.delete(id)) throw new ApiError(ERRORS.NOT_FOUND, { code: 'rule_not_found', message: `No fault rule with id '${id.slice(0, 64)}'.` });
-  return { kind: 'json', body: { id, deleted: true } };
+  return json(services.state.deleteRule(id), (deleted) => {
+    if (!deleted) throw new ApiError(ERRORS.NOT_FOUND, { code: 'rule_not_found', message: `No fault rule with id '${id.slice(0, 64)}'.` });
+    return { id, deleted: true };
+  });
 };
 
 /** DELETE /__admin/faults: removes every rule. */
-export const clearFaultRules: Handler = ({ services }) => ({ kind: 'json', body: { deleted: services.faultRules.clear() } });
+export const clearFaultRules: Handler = ({ services }) => json(services.state.clearRules(), (deleted) => ({ deleted }));
 
 /** POST /__admin/reset: every key gets its full allowance back; every rule its first state (times, seed). */
 export const resetState: Handler = ({ services }) => {
-  services.rateLimits.reset();
-  services.faultRules.reset();
-  return { kind: 'json', body: { reset: ['rate_limits', 'fault_rules'] } };
+  const limits = services.state.resetLimits(services.keys);
+  const rules = services.state.resetRules();
+  const body = { reset: ['rate_limits', 'fault_rules'] };
+  if (limits instanceof Promise || rules instanceof Promise) return Promise.all([limits, rules]).then((): Reply => ({ kind: 'json', body }));
+  return { kind: 'json', body };
 };
 
 /** GET /__admin/requests: the journal, oldest first. */
-export const listRequests: Handler = ({ services }) => {
-  const { journal } = services;
-  return { kind: 'json', body: { object: 'list', data: journal.entries(), total: journal.total, capacity: journal.capacity } };
-};
+export const listRequests: Handler = ({ services }) =>
+  json(services.state.journal(), ({ entries, total, capacity, unrecorded }) => ({
+    object: 'list',
+    data: entries,
+    total,
+    capacity,
+    ...(unrecorded === undefined ? {} : { unrecorded }),
+  }));
 
 /** DELETE /__admin/requests: empties the journal. */
-export const clearRequests: Handler = ({ services }) => ({ kind: 'json', body: { deleted: services.journal.clear() } });
+export const clearRequests: Handler = ({ services }) => json(services.state.clearJournal(), (deleted) => ({ deleted }));
 
 /** GET /__admin/rate-limits: what each limited key has left, without counting a request. */
-export const listRateLimits: Handler = ({ services }) => ({
-  kind: 'json',
-  body: {
+export const listRateLimits: Handler = ({ services }) =>
+  json(services.state.limitSnapshot(services.keys), (snapshot) => ({
     object: 'list',
-    data: services.rateLimits.snapshot(services.keys).map(({ key, requests, tokens }) => ({
+    data: snapshot.map(({ key, requests, tokens }) => ({
       key: key.masked,
       label: key.config.label ?? null,
       requests,
       tokens: tokens ?? null,
     })),
-  },
-});
+  }));

@@ -4,5 +4,19 @@ import type { Handler } from '../pipeline/handler.js';
 // keeps it free of work and of anything a probe could make fail.
 const HEALTHY = JSON.stringify({ status: 'ok' });
 
-/** GET /__health: 200 `{"status":"ok"}` while the server accepts requests (no key, never faulted). */
-export const health: Handler = () => ({ kind: 'json', body: HEALTHY });
+/**
+ * GET /__health: 200 `{"status":"ok"}` while the server accepts requests (no key, never faulted).
+ * With shared state (Redis) it also says which instance answered; while Redis cannot be reached it is a
+ * 503 with the reason, so a load balancer stops sending this instance requests it could only refuse.
+ * It reads the client's connection state: a probe never waits on Redis.
+ */
+export const health: Handler = ({ services }) => {
+  const state = services.state.health();
+  if (state.kind === 'memory') return { kind: 'json', body: HEALTHY };
+  const { ok, reason, instance, unrecorded } = state;
+  return {
+    kind: 'json',
+    status: ok ? 200 : 503,
+    body: ok ? { status: 'ok', state: 'redis', instance, unrecorded } : { status: 'unavailable', state: 'redis', reason, instance, unrecorded },
+  };
+};

@@ -2,6 +2,7 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, idFrom, seedFrom } from '../lib/ids.js';
 import type { Handler } from '../pipeline/handler.js';
 import type { VideoTask } from '../domain/services.js';
+import type { Reply } from '../contract/reply.js';
 
 // With video.progress on, each poll moves the task one step: a virtual clock, not wall time.
 const PROGRESS = ['queued', 'generating', 'completed'] as const;
@@ -32,14 +33,19 @@ export const generateVideo: Handler = ({ body, raw, baseUrl, services }) => {
       error: null,
     },
   };
-  services.videoTasks.set(id, task);
-  return { kind: 'json', body: view(task, services.config.video.progress) };
+  const stored = services.state.putVideo(id, task);
+  const reply: Reply = { kind: 'json', body: view(task, services.config.video.progress) };
+  return stored instanceof Promise ? stored.then(() => reply) : reply;
 };
 
 /** GET /video-provider/generate/:id: the task's current state (an extension for polling clients). */
 export const getVideo: Handler = ({ params, services }) => {
-  const task = services.videoTasks.get(params.id ?? '');
-  if (!task) throw new ApiError(ERRORS.NOT_FOUND, { param: 'id', code: 'task_not_found', message: `No video task with id '${(params.id ?? '').slice(0, 64)}'.` });
-  task.polls++;
-  return { kind: 'json', body: view(task, services.config.video.progress) };
+  const id = params.id ?? '';
+  const answer = (task: VideoTask | undefined): Reply => {
+    if (!task) throw new ApiError(ERRORS.NOT_FOUND, { param: 'id', code: 'task_not_found', message: `No video task with id '${id.slice(0, 64)}'.` });
+    return { kind: 'json', body: view(task, services.config.video.progress) };
+  };
+  // The poll is counted by the state (atomically in Redis, where several instances may serve one task).
+  const task = services.state.pollVideo(id);
+  return task instanceof Promise ? task.then(answer) : answer(task);
 };

@@ -8,13 +8,15 @@ import type { Services } from '../domain/services.js';
 import { STOP, type RequestState, type Step, type StepResult } from './steps.js';
 
 /** The fault for this request: its headers (when allowed) first, then the configured rules. */
-function chooseFault(ctx: Context, state: RequestState, services: Services, op: Operation, limits: { maxDelayMs: number }): { fault: FaultSpec; label: string } | undefined {
+type Chosen = { fault: FaultSpec; label: string } | undefined;
+
+function chooseFault(ctx: Context, state: RequestState, services: Services, op: Operation, limits: { maxDelayMs: number }): Chosen | Promise<Chosen> {
   const headers = ctx.req.headers;
   if (services.config.faultHeaders) {
     const fault = faultFromHeaders(headers, limits);
     if (fault) return { fault, label: `${describeFault(fault)} [header]` };
   }
-  return services.faultRules.pick({ operation: op.id, keyLabel: state.key?.config.label, headers, body: state.body });
+  return services.state.claimFault({ operation: op.id, keyLabel: state.key?.config.label, headers, body: state.body });
 }
 
 /** Waits `ms` unless the client leaves first; true when the client is gone. */
@@ -60,16 +62,23 @@ export function faults(services: Services): Step {
     const op = state.operation!;
     if (!faultable(op)) return;
     const chosen = chooseFault(ctx, state, services, op, limits);
-    if (!chosen) return;
-    const { fault } = chosen;
-    state.fault = chosen.label;
-    if (!fault.delayMs) return inject(ctx, state, fault, services);
-    return waitOrLeave(ctx, services, fault.delayMs).then((left): StepResult => {
-      if (!left) return inject(ctx, state, fault, services);
-      ctx.respond = false;
-      state.transportStatus = 0;
-      state.stream = 'aborted';
-      return STOP;
-    });
+    // Rules in shared state (Redis) are claimed with a Promise; in memory at once.
+    if (chosen instanceof Promise) return chosen.then((c) => apply(ctx, state, services, c));
+    return apply(ctx, state, services, chosen);
   };
+}
+
+/** The chosen fault (if any) applied: its delay first, then the fault itself. */
+function apply(ctx: Context, state: RequestState, services: Services, chosen: Chosen): StepResult | Promise<StepResult> {
+  if (!chosen) return;
+  const { fault } = chosen;
+  state.fault = chosen.label;
+  if (!fault.delayMs) return inject(ctx, state, fault, services);
+  return waitOrLeave(ctx, services, fault.delayMs).then((left): StepResult => {
+    if (!left) return inject(ctx, state, fault, services);
+    ctx.respond = false;
+    state.transportStatus = 0;
+    state.stream = 'aborted';
+    return STOP;
+  });
 }

@@ -4,7 +4,7 @@ import { formatDuration, type Admission, type LimitView } from '../domain/rateLi
 import { tokensOf } from '../domain/rateLimits/tokens.js';
 import type { KeyState } from '../domain/keys.js';
 import type { Services } from '../domain/services.js';
-import type { Step } from './steps.js';
+import type { RequestState, Step, StepResult } from './steps.js';
 
 function setLimitHeaders(res: ServerResponse, kind: 'requests' | 'tokens', view: LimitView): void {
   res.setHeader(`x-ratelimit-limit-${kind}`, String(view.limit));
@@ -35,16 +35,23 @@ export function rateLimit(services: Services): Step {
     const key = state.key;
     if (!key?.config.rateLimit) return;
     const countsTokens = state.operation!.countsTokens === true;
-    const admission = services.rateLimits.admit(key, countsTokens)!;
-    setLimitHeaders(ctx.res, 'requests', admission.requests);
-    if (admission.tokens) setLimitHeaders(ctx.res, 'tokens', admission.tokens);
-    if (admission.refused) return tooMany(key, admission);
-    if (!admission.tokens) return;
-    // Tokens are charged once the reply is known.
-    return () => {
-      const used = tokensOf(state.reply, state.body, services);
-      const after = services.rateLimits.charge(key, used);
-      if (after) setLimitHeaders(ctx.res, 'tokens', after);
-    };
+    const admission = services.state.admit(key, countsTokens);
+    // In memory the decision is made at once; shared state (Redis) answers with a Promise.
+    if (admission instanceof Promise) return admission.then((a) => decide(ctx.res, state, key, a!, services));
+    return decide(ctx.res, state, key, admission!, services);
+  };
+}
+
+function decide(res: ServerResponse, state: RequestState, key: KeyState, admission: Admission, services: Services): StepResult {
+  setLimitHeaders(res, 'requests', admission.requests);
+  if (admission.tokens) setLimitHeaders(res, 'tokens', admission.tokens);
+  if (admission.refused) return tooMany(key, admission);
+  if (!admission.tokens) return;
+  // Tokens are charged once the reply is known.
+  return () => {
+    const used = tokensOf(state.reply, state.body, services);
+    const after = services.state.charge(key, used);
+    if (after instanceof Promise) return after.then((view) => void (view && !res.headersSent && setLimitHeaders(res, 'tokens', view)));
+    if (after) setLimitHeaders(res, 'tokens', after);
   };
 }

@@ -3,6 +3,7 @@ import type { ReplyRule } from '../text/replies.js';
 import type { Config, ConfigInput, KeyConfig } from '../domain/config.js';
 import { RuleError, type FaultRule, type RuleView } from '../domain/faults/rules.js';
 import type { JournalEntry } from '../domain/journal.js';
+import type { Maybe } from '../domain/state/store.js';
 import { start } from './server.js';
 
 /** Options of startMockServer: the configuration the CLI and config file take, plus whether to log. */
@@ -48,6 +49,18 @@ export interface MockServer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/**
+ * A value of the in-memory state. With `state: redis://...` the state answers asynchronously, and the
+ * synchronous handles of this object cannot give it: the admin API (`/__admin/...`) serves instead.
+ */
+function now<T>(value: Maybe<T>): T {
+  if (value instanceof Promise) {
+    value.catch(() => undefined);
+    throw new Error('with state in Redis, use the admin API (/__admin/faults, /__admin/requests, /__admin/reset) instead of this handle');
+  }
+  return value;
+}
+
 // A key given as undefined (e.g. `port: process.env.PORT && Number(...)`) means "not set", as it does in a config file.
 function defined(options: MockServerOptions): ConfigInput {
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as ConfigInput;
@@ -85,14 +98,14 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     config: running.config,
     addFaultRule(rule) {
       try {
-        return services.faultRules.add(asJson(rule));
+        return now(services.state.addRule(asJson(rule)));
       } catch (err) {
         throw faultRuleError(err);
       }
     },
-    faultRules: () => services.faultRules.list(),
-    removeFaultRule: (id) => services.faultRules.delete(id),
-    clearFaultRules: () => services.faultRules.clear(),
+    faultRules: () => now(services.state.rules()),
+    removeFaultRule: (id) => now(services.state.deleteRule(id)),
+    clearFaultRules: () => now(services.state.clearRules()),
     addReplyRule(rule) {
       const plain = asJson(rule) as ReplyRule;
       const compiled = checkReplyRule(services.schemas, plain);
@@ -105,11 +118,11 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       replyRules.splice(0, added.length);
       return added.splice(0).length;
     },
-    requests: () => services.journal.entries(),
-    clearRequests: () => services.journal.clear(),
+    requests: () => now(services.state.journal()).entries,
+    clearRequests: () => now(services.state.clearJournal()),
     reset() {
-      services.rateLimits.reset();
-      services.faultRules.reset();
+      now(services.state.resetLimits(services.keys));
+      now(services.state.resetRules());
     },
     close,
     [Symbol.asyncDispose]: close,

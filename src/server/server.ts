@@ -33,6 +33,9 @@ export interface RunningMock extends MockApp {
 /** How often Node checks the header and request timeouts: often enough to enforce them within a second. */
 const checkingInterval = (timeoutMs: number) => Math.max(10, Math.min(1000, Math.floor(timeoutMs / 4)));
 
+// How long start waits for shared state (Redis) to answer before listening anyway.
+const STATE_CONNECT_WAIT_MS = 3000;
+
 /** Starts the mock on the configured host and port (0 picks a free port); resolves once it listens. */
 export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Promise<RunningMock> {
   const stopping = new AbortController();
@@ -63,13 +66,21 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
     },
   );
   const tracker = new ConnectionTracker(server, timeouts.keepAliveMs, (info) => logger?.info({ status: info.status, errorCode: info.code, reason: info.reason }, 'client error'));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(mock.config.port, mock.config.host, () => {
-      server.off('error', reject);
-      resolve();
+  const { state } = mock.services;
+  try {
+    // Shared state gets a moment to connect, so the first requests need not be 503s (it keeps trying after).
+    await state.ready?.(STATE_CONNECT_WAIT_MS);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(mock.config.port, mock.config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    await state.close();
+    throw err;
+  }
   void warmTokenizers(server); // loads the chat encodings while the server is idle, so the first chat request does not pay for them
   const { port } = server.address() as AddressInfo;
   const host = mock.config.host.includes(':') ? `[${mock.config.host}]` : mock.config.host;
@@ -80,7 +91,7 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
       const deadline = setTimeout(() => tracker.closeAll(), graceMs);
       server.close(() => {
         clearTimeout(deadline);
-        resolve();
+        void state.close().then(resolve);
       });
       tracker.beginShutdown();
       stopping.abort();

@@ -132,6 +132,7 @@ const EVERY_FIELD: Complete<Config> = {
   faultRules: [],
   adminToken: 'admin-token',
   journalSize: 1,
+  state: 'redis://127.0.0.1:6379',
   mediaCache: { entries: 1, bytes: 1 },
   logLevel: 'silent',
   timeouts: { headersMs: 1, requestMs: 1, keepAliveMs: 1, stallMaxMs: 1, shutdownGraceMs: 0 },

@@ -1,0 +1,81 @@
+import type { FaultSpec } from '../faults/spec.js';
+import type { RequestFacts, RuleView } from '../faults/rules.js';
+import type { JournalEntry, RequestRecord } from '../journal.js';
+import type { KeyState } from '../keys.js';
+import type { Admission, LimitView } from '../rateLimits/limiter.js';
+
+/** A value now (in memory) or later (from a shared store): callers await only when they get a Promise. */
+export type Maybe<T> = T | Promise<T>;
+
+/** A video generation task as stored for the poll route. */
+export interface VideoTask {
+  body: Record<string, unknown>;
+  polls: number;
+}
+
+/** One limited key's state, as GET /__admin/rate-limits shows it. */
+export interface LimitSnapshot {
+  readonly key: KeyState;
+  readonly requests: LimitView;
+  readonly tokens: LimitView | undefined;
+}
+
+/** What the journal holds, as GET /__admin/requests lists it. */
+export interface JournalView {
+  readonly entries: JournalEntry[];
+  /** Requests recorded since the last clear, including those that have left the journal. */
+  readonly total: number;
+  readonly capacity: number;
+  /** Records this instance could not write to the shared store (counted, never dropped silently); absent in memory. */
+  readonly unrecorded?: number;
+}
+
+/** Whether the state can be used; `reason` says why not. */
+export interface StateHealth {
+  readonly kind: 'memory' | 'redis';
+  readonly ok: boolean;
+  readonly reason?: string;
+  /** The id this instance writes on its journal entries (shared state only). */
+  readonly instance?: string;
+  readonly unrecorded?: number;
+}
+
+/**
+ * The state that instances of the mock may share: rate-limit windows, fault rules with their counters
+ * and seeded draws, the request journal and video tasks. In memory (the default) every method answers
+ * at once; in Redis each answers with a Promise that rejects with a 503 `state_unavailable` ApiError
+ * when Redis cannot be reached. Everything else (media cache, completions, body budget) stays per instance.
+ */
+export interface StateStore {
+  readonly kind: 'memory' | 'redis';
+  /** Decides on one request of a key and counts it when allowed (undefined for a key without limits). */
+  admit(key: KeyState, countsTokens: boolean): Maybe<Admission | undefined>;
+  /** Adds the tokens a finished chat request used; the token limit's state after it. */
+  charge(key: KeyState, tokens: number): Maybe<LimitView | undefined>;
+  limitSnapshot(keys: readonly KeyState[]): Maybe<LimitSnapshot[]>;
+  /** Every key gets its full allowance back. */
+  resetLimits(keys: readonly KeyState[]): Maybe<void>;
+
+  /** Checks a rule and adds it after the others (throws RuleError for a bad rule or a taken id). */
+  addRule(input: unknown): Maybe<RuleView>;
+  rules(): Maybe<RuleView[]>;
+  deleteRule(id: string): Maybe<boolean>;
+  clearRules(): Maybe<number>;
+  resetRules(): Maybe<void>;
+  /** The fault for a request: the first rule that matches, has times left and wins its draw; counted atomically. */
+  claimFault(req: RequestFacts): Maybe<{ fault: FaultSpec; label: string } | undefined>;
+
+  /** Records a finished request; never throws (a shared store counts what it could not write). */
+  append(record: RequestRecord): void;
+  journal(): Maybe<JournalView>;
+  clearJournal(): Maybe<number>;
+
+  putVideo(id: string, task: VideoTask): Maybe<void>;
+  /** The task after counting this poll; undefined when there is none. */
+  pollVideo(id: string): Maybe<VideoTask | undefined>;
+
+  health(): StateHealth;
+  /** Resolves true once shared state answers, false after `timeoutMs` (absent in memory: always ready). */
+  ready?(timeoutMs: number): Promise<boolean>;
+  close(): Promise<void>;
+}
