@@ -22,7 +22,10 @@ const CONFIGURED = { id: 'configured', match: { operation: 'models.list' }, faul
 test('state is memory or a redis:// URL; anything else names the field', () => {
   assert.is(resolveConfig({}, SchemaRegistry.shared()).state, 'memory');
   assert.is(resolveConfig({ state: 'redis://127.0.0.1:6379' }, SchemaRegistry.shared()).state, 'redis://127.0.0.1:6379');
-  assert.throws(() => resolveConfig({ state: 'postgres://x' }, SchemaRegistry.shared()), (err: unknown) => err instanceof ConfigError && /state/.test(err.message));
+  assert.throws(
+    () => resolveConfig({ state: 'postgres://x' }, SchemaRegistry.shared()),
+    (err: unknown) => err instanceof ConfigError && /state/.test(err.message),
+  );
 });
 
 test.run();
