@@ -74,7 +74,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     validate(schemas, config.strict, services.limits.requests),
     handle(services),
   ];
-  const respond = responder(config.timeouts.stallMaxMs, hooks.streamTimers);
+  const respond = responder(config.timeouts.stallMaxMs, hooks.streamTimers, config.timeouts.streamMaxMs);
   const routes = routeTable(boundOperations);
   const observers = [...(hooks.observers ?? []), (record: Parameters<RequestObserver>[0]) => services.state.append(record)];
   const report = hooks.report ?? defaultReport;

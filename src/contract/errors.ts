@@ -46,6 +46,8 @@ export const ERRORS = {
   UNSUPPORTED_ENCODING: { status: 415, type: 'invalid_request_error', code: 'unsupported_content_encoding', message: 'Compressed request bodies are not accepted.' },
   RATE_LIMITED: { status: 429, type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached.' },
   INTERNAL: { status: 500, type: 'server_error', code: null, message: 'The server had an error processing your request.' },
+  // Sent as the last event of a stream that runs past timeouts.streamMaxMs (the 200 head is out by then); 504 names what it is.
+  STREAM_TIME_LIMIT: { status: 504, type: 'server_error', code: 'stream_time_limit', message: "The stream ran past the server's stream time limit and was ended." },
   STATE_UNAVAILABLE: { status: 503, type: 'server_error', code: 'state_unavailable', message: "The mock's shared state (Redis) cannot be reached; retry shortly." },
 } as const satisfies Record<string, ErrorTemplate>;
 

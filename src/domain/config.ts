@@ -42,7 +42,7 @@ export interface Config {
   state: string;
   mediaCache: { entries: number; bytes: number };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; stallMaxMs: number; shutdownGraceMs: number };
+  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; stallMaxMs: number; streamMaxMs: number; shutdownGraceMs: number };
   video: { progress: boolean };
 }
 

@@ -28,7 +28,7 @@ export function setHeaders(res: ServerResponse, headers: Readonly<Record<string,
 }
 
 /** Writes the reply the steps left in state.reply: JSON and streams directly, binary bodies through Koa. */
-export function responder(stallMaxMs: number, timers?: StreamTimers): (ctx: Context, state: RequestState) => void | Promise<void> {
+export function responder(stallMaxMs: number, timers?: StreamTimers, streamMaxMs?: number): (ctx: Context, state: RequestState) => void | Promise<void> {
   return function respond(ctx, state) {
     const reply = state.reply;
     if (!reply) return;
@@ -45,12 +45,12 @@ export function responder(stallMaxMs: number, timers?: StreamTimers): (ctx: Cont
         ctx.body = reply.body;
         return;
       case 'sse':
-        return stream(ctx, state, stallMaxMs, timers);
+        return stream(ctx, state, stallMaxMs, timers, streamMaxMs);
     }
   };
 }
 
-async function stream(ctx: Context, state: RequestState, stallMaxMs: number, timers: StreamTimers | undefined): Promise<void> {
+async function stream(ctx: Context, state: RequestState, stallMaxMs: number, timers: StreamTimers | undefined, streamMaxMs: number | undefined): Promise<void> {
   const reply = state.reply as Extract<RequestState['reply'], { kind: 'sse' }>;
   ctx.respond = false; // Koa hands the socket to the stream writer
   ctx.status = 200;
@@ -62,5 +62,5 @@ async function stream(ctx: Context, state: RequestState, stallMaxMs: number, tim
   // Send the head now: otherwise it waits for the first event, and a long time to first token
   // would look like a server that does not answer at all.
   ctx.res.flushHeaders();
-  state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers);
+  state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers, streamMaxMs);
 }

@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
+import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
 /** How a stream ended, for the journal. */
-export type StreamOutcome = 'completed' | 'aborted' | 'cut' | 'stalled';
+export type StreamOutcome = 'completed' | 'aborted' | 'cut' | 'stalled' | 'timed-out';
 
 /** The time functions the writer uses; tests pass their own to check pacing and clean-up without waiting. */
 export interface StreamTimers {
@@ -32,10 +33,27 @@ const BATCH = 8;
 const BROKEN_EVENT = '{"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"delta":{"content":';
 
 /**
+ * The last event of a stream that ran past the stream time limit: the error envelope as a data event,
+ * which the OpenAI SDKs throw as an APIError and the Vercel AI SDK reports as an error part.
+ */
+export const timeLimitEvent = (streamMaxMs: number): string =>
+  new ApiError(ERRORS.STREAM_TIME_LIMIT, {
+    message: `The stream ran past the server's stream time limit of ${streamMaxMs} ms (timeouts.streamMaxMs) and was ended; the reply is incomplete.`,
+  }).toJson();
+
+/**
  * Writes a streamed reply as server-sent events with its pacing and ending. Resolves when the stream
  * is over; a client that disconnects stops the work at once: no timer or write is left behind.
+ * No stream outlasts `streamMaxMs`: every wait (time to first token, pacing, a stall) ends at that
+ * deadline, and a stream still running then ends with the time-limit error event instead of [DONE].
  */
-export function writeSse(res: ServerResponse, reply: SseReply, stallMaxMs: number, timers: StreamTimers = realTimers): Promise<StreamOutcome> {
+export function writeSse(
+  res: ServerResponse,
+  reply: SseReply,
+  stallMaxMs: number,
+  timers: StreamTimers = realTimers,
+  streamMaxMs = Number.POSITIVE_INFINITY,
+): Promise<StreamOutcome> {
   const { events, pacing } = reply;
   const stop = reply.ending === 'done' ? events.length : Math.min(reply.stopAfter ?? events.length, events.length);
   const msPerToken = pacing.tokensPerSecond > 0 ? 1000 / pacing.tokensPerSecond : 0;
@@ -47,6 +65,10 @@ export function writeSse(res: ServerResponse, reply: SseReply, stallMaxMs: numbe
     // When the next event is due. Waits are measured against this schedule, not chained, so late timers
     // do not add up: over a stream the rate is the configured one whatever the timer granularity.
     let due = 0;
+    // The stream's end at the latest. Waits are cut to it rather than timed from it, so the shutdown
+    // timers (which end every wait at once) finish a stream instead of timing it out.
+    const deadline = timers.now() + streamMaxMs;
+    let timedOut = false;
     const finish = (outcome: StreamOutcome) => {
       if (settled) return;
       settled = true;
@@ -56,21 +78,45 @@ export function writeSse(res: ServerResponse, reply: SseReply, stallMaxMs: numbe
       res.off('drain', onDrain);
       resolve(outcome);
     };
-    const onClose = () => finish(res.writableFinished ? 'completed' : reply.ending === 'stall' && i >= stop ? 'stalled' : 'aborted');
+    const onClose = () => finish(res.writableFinished ? (timedOut ? 'timed-out' : 'completed') : reply.ending === 'stall' && i >= stop ? 'stalled' : 'aborted');
     // A client that fell behind resumes the rhythm from now rather than receiving a burst.
     const onDrain = () => {
+      if (timer !== undefined) timers.clearTimeout(timer); // the deadline watch of the wait for drain
+      timer = undefined;
       due = Math.max(due, timers.now());
       step();
     };
     res.on('close', onClose);
 
     const frame = (n: number) => `data: ${n === reply.malformedAt ? BROKEN_EVENT : events[n]!.data}\n\n`;
+    // Never past the deadline: no wait is longer than the stream has left, so no timer can overflow
+    // (Node's cap is 2^31 - 1 ms) whatever the pacing.
     const later = (fn: () => void, ms: number) => {
-      timer = timers.setTimeout(() => {
-        timer = undefined;
-        fn();
-      }, ms);
+      timer = timers.setTimeout(
+        () => {
+          timer = undefined;
+          fn();
+        },
+        Math.min(ms, Math.max(0, deadline - timers.now())),
+      );
     };
+    const pastDeadline = () => timers.now() >= deadline;
+
+    /** The time limit is reached: the error event ends the stream, or, for a client that reads nothing, the connection. */
+    function timeUp() {
+      timedOut = true;
+      if (res.writableNeedDrain) {
+        finish('timed-out');
+        res.destroy();
+        return;
+      }
+      res.end(`data: ${timeLimitEvent(streamMaxMs)}\n\n`); // 'close' reports it
+    }
+    function drainTimeUp() {
+      if (!pastDeadline()) return;
+      res.off('drain', onDrain);
+      timeUp();
+    }
 
     /** Ends the stream after `out`, the last events not yet written. */
     function end(out: string) {
@@ -89,6 +135,7 @@ export function writeSse(res: ServerResponse, reply: SseReply, stallMaxMs: numbe
         return;
       }
       later(() => {
+        if (!timers.stopping?.aborted && pastDeadline()) return timeUp();
         // At the stall maximum the connection drops, as a hung upstream's would. At shutdown the wait ends
         // early and the response ends cleanly (without [DONE]: the stream was never going to complete).
         if (timers.stopping?.aborted) res.end();
@@ -101,8 +148,11 @@ export function writeSse(res: ServerResponse, reply: SseReply, stallMaxMs: numbe
     function step() {
       immediate = undefined;
       if (settled || res.destroyed) return;
+      if (pastDeadline()) return timeUp();
       if (res.writableNeedDrain) {
         res.once('drain', onDrain); // the client reads slowly: hold the rest instead of buffering it
+        // ...but not past the deadline. Woken early (at shutdown), the watch does nothing: drain or the grace period ends it.
+        if (Number.isFinite(deadline)) later(drainTimeUp, deadline - timers.now());
         return;
       }
       let out = '';

@@ -10,8 +10,19 @@ export interface Pacing {
   tokensPerSecond: number;
 }
 
-// The header's ttft has the bound of the setting it overrides (schemas/config.json, pacing.timeToFirstTokenMs).
-const MAX_TTFT_MS = schemaNumber('config.json', '/properties/pacing/properties/timeToFirstTokenMs/maximum');
+// The header's bounds are those of the settings it overrides (schemas/config.json, pacing): one rule, two
+// spellings. ttft at most a minute; tps 0 (no pacing) or at least 1, so no token waits more than a second.
+const SETTINGS = '/properties/pacing/properties';
+const MAX_TTFT_MS = schemaNumber('config.json', `${SETTINGS}/timeToFirstTokenMs/maximum`);
+const MIN_TPS = schemaNumber('config.json', `${SETTINGS}/tokensPerSecond/anyOf/1/minimum`);
+
+const USAGE = `Use 'ttft=MS; tps=TOKENS_PER_SECOND' (ttft from 0 to ${MAX_TTFT_MS}; tps 0 for no pacing, else at least ${MIN_TPS})`;
+
+/** What is wrong with one `name=value` part of the header, or undefined when it is in range. */
+function problem(name: 'ttft' | 'tps', value: number): string | undefined {
+  if (name === 'ttft') return value > MAX_TTFT_MS ? `ttft is above ${MAX_TTFT_MS} ms` : undefined;
+  return value !== 0 && value < MIN_TPS ? `tps is below ${MIN_TPS} (use 0 for no pacing)` : undefined;
+}
 
 /** The pacing of one request: the configured default, overridden by the pacing header. */
 export function pacingFor(headers: Record<string, string | string[] | undefined>, base: Pacing): Pacing {
@@ -21,14 +32,16 @@ export function pacingFor(headers: Record<string, string | string[] | undefined>
   for (const part of header.split(/[;,]/)) {
     if (!part.trim()) continue; // a trailing separator is a typo, not a mistake worth a 400
     const m = /^\s*(ttft|tps)\s*=\s*(\d+(?:\.\d+)?)\s*$/i.exec(part);
+    const name = m?.[1]!.toLowerCase() as 'ttft' | 'tps' | undefined;
     const value = m ? Number(m[2]) : Number.NaN;
-    if (!m || (m[1]!.toLowerCase() === 'ttft' && value > MAX_TTFT_MS)) {
+    const wrong = name === undefined ? undefined : problem(name, value);
+    if (name === undefined || wrong) {
       throw new ApiError(ERRORS.INVALID_HEADER, {
         param: PACING_HEADER,
-        message: `Invalid ${PACING_HEADER} header: '${part.trim().slice(0, 40)}'. Use 'ttft=MS; tps=TOKENS_PER_SECOND' (ttft at most ${MAX_TTFT_MS}).`,
+        message: `Invalid ${PACING_HEADER} header: '${part.trim().slice(0, 40)}'${wrong ? `: ${wrong}` : ''}. ${USAGE}.`,
       });
     }
-    if (m[1]!.toLowerCase() === 'ttft') out.timeToFirstTokenMs = value;
+    if (name === 'ttft') out.timeToFirstTokenMs = value;
     else out.tokensPerSecond = value;
   }
   return out;

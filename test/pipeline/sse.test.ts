@@ -234,6 +234,74 @@ test('stall at shutdown: the response ends cleanly, without [DONE], instead of b
   assert.equal(res.writes, ['data: a\n\n']);
 });
 
+/** The error of the time-limit event a stream ends with, if its last write is one. */
+function timeLimitError(res: FakeRes): { code: string; type: string; message: string } | undefined {
+  const last = res.writes.at(-1) ?? '';
+  const m = /data: (\{"error".*)\n\n$/.exec(last);
+  return m ? JSON.parse(m[1]!).error : undefined;
+}
+
+test('the stream time limit: a paced stream still running at streamMaxMs ends with an error event, not [DONE]', async () => {
+  const res = new FakeRes();
+  const timers = new FakeTimers();
+  // 1 token per second, 10 events: 9 s of pacing against a 2.5 s limit.
+  const events = Array.from({ length: 10 }, (_, i) => ev(`{"n":${i}}`));
+  const done = writeSse(asRes(res), reply(events, { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 1 } }), 1000, timers, 2500);
+  timers.fire();
+  timers.fire();
+  assert.equal(timers.requested, [1000, 1000, 500], 'the last wait is cut to the deadline');
+  timers.fire();
+  assert.is(await done, 'timed-out');
+  assert.ok(res.ended);
+  assert.not.ok(res.writes.join('').includes('[DONE]'));
+  assert.equal(res.writes.slice(0, 3), [frames(events[0]!), frames(events[1]!), frames(events[2]!)]);
+  const error = timeLimitError(res);
+  assert.is(error?.code, 'stream_time_limit');
+  assert.is(error?.type, 'server_error');
+  assert.match(error!.message, /2500 ms \(timeouts\.streamMaxMs\)/);
+  assert.is(timers.pending.size, 0);
+});
+
+test('the stream time limit bounds every wait: a time to first token, a tiny rate and a stall longer than it', async () => {
+  for (const [name, extra, stall] of [
+    ['ttft', { pacing: { timeToFirstTokenMs: 600000, tokensPerSecond: 0 } }, 1000],
+    ['tps', { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 1e-18 } }, 1000],
+    ['stall', { ending: 'stall', stopAfter: 1 }, 3_000_000_000],
+  ] as const) {
+    const res = new FakeRes();
+    const timers = new FakeTimers();
+    const done = writeSse(asRes(res), reply([ev('a'), ev('b')], extra as Partial<SseReply>), stall, timers, 3000);
+    while (timers.pending.size) timers.fire();
+    assert.is(await done, 'timed-out', name);
+    assert.ok(Math.max(...timers.requested) <= 3000, `${name}: ${timers.requested.join(', ')}`);
+    assert.is(timeLimitError(res)?.code, 'stream_time_limit', name);
+  }
+});
+
+test('the stream time limit with a client that reads nothing: the connection is closed at the limit', async () => {
+  const res = new FakeRes();
+  res.drainAfter = 1;
+  const timers = new FakeTimers();
+  const done = writeSse(asRes(res), reply(Array.from({ length: 40 }, () => ev('x'))), 1000, timers, 4000);
+  for (let turn = 0; turn < 3; turn++) await new Promise((r) => setImmediate(r));
+  assert.equal(timers.requested, [4000], 'waiting for drain, watched up to the limit');
+  timers.fire();
+  assert.is(await done, 'timed-out');
+  assert.ok(res.destroyed);
+  assert.is(res.listenerCount('drain'), 0);
+});
+
+test('a stream that drains in time clears its watch and completes', async () => {
+  const res = new FakeRes();
+  res.drainAfter = 1;
+  const timers = new FakeTimers();
+  const done = writeSse(asRes(res), reply(Array.from({ length: 20 }, () => ev('x'))), 1000, timers, 4000);
+  for (let turn = 0; turn < 3; turn++) await new Promise((r) => setImmediate(r));
+  res.drain();
+  assert.is(await done, 'completed');
+  assert.is(timers.pending.size, 0);
+});
+
 test('malformedAt replaces that event with broken JSON', async () => {
   const res = new FakeRes();
   await writeSse(asRes(res), reply([ev('{"a":1}'), ev('{"b":2}')], { malformedAt: 1 }), 1000);

@@ -19,7 +19,7 @@ test('the header overrides one or both values, in any order and case, with ; or 
 });
 
 test('anything else is a 400 invalid_header naming the header and the part that is wrong', () => {
-  for (const bad of ['fast', 'ttft=-1', 'tps=abc', 'ttft=400; speed=2', 'ttft=600001']) {
+  for (const bad of ['fast', 'ttft=-1', 'tps=abc', 'ttft=400; speed=2', 'ttft=60001', 'tps=0.5', 'tps=0.000000000000000001']) {
     try {
       pacingFor({ [PACING_HEADER]: bad }, BASE);
       assert.unreachable(bad);
@@ -30,6 +30,21 @@ test('anything else is a 400 invalid_header naming the header and the part that 
       assert.match(e.message, /ttft=MS; tps=TOKENS_PER_SECOND/);
     }
   }
+});
+
+test("the bounds are the settings' (schemas/config.json): ttft at most 60000, tps 0 or at least 1; the message says which", () => {
+  assert.equal(pacingFor({ [PACING_HEADER]: 'ttft=60000; tps=1' }, BASE), { timeToFirstTokenMs: 60000, tokensPerSecond: 1 });
+  assert.equal(pacingFor({ [PACING_HEADER]: 'tps=100000000' }, BASE), { timeToFirstTokenMs: 0, tokensPerSecond: 100000000 });
+  const message = (value: string): string => {
+    try {
+      pacingFor({ [PACING_HEADER]: value }, BASE);
+    } catch (err) {
+      return (err as ApiError).message;
+    }
+    throw new Error(`${value} was accepted`);
+  };
+  assert.match(message('tps=0.000000000000000001'), /'tps=0\.000000000000000001': tps is below 1 \(use 0 for no pacing\)/);
+  assert.match(message('ttft=99999999999999999999'), /ttft is above 60000 ms/);
 });
 
 test.run();

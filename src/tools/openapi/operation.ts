@@ -39,7 +39,7 @@ function successContent(op: Operation, ctx: OperationContext): Json {
     content['text/event-stream'] = {
       schema: {
         type: 'string',
-        description: `With \`"stream": true\`: server-sent events, each \`data: <JSON>\\n\\n\` where the JSON is a ${componentName(ctx.chunkSchema)}, ending with \`data: [DONE]\\n\\n\`. With \`stream_options.include_usage\`, the last chunk before [DONE] carries \`usage\` and no choices.`,
+        description: `With \`"stream": true\`: server-sent events, each \`data: <JSON>\\n\\n\` where the JSON is a ${componentName(ctx.chunkSchema)}, ending with \`data: [DONE]\\n\\n\`. With \`stream_options.include_usage\`, the last chunk before [DONE] carries \`usage\` and no choices. A stream still running at the server's stream time limit ends instead with an error event, \`data: <Error>\` with code \`stream_time_limit\` (the StreamTimeLimit response).`,
       },
       'x-unified-ai-mock': { event: schemaRef(componentName(ctx.chunkSchema)), terminator: '[DONE]' },
     };
