@@ -4,7 +4,7 @@
 #   docker run --rm -p 4010:4010 unified-ai-mock
 
 # Build stage: compile the TypeScript and generate the build-time files of dist/.
-FROM node:20-alpine AS build
+FROM node:24-alpine AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Scripts off: `prepare` would build before the sources are here; the build runs below, once.
@@ -17,7 +17,7 @@ COPY fixtures ./fixtures
 RUN npm run build
 
 # Runtime stage: production dependencies and what the npm package ships, nothing else.
-FROM node:20-alpine AS runtime
+FROM node:24-alpine AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

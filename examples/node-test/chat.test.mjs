@@ -1,4 +1,4 @@
-// Run: node --test examples/node-test/
+// Run: node --test examples/node-test/*.test.mjs
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';

@@ -47,9 +47,9 @@ const execForm = (args: string): string[] => {
 const stageNames = froms.map((f) => /\sAS\s+(\S+)$/i.exec(f.args)?.[1]);
 const exposed = one('EXPOSE').args;
 
-test('two or more stages from an official Node 20 image; the build one builds, the final one installs production dependencies only', () => {
+test('two or more stages from an official image of a supported Node.js line (22 or 24); the build one builds, the final one installs production dependencies only', () => {
   assert.ok(froms.length >= 2, 'a multi-stage build');
-  for (const f of froms) assert.match(f.args, /^node:20(-alpine|-slim)?\s/);
+  for (const f of froms) assert.match(f.args, /^node:(22|24)(-alpine|-slim)?\s/);
   assert.ok(
     dockerfile.some((i) => i.stage < last && i.keyword === 'RUN' && /npm run build/.test(i.args)),
     'a build stage runs npm run build',

@@ -1,6 +1,6 @@
 // The examples/ folder (quoted in docs/programmatic.md), run by their own test runners against the built package (dist/), as a user runs them.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -17,7 +17,8 @@ interface Run {
 /** Runs a command from the package root; resolves with its exit code and its output, colours removed. */
 function run(args: readonly string[]): Promise<Run> {
   // Coverage is collected for src/ only: the children run dist/, and writing their coverage costs time.
-  const { NODE_V8_COVERAGE: _, ...env } = process.env;
+  // uvu sets FORCE_COLOR, which Node.js 22 and later warn about when NO_COLOR is set as well.
+  const { NODE_V8_COVERAGE: _, FORCE_COLOR: __, ...env } = process.env;
   return new Promise((resolve) => {
     execFile(process.execPath, args, { cwd: ROOT, env: { ...env, CI: '1', NO_COLOR: '1' }, timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
@@ -26,9 +27,16 @@ function run(args: readonly string[]): Promise<Run> {
   });
 }
 
+/** `examples/node-test/*.test.mjs` expanded, as the shell does for the example's own command. */
+const nodeTestFiles = readdirSync(join(ROOT, 'examples', 'node-test'))
+  .filter((f) => f.endsWith('.test.mjs'))
+  .sort()
+  .map((f) => `examples/node-test/${f}`);
+
 const runners = {
   uvu: ['node_modules/uvu/bin.js', 'examples/uvu'],
-  'node:test': ['--test', 'examples/node-test/'],
+  // Files, not the folder: Node.js 22 and later read a folder given to --test as a module to run, and fail.
+  'node:test': ['--test', ...nodeTestFiles],
   vitest: ['node_modules/vitest/vitest.mjs', 'run', '--root', 'examples/vitest'],
   jest: ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', '--config', 'examples/jest/jest.config.mjs'],
   // The Vitest example and a consumer file that expects type errors, checked against the shipped declarations (dist/*.d.ts).
