@@ -8,6 +8,7 @@
 //   <!-- run: exit=0 -->           shell: the block's exit code; `unified-ai-mock` and `npx unified-ai-mock`
 //                                  run this checkout's CLI (src/cli/main.ts)
 //   <!-- run: status=413 config={"bodyLimit":1024} -->   the mock's options for the block (JSON, to the end)
+//   <!-- run: node=22 -->          the block needs Node.js 22 or later (a client that requires it): skipped on older lines
 //   <!-- run -->                   ts/js: written to a temporary .mts file and run with node --import tsx;
 //                                  it must exit 0, and a line `console.log(x); // <JSON>` must log that
 //                                  value (deep equality) and must run
@@ -91,6 +92,8 @@ interface Marker {
   readonly exit?: number;
   readonly config?: MockServerOptions;
   readonly arg?: string;
+  /** The oldest Node.js major the block runs on. */
+  readonly node?: number;
 }
 
 function parseMarker(b: Block): Marker | string {
@@ -112,9 +115,10 @@ function parseMarker(b: Block): Marker | string {
   }
   const status = /\bstatus=([\d,]+)/.exec(rest);
   const exit = /\bexit=(\d+)/.exec(rest);
+  const node = /\bnode=(\d+)/.exec(rest);
   if (SHELL.has(b.lang) && !status && !exit) return `${where(b)}: a shell block to run states status=... (curl calls) or exit=N`;
   if (CODE.has(b.lang) && (status || exit)) return `${where(b)}: a ts/js block must exit 0: use <!-- run -->`;
-  return { kind, statuses: status?.[1]!.split(',').map(Number), exit: exit ? Number(exit[1]) : undefined, config };
+  return { kind, statuses: status?.[1]!.split(',').map(Number), exit: exit ? Number(exit[1]) : undefined, config, node: node ? Number(node[1]) : undefined };
 }
 
 const TSX = import.meta.resolve('tsx');
@@ -255,8 +259,12 @@ test('every shell, ts/js and json block is marked to run, to check or to skip', 
   assert.ok(blocks.length > 0 && FILES.length > 1, 'no documentation found');
 });
 
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+/** A block that needs a newer Node.js than this one is skipped (uvu counts it), not run. */
+const tooNew = (m: Marker) => m.node !== undefined && m.node > NODE_MAJOR;
+
 // The runs start together, two at a time (each spawns node or bash); each test awaits its own.
-const runnable = [...markers].filter(([b, m]) => m.kind === 'run' && (SHELL.has(b.lang) || CODE.has(b.lang)));
+const runnable = [...markers].filter(([b, m]) => m.kind === 'run' && !tooNew(m) && (SHELL.has(b.lang) || CODE.has(b.lang)));
 const work = mkdtempSync(join(tmpdir(), 'uam-docs-'));
 const results = new Map<Block, Promise<unknown>>();
 test.before(() => {
@@ -280,7 +288,7 @@ test.before(() => {
 test.after(() => rmSync(work, { recursive: true, force: true }));
 
 for (const [b, m] of markers) {
-  if (m.kind === 'run') test(`${where(b)} runs (${b.lang})`, async () => void (await results.get(b)));
+  if (m.kind === 'run') (tooNew(m) ? test.skip : test)(`${where(b)} runs (${b.lang})${m.node ? ` on Node.js ${m.node}+` : ''}`, async () => void (await results.get(b)));
   if (m.kind === 'schema') test(`${where(b)} is valid against schemas/${m.arg}`, () => checkSchema(b, m));
   if (m.kind === 'excerpt') test(`${where(b)} is an excerpt of ${m.arg}`, () => checkExcerpt(b, m));
 }
