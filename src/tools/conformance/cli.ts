@@ -38,7 +38,8 @@ export async function probe(target: Target, mode: ConformanceOptions['faultHeade
   const faulted = await send(target, { method: 'GET', path: '/v1/me', auth: 'valid', headers: { prefer: 'code=500' } });
   let envelope = false;
   try {
-    envelope = registry.check(schemaId('error.json'), JSON.parse(faulted.body.toString('utf8'))).length === 0;
+    // A body cut short (an endless one) is no envelope, and is not decoded to learn that.
+    envelope = !faulted.incomplete && registry.check(schemaId('error.json'), JSON.parse(faulted.body.toString('utf8'))).length === 0;
   } catch {
     envelope = false;
   }
@@ -83,7 +84,7 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     io.stdout(renderPlan(cases, options.profile, selected.filtered, { unsupported, imageModel: options.values.imageModel, imageNMax1: options.imageNMax1, faultHeaders: options.faultHeaders === 'on', faultProbe: options.faultHeaders === 'auto' }));
     return 0;
   }
-  const target: Target = { baseUrl: options.baseUrl!, apiKey: options.apiKey!, pathPrefix: options.pathPrefix, timeoutMs: options.timeoutMs, unknownKey: suite.unknownKey };
+  const target: Target = { baseUrl: options.baseUrl!, apiKey: options.apiKey!, pathPrefix: options.pathPrefix, timeoutMs: options.timeoutMs, unknownKey: suite.unknownKey, maxBodyBytes: options.maxBodyBytes };
   const probed = await probe(target, options.faultHeaders, registry);
   if ('error' in probed) {
     io.stderr(`unified-ai-mock conformance: cannot reach ${options.baseUrl}: ${probed.error}\n`);

@@ -1,4 +1,5 @@
-import type { AuthMode, Exchange } from './types.js';
+import { cleanText } from './mask.js';
+import type { AuthMode, Exchange, Incomplete } from './types.js';
 
 /** Where and how to send: the target and the run's key. */
 export interface Target {
@@ -7,6 +8,8 @@ export interface Target {
   readonly pathPrefix: string;
   readonly timeoutMs: number;
   readonly unknownKey: string;
+  /** The most of one body the runner reads (DEFAULT_MAX_BODY_BYTES when absent). */
+  readonly maxBodyBytes?: number;
 }
 
 /** A request as the runner sends it. */
@@ -54,41 +57,292 @@ export function headersOf(target: Target, req: OutgoingRequest): Record<string, 
   return headers;
 }
 
-const describe = (err: unknown): string => {
-  const e = err as Error & { cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') return 'timed out';
-  return e.cause?.code ?? e.cause?.message ?? e.message;
-};
+/**
+ * The most of one body the runner keeps: 16 MiB. The answers this suite asks for are far smaller
+ * (a chat completion is kilobytes; the largest, a b64_json 1024x1024 PNG or 2500 characters of MP3,
+ * a few MiB; the mock's largest is under 2 MiB), and a media file past it is still judged on its
+ * start, where a PNG's size and a fast-start MP4's movie header are. --max-body raises it for longer
+ * media. A larger default would buy nothing but time: against an endless body, every request reads
+ * up to the cap before it gives up.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
-/** Sends one request and reads the whole answer; a transport failure or timeout is returned, never thrown. */
-export async function send(target: Target, req: OutgoingRequest): Promise<Exchange> {
-  const started = performance.now();
-  const ms = () => Math.round(performance.now() - started);
-  try {
-    const res = await fetch(urlOf(target, req.path), {
-      method: req.method,
-      headers: headersOf(target, req),
-      body: req.raw ?? (req.body === undefined ? undefined : JSON.stringify(req.body)),
-      signal: AbortSignal.timeout(target.timeoutMs),
-      redirect: 'manual',
-    });
-    const headers = Object.fromEntries(res.headers);
-    if (!req.streamed || !res.body) return { status: res.status, headers, body: Buffer.from(await res.arrayBuffer()), ms: ms() };
-    const parts: Buffer[] = [];
-    const reader = res.body.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) parts.push(Buffer.from(r.value));
-    return { status: res.status, headers, body: Buffer.concat(parts), reads: parts.map((p) => p.length), ms: ms() };
-  } catch (err) {
-    return { status: 0, headers: {}, body: Buffer.alloc(0), error: describe(err), ms: ms() };
+/**
+ * Bodies up to this size are read side by side; past it, one at a time (see takeTurn). So memory is
+ * bounded by concurrency x 1 MiB + one cap, not concurrency x cap: error bodies and chat answers
+ * stay concurrent, and only the rare large body (b64 images, audio, media) waits its turn.
+ */
+const LARGE_BODY_BYTES = 1024 * 1024;
+
+/** Redirects a media link may take before the runner gives up on it. */
+const MAX_MEDIA_REDIRECTS = 5;
+
+/** Past this many reads of one event stream, the older reads are merged (the stream check needs only the count and the last one). */
+const MAX_READS_KEPT = 4096;
+
+const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+
+let largeBusy = false;
+const largeQueue: (() => void)[] = [];
+
+/** Waits until no other body past LARGE_BODY_BYTES is being read; endTurn lets the next one go. */
+function takeTurn(): Promise<void> {
+  if (!largeBusy) {
+    largeBusy = true;
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => largeQueue.push(resolve));
+}
+
+function endTurn(): void {
+  const next = largeQueue.shift();
+  if (next) next();
+  else largeBusy = false;
+}
+
+/**
+ * A request's timeout: one budget for the headers, the body and (for media) every redirect. It
+ * stops while a read waits its turn, so that waiting behind another case's large body does not eat
+ * this one's time; the wait itself is bounded by the other body's own deadline.
+ */
+class Deadline {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private left: number;
+  private since = 0;
+  readonly signal = this.controller.signal;
+  constructor(readonly ms: number) {
+    this.left = ms;
+    this.resume();
+  }
+  pause(): void {
+    clearTimeout(this.timer);
+    this.left -= performance.now() - this.since;
+  }
+  resume(): void {
+    this.since = performance.now();
+    // unref: a finished run never waits for the timer of a request that already ended.
+    this.timer = setTimeout(() => this.controller.abort(new DOMException(`timed out after ${this.ms} ms`, 'TimeoutError')), Math.max(0, this.left)).unref();
+  }
+  clear(): void {
+    clearTimeout(this.timer);
   }
 }
 
-/** Fetches a media link from a response (no key: links are meant to be fetched as they are). */
-export async function fetchMedia(url: string, timeoutMs: number): Promise<{ status: number; contentType: string; body: Buffer } | { error: string }> {
+/** A transport failure in words: what happened, from undici's code or the error's own message. */
+function describe(err: unknown, timeoutMs: number): string {
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return `no answer within the ${timeoutMs} ms timeout`;
+  const code = e.cause?.code;
+  const message = e.cause?.message ?? e.message;
+  // Parser errors quote what the target sent; the text is cleaned before it reaches any report.
+  return cleanText(code && message && !message.includes(code) ? `${code} (${message})` : (code ?? message), [], 200);
+}
+
+// The buffer of the one body being read past LARGE_BODY_BYTES (see takeTurn), kept for the next
+// such body: an endless body then leaves no cap-sized garbage behind. Measured: the collector frees
+// dead buffers only after some 64 MiB of them, and four dead 16 MiB sinks were most of the peak RSS.
+let spare: Buffer | undefined;
+
+/**
+ * Bytes appended into one buffer: no object per read is kept, and nothing past the cap. A body up to
+ * LARGE_BODY_BYTES lives in a buffer of its own; past that (with the turn held), in the spare
+ * cap-sized buffer, from which only what is kept is copied out at the end: all of a complete body,
+ * the first LARGE_BODY_BYTES of one cut short (enough for an excerpt, a PNG header or an MP4's
+ * leading boxes).
+ */
+class Sink {
+  private buf: Buffer;
+  private large = false;
+  length = 0;
+  constructor(
+    private readonly max: number,
+    announced: number,
+  ) {
+    this.buf = Buffer.allocUnsafe(Math.max(1, Math.min(max, LARGE_BODY_BYTES, announced || 64 * 1024)));
+  }
+  /** Whether adding `more` bytes moves the body past LARGE_BODY_BYTES (the caller takes the turn first). */
+  becomesLarge(more: number): boolean {
+    return !this.large && Math.min(this.max, this.length + more) > LARGE_BODY_BYTES;
+  }
+  /** Keeps what fits under the cap; false when the chunk went past it. */
+  add(chunk: Uint8Array): boolean {
+    const take = Math.min(chunk.length, this.max - this.length);
+    const need = this.length + take;
+    if (need > this.buf.length) {
+      let next: Buffer;
+      if (need > LARGE_BODY_BYTES) {
+        next = spare?.length === this.max ? spare : Buffer.allocUnsafe(this.max);
+        spare = undefined;
+        this.large = true;
+      } else next = Buffer.allocUnsafe(Math.min(LARGE_BODY_BYTES, Math.max(need, this.buf.length * 2)));
+      this.buf.copy(next, 0, 0, this.length);
+      this.buf = next;
+    }
+    this.buf.set(chunk.subarray(0, take), this.length);
+    this.length += take;
+    return take === chunk.length;
+  }
+  /** The body as kept; the large buffer goes back to the spare slot. Call once, with the turn still held. */
+  finish(complete: boolean): Buffer {
+    if (!this.large) return this.buf.subarray(0, this.length);
+    const kept = Buffer.from(this.buf.subarray(0, complete ? this.length : Math.min(this.length, LARGE_BODY_BYTES)));
+    spare = this.buf;
+    this.large = false;
+    return kept;
+  }
+}
+
+interface BodyRead {
+  readonly body: Buffer;
+  readonly reads?: number[];
+  readonly incomplete?: Incomplete;
+  /** A transport failure after the headers (a reset): the body is not the target's answer. */
+  readonly error?: string;
+}
+
+/**
+ * Reads a body up to `maxBytes`, then cancels the read. The deadline's signal, given to the fetch,
+ * also ends a body that trickles or never ends (the read then rejects). Never throws.
+ */
+async function readBody(res: Response, maxBytes: number, deadline: Deadline, countReads: boolean): Promise<BodyRead> {
+  const timeoutMs = deadline.ms;
+  const sink = new Sink(maxBytes, Number(res.headers.get('content-length')) || 0);
+  const reads: number[] | undefined = countReads ? [] : undefined;
+  if (!res.body) return { body: sink.finish(true), ...(reads ? { reads } : {}) };
+  const reader = res.body.getReader();
+  let turn = false;
   try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-    return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: Buffer.from(await res.arrayBuffer()) };
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      if (!turn && sink.becomesLarge(r.value.length)) {
+        deadline.pause();
+        await takeTurn();
+        turn = true;
+        deadline.resume();
+      }
+      if (reads) {
+        if (reads.length === MAX_READS_KEPT) reads[reads.length - 2]! += reads.pop()!;
+        reads.push(r.value.length);
+      }
+      if (!sink.add(r.value)) {
+        await reader.cancel().catch(() => {}); // closes the connection: nothing more is downloaded
+        return { body: sink.finish(false), ...(reads ? { reads } : {}), incomplete: { cause: 'cap', detail: `exceeded the ${mib(maxBytes)} cap (--max-body) and was cut there` } };
+      }
+    }
+    return { body: sink.finish(true), ...(reads ? { reads } : {}) };
   } catch (err) {
-    return { error: describe(err) };
+    const e = err as Error;
+    if (e.name === 'TimeoutError' || e.name === 'AbortError') {
+      return {
+        body: sink.finish(false),
+        ...(reads ? { reads } : {}),
+        incomplete: { cause: 'timeout', detail: `did not end within the ${timeoutMs} ms timeout (${sink.length} bytes read)` },
+      };
+    }
+    return { body: sink.finish(false), error: `${describe(err, timeoutMs)} after the response headers (status ${res.status}, ${sink.length} bytes of the body read)` };
+  } finally {
+    if (turn) endTurn();
+  }
+}
+
+/**
+ * Sends one request and reads the answer, at most `maxBodyBytes` of it, within `timeoutMs` from the
+ * start (headers and body together). A transport failure is returned, never thrown. Redirects are
+ * not followed: a 3xx is judged as the status it is, and the key never leaves for another host.
+ */
+export async function send(target: Target, req: OutgoingRequest): Promise<Exchange> {
+  const started = performance.now();
+  const ms = () => Math.round(performance.now() - started);
+  const deadline = new Deadline(target.timeoutMs);
+  try {
+    let res: Response;
+    try {
+      res = await fetch(urlOf(target, req.path), {
+        method: req.method,
+        headers: headersOf(target, req),
+        body: req.raw ?? (req.body === undefined ? undefined : JSON.stringify(req.body)),
+        signal: deadline.signal,
+        redirect: 'manual',
+      });
+    } catch (err) {
+      return { status: 0, headers: {}, body: Buffer.alloc(0), error: `${describe(err, target.timeoutMs)} before the response headers`, ms: ms() };
+    }
+    const headers = Object.fromEntries(res.headers);
+    const read = await readBody(res, target.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, deadline, req.streamed === true);
+    return { status: res.status, headers, ...read, ms: ms() };
+  } finally {
+    deadline.clear();
+  }
+}
+
+/** What fetching a media link gave: its bytes (perhaps incomplete), or why there are none. */
+export type Media = { status: number; contentType: string; body: Buffer; incomplete?: Incomplete } | { error: string };
+
+/** How media links are fetched. */
+export interface MediaFetch {
+  readonly timeoutMs: number;
+  readonly maxBytes?: number;
+  /** Values no fetched link may contain (the API key): such a link is not fetched at all. */
+  readonly secrets?: readonly string[];
+}
+
+const carries = (url: string, secrets: readonly string[]) => {
+  let decoded = url;
+  try {
+    decoded = decodeURIComponent(url);
+  } catch {
+    // not percent-encoded text: the link as it is
+  }
+  return secrets.some((s) => s.length >= 4 && (url.includes(s) || decoded.includes(s)));
+};
+
+/**
+ * Fetches a media link from a response. Links are meant to be fetched as they are, so no request
+ * here carries the key or any other credential, on the target's origin or another: fetch adds none,
+ * and the redirects (at most 5, http and https only) are followed by hand so that every hop is one
+ * this function sends. A link (or a redirect) that contains the key is not fetched. The timeout
+ * covers every hop and the body; the body is read up to the cap like any other.
+ */
+export async function fetchMedia(url: string, how: MediaFetch): Promise<Media> {
+  const deadline = new Deadline(how.timeoutMs);
+  try {
+    return await fetchLink(url, how, deadline);
+  } finally {
+    deadline.clear();
+  }
+}
+
+/** fetchMedia's hops, each checked before it is sent, within the one deadline. */
+async function fetchLink(url: string, how: MediaFetch, deadline: Deadline): Promise<Media> {
+  let next = url;
+  for (let hop = 0; ; hop++) {
+    let at: URL;
+    try {
+      at = new URL(next);
+    } catch {
+      return { error: 'not a URL' };
+    }
+    if (at.protocol !== 'http:' && at.protocol !== 'https:') return { error: `not an http or https link (${at.protocol})` };
+    if (carries(next, how.secrets ?? [])) return { error: 'the link carries the API key, so the runner does not fetch it' };
+    let res: Response;
+    try {
+      res = await fetch(at, { signal: deadline.signal, redirect: 'manual' });
+    } catch (err) {
+      return { error: describe(err, how.timeoutMs) };
+    }
+    const location = res.headers.get('location');
+    if (res.status >= 300 && res.status < 400 && location !== null) {
+      await res.body?.cancel().catch(() => {});
+      if (hop === MAX_MEDIA_REDIRECTS) return { error: `more than ${MAX_MEDIA_REDIRECTS} redirects` };
+      try {
+        next = new URL(location, at).href;
+      } catch {
+        return { error: `a redirect (${res.status}) to something that is not a URL` };
+      }
+      continue;
+    }
+    const read = await readBody(res, how.maxBytes ?? DEFAULT_MAX_BODY_BYTES, deadline, false);
+    if (read.error) return { error: read.error };
+    return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: read.body, ...(read.incomplete ? { incomplete: read.incomplete } : {}) };
   }
 }

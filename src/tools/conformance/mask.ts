@@ -1,4 +1,5 @@
 import { maskKey } from '../../domain/keys.js';
+import type { CaseResult } from './types.js';
 
 /** Headers as shown in reports: the Authorization token masked (sk-a...wxyz), everything else as sent. */
 export function maskHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
@@ -14,11 +15,105 @@ export function maskHeaders(headers: Readonly<Record<string, string>>): Record<s
   return out;
 }
 
-/** Replaces every occurrence of each secret in a text by its masked form: the last guard before output. */
+// A copy of a secret cut short (an excerpt's end) is masked from this many leading characters on.
+const PARTIAL = 8;
+
+/**
+ * Replaces every occurrence of each secret in a text by its masked form, and every copy cut short
+ * (its first 8 characters or more, where a shortened excerpt ended): the last guard before output.
+ */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join(maskKey(secret));
+  for (const secret of secrets) {
+    if (secret.length < 4) continue;
+    const masked = maskKey(secret);
+    out = out.split(secret).join(masked);
+    if (secret.length <= PARTIAL) continue;
+    const head = secret.slice(0, PARTIAL);
+    for (let at = out.indexOf(head); at >= 0; at = out.indexOf(head, at + masked.length)) {
+      let end = at + PARTIAL;
+      while (end < out.length && end - at < secret.length && out[end] === secret[end - at]) end++;
+      out = out.slice(0, at) + masked + out.slice(end);
+    }
+  }
   return out;
+}
+
+/** The longest text a report shows from the target: longer text is cut, with its length. */
+export const MAX_TEXT = 500;
+
+// What a report must not carry raw: C0 and C1 controls and DEL (terminal escapes, NUL, BEL, line
+// breaks), bidirectional and line-separator format characters, the BOM and the two non-characters
+// XML 1.0 forbids, and lone surrogates (invalid UTF-16, which no encoder writes as UTF-8).
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+const escapeChar = (ch: string): string => {
+  const code = ch.charCodeAt(0);
+  if (code >= 0xd800 && code <= 0xdfff) return '\ufffd';
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+};
+
+/** Characters (code points) in a text, without building an array of them. */
+function codePoints(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n--;
+      i++;
+    }
+  }
+  return n;
+}
+
+/**
+ * Text from the target made safe for every report: the secrets masked, control and format
+ * characters written as visible escapes (\x1b, \u202e), lone surrogates replaced by U+FFFD (a body's
+ * invalid UTF-8 already is, by the decoder), and at most `max` characters, with an ellipsis and the
+ * original length past that. The result is one line of printable text: valid in JSON, XML 1.0 and
+ * TAP, and inert on a terminal.
+ */
+export function cleanText(text: string, secrets: readonly string[] = [], max = MAX_TEXT): string {
+  // Only the start can be shown; the window is long enough that a secret across the cut is still whole.
+  const longest = secrets.reduce((n, s) => Math.max(n, s.length), 0);
+  let end = max + longest;
+  if ((text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end++; // not between the halves of a pair
+  const window = text.length > end ? text.slice(0, end) : text;
+  const escaped = redact(window, secrets).replace(UNSAFE, escapeChar);
+  if (escaped.length <= max && window === text) return escaped;
+  let cut = Math.min(max, escaped.length);
+  // Not in the middle of an escape (\xhh, \uhhhh) or of a surrogate pair.
+  const tail = /\\(x[0-9a-f]?|u[0-9a-f]{0,3})?$/.exec(escaped.slice(Math.max(0, cut - 5), cut));
+  if (tail) cut -= tail[0].length;
+  if ((escaped.charCodeAt(cut - 1) & 0xfc00) === 0xd800) cut--;
+  return `${redact(escaped.slice(0, cut), secrets)}... (${codePoints(text)} characters)`;
+}
+
+const cleanValue = (value: unknown, secrets: readonly string[]): unknown => {
+  if (typeof value === 'string') return cleanText(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => cleanValue(v, secrets));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [cleanText(k, secrets), cleanValue(v, secrets)]));
+  return value;
+};
+
+/**
+ * A case's result as every reporter receives it: each string that can carry the target's words
+ * (the reason, expected and actual of each failure, header values quoted in them, the request as
+ * shown) passed through cleanText. The one place results are cleaned; reporters only format.
+ */
+export function cleanResult(r: CaseResult, secrets: readonly string[]): CaseResult {
+  const { method, url, headers, body } = r.request;
+  return {
+    ...r,
+    ...(r.reason !== undefined ? { reason: cleanText(r.reason, secrets) } : {}),
+    failures: r.failures.map((f) => ({ check: f.check, expected: cleanText(f.expected, secrets), actual: cleanText(f.actual, secrets) })),
+    request: {
+      method,
+      url: cleanText(url, secrets),
+      headers: cleanValue(headers, secrets) as Record<string, string>,
+      ...(body !== undefined ? { body: cleanValue(body, secrets) } : {}),
+    },
+  };
 }
 
 /** A body as shown in reports: long strings cut to their start and length, so a failure stays readable. */

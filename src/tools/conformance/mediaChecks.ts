@@ -1,6 +1,6 @@
 import { operation } from '../../contract/operations.js';
 import { loadLimits, type Limits } from '../../domain/limits.js';
-import { fetchMedia } from './http.js';
+import { fetchMedia, type MediaFetch } from './http.js';
 import { audioInfo, mp4Info, pngSize } from './media.js';
 import type { Case, CheckName, Exchange } from './types.js';
 
@@ -12,17 +12,26 @@ const defaults = (): Limits => (limits ??= loadLimits());
 
 const base64Payload = (s: string) => Buffer.from(s.replace(/^data:[^,]*,/, ''), 'base64');
 
-/** The bytes behind an image entry: its link fetched, or its b64_json decoded. */
-async function imageBytes(item: { url?: unknown; b64_json?: unknown }, timeoutMs: number): Promise<Buffer | string> {
-  if (typeof item.b64_json === 'string') return base64Payload(item.b64_json);
-  if (typeof item.url !== 'string') return 'an entry with neither url nor b64_json';
-  const got = await fetchMedia(item.url, timeoutMs);
-  if ('error' in got) return `fetching ${item.url} failed: ${got.error}`;
-  if (got.status !== 200) return `fetching ${item.url} answered ${got.status}`;
-  return got.body;
+/**
+ * A linked file's bytes, or why there are none. A file cut short (the cap, the timeout) is still
+ * judged: a PNG's size and an MP4's movie header sit at its start. `note` says it was cut, for the
+ * failure message when its start is not enough.
+ */
+async function linked(url: string, how: MediaFetch): Promise<{ bytes: Buffer; note: string } | string> {
+  const got = await fetchMedia(url, how);
+  if ('error' in got) return `fetching ${url} failed: ${got.error}`;
+  if (got.status !== 200) return `fetching ${url} answered ${got.status}`;
+  return { bytes: got.body, note: got.incomplete ? ` (the file ${got.incomplete.detail}; judged on its first ${got.body.length} bytes)` : '' };
 }
 
-async function checkPng(c: Case, body: Record<string, unknown> | undefined, timeoutMs: number): Promise<Problem> {
+/** The bytes behind an image entry: its link fetched, or its b64_json decoded. */
+async function imageBytes(item: { url?: unknown; b64_json?: unknown }, how: MediaFetch): Promise<{ bytes: Buffer; note: string } | string> {
+  if (typeof item.b64_json === 'string') return { bytes: base64Payload(item.b64_json), note: '' };
+  if (typeof item.url !== 'string') return 'an entry with neither url nor b64_json';
+  return linked(item.url, how);
+}
+
+async function checkPng(c: Case, body: Record<string, unknown> | undefined, how: MediaFetch): Promise<Problem> {
   const req = (c.request.body ?? {}) as Record<string, unknown>;
   if (operation(c.operation).success.sizeFrom === 'input') {
     const want = pngSize(base64Payload(String(req.image)));
@@ -37,27 +46,26 @@ async function checkPng(c: Case, body: Record<string, unknown> | undefined, time
   const data = Array.isArray(body?.data) ? (body!.data as { url?: unknown; b64_json?: unknown }[]) : [];
   if (data.length !== n) return { expected, actual: `${data.length} entries in data` };
   for (const item of data) {
-    const bytes = await imageBytes(item, timeoutMs);
-    if (typeof bytes === 'string') return { expected, actual: bytes };
-    const got = pngSize(bytes);
-    if (typeof got === 'string') return { expected, actual: got };
+    const file = await imageBytes(item, how);
+    if (typeof file === 'string') return { expected, actual: file };
+    const got = pngSize(file.bytes);
+    if (typeof got === 'string') return { expected, actual: got + file.note };
     if (`${got.width}x${got.height}` !== size) return { expected, actual: `a PNG of ${got.width}x${got.height}` };
   }
   return undefined;
 }
 
-async function checkMp4(c: Case, body: Record<string, unknown> | undefined, timeoutMs: number): Promise<Problem> {
+async function checkMp4(c: Case, body: Record<string, unknown> | undefined, how: MediaFetch): Promise<Problem> {
   const req = (c.request.body ?? {}) as Record<string, unknown>;
   const duration = typeof req.duration === 'number' ? req.duration : defaults().video.defaultDuration;
   const resolution = typeof req.resolution === 'string' ? req.resolution : defaults().video.defaultResolution;
   const expected = `an MP4 of ${resolution}, about ${duration} s long`;
   const url = (body?.video as { url?: unknown } | null | undefined)?.url;
   if (typeof url !== 'string') return { expected, actual: 'no video.url in the task' };
-  const got = await fetchMedia(url, timeoutMs);
-  if ('error' in got) return { expected, actual: `fetching ${url} failed: ${got.error}` };
-  if (got.status !== 200) return { expected, actual: `fetching ${url} answered ${got.status}` };
-  const info = mp4Info(got.body);
-  if (typeof info === 'string') return { expected, actual: info };
+  const file = await linked(url, how);
+  if (typeof file === 'string') return { expected, actual: file };
+  const info = mp4Info(file.bytes);
+  if (typeof info === 'string') return { expected, actual: info + file.note };
   // Encoders round to whole frames and a container may pad the last one.
   if (Math.abs(info.seconds - duration) > Math.max(0.5, duration * 0.05)) return { expected, actual: `${info.seconds.toFixed(2)} s long` };
   if (info.width !== undefined && `${info.width}x${info.height}` !== resolution) return { expected, actual: `${info.width}x${info.height}` };
@@ -75,13 +83,13 @@ async function checkAudio(ex: Exchange): Promise<Problem> {
 }
 
 /** The media check of a successful response: PNG size, MP4 duration and size, or decodable audio. */
-export async function checkMedia(check: CheckName, c: Case, ex: Exchange, body: unknown, timeoutMs: number): Promise<Problem> {
+export async function checkMedia(check: CheckName, c: Case, ex: Exchange, body: unknown, how: MediaFetch): Promise<Problem> {
   const json = body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
   switch (check) {
     case 'png-size':
-      return checkPng(c, json, timeoutMs);
+      return checkPng(c, json, how);
     case 'mp4':
-      return checkMp4(c, json, timeoutMs);
+      return checkMp4(c, json, how);
     case 'audio':
       return checkAudio(ex);
     default:

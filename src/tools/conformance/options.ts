@@ -1,9 +1,11 @@
 import { parseArgs } from 'node:util';
 import type { Catalogue } from '../../domain/catalogue.js';
+import { DEFAULT_MAX_BODY_BYTES } from './http.js';
 import type { Profile, SuiteValues } from './types.js';
 
 // The defaults of the runner's own options; the models' and voices' come from the catalogue.
 const DEFAULTS = { timeoutMs: 60_000, concurrency: 4, retries: 2, imageUrl: 'https://example.com/image.png' } as const;
+const MIB = 1024 * 1024;
 
 type Kind = Parameters<Catalogue['ofKind']>[0];
 const firstOf = (catalogue: Catalogue, kind: Kind): string => catalogue.ofKind(kind)[0]!.id;
@@ -22,6 +24,7 @@ Target:
   --timeout MS            per request, media downloads included            default ${DEFAULTS.timeoutMs}
   --concurrency N         requests in flight at once                       default ${DEFAULTS.concurrency}
   --retries N             extra attempts of a free case after a 429 or a transport error  default ${DEFAULTS.retries}
+  --max-body MIB          the most of one response or media file the runner reads  default ${DEFAULT_MAX_BODY_BYTES / MIB}
 
 What to run:
   --profile NAME          documented: statuses of every rule, limit and auth case of the API
@@ -71,6 +74,8 @@ export interface ConformanceOptions {
   timeoutMs: number;
   concurrency: number;
   retries: number;
+  /** The most of one body the runner reads (--max-body, given in MiB). */
+  maxBodyBytes: number;
   profile: Profile;
   only: string[];
   skip: string[];
@@ -110,7 +115,7 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
     strict: true,
     tokens: true,
     options: {
-      'base-url': S, 'api-key': S, 'path-prefix': S, timeout: S, concurrency: S, retries: S, profile: S, only: M, skip: M,
+      'base-url': S, 'api-key': S, 'path-prefix': S, timeout: S, concurrency: S, retries: S, 'max-body': S, profile: S, only: M, skip: M,
       'skip-billable': B, unsupported: M, 'fault-headers': S, plan: B, 'image-n-max-1': B, 'chat-model': S, 'image-model': S, 'video-model': S,
       'voice-id': S, 'cloud-voice': S, 'tts-model': S, 'image-url': S, reporter: M, output: M, help: B,
     },
@@ -145,6 +150,7 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
     timeoutMs: count('timeout', v.timeout, DEFAULTS.timeoutMs, 1),
     concurrency: count('concurrency', v.concurrency, DEFAULTS.concurrency, 1),
     retries: count('retries', v.retries, DEFAULTS.retries, 0),
+    maxBodyBytes: count('max-body', v['max-body'], DEFAULT_MAX_BODY_BYTES / MIB, 1) * MIB,
     profile: oneOf('profile', v.profile, ['documented', 'full'] as const, 'documented'),
     only: list(v.only),
     skip: list(v.skip),

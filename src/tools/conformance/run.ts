@@ -1,8 +1,8 @@
 import type { SchemaRegistry } from '../../contract/schemas.js';
-import { evaluate } from './checks.js';
+import { BODY_CHECKS, evaluate } from './checks.js';
 import { headersOf, send, urlOf, type Target } from './http.js';
-import { maskHeaders, shortBody } from './mask.js';
-import type { Case, CaseResult, Exchange } from './types.js';
+import { cleanResult, maskHeaders, shortBody } from './mask.js';
+import type { Case, CaseResult, CheckFailure, Exchange } from './types.js';
 
 /** Everything a run needs besides the cases. */
 export interface RunSettings extends Target {
@@ -55,7 +55,8 @@ async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
   const streamed = c.expect.checks.includes('sse');
   const outgoing = { ...request, streamed };
   const shown = { method: request.method, url: urlOf(s, request.path), headers: maskHeaders(headersOf(s, outgoing)), ...(request.body !== undefined || request.raw !== undefined ? { body: shortBody(request.raw ?? request.body) } : {}) };
-  const done = (rest: Omit<CaseResult, 'case' | 'request' | 'ms'>): CaseResult => ({ case: c, request: shown, ms: Math.round(performance.now() - started), ...rest });
+  // Every result leaves through here, cleaned: no reporter sees the target's bytes raw, nor the key.
+  const done = (rest: Omit<CaseResult, 'case' | 'request' | 'ms'>): CaseResult => cleanResult({ case: c, request: shown, ms: Math.round(performance.now() - started), ...rest }, [s.apiKey]);
   const na = notApplicable(c, s);
   if (na) return done({ verdict: 'not-applicable', reason: na, failures: [], attempts: 0 });
   const attemptsAllowed = c.billable ? 1 : 1 + s.retries;
@@ -67,8 +68,19 @@ async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
     ex = await send(s, outgoing);
     const limited = ex.status === 429 && !c.tests429;
     if (!ex.error && !limited) {
-      const failures = await evaluate(c, ex, { registry: s.registry, timeoutMs: s.timeoutMs });
-      return done({ verdict: failures.length ? 'fail' : 'pass', status: ex.status, failures, attempts: attempt });
+      let failures: CheckFailure[];
+      try {
+        failures = await evaluate(c, ex, { registry: s.registry, timeoutMs: s.timeoutMs, maxBodyBytes: s.maxBodyBytes, secrets: [s.apiKey] });
+      } catch (err) {
+        // A check that chokes on what a target sent is the runner's limit, not a verdict; the run goes on.
+        return done({ verdict: 'inconclusive', reason: `the runner could not judge the answer: ${(err as Error).message}`, status: ex.status, failures: [], attempts: attempt });
+      }
+      if (failures.length || !ex.incomplete) return done({ verdict: failures.length ? 'fail' : 'pass', status: ex.status, failures, attempts: attempt });
+      // The status and headers passed; the body was cut short (the cap fails body checks in evaluate).
+      // An answer was read, so it is judged, not retried: a timeout leaves the body checks unjudged.
+      const unjudged = c.expect.checks.filter((check) => BODY_CHECKS.has(check));
+      if (unjudged.length) return done({ verdict: 'inconclusive', reason: `the body ${ex.incomplete.detail}; the ${unjudged.join(', ')} check${unjudged.length > 1 ? 's' : ''} need${unjudged.length > 1 ? '' : 's'} all of it`, status: ex.status, failures, attempts: attempt });
+      return done({ verdict: 'pass', reason: `judged on the status and headers; the body ${ex.incomplete.detail}`, status: ex.status, failures, attempts: attempt });
     }
     reason = ex.error ? `transport error: ${ex.error}` : 'rate limited (429)';
     if (c.billable) {

@@ -58,13 +58,25 @@ export interface Case {
   readonly tests429?: boolean;
 }
 
+/**
+ * Why a body that began was not read to its end, though its status and headers are real: it passed
+ * the size cap (the read was cancelled there), or the timeout fired while it was still arriving.
+ */
+export interface Incomplete {
+  readonly cause: 'cap' | 'timeout';
+  /** Reads after "the body": "exceeded the 16 MiB cap (--max-body) and was cut there". */
+  readonly detail: string;
+}
+
 /** What came back for one request: status, headers and body, or the transport error. */
 export interface Exchange {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
+  /** The body, or as much of it as was read when it is incomplete. */
   readonly body: Buffer;
-  /** For event streams: the size of each read, and whether the first event came before the last byte. */
+  /** For event streams: the size of each read (past 4096 reads, the older ones are merged; the last stays exact). */
   readonly reads?: readonly number[];
+  readonly incomplete?: Incomplete;
   readonly error?: string;
   readonly ms: number;
 }
@@ -80,7 +92,7 @@ export interface CheckFailure {
 export interface CaseResult {
   readonly case: Case;
   readonly verdict: Verdict;
-  /** Why a case was inconclusive or not applicable. */
+  /** Why a case was inconclusive or not applicable; for a pass, what was not judged (a body cut short). */
   readonly reason?: string;
   readonly status?: number;
   readonly failures: readonly CheckFailure[];
