@@ -5,6 +5,7 @@ import { ApiError } from '../contract/errors.js';
 import { authenticate, checkKey } from '../pipeline/auth.js';
 import { renderError, sendFirstError, type ErrorSink } from '../pipeline/errors.js';
 import { createServices } from './services.js';
+import { createRelay, type Relay } from '../relay/relay.js';
 import { boundOperations } from './bindings.js';
 import { faults } from '../pipeline/faults.js';
 import { handle } from '../pipeline/handle.js';
@@ -32,6 +33,8 @@ export interface MockApp {
    * without building a Koa context; every other request goes to the Koa app.
    */
   readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** With `proxy` or `replay`: the relay that answers the API's operations (its counters, report, close). */
+  readonly relay: Relay | undefined;
 }
 
 /** Options that are not configuration: where unexpected errors and finished requests are reported. */
@@ -62,7 +65,14 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const schemas = SchemaRegistry.shared();
   const config = resolveConfig(input, schemas);
   if (config.strict) schemas.prepare(operations.flatMap((op) => (op.requestSchema ? [strictId(op.requestSchema)] : [])));
+  // The upstream key is never read from a file: a flag, the programmatic option, or the environment.
+  if (config.proxy && config.upstreamKey === undefined && process.env.UPSTREAM_API_KEY) config.upstreamKey = process.env.UPSTREAM_API_KEY;
   const services = createServices(config, schemas);
+  const report = hooks.report ?? defaultReport;
+  // With proxy or replay, the relay takes the handler's place (and runs validate itself): faults and
+  // rate limits still run before it, and operations it does not relay still get validate then handle.
+  const relay = createRelay(config, services, schemas, report);
+  const check = validate(schemas, config.strict, services.limits.requests);
 
   // Per operation, in order: who is calling, may they, what did they send, is a fault asked for,
   // is the body valid, and the answer.
@@ -71,13 +81,11 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     rateLimit(services),
     parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget),
     faults(services),
-    validate(schemas, config.strict, services.limits.requests),
-    handle(services),
+    ...(relay ? [relay.step(check, handle(services))] : [check, handle(services)]),
   ];
   const respond = responder(config.timeouts.stallMaxMs, hooks.streamTimers, config.timeouts.streamMaxMs);
   const routes = routeTable(boundOperations);
   const observers = [...(hooks.observers ?? []), (record: Parameters<RequestObserver>[0]) => services.state.append(record)];
-  const report = hooks.report ?? defaultReport;
 
   // Every request, in order: its id and security headers (requestContext), the error envelope around
   // everything after (errors), the operation (exact map, else the router: 404 or 405), the per-operation
@@ -138,5 +146,5 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     }
     void koa(req, res);
   };
-  return { app, config, services, handler };
+  return { app, config, services, handler, relay };
 }

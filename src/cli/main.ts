@@ -133,6 +133,9 @@ export function serveConfig(argv: string[]): ConfigInput | 'help' {
   const values = parsed.values as Record<string, string | boolean | (string | boolean)[] | undefined>;
   if (values.help) return 'help';
   let input: ConfigInput = typeof values.config === 'string' ? readConfigFile(values.config) : {};
+  // A key in a file ends up in a repository sooner or later: the upstream key comes from the flag or the environment.
+  if (input.upstreamKey !== undefined)
+    throw new ConfigError(`${String(values.config)}: upstreamKey may not be given in a file; use --upstream-key KEY or the UPSTREAM_API_KEY environment variable`);
   for (const f of FLAGS) {
     const raw = values[f.name];
     if (raw !== undefined) input = withValue(input, f.setting.path, fromFlag(f, raw)) as ConfigInput;

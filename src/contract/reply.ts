@@ -17,7 +17,14 @@ export type Reply =
       /** Tokens the answer used (chat), for the tokens-per-minute limit. */
       tokens?: number;
     }
-  | { kind: 'binary'; contentType: string; body: Buffer; headers?: Record<string, string> }
+  | {
+      kind: 'binary';
+      contentType: string;
+      body: Buffer;
+      headers?: Record<string, string>;
+      /** The status when it is not 200 (a relayed or replayed answer, which may be an error). */
+      status?: number;
+    }
   | {
       kind: 'sse';
       events: SseEvent[];
@@ -31,5 +38,10 @@ export type Reply =
       /** Replace the JSON of this event with a broken one (the malformed fault). */
       malformedAt?: number;
       pacing: { timeToFirstTokenMs: number; tokensPerSecond: number };
+      /**
+       * Replayed streams: when each event is due, in ms from the first (one more entry for the end);
+       * when given, it replaces the per-token pacing after the time to first token.
+       */
+      schedule?: readonly number[];
       headers?: Record<string, string>;
     };

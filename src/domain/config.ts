@@ -44,6 +44,20 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; stallMaxMs: number; streamMaxMs: number; shutdownGraceMs: number };
   video: { progress: boolean };
+  /** Base URL of a real implementation to forward the API's operations to (docs/record-replay.md). */
+  proxy?: string;
+  /** The key sent upstream; createApp falls back to the UPSTREAM_API_KEY environment variable. */
+  upstreamKey?: string;
+  /** Folder the proxy writes cassettes to. */
+  record?: string;
+  /** Folder of cassettes to answer from. */
+  replay?: string;
+  replayFallback: 'error' | 'mock';
+  /** Events per second of replayed streams instead of the recorded gaps. */
+  replayTps?: number;
+  validationProfile: 'documented' | 'full';
+  /** File the proxy's violations are written to on exit. */
+  violationsReport?: string;
 }
 
 // The fields that group others (pacing, timeouts, ...): a partial configuration may give some of their members.

@@ -18,6 +18,15 @@ export interface RequestRecord {
   readonly stream: string | undefined;
   readonly retryCount: number | undefined;
   readonly model: string | undefined;
+  /** What the validating proxy found wrong with the request or the upstream's answer (absent when nothing). */
+  readonly violations?: readonly Violation[];
+}
+
+/** One departure from the API seen by the validating proxy: the rule (`response.status`, `request.schema`, ...), what it wants, what came. */
+export interface Violation {
+  readonly rule: string;
+  readonly expected: string;
+  readonly actual: string;
 }
 
 /** One journal entry: a finished request, with long client-supplied parts cut to size and secrets masked. */

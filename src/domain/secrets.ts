@@ -1,8 +1,8 @@
 import { maskKey } from './keys.js';
 
-/** The secrets of a configuration that must never be written out: every API key and the admin token. */
-export function configSecrets(config: { keys: readonly { key: string }[]; adminToken?: string | undefined }): string[] {
-  return [...config.keys.map((k) => k.key), ...(config.adminToken ? [config.adminToken] : [])];
+/** The secrets of a configuration that must never be written out: every API key, the admin token and the upstream key. */
+export function configSecrets(config: { keys: readonly { key: string }[]; adminToken?: string | undefined; upstreamKey?: string | undefined }): string[] {
+  return [...config.keys.map((k) => k.key), ...(config.adminToken ? [config.adminToken] : []), ...(config.upstreamKey ? [config.upstreamKey] : [])];
 }
 
 /**

@@ -14,7 +14,7 @@ export function writePartial(ctx: Context, reply: Whole, bytes: number, how: 'cu
   const contentType = reply.kind === 'json' ? 'application/json; charset=utf-8' : reply.contentType;
   const res = ctx.res;
   ctx.respond = false;
-  res.writeHead(reply.kind === 'json' ? (reply.status ?? 200) : 200, {
+  res.writeHead(reply.status ?? 200, {
     ...(ctx.response.headers as Record<string, string>),
     ...reply.headers,
     'content-type': contentType,

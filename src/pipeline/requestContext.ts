@@ -47,6 +47,7 @@ export function reportRequest(observers: readonly RequestObserver[], req: Incomi
     stream: state.stream,
     retryCount: Number.isFinite(retry) ? retry : undefined,
     model: typeof model === 'string' ? model.slice(0, 128) : undefined,
+    ...(state.violations?.length ? { violations: state.violations } : {}),
   };
   for (const observe of observers) observe(record);
 }

@@ -40,7 +40,7 @@ export function responder(stallMaxMs: number, timers?: StreamTimers, streamMaxMs
         writeJson(res, reply.status ?? state.operation?.success.status ?? 200, typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
         return;
       case 'binary':
-        ctx.status = 200;
+        ctx.status = reply.status ?? 200;
         ctx.type = reply.contentType;
         ctx.body = reply.body;
         return;

@@ -54,7 +54,7 @@ export function writeSse(
   timers: StreamTimers = realTimers,
   streamMaxMs = Number.POSITIVE_INFINITY,
 ): Promise<StreamOutcome> {
-  const { events, pacing } = reply;
+  const { events, pacing, schedule } = reply;
   const stop = reply.ending === 'done' ? events.length : Math.min(reply.stopAfter ?? events.length, events.length);
   const msPerToken = pacing.tokensPerSecond > 0 ? 1000 / pacing.tokensPerSecond : 0;
   return new Promise((resolve) => {
@@ -158,7 +158,8 @@ export function writeSse(
       let out = '';
       for (let written = 0; i < stop;) {
         out += frame(i);
-        due += events[i++]!.tokens * msPerToken;
+        i++;
+        due += schedule ? (schedule[i] ?? schedule[i - 1]!) - schedule[i - 1]! : events[i - 1]!.tokens * msPerToken;
         const wait = due - timers.now();
         if (wait > 0) {
           res.write(out);

@@ -3,6 +3,7 @@ import { ApiError } from '../contract/errors.js';
 import type { BoundOperation } from './handler.js';
 import type { KeyState } from '../domain/keys.js';
 import type { Reply } from '../contract/reply.js';
+import type { Violation } from '../domain/journal.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
 export interface RequestState {
@@ -20,6 +21,8 @@ export interface RequestState {
   release?: () => void;
   /** 0 when no HTTP status reached the client (connection dropped or left); overrides ctx.status in the record. */
   transportStatus?: number;
+  /** Departures from the API the validating proxy saw in this exchange (docs/record-replay.md). */
+  violations?: Violation[];
 }
 
 /** A request's state with every field there from the start, so all requests share one object shape. */
@@ -36,6 +39,7 @@ export function requestState(requestId: string, operation?: BoundOperation, key?
     stream: undefined,
     release: undefined,
     transportStatus: undefined,
+    violations: undefined,
   };
 }
 

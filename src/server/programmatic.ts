@@ -5,6 +5,7 @@ import { RuleError, type FaultRule, type RuleView } from '../domain/faults/rules
 import type { JournalEntry } from '../domain/journal.js';
 import type { Maybe } from '../domain/state/store.js';
 import { start } from './server.js';
+import type { RelayStats, ViolationsReport as Report } from '../relay/relay.js';
 
 /** Options of startMockServer: the configuration the CLI and config file take, plus whether to log. */
 export interface MockServerOptions extends ConfigInput {
@@ -43,6 +44,10 @@ export interface MockServer {
   clearRequests(): number;
   /** Gives every key its full rate-limit allowance back and every fault rule its first state, as POST /__admin/reset does. */
   reset(): void;
+  /** With `proxy` or `replay`: cassettes written and failed, replays and misses, exchanges judged and those with violations. */
+  relayStats(): RelayStats | undefined;
+  /** With `proxy`: the violations seen so far, in the conformance runner's report shape (written to `violationsReport` on close). */
+  violations(): Report | undefined;
   /** Stops the server and closes every connection at once; calling it again returns the same promise. */
   close(): Promise<void>;
   /** `await using mock = await startMockServer()` closes it at the end of the block. */
@@ -124,6 +129,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       now(services.state.resetLimits(services.keys));
       now(services.state.resetRules());
     },
+    relayStats: () => running.relay?.stats(),
+    violations: () => running.relay?.violations(),
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -95,6 +95,13 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
       });
       tracker.beginShutdown();
       stopping.abort();
+    }).then(async () => {
+      // The relay's cassette writes in flight, then its violations report.
+      const written = await mock.relay?.close().catch((err: unknown) => {
+        logger?.error({ err }, 'could not write the violations report');
+        return [];
+      });
+      if (written?.length) logger?.info({ files: written }, 'violations report written');
     }));
   return {
     ...mock,

@@ -137,6 +137,14 @@ const EVERY_FIELD: Complete<Config> = {
   logLevel: 'silent',
   timeouts: { headersMs: 1, requestMs: 1, keepAliveMs: 1, stallMaxMs: 1, streamMaxMs: 1, shutdownGraceMs: 0 },
   video: { progress: true },
+  proxy: 'https://upstream.test',
+  upstreamKey: 'sk-upstream',
+  record: 'cassettes',
+  replay: 'cassettes',
+  replayFallback: 'mock',
+  replayTps: 20,
+  validationProfile: 'full',
+  violationsReport: 'violations.json',
 };
 
 /** The dotted path of every field a schema lists (`keys[].rateLimit.windowMs`), its own `$schema` aside. */

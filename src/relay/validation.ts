@@ -1,0 +1,118 @@
+// The validating proxy's checks: the conformance runner's own (checksFor, evaluate), run on live exchanges.
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { ApiError } from '../contract/errors.js';
+import type { Operation } from '../contract/operations.js';
+import type { SchemaRegistry } from '../contract/schemas.js';
+import type { Violation } from '../domain/journal.js';
+import { checksFor, evaluate } from '../tools/conformance/checks.js';
+import { zeroCost } from '../tools/conformance/cost.js';
+import { summarize, type Report } from '../tools/conformance/report.js';
+import { jsonReporter } from '../tools/conformance/reporters/json.js';
+import { junitReporter } from '../tools/conformance/reporters/junit.js';
+import type { Case, CaseResult, CheckName, Exchange, Profile } from '../tools/conformance/types.js';
+import { writeAtomic } from './cassette.js';
+
+// Checks that download the media a link points to: not run inline, they would add a second upstream call to every answer.
+const DOWNLOADS: ReadonlySet<CheckName> = new Set<CheckName>(['png-size', 'mp4']);
+// Requests kept in the report at most (the counts cover every exchange).
+const MAX_KEPT = 1000;
+const MAX_BODY_CHARS = 2000;
+
+/** One exchange to judge. */
+export interface Judged {
+  readonly requestId: string;
+  readonly op: Operation;
+  readonly method: string;
+  readonly path: string;
+  readonly body: Record<string, unknown> | undefined;
+  /** What the mock's own request rules say: undefined when the request is valid, else the error the mock would answer. */
+  readonly refusal: ApiError | undefined;
+}
+
+/** The case the conformance runner would have written for this request: its expected status and checks. */
+function caseOf(j: Judged, profile: Profile): Case {
+  const status = j.refusal?.status ?? j.op.success.status ?? 200;
+  const base = { operation: j.op.id, request: { method: j.method as 'GET' | 'POST', path: j.path, auth: 'valid' as const, headers: {}, body: j.body } };
+  const checks = checksFor({ ...base, expect: { status, checks: [] } }, profile).filter((c) => !DOWNLOADS.has(c));
+  const rule = j.refusal ? `a request that breaks the request schema is refused with ${status} (${j.refusal.message})` : `a valid ${j.op.id} request succeeds with ${status}`;
+  return { id: j.requestId, description: `${j.method} ${j.path}`, rule, tags: ['proxy'], profile, billable: false, cost: zeroCost(), expect: { status, checks }, ...base };
+}
+
+/** The request's own violation: a body the request schema refuses. */
+export function requestViolations(j: Judged): Violation[] {
+  if (!j.refusal) return [];
+  return [{ rule: 'request.schema', expected: `a body matching the ${j.op.id} request schema`, actual: j.refusal.message }];
+}
+
+/**
+ * The response's violations, by the conformance runner's checks for the case this request makes.
+ * An upstream that is busy or failing (429, 5xx) on a valid request breaks no rule: it is not judged.
+ */
+export async function responseViolations(j: Judged, ex: Exchange, profile: Profile, registry: SchemaRegistry): Promise<Violation[]> {
+  if (!j.refusal && (ex.status === 429 || ex.status >= 500)) return [];
+  const failures = await evaluate(caseOf(j, profile), ex, { registry, timeoutMs: 10_000 });
+  return failures.map((f) => ({ rule: `response.${f.check}`, expected: f.expected, actual: f.actual }));
+}
+
+/** The x-mock-violations header: how many, and the first rule (the upstream's departures first). */
+export const violationsHeader = (vs: readonly Violation[]): string => `${vs.length}; ${vs[0]!.rule}`;
+
+/** Collects the exchanges the proxy judged and writes them as the conformance runner's JSON and JUnit reports. */
+export class ViolationLog {
+  private readonly kept: CaseResult[] = [];
+  private seen = 0;
+  private failed = 0;
+  private readonly started = Date.now();
+
+  constructor(
+    private readonly target: string,
+    private readonly profile: Profile,
+    private readonly scrub: (text: string) => string,
+  ) {}
+
+  /** Counts an exchange; one with violations is kept for the report. */
+  add(j: Judged, status: number, violations: readonly Violation[], ms: number): void {
+    this.seen++;
+    if (!violations.length) return;
+    this.failed++;
+    if (this.kept.length >= MAX_KEPT) return;
+    const body = j.body === undefined ? undefined : JSON.stringify(j.body);
+    this.kept.push({
+      case: caseOf(j, this.profile),
+      verdict: 'fail',
+      status,
+      failures: violations.map((v) => ({ check: v.rule as CheckName, expected: v.expected, actual: v.actual })),
+      attempts: 1,
+      ms,
+      request: { method: j.method, url: j.path, headers: {}, ...(body === undefined ? {} : { body: body.length > MAX_BODY_CHARS ? `${body.slice(0, MAX_BODY_CHARS)}...` : body }) },
+    });
+  }
+
+  /** Exchanges judged, and those with at least one violation. */
+  get counts(): { exchanges: number; withViolations: number } {
+    return { exchanges: this.seen, withViolations: this.failed };
+  }
+
+  /** The report as the conformance runner's reporters see it: every exchange with a violation is a failed case. */
+  report(): Report {
+    const summary = summarize(this.kept, Date.now() - this.started);
+    summary.total = this.seen;
+    summary.failed = this.failed;
+    summary.passed = this.seen - this.failed;
+    return { info: { target: this.target, profile: this.profile, cases: [] }, results: this.kept, summary };
+  }
+
+  /** Writes the JSON report to `file` and the JUnit XML beside it (for a .xml name, the other way round). */
+  async write(file: string): Promise<string[]> {
+    const report = this.report();
+    const xml = /\.xml$/i.test(file);
+    const other = xml ? file.replace(/\.xml$/i, '.json') : `${file.replace(/\.json$/i, '')}.xml`;
+    const json = this.scrub(jsonReporter().end(report));
+    const junit = this.scrub(junitReporter().end(report));
+    await mkdir(dirname(file), { recursive: true });
+    await writeAtomic(file, xml ? junit : json);
+    await writeAtomic(other, xml ? json : junit);
+    return [file, other];
+  }
+}

@@ -1,0 +1,353 @@
+// Proxy, record and replay, end to end over loopback: a second mock is the "real service" upstream.
+// A session of all seven operations is recorded through the proxy, the upstream is stopped, and the
+// replay must give the same statuses and bodies, streams paced with the recorded gaps; a planted
+// departure upstream shows up as a violation in the header, the journal and the report; no key is
+// written to any cassette, report or log line.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { start, type RunningMock } from '../../src/server/server.js';
+import { serveConfig } from '../../src/cli/main.js';
+import { startMockServer } from '../../src/server/programmatic.js';
+import { defaultKeys } from '../../src/domain/config.js';
+import { normaliseRequest, requestHash } from '../../src/relay/cassette.js';
+import { operation } from '../../src/contract/operations.js';
+import { get, pathOf, post, tinyPng, type Res } from '../helpers.js';
+
+const SCOPES = defaultKeys()[0]!.scopes!;
+const UPSTREAM_KEY = 'sk-upstream-secret-7f3a9c21d4';
+const CLIENT_KEY = 'sk-client-proxy-key-5b8e2d';
+const PACING = { 'x-mock-pacing': 'ttft=100; tps=20' };
+
+/** Every file under a folder, recursively. */
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+
+/** A log destination that keeps every line. */
+function capture(): { lines: string[]; stream: Writable } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { lines, stream };
+}
+
+/** A streamed request: the status, the body, and when each event arrived (ms from the response head). */
+function streamed(url: string, path: string, body: unknown, key: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; at: number[] }> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      new URL(path, url),
+      { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), ...headers } },
+      (res) => {
+        const head = performance.now();
+        const at: number[] = [];
+        let text = '';
+        res.on('data', (c: Buffer) => {
+          const now = performance.now() - head;
+          const s = c.toString('utf8');
+          for (let i = 0; i < (s.match(/\n\n/g) ?? []).length; i++) at.push(now);
+          text += s;
+        });
+        res.on('end', () => resolve({ status: res.statusCode!, text, at }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const gaps = (times: readonly number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+// The session: one request of each of the seven operations (and the downloads their links lead to).
+const CHAT = { model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Tell me about lighthouses' }] };
+const SESSION: { id: string; path: string; body: Record<string, unknown> }[] = [
+  { id: 'images.generate', path: pathOf('images.generate'), body: { model: 'dall-e-3', prompt: 'a lighthouse at dusk', size: '1024x1024' } },
+  { id: 'images.edit', path: pathOf('images.edit'), body: { prompt: 'make the sky purple', image: tinyPng(3, 2).toString('base64') } },
+  { id: 'video.generate', path: `/v1${pathOf('video.generate')}`, body: { model: 'gen3a_turbo', mode: 'text_to_video', prompt: 'waves on a beach' } },
+  { id: 'voice.tts', path: pathOf('voice.tts'), body: { text: 'Hello world', voice_id: 'rachel' } },
+  { id: 'cloud.speech', path: pathOf('cloud.speech'), body: { text: 'Hello world', voice: 'en-US-JennyNeural' } },
+  { id: 'chat.completions', path: pathOf('chat.completions'), body: { model: 'gpt-4o-mini', temperature: 3, messages: [{ role: 'user', content: 'Hi' }] } },
+];
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'uam-relay-'));
+  dirs.push(dir);
+  return dir;
+};
+test.after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+test('record a session of the seven operations through the proxy, stop the upstream, replay it byte for byte', async () => {
+  const cassettes = tempDir();
+  const reportFile = join(tempDir(), 'violations.json');
+  const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, label: 'upstream', scopes: SCOPES }] });
+  const log = capture();
+  const proxy = await start(
+    {
+      port: 0,
+      keys: [{ key: CLIENT_KEY, label: 'client', scopes: SCOPES }],
+      proxy: upstream.url,
+      upstreamKey: UPSTREAM_KEY,
+      record: cassettes,
+      validationProfile: 'full',
+      violationsReport: reportFile,
+      logLevel: 'info',
+    },
+    { log: log.stream },
+  );
+  const port = proxy.port;
+  const recorded = new Map<string, Res>();
+  let chat: Awaited<ReturnType<typeof streamed>>;
+  const media: { path: string; res: Res }[] = [];
+  try {
+    // The mock's keys guard the proxy: the upstream key is no key here, and no key is no call.
+    assert.is((await post(proxy.url, pathOf('voice.tts'), SESSION[3]!.body, UPSTREAM_KEY)).status, 401);
+    assert.is((await post(proxy.url, pathOf('voice.tts'), SESSION[3]!.body, null)).status, 401);
+    assert.is(upstream.services.journal.entries().length, 0, 'refused calls never reach the upstream');
+
+    chat = await streamed(proxy.url, pathOf('chat.completions'), CHAT, CLIENT_KEY, PACING);
+    assert.is(chat.status, 200);
+    assert.ok(chat.text.endsWith('data: [DONE]\n\n'));
+    for (const s of SESSION) recorded.set(s.id, await post(proxy.url, s.path, s.body, CLIENT_KEY));
+    for (const [id, res] of recorded) if (id !== 'chat.completions') assert.is(res.status, 200, `${id}: ${res.text.slice(0, 200)}`);
+    // Links to the upstream's media come back as links to the proxy, which relays the download.
+    const image = recorded.get('images.generate')!.json.data[0].url as string;
+    const video = recorded.get('video.generate')!.json.video.url as string;
+    for (const link of [image, video]) {
+      assert.ok(link.startsWith(`${proxy.url}/`), `${link} points at the proxy`);
+      const path = link.slice(proxy.url.length);
+      const res = await get(proxy.url, path, null);
+      assert.is(res.status, 200);
+      media.push({ path, res });
+    }
+    assert.is(String(media[0]!.res.headers['content-type']), 'image/png');
+    // The upstream answered every call with its own key.
+    assert.ok(upstream.services.journal.entries().every((e) => e.status < 400 || e.operation === 'chat.completions'));
+  } finally {
+    await proxy.close();
+    await upstream.close();
+  }
+
+  // One cassette per exchange; media bodies in files of their own; no key, no authorization anywhere.
+  const files = filesUnder(cassettes);
+  const jsons = files.filter((f) => f.endsWith('.json'));
+  assert.is(jsons.length, 9, files.join('\n'));
+  assert.ok(
+    files.some((f) => /media\/[0-9a-f]+\.png$/.test(f)) && files.some((f) => /\.mp4$/.test(f)) && files.some((f) => /\.mp3$/.test(f)) && files.some((f) => /\.wav$/.test(f)),
+  );
+  assert.not.ok(
+    files.some((f) => f.endsWith('.tmp')),
+    'no temporary file is left',
+  );
+  for (const file of [...files, reportFile, reportFile.replace(/\.json$/, '.xml')]) {
+    const text = readFileSync(file).toString('latin1');
+    for (const secret of [UPSTREAM_KEY, CLIENT_KEY]) assert.not.ok(text.includes(secret), `${file} holds a key`);
+    assert.not.ok(/authorization/i.test(text), `${file} mentions authorization`);
+  }
+  for (const line of log.lines) for (const secret of [UPSTREAM_KEY, CLIENT_KEY]) assert.not.ok(line.includes(secret), `a log line holds a key: ${line}`);
+  const chatCassette = JSON.parse(
+    readFileSync(
+      jsons.find((f) => f.includes('chat.completions') && readFileSync(f, 'utf8').includes('"events"'))!,
+      'utf8',
+    ),
+  );
+  assert.is(chatCassette.request.path, '/text-provider/chat/completions');
+  assert.is(chatCassette.request.headers['x-mock-pacing'], undefined, 'pacing is no part of the key');
+  const recordedAt: number[] = chatCassette.response.events.map((e: { t: number }) => e.t);
+  assert.ok(recordedAt.length > 3);
+  const videoCassette = jsons.find((f) => f.includes('video.generate'))!;
+  assert.is(JSON.parse(readFileSync(videoCassette, 'utf8')).request.path, '/video-provider/generate', 'the /v1 prefix is no part of the key');
+
+  // Replay on the proxy's port: the upstream is gone, the answers are the same bytes.
+  const replay = await start({ port, keys: [{ key: CLIENT_KEY, label: 'client', scopes: SCOPES }], replay: cassettes });
+  try {
+    for (const s of SESSION) {
+      const res = await post(replay.url, s.path, s.body, CLIENT_KEY);
+      const was = recorded.get(s.id)!;
+      assert.is(res.status, was.status, s.id);
+      assert.ok(res.bytes.equals(was.bytes), `${s.id}: the replayed body is the recorded one`);
+      assert.is(res.headers['content-type'], was.headers['content-type']);
+    }
+    for (const m of media) {
+      const res = await get(replay.url, m.path, null);
+      assert.is(res.status, 200);
+      assert.ok(res.bytes.equals(m.res.bytes), `${m.path}: the same media bytes`);
+    }
+    // The stream: the same bytes, paced with the recorded gaps (within 20%).
+    const again = await streamed(replay.url, pathOf('chat.completions'), CHAT, CLIENT_KEY);
+    assert.is(again.status, 200);
+    assert.is(again.text, chat!.text);
+    assert.is(again.at.length, recordedAt.length);
+    const ratio = (again.at.at(-1)! - again.at[0]!) / (recordedAt.at(-1)! - recordedAt[0]!);
+    assert.ok(ratio > 0.8 && ratio < 1.2, `the replayed stream's span is the recorded one's (ratio ${ratio.toFixed(2)})`);
+    const gapRatios = gaps(again.at)
+      .map((g, i) => [g, gaps(recordedAt)[i]!] as const)
+      .filter(([, r]) => r >= 20)
+      .map(([g, r]) => g / r);
+    assert.ok(gapRatios.length > 2);
+    const m = median(gapRatios);
+    assert.ok(m > 0.8 && m < 1.2, `the replayed gaps are the recorded ones (median ratio ${m.toFixed(2)})`);
+    assert.ok(again.at[0]! > recordedAt[0]! * 0.8 - 5, `the time to the first event is kept (${again.at[0]} vs ${recordedAt[0]})`);
+
+    // Faults still apply on top of a replay.
+    const faulted = await post(replay.url, SESSION[3]!.path, SESSION[3]!.body, CLIENT_KEY, { 'x-mock-fault': 'status=503' });
+    assert.is(faulted.status, 503);
+    // A request with no cassette: a 404 naming its hash and how to record it.
+    const other = { ...SESSION[3]!.body, text: 'never recorded' };
+    const miss = await post(replay.url, SESSION[3]!.path, other, CLIENT_KEY);
+    assert.is(miss.status, 404);
+    assert.is(miss.json.error.code, 'cassette_not_found');
+    const hash = requestHash(normaliseRequest(operation('voice.tts'), 'POST', SESSION[3]!.path, {}, other));
+    assert.ok(miss.json.error.message.includes(hash) && miss.json.error.message.includes('--record'), miss.json.error.message);
+    assert.is(miss.headers['x-mock-cassette'], hash);
+    // The mock's keys still guard the replay.
+    assert.is((await post(replay.url, SESSION[3]!.path, SESSION[3]!.body, UPSTREAM_KEY)).status, 401);
+  } finally {
+    await replay.close();
+  }
+
+  // With --replay-fallback mock, a miss gets the mock's own answer.
+  const fallback = await startMockServer({ keys: [{ key: CLIENT_KEY, scopes: SCOPES }], replay: cassettes, replayFallback: 'mock' });
+  try {
+    const res = await post(fallback.url, SESSION[3]!.path, { ...SESSION[3]!.body, text: 'never recorded' }, CLIENT_KEY);
+    assert.is(res.status, 200);
+    assert.is(fallback.relayStats()?.misses, 1);
+  } finally {
+    await fallback.close();
+  }
+});
+
+test('replay with --replay-tps paces events at that rate instead of the recorded gaps', async () => {
+  const cassettes = tempDir();
+  const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
+  const proxy = await startMockServer({ keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, record: cassettes });
+  try {
+    assert.is((await streamed(proxy.url, pathOf('chat.completions'), CHAT, CLIENT_KEY, { 'x-mock-pacing': 'ttft=0; tps=1000' })).status, 200);
+  } finally {
+    await proxy.close();
+    await upstream.close();
+  }
+  const replay = await startMockServer({ keys: [{ key: CLIENT_KEY, scopes: SCOPES }], replay: cassettes, replayTps: 25 });
+  try {
+    const res = await streamed(replay.url, pathOf('chat.completions'), CHAT, CLIENT_KEY);
+    const m = median(gaps(res.at).slice(0, -1));
+    assert.ok(m > 30 && m < 55, `about 40 ms between events at 25 per second (median ${m.toFixed(1)})`);
+  } finally {
+    await replay.close();
+  }
+});
+
+/** An upstream that departs from the API: it answers every call with 200 and a valid chat completion. */
+async function lenientUpstream(): Promise<{ url: string; server: Server }> {
+  const completion = {
+    id: 'chatcmpl-lenient',
+    object: 'chat.completion',
+    created: 1767225600,
+    model: 'gpt-4o-mini',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_lenient' });
+      res.end(JSON.stringify(completion));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+test('a planted departure upstream (200 for temperature 3) is a violation in the header, the journal and the report', async () => {
+  const lenient = await lenientUpstream();
+  const reportFile = join(tempDir(), 'out', 'violations.xml');
+  let proxy: RunningMock | undefined;
+  const log = capture();
+  try {
+    proxy = await start(
+      { port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: lenient.url, upstreamKey: UPSTREAM_KEY, violationsReport: reportFile, logLevel: 'info' },
+      { log: log.stream },
+    );
+    const bad = await post(proxy.url, pathOf('chat.completions'), { model: 'gpt-4o-mini', temperature: 3, messages: [{ role: 'user', content: 'Hi' }] }, CLIENT_KEY);
+    assert.is(bad.status, 200, 'the upstream answer is relayed as it is');
+    assert.is(bad.headers['x-mock-violations'], '2; response.status');
+    const good = await post(proxy.url, pathOf('chat.completions'), { model: 'gpt-4o-mini', temperature: 1, messages: [{ role: 'user', content: 'Hi' }] }, CLIENT_KEY);
+    assert.is(good.status, 200);
+    assert.is(good.headers['x-mock-violations'], undefined, 'a correct exchange has no violation');
+    const entries = proxy.services.journal.entries();
+    const judged = entries.find((e) => e.violations)!;
+    assert.equal(
+      judged.violations!.map((v) => v.rule),
+      ['response.status', 'request.schema'],
+    );
+    assert.match(judged.violations![0]!.expected, /status 400/);
+    assert.match(judged.violations![1]!.actual, /temperature/);
+    assert.is(entries.filter((e) => e.violations).length, 1);
+  } finally {
+    await proxy?.close();
+    lenient.server.close();
+  }
+  const junit = readFileSync(reportFile, 'utf8');
+  assert.match(junit, /<testsuite name="chat.completions" tests="1" failures="1"/);
+  assert.match(junit, /type="response.status"/);
+  const json = JSON.parse(readFileSync(reportFile.replace(/\.xml$/, '.json'), 'utf8'));
+  assert.is(json.summary.total, 2);
+  assert.is(json.summary.failed, 1);
+  assert.is(json.cases[0].failures[0].check, 'response.status');
+  for (const text of [junit, JSON.stringify(json), ...log.lines])
+    for (const secret of [UPSTREAM_KEY, CLIENT_KEY]) assert.not.ok(text.includes(secret), 'a key in a report or log line');
+});
+
+test('settings that exclude each other are refused at start-up', async () => {
+  for (const [config, pattern] of [
+    [{ proxy: 'http://127.0.0.1:9', replay: 'x' }, /exclude each other/],
+    [{ record: 'x' }, /record needs proxy/],
+  ] as const) {
+    try {
+      await startMockServer(config);
+      assert.unreachable('started');
+    } catch (err) {
+      assert.match((err as Error).message, pattern);
+    }
+  }
+});
+
+test('the upstream key comes from the environment when not given, and never from a config file', async () => {
+  const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
+  const saved = process.env.UPSTREAM_API_KEY;
+  process.env.UPSTREAM_API_KEY = UPSTREAM_KEY;
+  try {
+    const proxy = await startMockServer({ keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url });
+    try {
+      assert.is((await post(proxy.url, pathOf('voice.tts'), SESSION[3]!.body, CLIENT_KEY)).status, 200);
+    } finally {
+      await proxy.close();
+    }
+  } finally {
+    if (saved === undefined) delete process.env.UPSTREAM_API_KEY;
+    else process.env.UPSTREAM_API_KEY = saved;
+    await upstream.close();
+  }
+  const file = join(tempDir(), 'config.json');
+  writeFileSync(file, JSON.stringify({ proxy: 'http://127.0.0.1:9', upstreamKey: UPSTREAM_KEY }));
+  assert.throws(() => serveConfig(['--config', file]), /upstreamKey may not be given in a file/);
+  assert.equal(serveConfig(['--proxy', 'http://127.0.0.1:9', '--upstream-key', 'k', '--replay-tps', '30']), { proxy: 'http://127.0.0.1:9', upstreamKey: 'k', replayTps: 30 });
+});
+
+test.run();
