@@ -156,7 +156,10 @@ async function serve(argv: string[]): Promise<number> {
     const shown = input.keys ? maskKey(k.key) : k.key;
     return `  ${shown}${input.keys && k.label ? ` (${k.label})` : ''}${limit}`;
   });
-  process.stdout.write(`unified-ai-mock listening on ${mock.url}\nAPI keys:\n${keys.join('\n')}\n`);
+  const { proxy, record, replay } = mock.config;
+  // The upstream's URL is shown without any user:password part; its key never is.
+  const relay = proxy ? `proxying to ${proxy.replace(/\/\/[^@/]*@/, '//')}${record ? `, recording into ${record}` : ''}\n` : replay ? `replaying the cassettes of ${replay}\n` : '';
+  process.stdout.write(`unified-ai-mock listening on ${mock.url}\n${relay}API keys:\n${keys.join('\n')}\n`);
   // SIGTERM or SIGINT: stop accepting, let requests and streams finish within the grace period, exit 0.
   // A second signal exits at once with 128 + the signal number (130 for SIGINT, 143 for SIGTERM).
   let stopping = false;

@@ -314,6 +314,29 @@ test('a planted departure upstream (200 for temperature 3) is a violation in the
     for (const secret of [UPSTREAM_KEY, CLIENT_KEY]) assert.not.ok(text.includes(secret), 'a key in a report or log line');
 });
 
+test('a cassette that cannot be written is logged and counted, and the answer still goes out', async () => {
+  const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
+  const blocker = join(tempDir(), 'a-file');
+  writeFileSync(blocker, 'not a folder');
+  const log = capture();
+  const proxy = await start(
+    { port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, record: join(blocker, 'cassettes'), logLevel: 'info' },
+    { log: log.stream },
+  );
+  try {
+    assert.is((await post(proxy.url, pathOf('voice.tts'), SESSION[3]!.body, CLIENT_KEY)).status, 200);
+  } finally {
+    await proxy.close();
+    await upstream.close();
+  }
+  assert.is(proxy.relay!.stats().recordFailures, 1);
+  assert.is(proxy.relay!.stats().recorded, 0);
+  assert.ok(
+    log.lines.some((l) => l.includes('could not write the cassette of voice.tts')),
+    log.lines.join('\n'),
+  );
+});
+
 test('settings that exclude each other are refused at start-up', async () => {
   for (const [config, pattern] of [
     [{ proxy: 'http://127.0.0.1:9', replay: 'x' }, /exclude each other/],
