@@ -14,7 +14,6 @@ export const ERROR_RESPONSES: Readonly<Record<number, string>> = {
   429: 'TooManyRequests',
   500: 'InternalServerError',
   504: 'StreamTimeLimit',
-  504: 'StreamTimeLimit',
   503: 'ServiceUnavailable',
 };
 
@@ -32,7 +31,6 @@ const WHEN: Readonly<Record<number, string>> = {
   415: 'The request body is compressed (Content-Encoding); send it uncompressed.',
   429: 'Rate limit reached for the key. `retry-after` (seconds) and `retry-after-ms` say when to come back.',
   500: 'Server error. Retry with backoff.',
-  504: "Never an HTTP status: the last `data:` event of a chat stream that runs past the server's stream time limit (`timeouts.streamMaxMs`), sent instead of `[DONE]` once the 200 head is out. The OpenAI SDKs throw it as an APIError.",
   504: "Never an HTTP status: the last `data:` event of a chat stream that runs past the server's stream time limit (`timeouts.streamMaxMs`), sent instead of `[DONE]` once the 200 head is out. The OpenAI SDKs throw it as an APIError.",
   503: 'The shared state (`--state redis://...`) cannot be reached: rate limits, fault rules, the journal and video tasks cannot be decided. `retry-after` says when to try again.',
 };
