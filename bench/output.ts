@@ -1,4 +1,4 @@
-import { floorRows, fmt, markdownTable, scenarioRows, table } from './report.js';
+import { floorRows, fmt, fmtRatio, markdownTable, scenarioRows, table } from './report.js';
 import { verdicts, type BenchResults } from './targets.js';
 
 /** The report's tables, each with its title. */
@@ -39,6 +39,22 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
       ],
     });
   }
+  if (r.state?.rows) {
+    out.push({
+      title: `Shared state: a rate-limited key, state in memory vs in Redis ${r.state.redisVersion} on loopback (--state redis://); ratio = redis / memory`,
+      rows: [
+        ['scenario', 'memory req/s', 'redis req/s', 'ratio', 'memory p99 ms', 'redis p99 ms'],
+        ...r.state.rows.map((row) => [
+          row.title,
+          fmt(row.memory.reqPerSec),
+          fmt(row.redis.reqPerSec),
+          fmtRatio(row.redis.reqPerSec / row.memory.reqPerSec),
+          fmt(row.memory.p99Ms, 2),
+          fmt(row.redis.p99Ms, 2),
+        ]),
+      ],
+    });
+  } else if (r.state) out.push({ title: 'Shared state', rows: [['skipped'], [r.state.reason ?? '']] });
   out.push({ title: 'Targets', rows: [['target', 'value', 'limit', 'met'], ...verdicts(r).map((v) => [v.target, v.value, v.limit, v.met === null ? '-' : v.met ? 'yes' : 'NO'])] });
   return out;
 }

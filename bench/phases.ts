@@ -48,7 +48,8 @@ export async function settle(server: Server, maxMs = 5000): Promise<void> {
   }
 }
 
-async function measure(ctx: Context, server: Server, s: Scenario, who: string): Promise<LoadFigures> {
+/** Loads one started server with a scenario (warm-up, then the measurement) and stops it. */
+export async function measure(ctx: Context, server: Server, s: Scenario, who: string): Promise<LoadFigures> {
   try {
     await settle(server);
     if (ctx.warmup > 0) await load(server.url, s, ctx.connections, ctx.warmup);

@@ -11,6 +11,8 @@ import { markdown, print } from './output.js';
 import { loadScenarios, pairs, streamScenario } from './scenarios.js';
 import { canPin, ensureBuilt, pinSelf, quietFlags, referenceScript, workDir } from './servers.js';
 import { verdicts, type BenchResults } from './targets.js';
+import { statePhase, stateScenarios } from './state.js';
+import { combine } from './report.js';
 
 const USAGE = `Usage: npm run bench -- [options]
   --duration S      measured seconds per scenario and server   (default 10)
@@ -18,7 +20,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --connections N   concurrent connections                     (default 50)
   --rounds N        measure each scenario N times, alternating servers; report medians (default 1)
   --only NAMES      comma-separated: chat, chat-400, chat-401, images, tts, stream, edit,
-                    streams, linearity, startup, conformance
+                    streams, linearity, startup, conformance, state (memory vs --state redis)
   --streams N       concurrent streams in the streams check    (default 1000)
   --json FILE       write every figure as JSON
   --markdown FILE   write the tables as Markdown
@@ -123,6 +125,13 @@ async function main(): Promise<void> {
     if (wanted('startup')) {
       log('start-up ...');
       await phase('startup', async () => void (results.startup = await startupPhase(ctx, loadScenarios()[0]!, quick ? 3 : 7)));
+    }
+    if (wanted('state')) {
+      log('state: memory vs --state redis ...');
+      await phase('state', async () => {
+        results.state = await statePhase(ctx, stateScenarios(loadScenarios()[0]!), combine);
+        if (!results.state.available) log(`  state: skipped, ${results.state.reason}`);
+      });
     }
     if (wanted('conformance')) {
       log('conformance ...');

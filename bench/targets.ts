@@ -1,4 +1,5 @@
 import { fmt, fmtRatio, type ScenarioResult } from './report.js';
+import type { StateBench } from './state.js';
 
 /** Everything one run measured, as written by --json. */
 export interface BenchResults {
@@ -9,6 +10,8 @@ export interface BenchResults {
   linearity?: LinearityResult[];
   startup?: { meMs: number[]; chatMs: number[]; meMedianMs: number; chatMedianMs: number };
   conformance?: { available: boolean; seconds?: number; exitCode?: number | null; summary?: string };
+  /** The same requests with the state in memory and in Redis (`--state redis://`). */
+  state?: StateBench;
   /** Phases that could not be measured, with the reason. */
   failures?: { phase: string; error: string }[];
 }

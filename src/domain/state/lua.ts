@@ -163,6 +163,12 @@ end
 return {'none'}
 `;
 
+/** ARGV: prefix, capacity, entry JSON. Appends to the capped stream and counts it, in one round trip. */
+export const APPEND_JOURNAL = `
+redis.call('XADD', ARGV[1] .. 'journal', 'MAXLEN', '~', ARGV[2], '*', 'e', ARGV[3])
+return redis.call('INCR', ARGV[1] .. 'journal:total')
+`;
+
 /** ARGV: prefix, capacity. How many entries the journal held (at most its capacity). */
 export const CLEAR_JOURNAL = `
 local n = redis.call('XLEN', ARGV[1] .. 'journal')

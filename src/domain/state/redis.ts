@@ -33,6 +33,7 @@ const SCRIPTS = {
   uamClearRules: { lua: lua.CLEAR_RULES, keys: 0 },
   uamResetRules: { lua: lua.RESET_RULES, keys: 0 },
   uamClaim: { lua: lua.CLAIM, keys: 0 },
+  uamAppendJournal: { lua: lua.APPEND_JOURNAL, keys: 0 },
   uamClearJournal: { lua: lua.CLEAR_JOURNAL, keys: 0 },
   uamPollVideo: { lua: lua.POLL_VIDEO, keys: 0 },
 } as const;
@@ -104,6 +105,8 @@ export class RedisState implements StateStore {
       commandTimeout: 2000,
       retryStrategy: backoff,
       lazyConnect: false,
+      // Commands issued in the same tick (many requests at once) go out in one write.
+      enableAutoPipelining: true,
     });
     for (const [name, { lua: script, keys }] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, { lua: script, numberOfKeys: keys });
     this.scripts = this.redis as unknown as Scripts;
@@ -356,19 +359,9 @@ export class RedisState implements StateStore {
       this.unrecorded++;
       return;
     }
-    this.redis
-      .multi()
-      .xadd(this.key('journal'), 'MAXLEN', '~', capacity, '*', 'e', JSON.stringify(entry))
-      .incr(this.key('journal:total'))
-      .exec()
-      .then(
-        (replies) => {
-          if (!replies || replies.some(([err]) => err)) this.unrecorded++;
-        },
-        () => {
-          this.unrecorded++;
-        },
-      );
+    this.scripts.uamAppendJournal(this.prefix, capacity, JSON.stringify(entry)).catch(() => {
+      this.unrecorded++;
+    });
   }
 
   journal(): Promise<JournalView> {
