@@ -56,8 +56,15 @@ const excerpt = (ex: Exchange): string => {
   return text.length > 200 || ex.body.length > EXCERPT_BYTES || ex.incomplete ? `${text.slice(0, 200)}...` : text;
 };
 
+// The bytes a JSON text may start with (after blanks): { [ " - 0-9 t f n.
+const JSON_START = new Set([...'{["-0123456789tfn'].map((ch) => ch.charCodeAt(0)));
+const BLANKS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
 function json(ex: Exchange): unknown {
   if (ex.incomplete) return undefined; // a body cut short is no JSON document; nobody decodes megabytes to learn that
+  // Nor is one that cannot start a JSON text: megabytes of noise are not decoded into a string to fail at byte one.
+  const first = ex.body.find((byte) => !BLANKS.has(byte));
+  if (first === undefined || !JSON_START.has(first)) return undefined;
   try {
     return JSON.parse(ex.body.toString('utf8'));
   } catch {
