@@ -218,5 +218,12 @@ function isProgram(): boolean {
 
 if (isProgram()) {
   const code = await main(process.argv.slice(2));
-  if (code >= 0) process.exit(code);
+  // Exit once standard output and error have taken everything: process.exit does not wait for a pipe,
+  // so a JSON report piped to another program would be cut at 64 KiB.
+  if (code >= 0) {
+    let open = 2;
+    const flushed = () => void (--open === 0 && process.exit(code));
+    process.stdout.write('', flushed);
+    process.stderr.write('', flushed);
+  }
 }

@@ -17,4 +17,11 @@ test('unified-ai-mock conformance: the command is wired into the CLI (plan, usag
   assert.match(help.stdout, /conformance {4}check an implementation of the API against the suite/);
 });
 
+test('output piped to another program arrives whole, past the 64 KiB a pipe takes at once', () => {
+  const plan = cli('conformance', '--plan', '--profile', 'full');
+  assert.is(plan.status, 0, plan.stderr);
+  assert.ok(plan.stdout.length > 65_536, `${plan.stdout.length} bytes`);
+  assert.match(plan.stdout, /Nothing was sent\.\n$/);
+});
+
 test.run();
