@@ -112,7 +112,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
       renderError(ctx, state, thrown, report);
     } finally {
       state.release?.();
-      reportRequest(observers, ctx.req, path ?? ctx.path, state, ctx.status, started);
+      reportRequest(observers, ctx.req, path ?? ctx.path, state, ctx.status, started, ctx.res);
     }
   };
 
@@ -125,7 +125,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     const state = requestState(requestIdFor(req.headers['x-request-id']), op, undefined, err);
     sendFirstError(res, state.requestId, err);
     try {
-      reportRequest(observers, req, path, state, err.status, started);
+      reportRequest(observers, req, path, state, err.status, started, res);
     } catch (thrown) {
       report(thrown, { method: req.method ?? '', url: req.url ?? '', requestId: state.requestId });
     }

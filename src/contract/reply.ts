@@ -44,4 +44,13 @@ export type Reply =
        */
       schedule?: readonly number[];
       headers?: Record<string, string>;
+    }
+  | {
+      /**
+       * A live text/event-stream that stays open (the inspector's journal feed): `open` starts sending
+       * through `send` and returns the function that stops it, called once the client is gone.
+       */
+      kind: 'feed';
+      open(send: (event: string, data: string) => void): () => void;
+      headers?: Record<string, string>;
     };

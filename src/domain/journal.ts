@@ -20,6 +20,21 @@ export interface RequestRecord {
   readonly model: string | undefined;
   /** What the validating proxy found wrong with the request or the upstream's answer (absent when nothing). */
   readonly violations?: readonly Violation[];
+  /** The request as it came, for the inspector; the journal keeps it bounded and masked (see RequestDetail). */
+  readonly request?: RequestDetail;
+  /** The response's headers as sent (the journal keeps them bounded and masked). */
+  readonly responseHeaders?: Readonly<Record<string, string | number | readonly string[] | undefined>>;
+}
+
+/**
+ * The request's headers and body text. As recorded: what the server had. As journalled: at most 40
+ * headers of 512 characters, credential headers masked, and the body's first 8 KiB with every configured
+ * secret masked (`bodyChars` is the whole body's length, so a cut shows).
+ */
+export interface RequestDetail {
+  readonly headers: Readonly<Record<string, string | number | readonly string[] | undefined>>;
+  readonly body?: string;
+  readonly bodyChars?: number;
 }
 
 /** One departure from the API seen by the validating proxy: the rule (`response.status`, `request.schema`, ...), what it wants, what came. */
@@ -34,6 +49,17 @@ export type JournalEntry = RequestRecord;
 
 const MAX_PATH = loadLimits().records.maxPathChars;
 const MAX_DETAILS = 20;
+// What a journalled request keeps of its headers and body (the inspector shows them; memory stays bounded).
+const MAX_HEADERS = 40;
+const MAX_HEADER_CHARS = 512;
+const MAX_BODY_CHARS = 8 * 1024;
+// Headers that carry a credential: their value is never kept.
+const CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'set-cookie', 'ocp-apim-subscription-key', 'x-goog-api-key']);
+// How many inspector pages may watch the journal at once.
+const MAX_LISTENERS = 16;
+
+/** A listener of new journal entries (the inspector's live feed). */
+export type JournalListener = (entry: JournalEntry) => void;
 // How many secret-free texts are remembered, so a client sending ever new paths cannot grow it.
 const MAX_CLEAN = 1024;
 
@@ -57,6 +83,7 @@ export class Journal {
   private readonly scrubPath: (path: string) => string;
   private readonly clean = new Set<string>();
   private readonly maskText = (text: string): string => this.masked(text);
+  private readonly listeners = new Set<JournalListener>();
 
   /** `secrets` (the configured keys and admin token) are masked wherever a client put them: path, ids, body fields, messages. */
   constructor(
@@ -106,12 +133,76 @@ export class Journal {
       operation === r.operation &&
       keyLabel === r.keyLabel;
     // A record with nothing to mask or cut (the usual case) is kept as it is: records are never changed.
-    this.ring[this.next] =
-      same && !r.details
+    const entry: JournalEntry =
+      same && !r.details && !r.request && !r.responseHeaders
         ? r
-        : { ...r, requestId, path, errorCode, fault, stream, model, operation, keyLabel, details: r.details?.slice(0, MAX_DETAILS).map((d) => scrubValues(d, this.maskText)) };
+        : {
+            ...r,
+            requestId,
+            path,
+            errorCode,
+            fault,
+            stream,
+            model,
+            operation,
+            keyLabel,
+            details: r.details?.slice(0, MAX_DETAILS).map((d) => scrubValues(d, this.maskText)),
+            ...(r.request ? { request: this.detailOf(r.request, keyLabel) } : {}),
+            ...(r.responseHeaders ? { responseHeaders: this.headersOf(r.responseHeaders, keyLabel, 'x-request-id') } : {}),
+          };
+    this.ring[this.next] = entry;
     this.next = (this.next + 1) % this.capacity;
     this.recorded++;
+    for (const listener of this.listeners) {
+      try {
+        listener(entry);
+      } catch {
+        this.listeners.delete(listener); // a broken listener must not stop the journal
+      }
+    }
+  }
+
+  /** Headers as journalled: bounded, credentials masked (an API key shows as its masked label), secrets masked; `skip` left out (the response's x-request-id is the entry's requestId). */
+  private headersOf(headers: RequestDetail['headers'], keyLabel: string | undefined, skip?: string): Record<string, string> {
+    const out: Record<string, string> = {};
+    let n = 0;
+    for (const name in headers) {
+      const value = headers[name];
+      if (value === undefined || name === skip) continue;
+      if (n++ >= MAX_HEADERS) break;
+      const lower = name.toLowerCase().slice(0, 64);
+      if (CREDENTIALS.has(lower)) {
+        out[lower] = lower === 'authorization' && keyLabel ? `Bearer ${keyLabel}` : '[masked]';
+        continue;
+      }
+      const text = this.scrub(Array.isArray(value) ? value.join(', ') : String(value));
+      out[lower] = text.length > MAX_HEADER_CHARS ? `${text.slice(0, MAX_HEADER_CHARS)}...` : text;
+    }
+    return out;
+  }
+
+  /** A request's headers and the first 8 KiB of its body, masked before they are cut. */
+  private detailOf(req: RequestDetail, keyLabel: string | undefined): RequestDetail {
+    const headers = this.headersOf(req.headers, keyLabel);
+    if (req.body === undefined || req.body === '') return { headers };
+    // Masked with some room past the cut, so a key across the cut is masked whole; copied when cut, so
+    // the entry does not keep a large body alive through a sliced string.
+    const long = req.body.length > MAX_BODY_CHARS;
+    const masked = this.scrub(long ? req.body.slice(0, MAX_BODY_CHARS + 512) : req.body);
+    const body = long || masked.length > MAX_BODY_CHARS ? Buffer.from(masked.slice(0, MAX_BODY_CHARS), 'utf8').toString('utf8') : masked;
+    return { headers, body, bodyChars: req.body.length };
+  }
+
+  /**
+   * Calls `listener` with each new entry until the returned function is called; undefined when 16
+   * listeners are watching already. Listeners run inside record(): they must only queue the entry.
+   */
+  subscribe(listener: JournalListener): (() => void) | undefined {
+    if (this.listeners.size >= MAX_LISTENERS) return undefined;
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   /** The entries held, oldest first. */

@@ -42,7 +42,7 @@ function inject(ctx: Context, state: RequestState, fault: FaultSpec, services: S
     const reply = state.reply;
     if (!reply) return;
     const cut = fault.streamCut ?? fault.stall;
-    if (reply.kind !== 'sse' && cut !== undefined) {
+    if (reply.kind !== 'sse' && reply.kind !== 'feed' && cut !== undefined) {
       state.reply = undefined; // written here, so the reply is not written again
       state.stream = await writePartial(ctx, alterReply(reply, fault) as typeof reply, cut, fault.streamCut !== undefined ? 'cut' : 'stall', services.config.timeouts.stallMaxMs);
       return;

@@ -27,8 +27,20 @@ export function beginResponse(res: ServerResponse, requestId: string): void {
   res.setHeader('x-content-type-options', 'nosniff');
 }
 
-/** Tells each observer about a finished request; `started` is its performance.now() on arrival. */
-export function reportRequest(observers: readonly RequestObserver[], req: IncomingMessage, path: string, state: RequestState, status: number, started: number): void {
+/**
+ * Tells each observer about a finished request; `started` is its performance.now() on arrival. The
+ * record carries the request's headers and body text and the response's headers as they are: the
+ * journal bounds and masks what it keeps of them.
+ */
+export function reportRequest(
+  observers: readonly RequestObserver[],
+  req: IncomingMessage,
+  path: string,
+  state: RequestState,
+  status: number,
+  started: number,
+  res?: ServerResponse,
+): void {
   if (!observers.length) return;
   const retry = Number.parseInt(req.headers['x-stainless-retry-count'] as string, 10);
   const model = state.body?.model;
@@ -48,6 +60,8 @@ export function reportRequest(observers: readonly RequestObserver[], req: Incomi
     retryCount: Number.isFinite(retry) ? retry : undefined,
     model: typeof model === 'string' ? model.slice(0, 128) : undefined,
     ...(state.violations?.length ? { violations: state.violations } : {}),
+    request: { headers: req.headers, body: state.raw },
+    ...(res ? { responseHeaders: res.getHeaders() } : {}),
   };
   for (const observe of observers) observe(record);
 }

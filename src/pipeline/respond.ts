@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
+import { writeFeed } from './feed.js';
 import { writeSse, type StreamTimers } from './sse.js';
 import type { RequestState } from './steps.js';
 
@@ -46,6 +47,8 @@ export function responder(stallMaxMs: number, timers?: StreamTimers, streamMaxMs
         return;
       case 'sse':
         return stream(ctx, state, stallMaxMs, timers, streamMaxMs);
+      case 'feed':
+        return writeFeed(ctx, reply, timers?.stopping);
     }
   };
 }

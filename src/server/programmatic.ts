@@ -20,6 +20,8 @@ export interface MockServer {
   readonly port: number;
   /** `baseURL` for the official `openai` package: `${url}/text-provider`. */
   readonly openaiBaseURL: string;
+  /** The request inspector page (`${url}/__admin/`): open it in a browser on this machine (docs/inspector.md). */
+  readonly inspectorURL: string;
   /** The first configured key (`sk-mock-default` by default). */
   readonly apiKey: string;
   /** Every configured key, with its label, scopes and rate limit. */
@@ -98,6 +100,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     url: running.url,
     port: running.port,
     openaiBaseURL: `${running.url}/text-provider`,
+    inspectorURL: `${running.url}/__admin/`,
     apiKey: running.config.keys[0]!.key,
     keys: running.config.keys,
     config: running.config,

@@ -50,7 +50,7 @@ export function alterReply(reply: Reply, spec: FaultSpec): Reply {
     if (spec.stall !== undefined) Object.assign(out, { ending: 'stall', stopAfter: spec.stall });
     return out;
   }
-  if (!spec.malformed) return reply;
+  if (!spec.malformed || reply.kind === 'feed') return reply; // a live feed is the admin API's: never faulted
   if (reply.kind === 'json') {
     return { ...reply, body: brokenJson(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)) };
   }

@@ -1,0 +1,104 @@
+// The inspector's only way to the server: the documented admin API, so the page can do nothing a
+// script could not. Every call is same-origin; no credential is read or kept by the page.
+
+/** A journal entry as GET /__admin/requests and the events feed give it (docs/faults.md). */
+export interface Entry {
+  requestId: string;
+  time: number;
+  method: string;
+  path: string;
+  operation?: string;
+  keyLabel?: string;
+  status: number;
+  latencyMs: number;
+  errorCode?: string | null;
+  details?: { param?: string | null; code?: string | null; message?: string }[];
+  fault?: string;
+  stream?: string;
+  retryCount?: number;
+  model?: string;
+  bodyHash?: string;
+  retryAfterMs?: number;
+  request?: { headers: Record<string, string>; body?: string; bodyChars?: number };
+  responseHeaders?: Record<string, string>;
+}
+
+export interface Rule {
+  id: string;
+  description?: string;
+  match?: Record<string, unknown>;
+  fault: Record<string, unknown>;
+  times?: number;
+  probability?: number;
+  seed?: number;
+  state?: { matched: number; fired: number; remaining: number | null };
+}
+
+export interface LimitView {
+  limit: number;
+  remaining: number;
+  resetMs: number;
+}
+export interface KeyLimits {
+  key: string;
+  label: string | null;
+  requests: LimitView;
+  tokens: LimitView | null;
+}
+
+/** An admin API answer that was not a success: its status and the envelope's message. */
+export class AdminError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+    cache: 'no-store',
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (!res.ok) {
+    const message = (json as { error?: { message?: string } } | undefined)?.error?.message ?? `${res.status} ${res.statusText}`;
+    throw new AdminError(res.status, message);
+  }
+  return json as T;
+}
+
+export const api = {
+  requests: () => call<{ data: Entry[]; total: number; capacity: number }>('GET', '/__admin/requests'),
+  clearRequests: () => call<{ deleted: number }>('DELETE', '/__admin/requests'),
+  rules: () => call<{ data: Rule[] }>('GET', '/__admin/faults'),
+  addRule: (rule: unknown) => call<Rule>('POST', '/__admin/faults', rule),
+  deleteRule: (id: string) => call<{ id: string }>('DELETE', `/__admin/faults/${encodeURIComponent(id)}`),
+  limits: () => call<{ data: KeyLimits[] }>('GET', '/__admin/rate-limits'),
+  reset: () => call<unknown>('POST', '/__admin/reset'),
+};
+
+/** The live feed: each new entry, while the page is open; EventSource reconnects by itself. */
+export function follow(onEntry: (e: Entry) => void, onState: (live: boolean) => void): () => void {
+  const source = new EventSource('/__admin/requests/events');
+  source.addEventListener('ready', () => onState(true));
+  source.addEventListener('entry', (ev) => {
+    try {
+      onEntry(JSON.parse((ev as MessageEvent<string>).data) as Entry);
+    } catch {
+      // an event that is not JSON is ignored
+    }
+  });
+  source.addEventListener('error', () => onState(false));
+  return () => source.close();
+}

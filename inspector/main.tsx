@@ -1,0 +1,204 @@
+import { render } from 'preact';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, follow, type Entry } from './api.js';
+import { Detail } from './detail.js';
+import { FaultsPanel } from './faults.js';
+import { MAX_ENTRIES, NO_FILTERS, chainMatches, chainsOf, entryId, tone, valuesOf, type Chain, type Filters } from './model.js';
+
+const time = (ms: number): string => new Date(ms).toLocaleTimeString([], { hour12: false });
+
+function Select({ label, value, options, onChange }: { label: string; value: string; options: [string, string][]; onChange: (v: string) => void }) {
+  return (
+    <label class="filter">
+      <span>{label}</span>
+      <select value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
+        {options.map(([v, text]) => (
+          <option value={v}>{text}</option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function FilterBar({ entries, filters, set }: { entries: Entry[]; filters: Filters; set: (f: Filters) => void }) {
+  const ops = valuesOf(entries, (e) => e.operation);
+  const keys = valuesOf(entries, (e) => e.keyLabel);
+  const statuses = valuesOf(entries, (e) => String(e.status));
+  const all = (values: string[]): [string, string][] => values.map((v) => [v, v]);
+  return (
+    <div class="filters" role="group" aria-label="Filters">
+      <Select label="Operation" value={filters.operation} options={[['', 'all'], ...all(ops)]} onChange={(operation) => set({ ...filters, operation })} />
+      <Select
+        label="Status"
+        value={filters.status}
+        options={[['', 'all'], ['2xx', '2xx'], ['4xx', '4xx'], ['5xx', '5xx'], ['0', '0 (no response)'], ...all(statuses.filter((s) => s !== '0'))]}
+        onChange={(status) => set({ ...filters, status })}
+      />
+      <Select label="Key" value={filters.key} options={[['', 'all'], ...all(keys)]} onChange={(key) => set({ ...filters, key })} />
+      <Select
+        label="Fault"
+        value={filters.fault}
+        options={[
+          ['', 'all'],
+          ['any', 'with a fault'],
+          ['none', 'without'],
+          ['[header]', 'from a header'],
+          ['[rule', 'from a rule'],
+        ]}
+        onChange={(fault) => set({ ...filters, fault })}
+      />
+      {(filters.operation || filters.status || filters.key || filters.fault) && (
+        <button type="button" class="link" onClick={() => set(NO_FILTERS)}>
+          Clear filters
+        </button>
+      )}
+    </div>
+  );
+}
+
+function Row({ chain, selected, onOpen }: { chain: Chain; selected: boolean; onOpen: (c: Chain) => void }) {
+  const last = chain.attempts[chain.attempts.length - 1]!;
+  const first = chain.attempts[0]!;
+  return (
+    <li class={selected ? 'row selected' : 'row'}>
+      <button type="button" class="row-button" data-chain={chain.id} aria-current={selected ? 'true' : undefined} onClick={() => onOpen(chain)}>
+        <span class="c-time">{time(first.time)}</span>
+        <span class={`status s-${tone(last.status)}`}>{last.status || '—'}</span>
+        <span class="c-main">
+          <span class="c-op">{last.operation ?? 'unknown route'}</span>
+          <span class="c-path">
+            {last.method} {last.path}
+          </span>
+        </span>
+        <span class="c-tags">
+          {chain.attempts.length > 1 && (
+            <span class="tag tag-chain" title="Attempts of one call (x-stainless-retry-count)">
+              {chain.attempts.length} attempts: {chain.attempts.map((a) => a.status || '0').join(' → ')}
+            </span>
+          )}
+          {last.fault && <span class="tag tag-fault">{last.fault}</span>}
+          {chain.attempts.some((a) => a.stream === 'aborted') && <span class="tag tag-aborted">aborted</span>}
+          {last.stream && last.stream !== 'completed' && last.stream !== 'aborted' && <span class="tag tag-fault">{last.stream}</span>}
+          {last.keyLabel && <span class="tag">{last.keyLabel}</span>}
+        </span>
+        <span class="c-latency">{Math.round(chain.attempts.reduce((s, a) => s + a.latencyMs, 0))} ms</span>
+      </button>
+    </li>
+  );
+}
+
+function App() {
+  const [entries, setEntries] = useState<Entry[]>([]);
+  const [live, setLive] = useState(false);
+  const [tab, setTab] = useState<'requests' | 'faults'>('requests');
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const [open, setOpen] = useState<string | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const listRef = useRef<HTMLUListElement>(null);
+
+  useEffect(() => {
+    const seen = new Set<string>();
+    const add = (list: Entry[]) =>
+      setEntries((prev) => {
+        const fresh = list.filter((e) => !seen.has(entryId(e)));
+        fresh.forEach((e) => seen.add(entryId(e)));
+        if (!fresh.length) return prev;
+        const next = [...prev, ...fresh].sort((a, b) => a.time - b.time);
+        return next.length > MAX_ENTRIES ? next.slice(next.length - MAX_ENTRIES) : next;
+      });
+    // The feed first, then the journal: nothing recorded in between is missed, and duplicates are dropped.
+    const stop = follow((e) => add([e]), setLive);
+    api.requests().then(
+      (r) => add(r.data),
+      (err: Error) => setError(err.message),
+    );
+    return stop;
+  }, []);
+
+  const chains = useMemo(() => chainsOf(entries), [entries]);
+  const shown = useMemo(() => chains.filter((c) => chainMatches(c, filters)).reverse(), [chains, filters]);
+  const opened = chains.find((c) => c.id === open);
+
+  const onListKey = (ev: KeyboardEvent) => {
+    if (ev.key !== 'ArrowDown' && ev.key !== 'ArrowUp' && ev.key !== 'Home' && ev.key !== 'End') return;
+    const buttons = [...(listRef.current?.querySelectorAll<HTMLButtonElement>('.row-button') ?? [])];
+    if (!buttons.length) return;
+    ev.preventDefault();
+    const at = buttons.indexOf(document.activeElement as HTMLButtonElement);
+    const to = ev.key === 'Home' ? 0 : ev.key === 'End' ? buttons.length - 1 : Math.max(0, Math.min(buttons.length - 1, at + (ev.key === 'ArrowDown' ? 1 : -1)));
+    buttons[to]!.focus();
+    buttons[to]!.click();
+  };
+
+  const close = () => {
+    const id = open;
+    setOpen(undefined);
+    requestAnimationFrame(() => listRef.current?.querySelector<HTMLButtonElement>(`[data-chain="${CSS.escape(id ?? '')}"]`)?.focus());
+  };
+
+  const clear = () =>
+    api.clearRequests().then(
+      () => {
+        setEntries([]);
+        setOpen(undefined);
+      },
+      (err: Error) => setError(err.message),
+    );
+
+  return (
+    <div class={opened ? 'app has-detail' : 'app'}>
+      <header class="top">
+        <h1>
+          Request inspector <span class="sub">unified-ai-mock</span>
+        </h1>
+        <nav class="tabs" role="tablist" aria-label="Views">
+          <button type="button" role="tab" id="tab-requests" aria-selected={tab === 'requests'} aria-controls="panel-requests" onClick={() => setTab('requests')}>
+            Requests <span class="count">{entries.length}</span>
+          </button>
+          <button type="button" role="tab" id="tab-faults" aria-selected={tab === 'faults'} aria-controls="panel-faults" onClick={() => setTab('faults')}>
+            Faults &amp; limits
+          </button>
+        </nav>
+        <span class={live ? 'live on' : 'live'} role="status" aria-live="polite">
+          {live ? 'Live' : 'Reconnecting…'}
+        </span>
+      </header>
+      {error && (
+        <p class="banner" role="alert">
+          {error}{' '}
+          <button type="button" class="link" onClick={() => setError(undefined)}>
+            Dismiss
+          </button>
+        </p>
+      )}
+      {tab === 'requests' ? (
+        <main id="panel-requests" aria-labelledby="tab-requests" class="requests">
+          <section class="list-pane" aria-label="Requests">
+            <div class="toolbar">
+              <FilterBar entries={entries} filters={filters} set={setFilters} />
+              <button type="button" class="secondary" onClick={clear}>
+                Clear journal
+              </button>
+            </div>
+            {shown.length ? (
+              <ul class="rows" ref={listRef} onKeyDown={onListKey} aria-label="Requests, newest first (arrow keys move)">
+                {shown.map((c) => (
+                  <Row chain={c} selected={c.id === open} onOpen={(chain) => setOpen(chain.id)} />
+                ))}
+              </ul>
+            ) : (
+              <p class="empty">{entries.length ? 'No request matches the filters.' : 'No requests yet. Send one to this server and it appears here at once.'}</p>
+            )}
+          </section>
+          {opened && <Detail chain={opened} onClose={close} />}
+        </main>
+      ) : (
+        <main id="panel-faults" aria-labelledby="tab-faults" class="faults">
+          <FaultsPanel operations={valuesOf(entries, (e) => e.operation)} onError={setError} />
+        </main>
+      )}
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

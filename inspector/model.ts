@@ -1,0 +1,95 @@
+import type { Entry } from './api.js';
+
+/** One attempt chain: a request and the retries the SDK sent after it (x-stainless-retry-count). */
+export interface Chain {
+  readonly id: string;
+  readonly attempts: Entry[];
+}
+
+export const entryId = (e: Entry): string => `${e.requestId}@${e.time}`;
+
+const sameCall = (a: Entry, b: Entry): boolean =>
+  a.operation === b.operation && a.keyLabel === b.keyLabel && a.method === b.method && a.path === b.path && (!a.bodyHash || !b.bodyHash || a.bodyHash === b.bodyHash);
+
+/**
+ * Groups entries (oldest first) into attempt chains: an entry with retry count n > 0 joins the latest
+ * chain of the same call whose last attempt had count n - 1; anything else starts a chain.
+ */
+export function chainsOf(entries: readonly Entry[]): Chain[] {
+  const chains: Chain[] = [];
+  for (const e of entries) {
+    const n = e.retryCount ?? 0;
+    let joined = false;
+    if (n > 0) {
+      for (let i = chains.length - 1; i >= 0 && i >= chains.length - 50; i--) {
+        const last = chains[i]!.attempts[chains[i]!.attempts.length - 1]!;
+        if ((last.retryCount ?? 0) === n - 1 && sameCall(last, e)) {
+          chains[i]!.attempts.push(e);
+          joined = true;
+          break;
+        }
+      }
+    }
+    if (!joined) chains.push({ id: entryId(e), attempts: [e] });
+  }
+  return chains;
+}
+
+export interface Filters {
+  operation: string;
+  status: string;
+  key: string;
+  fault: string;
+}
+export const NO_FILTERS: Filters = { operation: '', status: '', key: '', fault: '' };
+
+/** The status class a filter names: `2xx`, `4xx`, `5xx`, `0` (no response), or one exact status. */
+export function statusMatches(status: number, wanted: string): boolean {
+  if (!wanted) return true;
+  if (/^\dxx$/.test(wanted)) return Math.floor(status / 100) === Number(wanted[0]);
+  return String(status) === wanted;
+}
+
+/** Whether any attempt of a chain passes every filter. */
+export function chainMatches(chain: Chain, f: Filters): boolean {
+  return chain.attempts.some(
+    (e) =>
+      (!f.operation || e.operation === f.operation) &&
+      statusMatches(e.status, f.status) &&
+      (!f.key || e.keyLabel === f.key) &&
+      (!f.fault || (f.fault === 'any' ? Boolean(e.fault) : f.fault === 'none' ? !e.fault : (e.fault ?? '').includes(f.fault))),
+  );
+}
+
+/** The distinct values of one field, sorted, for a filter's choices. */
+export function valuesOf(entries: readonly Entry[], pick: (e: Entry) => string | undefined): string[] {
+  return [...new Set(entries.map(pick).filter((v): v is string => Boolean(v)))].sort();
+}
+
+/** A status's tone for colour: ok, client error, server error, no response. */
+export function tone(status: number): 'ok' | 'warn' | 'err' | 'none' {
+  if (status === 0) return 'none';
+  if (status < 400) return 'ok';
+  if (status < 500) return 'warn';
+  return 'err';
+}
+
+/** `messages[0].content` → ['messages', 0, 'content']: a validation param as a path into the body. */
+export function paramPath(param: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const part of param.split('.')) {
+    const m = /^([^[\]]*)((?:\[\d+\])*)$/.exec(part);
+    if (!m) {
+      out.push(part);
+      continue;
+    }
+    if (m[1]) out.push(m[1]);
+    for (const idx of m[2]!.matchAll(/\[(\d+)\]/g)) out.push(Number(idx[1]));
+  }
+  return out;
+}
+
+export const pathKey = (path: readonly (string | number)[]): string => JSON.stringify(path);
+
+/** The newest entries kept in the page: older ones are dropped, as the journal drops them. */
+export const MAX_ENTRIES = 2000;

@@ -1,0 +1,78 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ApiError, ERRORS } from '../contract/errors.js';
+import type { Reply } from '../contract/reply.js';
+import type { JournalEntry } from '../domain/journal.js';
+import { ROOT } from '../lib/paths.js';
+import type { Handler } from '../pipeline/handler.js';
+
+/** Where `npm run build` writes the inspector's page, script and stylesheet. */
+export const INSPECTOR_DIR = join(ROOT, 'dist', 'inspector');
+
+/**
+ * The page runs only its own script and stylesheet (no inline script or style, no eval), talks only to
+ * this server, and cannot be framed: a request body that holds markup can never run as code.
+ */
+export const INSPECTOR_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const PAGE_HEADERS = {
+  'content-security-policy': INSPECTOR_CSP,
+  'cache-control': 'no-store',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+// Entries recorded between the subscription and the stream's start wait here; past this many, the
+// oldest go (the page reads the journal itself on start).
+const MAX_PENDING = 1000;
+
+function file(name: string, contentType: string): Handler {
+  return async (): Promise<Reply> => {
+    let body: Buffer;
+    try {
+      body = await readFile(join(INSPECTOR_DIR, name));
+    } catch {
+      throw new ApiError(ERRORS.NOT_FOUND, {
+        code: 'inspector_not_built',
+        message: `The request inspector is not built (${name} is missing from dist/inspector): run npm run build.`,
+      });
+    }
+    return { kind: 'binary', contentType, body, headers: PAGE_HEADERS };
+  };
+}
+
+/** GET /__admin/: the request inspector page (docs/inspector.md). */
+export const inspectorPage = file('index.html', 'text/html; charset=utf-8');
+/** GET /__admin/inspector.js: the page's script, bundled at build time. */
+export const inspectorScript = file('inspector.js', 'text/javascript; charset=utf-8');
+/** GET /__admin/inspector.css: the page's stylesheet. */
+export const inspectorStyle = file('inspector.css', 'text/css; charset=utf-8');
+
+/**
+ * GET /__admin/requests/events: each new journal entry as an `entry` event while the client stays.
+ * At most 16 feeds at once (429 past that); a reader too slow to keep up is dropped (see pipeline/feed.ts).
+ */
+export const journalEvents: Handler = ({ services }) => {
+  let send: ((event: string, data: string) => void) | undefined;
+  const pending: JournalEntry[] = [];
+  const unsubscribe = services.journal.subscribe((entry) => {
+    if (send) send('entry', JSON.stringify(entry));
+    else if (pending.push(entry) > MAX_PENDING) pending.shift();
+  });
+  if (!unsubscribe) {
+    throw new ApiError(ERRORS.RATE_LIMITED, { code: 'too_many_feeds', message: 'Too many clients follow the journal already (16); close one and retry.' });
+  }
+  return {
+    kind: 'feed',
+    headers: { 'cache-control': 'no-store' },
+    open(write) {
+      send = write;
+      write('ready', JSON.stringify({ capacity: services.journal.capacity, state: services.state.kind }));
+      for (const entry of pending.splice(0)) write('entry', JSON.stringify(entry));
+      return unsubscribe;
+    },
+  };
+};

@@ -1,0 +1,59 @@
+import type { Context } from 'koa';
+import type { Reply } from '../contract/reply.js';
+
+type FeedReply = Extract<Reply, { kind: 'feed' }>;
+
+// What may wait in memory for a slow reader before it is dropped: an EventSource reconnects on its
+// own and reads the journal again, so dropping loses nothing, while waiting could grow without limit.
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+// A comment line now and then, so proxies and the browser see the connection is alive.
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * Writes a live text/event-stream (the journal feed): open until the client leaves or the server shuts
+ * down. Each event is one `event:` and one `data:` line; data is JSON, which holds no raw newline.
+ */
+export function writeFeed(ctx: Context, reply: FeedReply, stopping: AbortSignal | undefined, maxBuffered = MAX_BUFFERED_BYTES): Promise<void> {
+  const res = ctx.res;
+  ctx.respond = false;
+  ctx.status = 200;
+  res.writeHead(200, {
+    ...(res.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+  });
+  res.write('retry: 2000\n\n');
+  return new Promise<void>((resolve) => {
+    let done = false;
+    const write = (text: string): void => {
+      if (done) return;
+      if (res.writableLength > maxBuffered) {
+        res.destroy();
+        finish();
+        return;
+      }
+      res.write(text);
+    };
+    // Opened first, so that whatever happens next, finish() is what stops it.
+    const stop = reply.open((event, data) => write(`event: ${event}\ndata: ${data}\n\n`));
+    const beat = setInterval(() => write(': keep-alive\n\n'), HEARTBEAT_MS);
+    beat.unref();
+    function finish(): void {
+      if (done) return;
+      done = true;
+      clearInterval(beat);
+      stopping?.removeEventListener('abort', close);
+      stop();
+      resolve();
+    }
+    function close(): void {
+      res.end();
+      finish();
+    }
+    res.once('close', finish);
+    stopping?.addEventListener('abort', close, { once: true });
+    // A client gone already, or a server stopping already, sends no 'close' or 'abort' any more.
+    if (res.destroyed) finish();
+    else if (stopping?.aborted) close();
+  });
+}

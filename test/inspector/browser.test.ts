@@ -1,0 +1,201 @@
+// The request inspector (/__admin/) in a real browser: headless Chromium driven by playwright-core.
+// No browser is downloaded: the system's Chromium is used (`apt-get install -y chromium` on Debian;
+// .ci/run installs it). Without one, these tests print one line saying so and are skipped.
+// INSPECTOR_SCREENSHOTS=1 also writes docs/inspector-*.png (the pictures in docs/inspector.md).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import OpenAI from 'openai';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ROOT } from '../../src/lib/paths.js';
+import { startMockServer, type MockServer } from '../../src/server/programmatic.js';
+
+/** The system's Chromium: the first of these names on PATH. */
+export function findChromium(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
+      const file = join(dir, name);
+      if (dir && existsSync(file)) return file;
+    }
+  }
+  return undefined;
+}
+
+/** The little of the page's DOM the checks read (functions run in the page: the CSP forbids string evaluation). */
+interface Win {
+  readonly document: {
+    querySelectorAll(selector: string): ArrayLike<{ readonly textContent: string | null }>;
+    readonly activeElement: { readonly classList: { contains(name: string): boolean } } | null;
+    readonly documentElement: { readonly scrollWidth: number };
+  };
+  readonly __pwned?: number;
+}
+
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const SHOTS = process.env.INSPECTOR_SCREENSHOTS === '1';
+const executable = findChromium();
+
+let mock: MockServer;
+let client: OpenAI;
+let context: BrowserContext;
+let page: Page;
+let profile: string;
+const problems: string[] = [];
+
+const ask = (content: string, extra: Record<string, unknown> = {}) =>
+  client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+const rows = () => page.locator('.rows .row-button');
+// What the server holds, read through the admin API (not through the page).
+const ruleIds = async (): Promise<string[]> => ((await (await fetch(`${mock.url}/__admin/faults`)).json()) as { data: { id: string }[] }).data.map((r) => r.id);
+
+async function openPage(p: Page): Promise<void> {
+  await p.goto(mock.inspectorURL);
+  await p.locator('.live.on').waitFor();
+}
+
+if (!executable) {
+  console.log('!!! SKIPPED test/inspector/browser.test.ts: no Chromium on PATH, so the request inspector was not tested in a browser. Install it: apt-get install -y chromium');
+} else {
+  test.before(async () => {
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-inspector.mjs')]);
+    mock = await startMockServer();
+    client = new OpenAI({ baseURL: mock.openaiBaseURL, apiKey: mock.apiKey, maxRetries: 0 });
+    profile = mkdtempSync(join(tmpdir(), 'uam-chromium-'));
+    context = await chromium.launchPersistentContext(profile, { executablePath: executable, headless: true, args: ARGS, viewport: { width: 1280, height: 800 } });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
+    });
+    await openPage(page);
+  });
+  test.after(async () => {
+    await context?.close();
+    await mock?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  test('requests sent with the openai SDK appear live, without a reload', async () => {
+    await page.getByText('No requests yet').waitFor();
+    await ask('Hello');
+    await rows().first().waitFor();
+    await ask('Hello again');
+    await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length === 2);
+    assert.match(await rows().first().innerText(), /chat\.completions/);
+    assert.match(await rows().first().innerText(), /200/);
+    assert.equal(problems, [], 'no script error and no CSP violation');
+  });
+
+  test('a 400 opens with its violation: the field highlighted and the rule named', async () => {
+    await ask('Too hot', { temperature: 5 }).catch((err: unknown) => assert.instance(err, OpenAI.BadRequestError));
+    const row = rows().filter({ hasText: '400' }).first();
+    await row.click();
+    const detail = page.locator('.detail');
+    await detail.locator('.violations').waitFor();
+    assert.match(await detail.locator('.violations').innerText(), /temperature/);
+    const flagged = detail.locator('.j-flagged');
+    assert.is(await flagged.count(), 1);
+    assert.match(await flagged.innerText(), /"temperature": 5/);
+    assert.match(await flagged.innerText(), /invalid_value|maximum|2/);
+    // The key is never shown: the Authorization header holds the masked label.
+    const text = await detail.innerText();
+    assert.not.match(text, /sk-mock-default/);
+    assert.match(text, /authorization/i);
+    if (SHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'inspector-requests.png') });
+  });
+
+  test('the keyboard moves through the list, opens a request and closes it', async () => {
+    await rows().first().focus();
+    await page.keyboard.press('ArrowDown');
+    await page.locator('.detail h2').waitFor();
+    const selected = await page.locator('.row.selected').count();
+    assert.is(selected, 1);
+    await page.keyboard.press('Escape');
+    await page.locator('.detail').waitFor({ state: 'detached' });
+    assert.ok(await page.evaluate(() => (globalThis as unknown as Win).document.activeElement?.classList.contains('row-button')), 'focus goes back to the row');
+  });
+
+  test('a hostile body is shown as text: no script of it runs', async () => {
+    const hostile = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
+    await ask(hostile);
+    await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length >= 4);
+    await rows().first().click();
+    await page.locator('.detail .json').waitFor();
+    assert.match(await page.locator('.detail .json').innerText(), /<script>window\.__pwned = 1<\/script>/);
+    assert.is(await page.evaluate(() => (globalThis as unknown as Win).__pwned), undefined);
+    assert.is(await page.locator('.detail script, .detail img').count(), 0);
+  });
+
+  test('a fault rule added on the page fails the next SDK call; removed and enabled again', async () => {
+    await page.getByRole('tab', { name: /Faults/ }).click();
+    await page.getByRole('radio', { name: 'One 500' }).click();
+    await page.getByLabel('Operation').selectOption('chat.completions');
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.locator('td', { hasText: 'one-500' }).waitFor();
+    const failed = await ask('Hello').catch((err: unknown) => err);
+    assert.instance(failed, OpenAI.InternalServerError);
+    assert.ok(await ask('Hello'), 'times: 1, so the next call succeeds');
+    if (SHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'inspector-faults.png') });
+    await page.getByRole('button', { name: 'Remove rule one-500' }).click();
+    await page.getByRole('button', { name: 'Enable rule one-500 again' }).waitFor();
+    assert.equal(await ruleIds(), []);
+    await page.getByRole('button', { name: 'Enable rule one-500 again' }).click();
+    await page.locator('td', { hasText: 'one-500' }).waitFor();
+    assert.equal(await ruleIds(), ['one-500']);
+    await page.getByRole('button', { name: /Reset all/ }).click();
+    await page.getByText('full allowance again').waitFor();
+    mock.clearFaultRules();
+    await page.getByRole('tab', { name: /Requests/ }).click();
+    await page.locator('.tag-fault', { hasText: 'rule one-500' }).first().waitFor();
+  });
+
+  test('retries of one call show as one attempt chain', async () => {
+    const retrying = new OpenAI({ baseURL: mock.openaiBaseURL, apiKey: mock.apiKey, maxRetries: 2 });
+    mock.addFaultRule({ id: 'flaky', match: { operation: 'chat.completions' }, fault: { status: 503, retryAfter: 0.01 }, times: 2 });
+    await retrying.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'retry me' }] });
+    mock.clearFaultRules();
+    const chain = page.locator('.tag-chain', { hasText: '3 attempts: 503 → 503 → 200' });
+    await chain.waitFor();
+    await chain.click();
+    assert.is(await page.locator('.attempts .attempt').count(), 3);
+  });
+
+  test('filters narrow the list by status', async () => {
+    await page.getByLabel('Status').selectOption('4xx');
+    await page.waitForFunction(() => Array.from((globalThis as unknown as Win).document.querySelectorAll('.rows .status')).every((s) => s.textContent === '400'));
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+  });
+
+  test('on a phone-sized screen the list and one request are usable', async () => {
+    const phone = await context.newPage();
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await openPage(phone);
+    await phone.locator('.rows .row-button').first().waitFor();
+    const wide = await phone.evaluate(() => (globalThis as unknown as Win).document.documentElement.scrollWidth);
+    assert.ok(wide <= 390, `no horizontal scrolling (${wide}px)`);
+    if (SHOTS) await phone.screenshot({ path: join(ROOT, 'docs', 'inspector-mobile.png') });
+    await phone.locator('.rows .row-button').filter({ hasText: '400' }).first().click();
+    await phone.getByRole('button', { name: /Close this request/ }).waitFor();
+    if (SHOTS) await phone.screenshot({ path: join(ROOT, 'docs', 'inspector-mobile-detail.png') });
+    await phone.getByRole('button', { name: /Close this request/ }).click();
+    await phone.locator('.rows').waitFor();
+    await phone.close();
+  });
+
+  test('the page and its script set a strict Content-Security-Policy', async () => {
+    for (const path of ['/__admin/', '/__admin/inspector.js', '/__admin/inspector.css']) {
+      const res = await fetch(mock.url + path);
+      assert.is(res.status, 200, path);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /default-src 'self'/);
+      assert.match(csp, /script-src 'self';/);
+      assert.not.match(csp, /unsafe-inline|unsafe-eval/);
+    }
+    assert.equal(problems, [], 'no script error and no CSP violation');
+  });
+}
+
+test.run();
