@@ -61,7 +61,7 @@ test('shutdown: a paced stream is finished at full speed with data: [DONE]', asy
   const text = await new Promise<string>((resolve, reject) => {
     const req = httpRequest(
       `${mock.url}/v1/text-provider/chat/completions`,
-      { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=600000; tps=1' } },
+      { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=60000; tps=1' } },
       (res) => {
         let out = '';
         res.on('data', (d: Buffer) => (out += d.toString()));
