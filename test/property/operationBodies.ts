@@ -9,7 +9,7 @@ import { validArbitrary, type Overrides, type Schema } from './schemaArbitrary.j
 interface Model {
   id: string;
   kind: string;
-  limits: { max_n?: number; max_output_tokens?: number };
+  limits: { max_n?: number; max_output_tokens?: number; response_formats?: string[] };
 }
 
 const models = (JSON.parse(readFileSync(join(FIXTURES_DIR, 'models.json'), 'utf8')) as { models: Model[] }).models;
@@ -59,7 +59,13 @@ export const BODY_SPECS: readonly BodySpec[] = [
       response_format: fc.constantFrom('url', 'url', 'url', 'url', 'url', 'url', 'url', 'url', 'url', 'b64_json'),
       n: fc.integer({ min: 1, max: 4 }),
     },
-    (b) => ({ ...b, ...(b.n !== undefined ? { n: Math.min(b.n as number, models.find((m) => m.id === b.model)?.limits.max_n ?? 1) } : {}) }),
+    (b) => {
+      const limits = models.find((m) => m.id === b.model)?.limits;
+      // A model that does not take response_format (gpt-image-1) refuses it: a valid body leaves it out.
+      const { response_format, ...rest } = b;
+      const format = response_format !== undefined && (limits?.response_formats ?? []).includes(response_format as string) ? { response_format } : {};
+      return { ...rest, ...format, ...(b.n !== undefined ? { n: Math.min(b.n as number, limits?.max_n ?? 1) } : {}) };
+    },
   ),
   spec('images.edit', 'image-edit-request.json', { image }),
   spec('video.generate', 'video-request.json', { model: ids('video') }),
