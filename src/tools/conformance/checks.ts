@@ -110,7 +110,10 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
         if (!ex.headers['x-request-id']) fail(check, 'an x-request-id header', 'none');
         break;
       case 'error-envelope': {
-        const problem = mime(ex.headers['content-type']) !== 'application/json' ? `content-type ${ex.headers['content-type'] ?? 'none'}` : schemaProblem(ctx.registry, schemaId('error.json'), json(ex));
+        const problem =
+          mime(ex.headers['content-type']) !== 'application/json'
+            ? `content-type ${ex.headers['content-type'] ?? 'none'}`
+            : schemaProblem(ctx.registry, schemaId('error.json'), json(ex));
         if (problem) fail(check, 'the error envelope {"error":{"message","type","param","code"}} as application/json', `${problem}: ${excerpt(ex)}`);
         break;
       }

@@ -30,7 +30,11 @@ const processIo: Io = { stdout: (t) => void process.stdout.write(t), stderr: (t)
  * GET /v1/me must not be a 500 while the same request with `Prefer: code=500` must be a 500 in the
  * error envelope. Both requests are free. Resolves to the transport error when unreachable.
  */
-export async function probe(target: Target, mode: ConformanceOptions['faultHeaders'], registry: SchemaRegistry): Promise<{ error: string } | { faultHeaders: boolean; keyRefused: boolean }> {
+export async function probe(
+  target: Target,
+  mode: ConformanceOptions['faultHeaders'],
+  registry: SchemaRegistry,
+): Promise<{ error: string } | { faultHeaders: boolean; keyRefused: boolean }> {
   const plain = await send(target, { method: 'GET', path: '/v1/me', auth: 'valid', headers: {} });
   if (plain.error) return { error: plain.error };
   const keyRefused = plain.status === 401;
@@ -81,10 +85,25 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   const cases = selected.cases.map((c) => ({ ...c, expect: { ...c.expect, checks: checksFor(c, options.profile) } }));
   const unsupported = new Set(options.unsupported);
   if (options.plan) {
-    io.stdout(renderPlan(cases, options.profile, selected.filtered, { unsupported, imageModel: options.values.imageModel, imageNMax1: options.imageNMax1, faultHeaders: options.faultHeaders === 'on', faultProbe: options.faultHeaders === 'auto' }));
+    io.stdout(
+      renderPlan(cases, options.profile, selected.filtered, {
+        unsupported,
+        imageModel: options.values.imageModel,
+        imageNMax1: options.imageNMax1,
+        faultHeaders: options.faultHeaders === 'on',
+        faultProbe: options.faultHeaders === 'auto',
+      }),
+    );
     return 0;
   }
-  const target: Target = { baseUrl: options.baseUrl!, apiKey: options.apiKey!, pathPrefix: options.pathPrefix, timeoutMs: options.timeoutMs, unknownKey: suite.unknownKey, maxBodyBytes: options.maxBodyBytes };
+  const target: Target = {
+    baseUrl: options.baseUrl!,
+    apiKey: options.apiKey!,
+    pathPrefix: options.pathPrefix,
+    timeoutMs: options.timeoutMs,
+    unknownKey: suite.unknownKey,
+    maxBodyBytes: options.maxBodyBytes,
+  };
   const probed = await probe(target, options.faultHeaders, registry);
   if ('error' in probed) {
     io.stderr(`unified-ai-mock conformance: cannot reach ${options.baseUrl}: ${probed.error}\n`);
@@ -100,10 +119,24 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   for (const { reporter } of reporters) reporter.start?.(info);
   const started = performance.now();
   let done = 0;
-  const results = await runSuite(cases, { ...target, registry, concurrency: options.concurrency, retries: options.retries, maxRetryWaitMs: 30_000, faultHeaders: probed.faultHeaders, unsupported, imageModel: options.values.imageModel, imageNMax1: options.imageNMax1 }, (r) => {
-    done++;
-    for (const { reporter } of reporters) reporter.result?.(r, done, cases.length);
-  });
+  const results = await runSuite(
+    cases,
+    {
+      ...target,
+      registry,
+      concurrency: options.concurrency,
+      retries: options.retries,
+      maxRetryWaitMs: 30_000,
+      faultHeaders: probed.faultHeaders,
+      unsupported,
+      imageModel: options.values.imageModel,
+      imageNMax1: options.imageNMax1,
+    },
+    (r) => {
+      done++;
+      for (const { reporter } of reporters) reporter.result?.(r, done, cases.length);
+    },
+  );
   const report = { info, results, summary: summarize(results, Math.round(performance.now() - started)) };
   for (const { reporter, write } of reporters) write(reporter.end(report));
   for (const [file, text] of files) {

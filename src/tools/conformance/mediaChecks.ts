@@ -38,7 +38,9 @@ async function checkPng(c: Case, body: Record<string, unknown> | undefined, how:
     const got = typeof body?.image === 'string' ? pngSize(base64Payload(body.image)) : 'no image in the body';
     if (typeof want === 'string') return undefined; // the input is not a PNG: nothing to compare with
     if (typeof got === 'string') return { expected: `a ${want.width}x${want.height} PNG (the input's size)`, actual: got };
-    return got.width === want.width && got.height === want.height ? undefined : { expected: `a ${want.width}x${want.height} PNG (the input's size)`, actual: `${got.width}x${got.height}` };
+    return got.width === want.width && got.height === want.height
+      ? undefined
+      : { expected: `a ${want.width}x${want.height} PNG (the input's size)`, actual: `${got.width}x${got.height}` };
   }
   const size = typeof req.size === 'string' ? req.size : defaults().images.defaultSize;
   const n = typeof req.n === 'number' ? req.n : 1;

@@ -103,7 +103,11 @@ function oneOf<T extends string>(flag: string, value: string | undefined, allowe
   return value as T;
 }
 
-const list = (values: string[] | undefined) => (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+const list = (values: string[] | undefined) =>
+  (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
 
 /** Parses the command line of `conformance`; 'help' for --help. Throws UsageError on a mistake. */
 export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: NodeJS.ProcessEnv = process.env): ConformanceOptions | 'help' {
@@ -115,9 +119,31 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
     strict: true,
     tokens: true,
     options: {
-      'base-url': S, 'api-key': S, 'path-prefix': S, timeout: S, concurrency: S, retries: S, 'max-body': S, profile: S, only: M, skip: M,
-      'skip-billable': B, unsupported: M, 'fault-headers': S, plan: B, 'image-n-max-1': B, 'chat-model': S, 'image-model': S, 'video-model': S,
-      'voice-id': S, 'cloud-voice': S, 'tts-model': S, 'image-url': S, reporter: M, output: M, help: B,
+      'base-url': S,
+      'api-key': S,
+      'path-prefix': S,
+      timeout: S,
+      concurrency: S,
+      retries: S,
+      'max-body': S,
+      profile: S,
+      only: M,
+      skip: M,
+      'skip-billable': B,
+      unsupported: M,
+      'fault-headers': S,
+      plan: B,
+      'image-n-max-1': B,
+      'chat-model': S,
+      'image-model': S,
+      'video-model': S,
+      'voice-id': S,
+      'cloud-voice': S,
+      'tts-model': S,
+      'image-url': S,
+      reporter: M,
+      output: M,
+      help: B,
     },
   });
   const v = parsed.values;

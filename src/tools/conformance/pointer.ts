@@ -1,6 +1,10 @@
 /** Minimal JSON Pointer (RFC 6901) helpers over plain JSON values, used to build case bodies. */
 
-const parse = (pointer: string): string[] => pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+const parse = (pointer: string): string[] =>
+  pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 
 type Container = Record<string, unknown> | unknown[];
 

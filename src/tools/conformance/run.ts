@@ -54,9 +54,15 @@ async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
   const { request } = c;
   const streamed = c.expect.checks.includes('sse');
   const outgoing = { ...request, streamed };
-  const shown = { method: request.method, url: urlOf(s, request.path), headers: maskHeaders(headersOf(s, outgoing)), ...(request.body !== undefined || request.raw !== undefined ? { body: shortBody(request.raw ?? request.body) } : {}) };
+  const shown = {
+    method: request.method,
+    url: urlOf(s, request.path),
+    headers: maskHeaders(headersOf(s, outgoing)),
+    ...(request.body !== undefined || request.raw !== undefined ? { body: shortBody(request.raw ?? request.body) } : {}),
+  };
   // Every result leaves through here, cleaned: no reporter sees the target's bytes raw, nor the key.
-  const done = (rest: Omit<CaseResult, 'case' | 'request' | 'ms'>): CaseResult => cleanResult({ case: c, request: shown, ms: Math.round(performance.now() - started), ...rest }, [s.apiKey]);
+  const done = (rest: Omit<CaseResult, 'case' | 'request' | 'ms'>): CaseResult =>
+    cleanResult({ case: c, request: shown, ms: Math.round(performance.now() - started), ...rest }, [s.apiKey]);
   const na = notApplicable(c, s);
   if (na) return done({ verdict: 'not-applicable', reason: na, failures: [], attempts: 0 });
   const attemptsAllowed = c.billable ? 1 : 1 + s.retries;
@@ -79,7 +85,14 @@ async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
       // The status and headers passed; the body was cut short (the cap fails body checks in evaluate).
       // An answer was read, so it is judged, not retried: a timeout leaves the body checks unjudged.
       const unjudged = c.expect.checks.filter((check) => BODY_CHECKS.has(check));
-      if (unjudged.length) return done({ verdict: 'inconclusive', reason: `the body ${ex.incomplete.detail}; the ${unjudged.join(', ')} check${unjudged.length > 1 ? 's' : ''} need${unjudged.length > 1 ? '' : 's'} all of it`, status: ex.status, failures, attempts: attempt });
+      if (unjudged.length)
+        return done({
+          verdict: 'inconclusive',
+          reason: `the body ${ex.incomplete.detail}; the ${unjudged.join(', ')} check${unjudged.length > 1 ? 's' : ''} need${unjudged.length > 1 ? '' : 's'} all of it`,
+          status: ex.status,
+          failures,
+          attempts: attempt,
+        });
       return done({ verdict: 'pass', reason: `judged on the status and headers; the body ${ex.incomplete.detail}`, status: ex.status, failures, attempts: attempt });
     }
     reason = ex.error ? `transport error: ${ex.error}` : 'rate limited (429)';
@@ -128,7 +141,14 @@ export async function runSuite(cases: readonly Case[], s: RunSettings, onResult:
   for (const paid of [false, true]) {
     const phase = ordered.filter((c) => c.billable === paid);
     const serial = (c: Case) => c.expect.checks.includes('sse');
-    results.push(...(await pool(phase.filter((c) => !serial(c)), s, s.concurrency, onResult)));
+    results.push(
+      ...(await pool(
+        phase.filter((c) => !serial(c)),
+        s,
+        s.concurrency,
+        onResult,
+      )),
+    );
     results.push(...(await pool(phase.filter(serial), s, 1, onResult)));
   }
   return results;

@@ -1,7 +1,13 @@
 import type { Case, Profile } from './types.js';
 import { UsageError } from './options.js';
 
-const globToRegExp = (glob: string) => new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+const globToRegExp = (glob: string) =>
+  new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 
 /** True when a case matches a pattern: one of its tags, its operation, its id, an id prefix (up to a dot), or a glob over ids. */
 export function matches(c: Case, pattern: string): boolean {
@@ -26,9 +32,13 @@ export function selectCases(all: readonly Case[], s: Selection): { cases: Case[]
 
 /** Checks --only, --skip and --unsupported names against the suite, so a typo is a usage error, not a silent no-op. */
 export function checkNames(all: readonly Case[], s: Selection & { unsupported: readonly string[] }): void {
-  for (const [flag, patterns] of [['only', s.only], ['skip', s.skip]] as const) {
+  for (const [flag, patterns] of [
+    ['only', s.only],
+    ['skip', s.skip],
+  ] as const) {
     for (const p of patterns) if (!all.some((c) => matches(c, p))) throw new UsageError(`--${flag} '${p}' matches no case`);
   }
   const names = new Set(all.flatMap((c) => [c.operation, ...c.tags]));
-  for (const u of s.unsupported) if (!names.has(u)) throw new UsageError(`--unsupported '${u}' is neither an operation nor a tag; operations: ${[...new Set(all.map((c) => c.operation))].join(', ')}`);
+  for (const u of s.unsupported)
+    if (!names.has(u)) throw new UsageError(`--unsupported '${u}' is neither an operation nor a tag; operations: ${[...new Set(all.map((c) => c.operation))].join(', ')}`);
 }

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFORMANCE_DIR } from '../../../src/lib/paths.js';
-import { brokenServer, closeSharedMock, runJson, sharedMock, type Defect } from './harness.js';
+import { brokenServer, closeSharedMock, onEveryPath, runJson, sharedMock, type Defect } from './harness.js';
 
 const test = suite('conformance: each planted defect fails exactly its cases (documented profile)');
 
@@ -29,19 +29,31 @@ const plants: [string, Defect, string[]][] = [
   [
     'accepts temperature above 2 (clamps it)',
     { request: (r) => void (chat(r.path) && typeof r.json?.temperature === 'number' && r.json.temperature > 2 && (r.json.temperature = 2)) },
-    ['chat.temperature.above-maximum'],
+    onEveryPath(['chat.temperature.above-maximum']),
   ],
   ['answers 200 without an Authorization header', { request: (r) => void (r.headers.authorization ??= bearer('sk-mock-default')) }, onEveryOperation('auth.missing')],
-  ['accepts the Basic scheme', { request: (r) => void (r.headers.authorization?.startsWith('Basic ') && (r.headers.authorization = bearer(r.headers.authorization.slice(6)))) }, onEveryOperation('auth.basic')],
-  ['accepts an empty bearer token', { request: (r) => void (/^Bearer\s*$/.test(r.headers.authorization ?? '') && (r.headers.authorization = bearer('sk-mock-default'))) }, onEveryOperation('auth.empty')],
-  ['accepts any well-formed key', { request: (r) => void (r.headers.authorization?.startsWith('Bearer sk-conformance') && (r.headers.authorization = bearer('sk-mock-default'))) }, onEveryOperation('auth.unknown')],
+  [
+    'accepts the Basic scheme',
+    { request: (r) => void (r.headers.authorization?.startsWith('Basic ') && (r.headers.authorization = bearer(r.headers.authorization.slice(6)))) },
+    onEveryOperation('auth.basic'),
+  ],
+  [
+    'accepts an empty bearer token',
+    { request: (r) => void (/^Bearer\s*$/.test(r.headers.authorization ?? '') && (r.headers.authorization = bearer('sk-mock-default'))) },
+    onEveryOperation('auth.empty'),
+  ],
+  [
+    'accepts any well-formed key',
+    { request: (r) => void (r.headers.authorization?.startsWith('Bearer sk-conformance') && (r.headers.authorization = bearer('sk-mock-default'))) },
+    onEveryOperation('auth.unknown'),
+  ],
   [
     'accepts image prompts over 1000 characters (truncates them)',
     { request: (r) => void (r.path.endsWith('/images/generations') && typeof r.json?.prompt === 'string' && (r.json.prompt = r.json.prompt.slice(0, 1000))) },
     ['images.prompt.above-max-length'],
   ],
   ['accepts n = 2 for DALL-E 3', { request: (r) => void (typeof r.json?.n === 'number' && r.json.n > 1 && (r.json.n = 1)) }, ['images.n.above-limit']],
-  ['accepts video durations other than 4, 8, 16', { request: (r) => void (r.json?.duration === 5 && (r.json.duration = 4)) }, ['video.duration.not-in-enum']],
+  ['accepts video durations other than 4, 8, 16', { request: (r) => void (r.json?.duration === 5 && (r.json.duration = 4)) }, onEveryPath(['video.duration.not-in-enum'])],
   [
     'does not require image_url for image_to_video',
     { request: (r) => void (r.json?.mode === 'image_to_video' && r.json.image_url === undefined && (r.json.image_url = 'https://example.com/a.png')) },
@@ -50,34 +62,63 @@ const plants: [string, Defect, string[]][] = [
   [
     'accepts speech rate outside -50..50 (clamps it)',
     { request: (r) => void (typeof r.json?.rate === 'number' && (r.json.rate = Math.max(-50, Math.min(50, r.json.rate)))) },
-    ['speech.rate.above-maximum', 'speech.rate.below-minimum'],
+    onEveryPath(['speech.rate.above-maximum', 'speech.rate.below-minimum']),
   ],
   [
     'accepts TTS text over 2500 characters (truncates it)',
     { request: (r) => void (r.path.endsWith('/tts') && typeof r.json?.text === 'string' && (r.json.text = r.json.text.slice(0, 2500))) },
     ['tts.text.above-max-length'],
   ],
-  ['fills in missing chat messages', { request: (r) => void (chat(r.path) && r.json && r.json.messages === undefined && (r.json.messages = [{ role: 'user', content: 'hi' }])) }, ['chat.messages.missing']],
-  ['rejects temperature 2 (an exclusive maximum)', { request: (r) => void (chat(r.path) && r.json?.temperature === 2 && (r.json.temperature = 3)) }, ['chat.temperature.at-maximum']],
+  [
+    'fills in missing chat messages',
+    { request: (r) => void (chat(r.path) && r.json && r.json.messages === undefined && (r.json.messages = [{ role: 'user', content: 'hi' }])) },
+    onEveryPath(['chat.messages.missing']),
+  ],
+  [
+    'rejects temperature 2 (an exclusive maximum)',
+    { request: (r) => void (chat(r.path) && r.json?.temperature === 2 && (r.json.temperature = 3)) },
+    ['chat.temperature.at-maximum'],
+  ],
   // Defects a type check at the top level alone lets through.
   [
     'does not type-check stop items (turns them into strings)',
     { request: (r) => void (chat(r.path) && Array.isArray(r.json?.stop) && (r.json.stop = r.json.stop.map((s) => (typeof s === 'string' ? s : JSON.stringify(s))))) },
-    wrongTypes('chat.stop.0', ['', 'boolean', 'null', 'object', 'array']),
+    onEveryPath(wrongTypes('chat.stop.0', ['', 'boolean', 'null', 'object', 'array'])),
   ],
   [
     'accepts message content of any type (turns it into a string)',
-    { request: (r) => void (chat(r.path) && Array.isArray(r.json?.messages) && r.json.messages.forEach((m: { content?: unknown }) => m && typeof m === 'object' && m.content !== undefined && typeof m.content !== 'string' && (m.content = JSON.stringify(m.content)))) },
-    wrongTypes('chat.messages.0.content', ['', 'boolean', 'null', 'object', 'array']),
+    {
+      request: (r) =>
+        void (
+          chat(r.path) &&
+          Array.isArray(r.json?.messages) &&
+          r.json.messages.forEach(
+            (m: { content?: unknown }) => m && typeof m === 'object' && m.content !== undefined && typeof m.content !== 'string' && (m.content = JSON.stringify(m.content)),
+          )
+        ),
+    },
+    onEveryPath(wrongTypes('chat.messages.0.content', ['', 'boolean', 'null', 'object', 'array'])),
   ],
   [
     'coerces a numeric string temperature ("0.5") to a number',
-    { request: (r) => void (chat(r.path) && typeof r.json?.temperature === 'string' && /^\d+(\.\d+)?$/.test(r.json.temperature) && (r.json.temperature = Number(r.json.temperature))) },
-    ['chat.temperature.wrong-type-string-form'],
+    {
+      request: (r) =>
+        void (chat(r.path) && typeof r.json?.temperature === 'string' && /^\d+(\.\d+)?$/.test(r.json.temperature) && (r.json.temperature = Number(r.json.temperature))),
+    },
+    onEveryPath(['chat.temperature.wrong-type-string-form']),
   ],
   [
     'accepts any string as the image to edit (reads it as a blank image)',
-    { request: (r) => void (r.path.endsWith('/image-edit') && typeof r.json?.image === 'string' && r.json.image !== PNG && r.json.image !== `data:image/png;base64,${PNG}` && (r.json.image = PNG)) },
+    {
+      request: (r) =>
+        void (
+          r.path.endsWith('/image-edit') &&
+          typeof r.json?.image === 'string' &&
+          r.json.image !== PNG &&
+          r.json.image !== `data:image/png;base64,${PNG}` &&
+          (r.json.image = PNG)
+        ),
+    },
     ['edit.image.bad-format', 'edit.image.data-uri-not-an-image', 'edit.image.data-uri-without-base64-marker', 'edit.image.data-uri-wrong-media-type', 'edit.image.not-an-image'],
   ],
   [
@@ -119,7 +160,10 @@ for (const [name, defect, expected] of plants) {
 test('answers 422 instead of 400 -> exactly the cases expecting 400 fail', async () => {
   const { code, failed, all } = await failuresWith({ response: (res) => void (res.status === 400 && (res.status = 422)) });
   const { report } = await runJson((await sharedMock()).url);
-  const expecting400 = report.cases.filter((c) => c.expected.status === 400 && c.verdict !== 'not-applicable').map((c) => c.id).sort();
+  const expecting400 = report.cases
+    .filter((c) => c.expected.status === 400 && c.verdict !== 'not-applicable')
+    .map((c) => c.id)
+    .sort();
   assert.ok(expecting400.length > 50);
   assert.equal(failed, expecting400);
   assert.is(code, 1);

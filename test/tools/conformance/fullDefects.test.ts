@@ -15,7 +15,11 @@ async function fullRun(defect: Defect, only: string, extra: string[] = []): Prom
   }
 }
 
-const failureOf = (report: JsonReport, id: string) => report.cases.find((c) => c.id === id)!.failures.map((f) => `${f.check}: ${f.actual}`).join(' | ');
+const failureOf = (report: JsonReport, id: string) =>
+  report.cases
+    .find((c) => c.id === id)!
+    .failures.map((f) => `${f.check}: ${f.actual}`)
+    .join(' | ');
 const isStream = (headers: Record<string, unknown>) => /event-stream/.test(String(headers['content-type']));
 
 test('a buffering proxy (the stream arrives in one piece) fails chat.stream on incremental delivery', async () => {
@@ -26,14 +30,29 @@ test('a buffering proxy (the stream arrives in one piece) fails chat.stream on i
 });
 
 test('a second data: [DONE] fails chat.stream on the grammar', async () => {
-  const { failed, report } = await fullRun({ bufferStreams: true, response: (res) => void (isStream(res.headers) && (res.body = Buffer.concat([res.body, Buffer.from('data: [DONE]\n\n')]))) }, 'chat.stream');
+  const { failed, report } = await fullRun(
+    { bufferStreams: true, response: (res) => void (isStream(res.headers) && (res.body = Buffer.concat([res.body, Buffer.from('data: [DONE]\n\n')]))) },
+    'chat.stream',
+  );
   assert.equal(failed, ['chat.stream']);
   assert.match(failureOf(report, 'chat.stream'), /exactly one 'data: \[DONE\]', found 2/);
 });
 
 test('a stream without the role in its first chunk and two finish_reasons fails chat.stream', async () => {
   const { failed, report } = await fullRun(
-    { bufferStreams: true, response: (res) => void (isStream(res.headers) && (res.body = Buffer.from(res.body.toString().replace('"role":"assistant",', '').replace(/"finish_reason":null/g, '"finish_reason":"stop"')))) },
+    {
+      bufferStreams: true,
+      response: (res) =>
+        void (
+          isStream(res.headers) &&
+          (res.body = Buffer.from(
+            res.body
+              .toString()
+              .replace('"role":"assistant",', '')
+              .replace(/"finish_reason":null/g, '"finish_reason":"stop"'),
+          ))
+        ),
+    },
     'chat.stream',
   );
   assert.equal(failed, ['chat.stream']);
@@ -42,8 +61,15 @@ test('a stream without the role in its first chunk and two finish_reasons fails 
 });
 
 test('plain-text error bodies fail every error case of the operation on the envelope, and nothing else', async () => {
-  const { failed, report } = await fullRun({ response: (res) => void (res.status >= 400 && ((res.body = Buffer.from('Bad Request')), (res.headers['content-type'] = 'text/plain'))) }, 'me', ['--fault-headers', 'on']);
-  const errors = report.cases.filter((c) => c.expected.status >= 400 && c.verdict !== 'not-applicable').map((c) => c.id).sort();
+  const { failed, report } = await fullRun(
+    { response: (res) => void (res.status >= 400 && ((res.body = Buffer.from('Bad Request')), (res.headers['content-type'] = 'text/plain'))) },
+    'me',
+    ['--fault-headers', 'on'],
+  );
+  const errors = report.cases
+    .filter((c) => c.expected.status >= 400 && c.verdict !== 'not-applicable')
+    .map((c) => c.id)
+    .sort();
   assert.equal(failed, errors);
   assert.ok(errors.includes('auth.missing.me') && errors.includes('fault.500.me'));
   assert.match(failureOf(report, 'auth.missing.me'), /error-envelope/);
@@ -66,28 +92,40 @@ test('responses without x-request-id fail every case', async () => {
 
 test('a chat completion without choices fails the success schema of the non-streamed 200 cases', async () => {
   const { failed, report } = await fullRun(
-    { response: (res, req) => void (res.status === 200 && req.path.endsWith('/chat/completions') && (res.body = Buffer.from(JSON.stringify({ ...JSON.parse(res.body.toString()), choices: undefined })))) },
+    {
+      response: (res, req) =>
+        void (res.status === 200 && req.path.endsWith('/chat/completions') && (res.body = Buffer.from(JSON.stringify({ ...JSON.parse(res.body.toString()), choices: undefined })))),
+    },
     'chat.minimal,chat.maximal,chat.temperature',
   );
-  assert.equal(failed, ['chat.maximal', 'chat.minimal', 'chat.temperature.at-maximum', 'chat.temperature.at-minimum']);
+  assert.equal(failed, ['chat.maximal', 'chat.minimal', 'chat.temperature.at-maximum', 'chat.temperature.at-minimum', 'chat.temperature.fraction']);
   assert.match(failureOf(report, 'chat.minimal'), /success-schema: .*choices/);
 });
 
 test('images of the wrong size fail the size cases on the PNG check', async () => {
-  const { failed, report } = await fullRun({ response: (res) => void (res.body = Buffer.from(res.body.toString('latin1').replace(/\/1792x1024\//g, '/1024x1024/'), 'latin1')) }, 'images.size');
+  const { failed, report } = await fullRun(
+    { response: (res) => void (res.body = Buffer.from(res.body.toString('latin1').replace(/\/1792x1024\//g, '/1024x1024/'), 'latin1')) },
+    'images.size',
+  );
   assert.equal(failed, ['images.size.enum-1792x1024']);
   assert.match(failureOf(report, 'images.size.enum-1792x1024'), /png-size: a PNG of 1024x1024/);
 });
 
 test('a video shorter than asked fails the 16-second case on the MP4 check', async () => {
-  const { failed, report } = await fullRun({ response: (res) => void (res.body = Buffer.from(res.body.toString('latin1').replace(/\/16\/(\d+)\.mp4/g, '/8/$1.mp4'), 'latin1')) }, 'video.duration');
+  const { failed, report } = await fullRun(
+    { response: (res) => void (res.body = Buffer.from(res.body.toString('latin1').replace(/\/16\/(\d+)\.mp4/g, '/8/$1.mp4'), 'latin1')) },
+    'video.duration',
+  );
   assert.equal(failed, ['video.duration.enum-16']);
   assert.match(failureOf(report, 'video.duration.enum-16'), /mp4: 8\.00 s long/);
 });
 
 test('undecodable MP3 bytes fail every successful TTS case on the audio check', async () => {
   const { failed, report } = await fullRun({ response: (res) => void (res.headers['content-type'] === 'audio/mpeg' && (res.body = Buffer.alloc(512, 7))) }, 'voice.tts');
-  const ok = report.cases.filter((c) => c.expected.status === 200).map((c) => c.id).sort();
+  const ok = report.cases
+    .filter((c) => c.expected.status === 200)
+    .map((c) => c.id)
+    .sort();
   assert.ok(ok.length >= 5);
   assert.equal(failed, ok);
   assert.match(failureOf(report, 'tts.minimal'), /audio/);

@@ -50,8 +50,7 @@ export async function closeSharedMock(): Promise<void> {
   mock = undefined;
 }
 
-const listen = (server: Server) =>
-  new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+const listen = (server: Server) => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 
 /** Starts a proxy to the shared mock with the defect planted. */
 export async function brokenServer(defect: Defect = {}, upstream?: string): Promise<BrokenServer> {
@@ -127,14 +126,51 @@ export async function runCli(argv: string[]): Promise<RunOutput> {
 }
 
 /** Runs the suite against a URL with the JSON reporter and returns the ids by verdict. */
-export async function runJson(url: string, extra: string[] = [], key = 'sk-mock-default'): Promise<{ code: number; failed: string[]; verdicts: Map<string, string>; report: JsonReport }> {
+export async function runJson(
+  url: string,
+  extra: string[] = [],
+  key = 'sk-mock-default',
+): Promise<{ code: number; failed: string[]; verdicts: Map<string, string>; report: JsonReport }> {
   const out = await runCli(['--base-url', url, '--api-key', key, '--reporter', 'json', ...extra]);
   const report = JSON.parse(out.stdout) as JsonReport;
-  return { code: out.code, failed: report.cases.filter((c) => c.verdict === 'fail').map((c) => c.id).sort(), verdicts: new Map(report.cases.map((c) => [c.id, c.verdict])), report };
+  return {
+    code: out.code,
+    failed: report.cases
+      .filter((c) => c.verdict === 'fail')
+      .map((c) => c.id)
+      .sort(),
+    verdicts: new Map(report.cases.map((c) => [c.id, c.verdict])),
+    report,
+  };
 }
 
 /** The parts of the JSON report the tests read. */
 export interface JsonReport {
   summary: { total: number; passed: number; failed: number; inconclusive: number; notApplicable: number; billable: number };
-  cases: { id: string; operation: string; verdict: string; reason?: string; expected: { status: number; checks: string[] }; failures: { check: string; expected: string; actual: string }[]; attempts: number; tags: string[]; billable: boolean }[];
+  cases: {
+    id: string;
+    operation: string;
+    verdict: string;
+    reason?: string;
+    expected: { status: number; checks: string[] };
+    failures: { check: string; expected: string; actual: string }[];
+    attempts: number;
+    tags: string[];
+    billable: boolean;
+  }[];
+}
+
+/**
+ * The ids of invalid cases together with their copies on the other paths the suite tries them on
+ * (chat with stream true, video in image_to_video mode, cloud speech with SSML).
+ */
+export function onEveryPath(ids: string[]): string[] {
+  const paths: Record<string, string> = { chat: 'chat@stream', video: 'video@image', speech: 'speech@ssml' };
+  return ids
+    .flatMap((id) => {
+      const [prefix, ...rest] = id.split('.');
+      const other = paths[prefix!];
+      return other ? [id, [other, ...rest].join('.')] : [id];
+    })
+    .sort();
 }

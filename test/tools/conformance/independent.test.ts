@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runJson } from './harness.js';
+import { onEveryPath, runJson } from './harness.js';
 import { INDEPENDENT_FLAGS, startIndependent, type Plant } from './independent.js';
 
 const test = suite('conformance: an independent implementation of the API document (other bodies, models, key)');
@@ -24,13 +24,17 @@ test('a correct implementation with different bodies passes the documented profi
 });
 
 const plants: [string, Plant, string[]][] = [
-  ['accepts the Basic scheme', { acceptBasic: true }, ['auth.basic.chat', 'auth.basic.edit', 'auth.basic.images', 'auth.basic.me', 'auth.basic.speech', 'auth.basic.tts', 'auth.basic.video']],
+  [
+    'accepts the Basic scheme',
+    { acceptBasic: true },
+    ['auth.basic.chat', 'auth.basic.edit', 'auth.basic.images', 'auth.basic.me', 'auth.basic.speech', 'auth.basic.tts', 'auth.basic.video'],
+  ],
   ['answers GET /v1/me without a key', { meWithoutKey: true }, ['auth.missing.me']],
-  ['accepts temperature up to 3', { temperatureMax: 3 }, ['chat.temperature.above-maximum']],
-  ['accepts any video duration from a list with 5 in it', { durations: [4, 5, 8, 16] }, ['video.duration.not-in-enum']],
+  ['accepts temperature up to 3', { temperatureMax: 3 }, onEveryPath(['chat.temperature.above-maximum'])],
+  ['accepts any video duration from a list with 5 in it', { durations: [4, 5, 8, 16] }, onEveryPath(['video.duration.not-in-enum'])],
   ['does not require image_url for image_to_video', { imageUrlOptional: true }, ['video.image_to_video.without-image_url']],
   ['ignores the n limit', { ignoreN: true }, ['images.n.above-limit']],
-  ['does not check pitch', { pitchUnchecked: true }, ['speech.pitch.above-maximum', 'speech.pitch.below-minimum']],
+  ['does not check pitch', { pitchUnchecked: true }, onEveryPath(['speech.pitch.above-maximum', 'speech.pitch.below-minimum'])],
   ['allows 2600 characters of TTS text', { textMax: 2600 }, ['tts.text.above-max-length']],
   ['rejects the data-URI image', { dataUriRejected: true }, ['edit.image.data-uri']],
 ];

@@ -23,13 +23,21 @@ const KEY = 'indie-key-1234567890';
 type Body = Record<string, unknown>;
 type Rule = (b: Body) => string | undefined;
 
-const str = (f: string, required = false): Rule => (b) => (b[f] === undefined ? (required ? `${f} is required` : undefined) : typeof b[f] === 'string' ? undefined : `${f} must be a string`);
-const num = (f: string, min = -Infinity, max = Infinity): Rule => (b) => {
-  const v = b[f];
-  if (v === undefined) return undefined;
-  return typeof v !== 'number' ? `${f} must be a number` : v < min || v > max ? `${f} out of range` : undefined;
-};
-const oneOf = (f: string, values: unknown[], required = false): Rule => (b) => (b[f] === undefined ? (required ? `${f} is required` : undefined) : values.includes(b[f]) ? undefined : `${f} not allowed`);
+const str =
+  (f: string, required = false): Rule =>
+  (b) =>
+    b[f] === undefined ? (required ? `${f} is required` : undefined) : typeof b[f] === 'string' ? undefined : `${f} must be a string`;
+const num =
+  (f: string, min = -Infinity, max = Infinity): Rule =>
+  (b) => {
+    const v = b[f];
+    if (v === undefined) return undefined;
+    return typeof v !== 'number' ? `${f} must be a number` : v < min || v > max ? `${f} out of range` : undefined;
+  };
+const oneOf =
+  (f: string, values: unknown[], required = false): Rule =>
+  (b) =>
+    b[f] === undefined ? (required ? `${f} is required` : undefined) : values.includes(b[f]) ? undefined : `${f} not allowed`;
 const chars = (s: unknown) => (typeof s === 'string' ? [...s].length : 0);
 const isObject = (v: unknown): v is Body => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -49,31 +57,63 @@ function rules(p: Plant): Record<string, Rule[]> {
   return {
     '/text-provider/chat/completions': [
       oneOf('model', ['indie-chat'], true),
-      (b) => (!Array.isArray(b.messages) ? 'messages must be an array' : b.messages.every((m) => isObject(m) && typeof m.role === 'string' && typeof m.content === 'string') ? undefined : 'bad message'),
-      num('temperature', 0, p.temperatureMax ?? 2), num('top_p', 0, 1), num('max_tokens'),
+      (b) =>
+        !Array.isArray(b.messages)
+          ? 'messages must be an array'
+          : b.messages.every((m) => isObject(m) && typeof m.role === 'string' && typeof m.content === 'string')
+            ? undefined
+            : 'bad message',
+      num('temperature', 0, p.temperatureMax ?? 2),
+      num('top_p', 0, 1),
+      num('max_tokens'),
       (b) => (b.stream === undefined || typeof b.stream === 'boolean' ? undefined : 'stream must be a boolean'),
       (b) => (b.stop === undefined || (Array.isArray(b.stop) && b.stop.every((s) => typeof s === 'string')) ? undefined : 'stop must be an array of strings'),
     ],
     '/text-provider/images/generations': [
-      oneOf('model', ['indie-image'], true), str('prompt', true), (b) => (chars(b.prompt) > 1000 ? 'prompt too long' : undefined),
-      oneOf('size', ['1024x1024', '1792x1024', '1024x1792']), oneOf('quality', ['standard', 'hd']), oneOf('style', ['natural', 'vivid']),
+      oneOf('model', ['indie-image'], true),
+      str('prompt', true),
+      (b) => (chars(b.prompt) > 1000 ? 'prompt too long' : undefined),
+      oneOf('size', ['1024x1024', '1792x1024', '1024x1792']),
+      oneOf('quality', ['standard', 'hd']),
+      oneOf('style', ['natural', 'vivid']),
       num('n', -Infinity, p.ignoreN ? Infinity : 1),
     ],
     '/image-provider/image-edit': [
-      str('prompt', true), str('image', true), (b) => (isImage(b.image) ? undefined : 'image must be a base64 image'),
+      str('prompt', true),
+      str('image', true),
+      (b) => (isImage(b.image) ? undefined : 'image must be a base64 image'),
       (b) => (p.dataUriRejected && String(b.image).startsWith('data:') ? 'no data URIs' : undefined),
     ],
     '/video-provider/generate': [
-      oneOf('model', ['indie-video'], true), oneOf('mode', ['text_to_video', 'image_to_video'], true), str('prompt', true), str('image_url'),
+      oneOf('model', ['indie-video'], true),
+      oneOf('mode', ['text_to_video', 'image_to_video'], true),
+      str('prompt', true),
+      str('image_url'),
       (b) => (b.image_url === undefined || isUrl(b.image_url) ? undefined : 'image_url must be a URL'),
       (b) => (b.mode === 'image_to_video' && b.image_url === undefined && !p.imageUrlOptional ? 'image_url is required' : undefined),
-      oneOf('duration', p.durations ?? [4, 8, 16]), oneOf('resolution', ['768x768', '1280x768', '768x1280']), num('seed'),
+      oneOf('duration', p.durations ?? [4, 8, 16]),
+      oneOf('resolution', ['768x768', '1280x768', '768x1280']),
+      num('seed'),
     ],
     '/voice-provider/tts': [
-      str('text', true), (b) => (chars(b.text) > (p.textMax ?? 2500) ? 'text too long' : undefined), oneOf('voice_id', ['nova'], true), str('model_id'),
-      (b) => (b.voice_settings === undefined ? undefined : !isObject(b.voice_settings) ? 'voice_settings must be an object' : num('stability')(b.voice_settings) ?? num('similarity_boost')(b.voice_settings)),
+      str('text', true),
+      (b) => (chars(b.text) > (p.textMax ?? 2500) ? 'text too long' : undefined),
+      oneOf('voice_id', ['nova'], true),
+      str('model_id'),
+      (b) =>
+        b.voice_settings === undefined
+          ? undefined
+          : !isObject(b.voice_settings)
+            ? 'voice_settings must be an object'
+            : (num('stability')(b.voice_settings) ?? num('similarity_boost')(b.voice_settings)),
     ],
-    '/cloud-provider/speech': [str('text', true), oneOf('voice', ['en-GB-IndieNeural'], true), str('style'), num('rate', -50, 50), num('pitch', p.pitchUnchecked ? -Infinity : -50, p.pitchUnchecked ? Infinity : 50)],
+    '/cloud-provider/speech': [
+      str('text', true),
+      oneOf('voice', ['en-GB-IndieNeural'], true),
+      str('style'),
+      num('rate', -50, 50),
+      num('pitch', p.pitchUnchecked ? -Infinity : -50, p.pitchUnchecked ? Infinity : 50),
+    ],
   };
 }
 
@@ -113,4 +153,16 @@ export async function startIndependent(plant: Plant = {}): Promise<{ url: string
 }
 
 /** The flags that point the runner at the independent implementation's models and voices. */
-export const INDEPENDENT_FLAGS = ['--chat-model', 'indie-chat', '--image-model', 'indie-image', '--image-n-max-1', '--video-model', 'indie-video', '--voice-id', 'nova', '--cloud-voice', 'en-GB-IndieNeural'];
+export const INDEPENDENT_FLAGS = [
+  '--chat-model',
+  'indie-chat',
+  '--image-model',
+  'indie-image',
+  '--image-n-max-1',
+  '--video-model',
+  'indie-video',
+  '--voice-id',
+  'nova',
+  '--cloud-voice',
+  'en-GB-IndieNeural',
+];

@@ -16,11 +16,21 @@ test('defaults: documented profile, pretty on stdout, small concurrency, the cat
   assert.is(o.concurrency, 4);
   assert.is(o.faultHeaders, 'auto');
   assert.equal(o.reporters, [{ name: 'pretty' }]);
-  assert.equal(o.values, { chatModel: 'gpt-4o', imageModel: 'dall-e-3', videoModel: 'gen3a_turbo', voiceId: 'rachel', cloudVoice: 'en-US-JennyNeural', ttsModel: 'eleven_multilingual_v2', imageUrl: 'https://example.com/image.png' });
+  assert.equal(o.values, {
+    chatModel: 'gpt-4o',
+    imageModel: 'dall-e-3',
+    videoModel: 'gen3a_turbo',
+    voiceId: 'rachel',
+    cloudVoice: 'en-US-JennyNeural',
+    ttsModel: 'eleven_multilingual_v2',
+    imageUrl: 'https://example.com/image.png',
+  });
 });
 
 test('the key may come from CONFORMANCE_API_KEY; --output binds to the reporter before it; lists split on commas', () => {
-  const o = parse(['--base-url', 'http://h', '--reporter', 'junit', '--output', 'j.xml', '--reporter', 'tap', '--only', 'a,b', '--only', 'c', '--chat-model', 'm'], { CONFORMANCE_API_KEY: 'from-env' });
+  const o = parse(['--base-url', 'http://h', '--reporter', 'junit', '--output', 'j.xml', '--reporter', 'tap', '--only', 'a,b', '--only', 'c', '--chat-model', 'm'], {
+    CONFORMANCE_API_KEY: 'from-env',
+  });
   assert.is(o.apiKey, 'from-env');
   assert.equal(o.reporters, [{ name: 'junit', output: 'j.xml' }, { name: 'tap' }]);
   assert.equal(o.only, ['a', 'b', 'c']);
@@ -42,7 +52,11 @@ test('cost: units per operation and their text', () => {
 });
 
 test('masking: authorization tokens, secrets in any text, long strings cut', () => {
-  assert.equal(maskHeaders({ authorization: 'Bearer sk-abcdefghijklmnop', authorization2: 'x', Authorization: 'Bearer ' }), { authorization: 'Bearer sk-a...mnop', authorization2: 'x', Authorization: 'Bearer ' });
+  assert.equal(maskHeaders({ authorization: 'Bearer sk-abcdefghijklmnop', authorization2: 'x', Authorization: 'Bearer ' }), {
+    authorization: 'Bearer sk-a...mnop',
+    authorization2: 'x',
+    Authorization: 'Bearer ',
+  });
   assert.is(redact('key=sk-abcdefghijklmnop; again sk-abcdefghijklmnop', ['sk-abcdefghijklmnop', '']), 'key=sk-a...mnop; again sk-a...mnop');
   assert.equal(shortBody({ a: ['x'.repeat(100)], b: 1 }), { a: [`${'x'.repeat(40)}... (100 characters)`], b: 1 });
 });

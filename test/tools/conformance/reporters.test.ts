@@ -36,8 +36,30 @@ test.before(async () => {
   try {
     const files = { json: join(dir, 'r.json'), junit: join(dir, 'sub', 'r.xml'), tap: join(dir, 'r.tap') };
     const out = await runCli([
-      '--base-url', server.url, '--api-key', SECRET, '--only', 'chat.temperature,auth.basic.chat,auth.basic.me,images.n', '--image-model', 'gpt-image-1', '--retries', '0',
-      '--reporter', 'pretty', '--reporter', 'json', '--output', files.json, '--reporter', 'junit', '--output', files.junit, '--reporter', 'tap', '--output', files.tap,
+      '--base-url',
+      server.url,
+      '--api-key',
+      SECRET,
+      '--only',
+      'chat.temperature,auth.basic.chat,auth.basic.me,images.n',
+      '--image-model',
+      'gpt-image-1',
+      '--retries',
+      '0',
+      '--reporter',
+      'pretty',
+      '--reporter',
+      'json',
+      '--output',
+      files.json,
+      '--reporter',
+      'junit',
+      '--output',
+      files.junit,
+      '--reporter',
+      'tap',
+      '--output',
+      files.tap,
     ]);
     assert.is(out.code, 1);
     outputs.pretty = out.stdout;
@@ -83,7 +105,12 @@ test('pretty: progress marks, the failure with request, expected, actual and rul
 test('JUnit XML: well-formed, one testsuite per operation, one testcase per case, failures and skips', () => {
   assert.is(XMLValidator.validate(outputs.junit!), true);
   const doc = new XMLParser({ ignoreAttributes: false, isArray: (name) => ['testsuite', 'testcase'].includes(name) }).parse(outputs.junit!) as {
-    testsuites: { '@_tests': string; '@_failures': string; '@_skipped': string; testsuite: { '@_name': string; '@_tests': string; testcase: { '@_name': string; failure?: unknown; skipped?: unknown }[] }[] };
+    testsuites: {
+      '@_tests': string;
+      '@_failures': string;
+      '@_skipped': string;
+      testsuite: { '@_name': string; '@_tests': string; testcase: { '@_name': string; failure?: unknown; skipped?: unknown }[] }[];
+    };
   };
   const root = doc.testsuites;
   assert.is(Number(root['@_tests']), report.summary.total);

@@ -2,7 +2,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkChatStream, parseSse } from '../../../src/tools/conformance/sse.js';
 
-const chunk = (delta: object, finish: string | null = null, id = 'c1') => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+const chunk = (delta: object, finish: string | null = null, id = 'c1') =>
+  `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 const good = chunk({ role: 'assistant', content: '' }) + chunk({ content: 'Hi' }) + chunk({}, 'stop') + 'data: [DONE]\n\n';
 const ok = () => undefined;
 const check = (text: string, reads?: number[]) => checkChatStream(Buffer.from(text), reads, ok);

@@ -10,7 +10,15 @@ import { CONFORMANCE_DIR } from '../../../src/lib/paths.js';
 import { SchemaRegistry } from '../../../src/contract/schemas.js';
 
 const registry = new SchemaRegistry();
-const theirs: SuiteValues = { chatModel: 'their-chat', imageModel: 'their-image', videoModel: 'their-video', voiceId: 'their-voice', cloudVoice: 'xx-XX-TheirNeural', ttsModel: 'their-tts', imageUrl: 'https://images.example/a.png' };
+const theirs: SuiteValues = {
+  chatModel: 'their-chat',
+  imageModel: 'their-image',
+  videoModel: 'their-video',
+  voiceId: 'their-voice',
+  cloudVoice: 'xx-XX-TheirNeural',
+  ttsModel: 'their-tts',
+  imageUrl: 'https://images.example/a.png',
+};
 const { cases } = loadSuite(registry, theirs);
 const documented = cases.filter((c) => c.profile === 'documented');
 
@@ -27,20 +35,48 @@ test('the documented profile names no model, voice or fault header of the mock: 
 test('billable means a 200 on a paid operation, and every billable case has a cost', () => {
   for (const c of cases) {
     assert.is(c.billable, c.expect.status === 200 && isPaid(c.operation), c.id);
-    if (c.billable) assert.ok(Object.values(c.cost).some((v) => v > 0), c.id);
+    if (c.billable)
+      assert.ok(
+        Object.values(c.cost).some((v) => v > 0),
+        c.id,
+      );
   }
   const chat = cases.filter((c) => c.billable && c.operation === 'chat.completions');
-  assert.ok(chat.every((c) => c.cost.tokens === 1), 'paid chat cases use max_tokens 1');
-  assert.ok(cases.filter((c) => c.billable && c.operation === 'video.generate').every((c) => c.cost.videoSeconds === 4 || c.tags.includes('enums')), 'paid video cases use duration 4');
+  assert.ok(
+    chat.every((c) => c.cost.tokens === 1),
+    'paid chat cases use max_tokens 1',
+  );
+  assert.ok(
+    cases.filter((c) => c.billable && c.operation === 'video.generate').every((c) => c.cost.videoSeconds === 4 || c.tags.includes('enums')),
+    'paid video cases use duration 4',
+  );
 });
 
 test('every rule of the Limits table, the auth cases and the conditional image_url have documented cases', () => {
   const ids = new Set(documented.map((c) => c.id));
   const wanted = [
-    'images.prompt.above-max-length', 'images.prompt.at-max-length', 'tts.text.above-max-length', 'tts.text.at-max-length', 'images.n.above-limit', 'images.n.at-limit',
-    'chat.temperature.above-maximum', 'chat.temperature.below-minimum', 'chat.temperature.at-maximum', 'chat.temperature.at-minimum',
-    'chat.top_p.above-maximum', 'chat.top_p.below-minimum', 'speech.rate.above-maximum', 'speech.rate.below-minimum', 'speech.pitch.above-maximum', 'speech.pitch.below-minimum',
-    'video.duration.not-in-enum', 'video.duration.enum-8', 'video.duration.enum-16', 'video.image_to_video.without-image_url', 'video.image_to_video.with-image_url', 'edit.image.data-uri',
+    'images.prompt.above-max-length',
+    'images.prompt.at-max-length',
+    'tts.text.above-max-length',
+    'tts.text.at-max-length',
+    'images.n.above-limit',
+    'images.n.at-limit',
+    'chat.temperature.above-maximum',
+    'chat.temperature.below-minimum',
+    'chat.temperature.at-maximum',
+    'chat.temperature.at-minimum',
+    'chat.top_p.above-maximum',
+    'chat.top_p.below-minimum',
+    'speech.rate.above-maximum',
+    'speech.rate.below-minimum',
+    'speech.pitch.above-maximum',
+    'speech.pitch.below-minimum',
+    'video.duration.not-in-enum',
+    'video.duration.enum-8',
+    'video.duration.enum-16',
+    'video.image_to_video.without-image_url',
+    'video.image_to_video.with-image_url',
+    'edit.image.data-uri',
     ...['missing', 'basic', 'empty', 'unknown'].flatMap((a) => ['chat', 'images', 'edit', 'video', 'tts', 'speech', 'me'].map((p) => `auth.${a}.${p}`)),
   ];
   for (const id of wanted) assert.ok(ids.has(id), id);

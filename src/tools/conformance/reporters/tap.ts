@@ -1,7 +1,11 @@
 import { countsLine, requestLines, type Report, type Reporter } from '../report.js';
 
 // YAML block scalars hold any text; indentation keeps it inside the diagnostic block.
-const block = (text: string, indent: string) => `|-\n${text.split('\n').map((l) => `${indent}${l}`).join('\n')}`;
+const block = (text: string, indent: string) =>
+  `|-\n${text
+    .split('\n')
+    .map((l) => `${indent}${l}`)
+    .join('\n')}`;
 const directive = (s: string) => s.replace(/[#\n\\]/g, ' ');
 
 /** TAP version 13: a plan line, one test point per case, YAML diagnostics for failures; inconclusive and not applicable are SKIP. */
