@@ -93,7 +93,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const serve: Middleware = async function serve(ctx) {
     const checked = (ctx.req as CheckedRequest)[CHECKED];
     const started = checked?.started ?? performance.now();
-    const state = (ctx.state = requestState(requestIdFor(ctx.req.headers['x-request-id']), checked?.op, checked?.key));
+    const state = (ctx.state = requestState(requestIdFor(ctx.req.headers['x-request-id'], services.secrets), checked?.op, checked?.key));
     beginResponse(ctx.res, state.requestId);
     let path = checked?.path;
     try {
@@ -105,11 +105,11 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
       }
       if (state.operation) {
         const refused = await runSteps(perOperation, ctx, state);
-        if (refused) renderError(ctx, state, refused, report);
+        if (refused) renderError(ctx, state, refused, report, services.secrets.json);
         else await respond(ctx, state);
       }
     } catch (thrown) {
-      renderError(ctx, state, thrown, report);
+      renderError(ctx, state, thrown, report, services.secrets.json);
     } finally {
       state.release?.();
       reportRequest(observers, ctx.req, path ?? ctx.path, state, ctx.status, started, ctx.res);
@@ -122,7 +122,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const koa = app.callback();
 
   const refuse = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
-    const state = requestState(requestIdFor(req.headers['x-request-id']), op, undefined, err);
+    const state = requestState(requestIdFor(req.headers['x-request-id'], services.secrets), op, undefined, err);
     sendFirstError(res, state.requestId, err);
     try {
       reportRequest(observers, req, path, state, err.status, started, res);

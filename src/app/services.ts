@@ -12,7 +12,7 @@ import { RedisState } from '../domain/state/redis.js';
 import type { StateStore } from '../domain/state/store.js';
 import { RateLimiter } from '../domain/rateLimits/limiter.js';
 import { loadReplyRules } from '../domain/replyRules.js';
-import { configSecrets } from '../domain/secrets.js';
+import { configSecrets, echoMask } from '../domain/secrets.js';
 import type { Services, VideoTask } from '../domain/services.js';
 import type { Clock } from '../domain/clock.js';
 import { faultable, operations } from '../contract/operations.js';
@@ -82,5 +82,6 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
     bodyBudget: new BodyBudget(config.bodyMemory, limits.requests.largeBodyBytes),
     clock,
     replyRules: loadReplyRules(schemas, config.replyRules),
+    secrets: echoMask(configSecrets(config)),
   };
 }

@@ -4,6 +4,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { FaultRules } from './faults/rules.js';
 import type { Journal } from './journal.js';
+import type { EchoMask } from './secrets.js';
 import type { KeyState } from './keys.js';
 import type { Limits } from './limits.js';
 import type { MediaStore } from './mediaStore.js';
@@ -43,6 +44,8 @@ export interface Services {
   readonly completions: Lru<Completion>;
   /** The reply rules chat answers from: rules added at run time, the user's file (if any), then the built-in ones. */
   readonly replyRules: CompiledRule[];
+  /** Masks every configured secret in what goes back to clients (error envelopes, echoed headers, quoted prompts). */
+  readonly secrets: EchoMask;
 }
 
 export type { VideoTask } from './state/store.js';

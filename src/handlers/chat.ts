@@ -2,7 +2,7 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, hexFrom, idFrom } from '../lib/ids.js';
 import { completeText, type Completion } from '../text/complete.js';
 import { pacingFor } from '../text/pacing.js';
-import { selectReply } from '../text/replies.js';
+import { DEFAULT_RULE_ID, selectReply } from '../text/replies.js';
 import { countChatPromptTokens, type Encoding } from '../text/tokenizer.js';
 import { chunkEvents, completionJson, usageOf } from '../text/wire.js';
 import type { Model } from '../domain/catalogue.js';
@@ -74,8 +74,10 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
   if ('error' in selected) {
     throw new ApiError(ERRORS.UNKNOWN_REPLY_RULE, { param: RULE_HEADER, message: `No reply rule with id '${selected.ruleId.slice(0, 64)}' (header ${RULE_HEADER}).` });
   }
+  // The default reply quotes the question: a configured key in it comes back masked, as everywhere else.
+  const text = selected.ruleId === DEFAULT_RULE_ID ? services.secrets.text(selected.text) : selected.text;
   // Sampling parameters (temperature, top_p, seed) are validated but change nothing: same request, same reply.
-  const result = complete(services.completions, selected.text, maxTokens, body.stop as string[] | undefined, encoding);
+  const result = complete(services.completions, text, maxTokens, body.stop as string[] | undefined, encoding);
   const usage = usageOf(promptTokens, result.completionTokens);
   const head = {
     // The raw body differs between a streamed and a plain request, so their ids differ, as they do on the real API.

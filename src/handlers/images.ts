@@ -43,7 +43,8 @@ export const generateImages: Handler = ({ body, raw, baseUrl, services }) => {
   const style = (body.style as string | undefined) ?? images.defaultStyle;
   const quality = (body.quality as string | undefined) ?? images.defaultQuality;
   const d = digest('images.generate', raw);
-  const revised = `${(body.prompt as string).trim()} (${style} style, ${quality} quality, ${size})`;
+  // The revised prompt quotes the prompt: a configured key in it comes back masked.
+  const revised = `${services.secrets.text((body.prompt as string).trim())} (${style} style, ${quality} quality, ${size})`;
   const data = Array.from({ length: n }, (_, i) => {
     const seed = seedFrom(d, i * 4);
     if (format === 'b64_json') {

@@ -7,12 +7,14 @@ import type { RequestState } from './steps.js';
 /** How a middleware reports an unexpected exception (the logger, once configured). */
 export type ErrorSink = (err: unknown, ctx: { method: string; url: string; requestId?: string }) => void;
 
-/** Writes an error as the whole answer: its status, its headers and the envelope. */
-function sendError(res: ServerResponse, err: ApiError): void {
+/** Writes an error as the whole answer: its status, its headers and the envelope, every secret masked. */
+function sendError(res: ServerResponse, err: ApiError, mask: (json: string) => string): void {
   res.removeHeader('Content-Disposition');
   setHeaders(res, err.headers);
-  writeJson(res, err.status, err.toJson());
+  writeJson(res, err.status, mask(err.toJson()));
 }
+
+const unmasked = (json: string): string => json;
 
 /**
  * Answers an error on a response nothing was written to yet (the early key check): the same status,
@@ -32,9 +34,11 @@ export function sendFirstError(res: ServerResponse, requestId: string, err: ApiE
 
 /**
  * Renders whatever a request threw in the one envelope; anything unexpected is reported and becomes
- * a 500 without a stack trace. Once a response has started, the connection is cut instead.
+ * a 500 without a stack trace. Once a response has started, the connection is cut instead. Messages
+ * quote what the client sent (a model, a voice, a path, a header value), so `mask` (the server's echo
+ * mask) replaces every configured secret in the envelope: this is the one place errors are written.
  */
-export function renderError(ctx: Context, state: RequestState, thrown: unknown, report: ErrorSink): void {
+export function renderError(ctx: Context, state: RequestState, thrown: unknown, report: ErrorSink, mask: (json: string) => string = unmasked): void {
   let err = thrown instanceof ApiError ? thrown : undefined;
   if (!err) {
     report(thrown, { method: ctx.method, url: ctx.url, requestId: state.requestId });
@@ -47,5 +51,5 @@ export function renderError(ctx: Context, state: RequestState, thrown: unknown, 
   }
   state.error = err;
   ctx.respond = false;
-  sendError(ctx.res, err);
+  sendError(ctx.res, err, mask);
 }

@@ -15,9 +15,12 @@ const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const PREFIX = randomBytes(8).toString('hex');
 let issued = 0;
 
-/** The request's id: the client's x-request-id when it is safe to echo, else req_ and 32 hex digits. */
-export function requestIdFor(incoming: string | string[] | undefined): string {
-  if (typeof incoming === 'string' && SAFE_ID.test(incoming)) return incoming;
+/**
+ * The request's id: the client's x-request-id when it is safe to echo, else req_ and 32 hex digits. An id
+ * that holds a configured secret is not safe to echo: it is replaced too.
+ */
+export function requestIdFor(incoming: string | string[] | undefined, secrets?: { holds(text: string): boolean }): string {
+  if (typeof incoming === 'string' && SAFE_ID.test(incoming) && !secrets?.holds(incoming)) return incoming;
   return `req_${PREFIX}${(issued++).toString(16).padStart(16, '0')}`;
 }
 

@@ -27,6 +27,22 @@ export function pathOfUrl(url: string): string {
   return query < 0 ? url : url.slice(0, query);
 }
 
+/**
+ * A path as a message shows it: percent-decoded where it decodes (so the server's echo mask finds a key
+ * sent percent-encoded, as the journal does), cut to 200 characters.
+ */
+function shown(path: string): string {
+  let out = path;
+  if (path.includes('%')) {
+    try {
+      out = decodeURIComponent(path);
+    } catch {
+      // not UTF-8 once decoded: shown as sent
+    }
+  }
+  return out.slice(0, 200);
+}
+
 /** The routes of the operations table, looked up in a map where the path has no parameters. */
 export function routeTable(ops: readonly Operation[]): Routes {
   // Every method Node's HTTP parser accepts counts as implemented (PROPFIND, TRACE, M-SEARCH, ...): the
@@ -56,12 +72,12 @@ export function routeTable(ops: readonly Operation[]): Routes {
       if (op) return op;
       if (ctx.status === 405)
         throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, {
-          message: `Method ${ctx.method} is not allowed on ${ctx.path.slice(0, 200)}.`,
+          message: `Method ${ctx.method} is not allowed on ${shown(ctx.path)}.`,
           headers: { Allow: String(ctx.response.get('Allow')) },
         });
       if (ctx.status === 404 && ctx.body === undefined) {
         const hint = hintFor(ctx.path);
-        throw new ApiError(ERRORS.NOT_FOUND, { message: `Unknown path: ${ctx.method} ${ctx.path.slice(0, 200)}.${hint ? ` ${hint}` : ''}` });
+        throw new ApiError(ERRORS.NOT_FOUND, { message: `Unknown path: ${ctx.method} ${shown(ctx.path)}.${hint ? ` ${hint}` : ''}` });
       }
       return undefined;
     },

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { configSecrets, secretScrubber } from '../../src/domain/secrets.js';
+import { configSecrets, echoMask, secretScrubber } from '../../src/domain/secrets.js';
 
 test('secretScrubber masks a key in plain and JSON-escaped form, and any bearer credential', () => {
   const scrub = secretScrubber(['k"ey\\with-quote', 'abcd']);
@@ -20,6 +20,15 @@ test('for plain text (json: false) the key is masked as written and the mask is 
 test('a key that contains another key is masked whole', () => {
   const scrub = secretScrubber(['sk-short-key1', 'sk-short-key1-and-more'], { json: false });
   assert.is(scrub('x sk-short-key1-and-more y sk-short-key1'), 'x sk-s...more y sk...y1');
+});
+
+test('echoMask: masks secrets in JSON and plain text, leaves "Bearer YOUR_KEY" alone, and tells whether a text holds one', () => {
+  const mask = echoMask(['sk-live-0123456789abcdef', 'k"ey-0123', 'ab']);
+  assert.is(mask.json(JSON.stringify({ message: "model 'k\"ey-0123' and sk-live-0123456789abcdef" })), JSON.stringify({ message: "model 'k\"...23' and sk-l...cdef" }));
+  assert.is(mask.text('Send Authorization: Bearer YOUR_KEY.'), 'Send Authorization: Bearer YOUR_KEY.');
+  assert.is(mask.text('/v1/sk-live-0123456789abcdef'), '/v1/sk-l...cdef');
+  assert.ok(mask.holds('trace-k"ey-0123'));
+  assert.not.ok(mask.holds('trace-ab-1'), 'a secret shorter than 4 characters is not looked for');
 });
 
 test('configSecrets: every configured key and the admin token', () => {
