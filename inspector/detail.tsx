@@ -69,6 +69,28 @@ function Body({ entry }: { entry: Entry }) {
   );
 }
 
+/** A media download (an image or video link the mock handed out) shown as the media itself, from this server. */
+function Media({ entry: e }: { entry: Entry }) {
+  if (e.method !== 'GET' || e.status !== 200 || !e.path.startsWith('/') || e.path.endsWith('...')) return null;
+  if (e.operation === 'media.image') {
+    return (
+      <>
+        <h3>Media</h3>
+        <img class="media" src={e.path} alt="The image this request downloaded" />
+      </>
+    );
+  }
+  if (e.operation === 'media.video') {
+    return (
+      <>
+        <h3>Media</h3>
+        <video class="media" src={e.path} controls preload="metadata" />
+      </>
+    );
+  }
+  return null;
+}
+
 function Fact({ k, v }: { k: string; v: string | number | undefined | null }) {
   if (v === undefined || v === null || v === '') return null;
   return (
@@ -124,6 +146,7 @@ export function Detail({ chain, onClose }: { chain: Chain; onClose: () => void }
         <Fact k="Error code" v={e.errorCode} />
         <Fact k="Retry hint" v={e.retryAfterMs === undefined ? undefined : `${e.retryAfterMs} ms`} />
       </dl>
+      <Media entry={e} />
       {e.details?.length ? (
         <>
           <h3>Validation violations</h3>

@@ -28,6 +28,7 @@ export function findChromium(): string | undefined {
 interface Win {
   readonly document: {
     querySelectorAll(selector: string): ArrayLike<{ readonly textContent: string | null }>;
+    querySelector(selector: string): { readonly naturalWidth: number } | null;
     readonly activeElement: { readonly classList: { contains(name: string): boolean } } | null;
     readonly documentElement: { readonly scrollWidth: number };
   };
@@ -167,6 +168,16 @@ if (!executable) {
     await page.getByLabel('Status').selectOption('4xx');
     await page.waitForFunction(() => Array.from((globalThis as unknown as Win).document.querySelectorAll('.rows .status')).every((s) => s.textContent === '400'));
     await page.getByRole('button', { name: 'Clear filters' }).click();
+  });
+
+  test('a media download opens as the image itself', async () => {
+    const res = await client.images.generate({ model: 'dall-e-3', prompt: 'a lighthouse at dusk', size: '1024x1024' });
+    assert.is((await fetch(res.data![0]!.url!)).status, 200);
+    await page.locator('.row-button', { hasText: 'media.image' }).first().click();
+    const img = page.locator('.detail img.media');
+    await img.waitFor();
+    await page.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.detail img.media')?.naturalWidth ?? 0) > 0);
+    await page.keyboard.press('Escape');
   });
 
   test('on a phone-sized screen the list and one request are usable', async () => {
