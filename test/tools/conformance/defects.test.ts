@@ -119,7 +119,7 @@ const plants: [string, Defect, string[]][] = [
           (r.json.image = PNG)
         ),
     },
-    ['edit.image.bad-format', 'edit.image.data-uri-not-an-image', 'edit.image.data-uri-without-base64-marker', 'edit.image.data-uri-wrong-media-type', 'edit.image.not-an-image'],
+    ['edit.image.bad-format', 'edit.image.data-uri-not-an-image', 'edit.image.data-uri-wrong-media-type', 'edit.image.not-an-image'],
   ],
   [
     'answers malformed JSON with 500 (the parser threw)',
