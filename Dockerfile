@@ -11,6 +11,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY scripts ./scripts
+COPY inspector ./inspector
 COPY src ./src
 COPY schemas ./schemas
 COPY fixtures ./fixtures

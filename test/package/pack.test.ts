@@ -47,15 +47,26 @@ test('npm pack ships the built code, its types and data, and nothing else', asyn
   const files = info!.files.map((f) => f.path);
   const outside = files.filter(
     (f) =>
-      !/^(dist\/.+\.(js|cjs|d\.ts)|dist\/generated\/[\w.-]+\.json|schemas\/[\w.-]+\.json|fixtures\/[\w.-]+\.json|conformance\/[\w.-]+\.(json|md)|README\.md|LICENSE|package\.json)$/.test(
+      !/^(dist\/.+\.(js|cjs|d\.ts)|dist\/inspector\/(index\.html|inspector\.css)|dist\/generated\/[\w.-]+\.json|schemas\/[\w.-]+\.json|fixtures\/[\w.-]+\.json|conformance\/[\w.-]+\.(json|md)|README\.md|LICENSE|package\.json)$/.test(
         f,
       ),
   );
   assert.equal(outside, [], 'files outside dist/*.js|cjs|d.ts, dist/generated/*.json, schemas, fixtures, conformance, README, package.json');
-  for (const needed of ['dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts', 'schemas/chat-request.json', 'fixtures/models.json', 'conformance/suite.json', 'README.md'])
+  for (const needed of [
+    'dist/cli/main.js',
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/inspector/index.html',
+    'dist/inspector/inspector.js',
+    'schemas/chat-request.json',
+    'fixtures/models.json',
+    'conformance/suite.json',
+    'README.md',
+  ])
     assert.ok(files.includes(needed), `${needed} is missing from the package`);
   // A built file whose source is gone would still be shipped and could still be imported.
-  const compiled = files.filter((f) => /^dist\/.+\.js$/.test(f) && !f.startsWith('dist/generated/'));
+  // dist/inspector/ is the request inspector's bundle (scripts/build-inspector.mjs), not compiled from src/.
+  const compiled = files.filter((f) => /^dist\/.+\.js$/.test(f) && !f.startsWith('dist/generated/') && !f.startsWith('dist/inspector/'));
   const orphans = compiled.filter((f) => !existsIn(ROOT, f.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts')));
   assert.equal(orphans, [], 'dist/ holds output of deleted sources: delete dist/ and run npm run build');
   assert.ok(readFileSync(join(ROOT, 'dist/cli/main.js'), 'utf8').startsWith('#!/usr/bin/env node\n'), 'dist/cli/main.js lost its shebang');
