@@ -85,7 +85,10 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   ];
   const respond = responder(config.timeouts.stallMaxMs, hooks.streamTimers, config.timeouts.streamMaxMs);
   const routes = routeTable(boundOperations);
-  const observers = [...(hooks.observers ?? []), (record: Parameters<RequestObserver>[0]) => services.state.append(record)];
+  const observers: RequestObserver[] = [...(hooks.observers ?? []), (record) => services.state.append(record)];
+  // With shared state the journal is in Redis; this instance's own journal then records only while an
+  // inspector follows it, so the live feed still carries the requests this instance answers.
+  if (services.state.kind !== 'memory') observers.push((record) => services.journal.listening && services.journal.record(record));
 
   // Every request, in order: its id and security headers (requestContext), the error envelope around
   // everything after (errors), the operation (exact map, else the router: 404 or 405), the per-operation

@@ -204,6 +204,11 @@ export class Journal {
       this.listeners.delete(listener);
     };
   }
+  /** True while someone follows the journal (with shared state, only then does this instance's journal record). */
+  get listening(): boolean {
+    return this.listeners.size > 0;
+  }
+
 
   /** The entries held, oldest first. */
   entries(): JournalEntry[] {

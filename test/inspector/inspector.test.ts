@@ -79,7 +79,9 @@ test('the journal keeps a bounded, masked copy of the request: credentials never
 test('journal listeners get each entry as journalled, until they unsubscribe; at most 16 at once', () => {
   const journal = new Journal(10, [KEY]);
   const seen: string[] = [];
+  assert.not.ok(journal.listening);
   const stop = journal.subscribe((e) => seen.push(e.request?.headers.authorization as string));
+  assert.ok(journal.listening);
   journal.record(record({ request: { headers: { authorization: `Bearer ${KEY}` } } }));
   journal.record(record({ path: '/__admin/faults' })); // admin calls are not journalled, nor sent
   stop!();
