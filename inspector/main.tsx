@@ -106,12 +106,23 @@ function App() {
         const next = [...prev, ...fresh].sort((a, b) => a.time - b.time);
         return next.length > MAX_ENTRIES ? next.slice(next.length - MAX_ENTRIES) : next;
       });
+    const read = () =>
+      api.requests().then(
+        (r) => add(r.data),
+        (err: Error) => setError(err.message),
+      );
     // The feed first, then the journal: nothing recorded in between is missed, and duplicates are dropped.
-    const stop = follow((e) => add([e]), setLive);
-    api.requests().then(
-      (r) => add(r.data),
-      (err: Error) => setError(err.message),
+    // After a reconnect (the server dropped a slow reader, or restarted) the journal is read again.
+    let dropped = false;
+    const stop = follow(
+      (e) => add([e]),
+      (on) => {
+        setLive(on);
+        if (on && dropped) void read();
+        dropped = !on;
+      },
     );
+    void read();
     return stop;
   }, []);
 
