@@ -72,7 +72,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   // With proxy or replay, the relay takes the handler's place (and runs validate itself): faults and
   // rate limits still run before it, and operations it does not relay still get validate then handle.
   const relay = createRelay(config, services, schemas, report);
-  const check = validate(schemas, config.strict, services.limits.requests);
+  const check = validate(schemas, config.strict, services.limits.requests, services.secrets);
 
   // Per operation, in order: who is calling, may they, what did they send, is a fault asked for,
   // is the body valid, and the answer.

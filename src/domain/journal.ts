@@ -18,6 +18,8 @@ export interface RequestRecord {
   readonly stream: string | undefined;
   readonly retryCount: number | undefined;
   readonly model: string | undefined;
+  /** Body fields the request schema does not list, accepted and ignored: JSON pointers, masked, at most requests.maxIgnoredFields (then `...`). */
+  readonly ignoredFields?: readonly string[];
   /** What the validating proxy found wrong with the request or the upstream's answer (absent when nothing). */
   readonly violations?: readonly Violation[];
   /** The request as it came, for the inspector; the journal keeps it bounded and masked (see RequestDetail). */
@@ -208,7 +210,6 @@ export class Journal {
   get listening(): boolean {
     return this.listeners.size > 0;
   }
-
 
   /** The entries held, oldest first. */
   entries(): JournalEntry[] {

@@ -15,9 +15,18 @@ export interface Limits {
    * Request bodies: deepest nesting (JSON.parse recurses once per level, so millions of levels would block
    * the event loop), most violations listed in `details`, and the size past which a body is checked to its
    * first violation only (listing every violation of a huge broken body would exhaust the heap), and the
-   * size from which a body waits for room in the body budget (config bodyMemory) before it is read.
+   * size from which a body waits for room in the body budget (config bodyMemory) before it is read; and
+   * how many ignored body fields (fields the schema does not list) a request names, in how many
+   * characters of its x-mock-ignored-fields header.
    */
-  readonly requests: { maxJsonDepth: number; maxDetails: number; maxValuesForAllErrors: number; largeBodyBytes: number };
+  readonly requests: {
+    maxJsonDepth: number;
+    maxDetails: number;
+    maxValuesForAllErrors: number;
+    largeBodyBytes: number;
+    maxIgnoredFields: number;
+    ignoredFieldsHeaderChars: number;
+  };
   /** Request records (journal entries, log lines): longer paths are cut to this many characters. */
   readonly records: { maxPathChars: number };
   readonly images: { defaultSize: string; defaultQuality: string; defaultStyle: string };

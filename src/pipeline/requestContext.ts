@@ -62,6 +62,7 @@ export function reportRequest(
     stream: state.stream,
     retryCount: Number.isFinite(retry) ? retry : undefined,
     model: typeof model === 'string' ? model.slice(0, 128) : undefined,
+    ...(state.ignoredFields ? { ignoredFields: state.ignoredFields } : {}),
     ...(state.violations?.length ? { violations: state.violations } : {}),
     request: { headers: req.headers, body: state.raw },
     ...(res ? { responseHeaders: res.getHeaders() } : {}),

@@ -21,6 +21,8 @@ export interface RequestState {
   release?: () => void;
   /** 0 when no HTTP status reached the client (connection dropped or left); overrides ctx.status in the record. */
   transportStatus?: number;
+  /** Body fields the request schema does not list, accepted and ignored (JSON pointers, masked, bounded). */
+  ignoredFields?: readonly string[];
   /** Departures from the API the validating proxy saw in this exchange (docs/record-replay.md). */
   violations?: Violation[];
 }
@@ -39,6 +41,7 @@ export function requestState(requestId: string, operation?: BoundOperation, key?
     stream: undefined,
     release: undefined,
     transportStatus: undefined,
+    ignoredFields: undefined,
     violations: undefined,
   };
 }

@@ -1,7 +1,9 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
+import { IGNORED_FIELDS_HEADER, ignoredFieldsHeader, shapeOf, unknownFields } from '../contract/knownFields.js';
 import { strictId, type SchemaRegistry } from '../contract/schemas.js';
 import type { Limits } from '../domain/limits.js';
 import { toDetails } from '../contract/validation.js';
+import type { EchoMask } from '../domain/secrets.js';
 import type { Step } from './steps.js';
 
 /** Whether a JSON value holds more than `limit` values in all (counted without recursion). */
@@ -15,15 +17,30 @@ function holdsMoreThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-/** Checks the body against the operation's request schema; a 400 names the field, the rule and the violations. */
-export function validate(schemas: SchemaRegistry, strict: boolean, limits: Limits['requests']): Step {
-  return function validate(_ctx, state) {
+/**
+ * Checks the body against the operation's request schema; a 400 names the field, the rule and the violations.
+ * A valid body's fields that the schema does not list (accepted and ignored outside --strict) are named in
+ * the x-mock-ignored-fields header and the journal, each field name masked by `secrets` (a key sent as a
+ * field name is named masked). Finding them is one walk over the listed objects' keys, no second validation.
+ */
+export function validate(schemas: SchemaRegistry, strict: boolean, limits: Limits['requests'], secrets?: Pick<EchoMask, 'text'>): Step {
+  const name = secrets ? (key: string) => secrets.text(key) : undefined;
+  return function validate(ctx, state) {
     const schema = state.operation!.requestSchema;
     if (!schema) return;
     const id = strict ? strictId(schema) : schema;
     const body = state.body;
     const firstError = schemas.checkFirst(id, body);
-    if (!firstError.length) return;
+    if (!firstError.length) {
+      // Under --strict an unknown field is a 400 already.
+      const shape = strict ? undefined : shapeOf(schema);
+      const ignored = shape && unknownFields(shape, body, limits.maxIgnoredFields, name);
+      if (ignored?.length) {
+        state.ignoredFields = ignored;
+        ctx.res.setHeader(IGNORED_FIELDS_HEADER, ignoredFieldsHeader(ignored, limits.ignoredFieldsHeaderChars));
+      }
+      return;
+    }
     // Each value takes at least one character of the text: a short text cannot hold too many.
     const many = (state.raw ?? '').length > limits.maxValuesForAllErrors && holdsMoreThan(body, limits.maxValuesForAllErrors);
     const all = toDetails(many ? firstError : schemas.check(id, body));

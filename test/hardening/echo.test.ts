@@ -61,6 +61,7 @@ const CHANNELS: readonly Channel[] = [
   ['a quoted prompt: the default chat reply, streamed', (u, s) => postJson(u, CHAT, { model: 'gpt-4o', messages: [{ role: 'user', content: s }], stream: true })],
   ['a quoted prompt: the revised image prompt', (u, s) => postJson(u, IMAGES, { model: 'dall-e-3', prompt: s })],
   ['an image edit prompt', (u, s) => postJson(u, pathOf('images.edit'), { prompt: s, image: tinyPng(2, 2).toString('base64') })],
+  ['an ignored field named like a key (x-mock-ignored-fields)', (u, s) => postJson(u, CHAT, { model: 'gpt-4o', messages, [s]: 1 })],
   ['an admin rule id to delete', (u, s) => admin(u, `/__admin/faults/${encodeURIComponent(s)}`, { method: 'DELETE' })],
   ['an admin rule that is not valid', (u, s) => admin(u, '/__admin/faults', { method: 'POST', body: { id: `${s} x`, fault: { status: 503 } } })],
   ['an admin rule matching a model', (u, s) => admin(u, '/__admin/faults', { method: 'POST', body: { match: { model: 1 }, fault: { status: s } } })],
@@ -89,7 +90,15 @@ test('every configured key and the admin token, through every echo channel: neve
   const { leaks, masked } = await sendAll(mock(), CHANNELS);
   assert.equal(leaks, [], `${leaks.length} leaks:\n${leaks.join('\n')}`);
   // The channels still say what was sent, with the secret masked: the test is not passing by silence.
-  for (const name of ['chat model', 'tts voice_id', 'X-Mock-Fault directive', 'video task id', 'an unknown path, percent-encoded', 'a quoted prompt: the default chat reply']) {
+  for (const name of [
+    'chat model',
+    'an ignored field named like a key (x-mock-ignored-fields)',
+    'tts voice_id',
+    'X-Mock-Fault directive',
+    'video task id',
+    'an unknown path, percent-encoded',
+    'a quoted prompt: the default chat reply',
+  ]) {
     assert.ok(masked.has(name), `${name} no longer quotes the masked secret`);
   }
 });

@@ -178,6 +178,48 @@ test('unknown extra fields are accepted by default', async () => {
   }
 });
 
+test('ignored fields are named in x-mock-ignored-fields and in the journal; a body with none has no header', async () => {
+  const { url } = mock();
+  const body = {
+    ...VALID['chat.completions'],
+    tools: [{ type: 'function', function: { name: 'f' } }],
+    response_format: { type: 'json_object' },
+    messages: [{ role: 'user', content: 'hi', tool_call_id: 'x' }],
+  };
+  const res = await post(url, pathOf('chat.completions'), body, undefined, { 'x-request-id': 'ignored-1' });
+  assert.is(res.status, 200);
+  // In the body's order (messages keeps its place from VALID).
+  assert.is(res.headers['x-mock-ignored-fields'], '/messages/0/tool_call_id,/tools,/response_format');
+  const journal = await request(url, '/__admin/requests', { key: null });
+  const entry = journal.json.data.find((e: { requestId: string }) => e.requestId === 'ignored-1');
+  assert.equal(entry.ignoredFields, ['/messages/0/tool_call_id', '/tools', '/response_format']);
+  // Every documented operation names them; a clean body gets no header.
+  for (const op of operations.filter((o) => o.documented && o.method === 'POST')) {
+    const extra = await post(url, op.path, { ...VALID[op.id], colour: 'blue' });
+    assert.is(extra.headers['x-mock-ignored-fields'], '/colour', op.id);
+    const clean = await post(url, op.path, VALID[op.id]);
+    assert.is(clean.headers['x-mock-ignored-fields'], undefined, op.id);
+  }
+  // The header stays on an answer the handler refuses (an unknown model): the field was still ignored.
+  const refused = await post(url, pathOf('chat.completions'), { ...body, model: 'no-such-model' });
+  assertError(refused, 400, 'model');
+  assert.ok(refused.headers['x-mock-ignored-fields']);
+});
+
+test('the ignored-fields header is bounded however many fields a body carries', async () => {
+  const { url } = mock();
+  const many = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`field_with_a_rather_long_name_${i}`, i]));
+  const res = await post(url, pathOf('chat.completions'), { ...VALID['chat.completions'], ...many });
+  assert.is(res.status, 200);
+  const header = String(res.headers['x-mock-ignored-fields']);
+  assert.ok(header.length <= 1024 + 4, `${header.length} characters`);
+  assert.ok(header.endsWith(',...'), header.slice(-40));
+  const journal = await request(url, '/__admin/requests', { key: null });
+  const fields = journal.json.data.at(-1).ignoredFields as string[];
+  assert.is(fields.length, 33);
+  assert.is(fields.at(-1), '...');
+});
+
 test('with strict: true an unknown field is a 400 naming it, on every operation and inside nested objects', async () => {
   await withMock({ strict: true }, async ({ url }) => {
     for (const op of operations.filter((o) => o.documented && o.method === 'POST')) {

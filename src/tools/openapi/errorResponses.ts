@@ -107,6 +107,11 @@ export function headerComponents(): Record<string, Json> {
     XRateLimitResetRequests: limit('Time until the window resets, e.g. `59.964s`, `120ms`, `6m0s`', 'requests', { type: 'string' }),
     XRateLimitResetTokens: limit('Time until the token minute resets', 'tokens, chat only', { type: 'string' }),
     XRequestId: header("The request id (the client's own X-Request-Id when it is plainly safe to echo); also in the request journal.", { type: 'string' }),
+    XMockIgnoredFields: header(
+      'Body fields the request schema does not list, accepted and ignored (a 400 `unknown_parameter` under --strict instead): JSON pointers such as `/tools` or `/messages/0/tool_calls`, comma-separated, characters outside a safe set percent-encoded, at most 32 fields and about 1 KiB (`...` ends a longer list). Absent when every field is known.',
+      { type: 'string' },
+      true,
+    ),
     XShouldRetry: header('`false` when a `no-retry` fault asks clients not to retry.', { const: 'false' }, true),
   };
 }

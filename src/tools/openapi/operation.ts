@@ -25,7 +25,8 @@ const LIMIT_HEADERS = ['Limit', 'Remaining', 'Reset'];
 function successHeaders(op: Operation): Json {
   const kinds = op.auth !== 'key' ? [] : op.countsTokens ? ['Requests', 'Tokens'] : ['Requests'];
   const limits = kinds.flatMap((k) => LIMIT_HEADERS.map((l) => [`X-RateLimit-${l}-${k}`, headerRef(`XRateLimit${l}${k}`)]));
-  return Object.fromEntries([['X-Request-Id', headerRef('XRequestId')], ...limits]);
+  const ignored = op.requestSchema ? [['X-Mock-Ignored-Fields', headerRef('XMockIgnoredFields')]] : [];
+  return Object.fromEntries([['X-Request-Id', headerRef('XRequestId')], ...limits, ...ignored]);
 }
 
 /** The success content: a schema reference, binary media, and for chat the event stream too. */

@@ -150,6 +150,14 @@ test('responses: JSON schemas, binary audio, the chat event stream, and the docu
   assertSchema('error.json', doc.components.examples.InjectedServiceUnavailable.value);
   assert.ok(doc.components.responses.Unauthorized.headers['WWW-Authenticate']);
   assert.ok(doc.components.responses.TooManyRequests.headers['Retry-After-Ms']);
+  // Operations that take a body name the fields they ignored.
+  for (const op of operations) {
+    const success = opOf(op.path.replace(/:(\w+)/g, '{$1}'), op.method.toLowerCase()).responses[String(op.success.status ?? 200)];
+    const ignored = success.headers['X-Mock-Ignored-Fields'];
+    if (op.requestSchema) assert.is(ignored?.$ref, '#/components/headers/XMockIgnoredFields', op.id);
+    else assert.is(ignored, undefined, op.id);
+  }
+  assert.is(doc.components.headers.XMockIgnoredFields['x-unified-ai-mock'].extension, true);
 });
 
 test('security: bearer keys, no credentials for public routes, the admin rule for /__admin', () => {
