@@ -43,6 +43,8 @@ export interface AppHooks {
   readonly observers?: RequestObserver[];
   /** The timers open streams wait on; the server passes ones that run out at shutdown. */
   readonly streamTimers?: StreamTimers;
+  /** How many log lines the log's destination has dropped so far (a number when it counts them), for /__health. */
+  readonly logDropped?: () => unknown;
 }
 
 const defaultReport: ErrorSink = (err, where) => console.error('[unified-ai-mock] unexpected error on %s %s: %s', where.method, where.url, (err as Error)?.stack ?? err);
@@ -68,6 +70,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   // The upstream key is never read from a file: a flag, the programmatic option, or the environment.
   if (config.proxy && config.upstreamKey === undefined && process.env.UPSTREAM_API_KEY) config.upstreamKey = process.env.UPSTREAM_API_KEY;
   const services = createServices(config, schemas);
+  if (hooks.logDropped) services.logDropped = hooks.logDropped;
   const report = hooks.report ?? defaultReport;
   // With proxy or replay, the relay takes the handler's place (and runs validate itself): faults and
   // rate limits still run before it, and operations it does not relay still get validate then handle.

@@ -46,6 +46,8 @@ export interface Services {
   readonly replyRules: CompiledRule[];
   /** Masks every configured secret in what goes back to clients (error envelopes, echoed headers, quoted prompts). */
   readonly secrets: EchoMask;
+  /** With logging on: how many log lines were dropped because the output did not keep up (shown in /__health). */
+  logDropped?: () => unknown;
 }
 
 export type { VideoTask } from './state/store.js';

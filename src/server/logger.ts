@@ -2,10 +2,11 @@ import { createRequire } from 'node:module';
 import type pinoModule from 'pino';
 import type { Config } from '../domain/config.js';
 import type { ErrorSink } from '../pipeline/errors.js';
-import type { RequestObserver, RequestRecord } from '../pipeline/requestContext.js';
+import type { RequestObserver } from '../pipeline/requestContext.js';
 import { loadLimits } from '../domain/limits.js';
 import { configSecrets, scrubPath, secretScrubber } from '../domain/secrets.js';
 import { findOperation } from '../contract/operations.js';
+import { stdoutWriter, type LogWriter } from './logWriter.js';
 
 /** The structured logger of the server (pino). */
 export type Logger = pinoModule.Logger;
@@ -40,12 +41,12 @@ const REDACT = [
 // A line longer than this is a sign of an attack or a bug, not useful to read: paths are cut before it.
 const MAX_PATH = loadLimits().records.maxPathChars;
 
-/** Stdout through pino's own writer; lines are dropped, not queued, past 16 MB when nobody reads stdout. */
-export function stdoutDestination(): LogDestination {
-  const dest = pino().destination({ dest: 1, sync: false, minLength: 0, maxLength: 16 * 1024 * 1024 });
-  // A reader that went away (EPIPE) costs the log lines, never the server.
-  dest.on('error', () => {});
-  return dest;
+/**
+ * Stdout, written in batches off the request path (LogWriter): when nobody reads it, lines past 16 MiB
+ * waiting are dropped, counted in `/__health` and reported by a warning line as soon as stdout takes lines again.
+ */
+export function stdoutDestination(): LogWriter {
+  return stdoutWriter();
 }
 
 /** A pino logger at the configured level whose lines never carry a configured key. */
@@ -65,38 +66,61 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminTo
   );
 }
 
+const str = (v: string | undefined | null): string => (v == null ? 'null' : JSON.stringify(v));
+
 /**
- * The fields of one request's log line. The path is masked before it is cut: the line's own scrubbing
- * cannot recognise a key that is percent-encoded, or cut in two.
+ * A small map that forgets everything when full: the paths and model names of a server's traffic are
+ * few, so each is masked and JSON-escaped once rather than on every line.
  */
-function requestFields(r: RequestRecord, scrub: (text: string) => string): Record<string, unknown> {
-  const path = scrubPath(r.path, scrub);
-  return {
-    reqId: r.requestId,
-    method: r.method,
-    path: path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}...` : path,
-    operation: r.operation ?? null,
-    status: r.status,
-    latencyMs: r.latencyMs,
-    fault: r.fault ?? null,
-    stream: r.stream ?? null,
-    keyLabel: r.keyLabel ?? null,
-    errorCode: r.errorCode ?? null,
-    model: r.model ?? null,
-    retryCount: r.retryCount ?? null,
+function memo(size: number, make: (key: string) => string): (key: string) => string {
+  let seen = new Map<string, string>();
+  return (key) => {
+    let v = seen.get(key);
+    if (v === undefined) {
+      if (seen.size >= size) seen = new Map();
+      v = make(key);
+      seen.set(key, v);
+    }
+    return v;
   };
 }
 
 /**
  * An observer that writes one line per finished request; a 5xx nobody asked for is a warning, and a
  * health check is a debug line (a container probe every few seconds would fill the log at info).
+ *
+ * The line is the one pino would write for these fields, built here as text and handed straight to the
+ * logger's destination: no object to serialise, no redaction pass, no scrubbing regex over the line.
+ * What a client chose (the path, the model name) is masked once per distinct value, the path before it
+ * is cut (the line's own scrubbing could not recognise a key percent-encoded, or cut in two); the key
+ * label is the key's mask, made once per key; the rest is the mock's own words.
  */
 export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adminToken'> = { keys: [] }): RequestObserver {
   const scrub = secretScrubber(configSecrets(config), { json: false });
-  return (record) => {
-    const level = record.status >= 500 && !record.fault ? 'warn' : record.status < 400 && findOperation(record.operation)?.probe ? 'debug' : 'info';
+  const stream = (logger as unknown as Record<symbol, LogDestination>)[pino().symbols.streamSym]!;
+  const pathText = memo(1024, (raw) => {
+    const path = scrubPath(raw, scrub);
+    return str(path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}...` : path);
+  });
+  const clientText = memo(256, (v) => str(scrub(v)));
+  const plain = memo(256, str);
+  let lastMs = 0;
+  let lastTime = '';
+  return (r) => {
+    const level = r.status >= 500 && !r.fault ? 'warn' : r.status < 400 && findOperation(r.operation)?.probe ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
-    logger[level](requestFields(record, scrub), 'request');
+    const now = Date.now();
+    if (now !== lastMs) {
+      lastMs = now;
+      lastTime = new Date(now).toISOString();
+    }
+    stream.write(
+      `{"level":"${level}","time":"${lastTime}","reqId":${str(r.requestId)},"method":${plain(r.method)},"path":${pathText(r.path)},` +
+        `"operation":${r.operation == null ? 'null' : plain(r.operation)},"status":${r.status},"latencyMs":${Number.isFinite(r.latencyMs) ? r.latencyMs : 'null'},` +
+        `"fault":${r.fault == null ? 'null' : clientText(r.fault)},"stream":${r.stream == null ? 'null' : plain(r.stream)},` +
+        `"keyLabel":${r.keyLabel == null ? 'null' : plain(r.keyLabel)},"errorCode":${r.errorCode == null ? 'null' : plain(r.errorCode)},` +
+        `"model":${r.model == null ? 'null' : clientText(r.model)},"retryCount":${r.retryCount ?? 'null'},"msg":"request"}\n`,
+    );
   };
 }
 

@@ -47,10 +47,14 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
   const logHooks: AppHooks = hooks.log
     ? { observers: [...(hooks.observers ?? []), (record) => logRequest?.(record)], report: hooks.report ?? ((err, where) => logError?.(err, where)) }
     : {};
-  const mock = createApp(input, { ...hooks, ...logHooks, streamTimers: shutdownTimers(stopping.signal) });
+  // Lines the destination had to drop (it counts them when it can: stdout does) are shown in /__health.
+  let destination: LogDestination | undefined;
+  const logDropped = hooks.log ? () => (destination as { dropped?: unknown } | undefined)?.dropped : undefined;
+  const mock = createApp(input, { ...hooks, ...logHooks, ...(logDropped ? { logDropped } : {}), streamTimers: shutdownTimers(stopping.signal) });
   const { timeouts } = mock.config;
   if (hooks.log) {
-    logger = createLogger(mock.config, hooks.log === true ? stdoutDestination() : hooks.log);
+    destination = hooks.log === true ? stdoutDestination() : hooks.log;
+    logger = createLogger(mock.config, destination);
     logRequest = requestLogger(logger, mock.config);
     logError = errorLogger(logger);
   }

@@ -1,0 +1,180 @@
+// The request log loses nothing silently: every request has its line while the output keeps up, and
+// when it cannot (a pipe nobody reads), the lines dropped are counted in /__health and reported by a
+// warning line once the output takes lines again. No test here asserts on time.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { LogWriter } from '../../src/server/logWriter.js';
+import { start } from '../../src/server/server.js';
+import { KEY } from '../helpers.js';
+
+const CHAT_BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say this is a test' }] });
+
+/** Sends `count` chat completions over `connections` keep-alive connections; resolves with the statuses seen. */
+async function burst(url: string, count: number, connections = 32): Promise<Map<number, number>> {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const statuses = new Map<number, number>();
+  let sent = 0;
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = httpRequest(
+        `${url}/v1/text-provider/chat/completions`,
+        { method: 'POST', agent, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            statuses.set(res.statusCode!, (statuses.get(res.statusCode!) ?? 0) + 1);
+            resolve();
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(CHAT_BODY);
+    });
+  const worker = async () => {
+    while (sent < count) {
+      sent++;
+      await one();
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: connections }, worker));
+  } finally {
+    agent.destroy();
+  }
+  return statuses;
+}
+
+async function health(url: string): Promise<{ status: number; body: { status: string; log?: { dropped: number } } }> {
+  const res = await fetch(`${url}/__health`);
+  return { status: res.status, body: (await res.json()) as { status: string; log?: { dropped: number } } };
+}
+
+function waitFor(child: ChildProcess, re: RegExp): Promise<string> {
+  let text = '';
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+      const m = re.exec(text);
+      if (m) resolve(m[0]);
+    });
+    child.once('exit', () => reject(new Error(`exited before ${re}: ${text.slice(-500)}`)));
+  });
+}
+
+test('LogWriter: every line reaches a file, in order, and flush waits for them', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
+  const file = join(dir, 'out.log');
+  const fd = openSync(file, 'w');
+  try {
+    const writer = new LogWriter(fd, { maxWrite: 4096 });
+    for (let i = 0; i < 5000; i++) writer.write(`{"n":${i}}\n`);
+    await new Promise<void>((resolve) => writer.flush(() => resolve()));
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    assert.is(lines.length, 5000);
+    assert.ok(lines.every((l, i) => l === `{"n":${i}}`));
+    assert.is(writer.dropped, 0);
+    writer.flush(); // no callback: nothing to do
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('LogWriter: past its bound it drops and counts, then writes a warning with the count', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
+  const file = join(dir, 'out.log');
+  const fd = openSync(file, 'w');
+  try {
+    const writer = new LogWriter(fd, { maxPending: 1000 });
+    let kept = 0;
+    for (let i = 0; i < 200; i++) if (writer.write(`{"n":${String(i).padStart(3, '0')}}\n`)) kept++; // 10 characters a line
+    assert.is(kept, 100);
+    assert.is(writer.dropped, 100);
+    await new Promise<void>((resolve) => writer.flush(() => resolve()));
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    const warning = JSON.parse(lines[0]!) as Record<string, unknown>;
+    assert.equal([warning.level, warning.dropped, warning.droppedTotal], ['warn', 100, 100]);
+    assert.is(lines.length, 101);
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('LogWriter: an output that is gone costs the lines, counted, never the process', async () => {
+  const child = spawn(process.execPath, ['-e', "require('node:fs').closeSync(0); console.log('closed'); setInterval(() => {}, 1000);"], { stdio: ['pipe', 'pipe', 'ignore'] });
+  try {
+    const fd = (child.stdin as unknown as { _handle: { fd: number } })._handle.fd;
+    await waitFor(child, /closed/);
+    const writer = new LogWriter(fd);
+    writer.write('a\n');
+    writer.write('b\n');
+    await new Promise<void>((resolve) => writer.flush(() => resolve()));
+    assert.is(writer.dropped, 2);
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
+
+test('serve with stdout to a file: a burst of 20,000 requests leaves exactly 20,000 request lines', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
+  const file = join(dir, 'stdout.log');
+  const out = openSync(file, 'w');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--host', '127.0.0.1'], { stdio: ['ignore', out, 'inherit'] });
+  closeSync(out);
+  try {
+    let url: string | undefined;
+    while (!url) {
+      if (child.exitCode !== null) throw new Error('the server exited');
+      url = /listening on (\S+)/.exec(readFileSync(file, 'utf8'))?.[1];
+      if (!url) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const N = 20_000;
+    const statuses = await burst(url, N);
+    assert.equal([...statuses], [[200, N]]);
+    assert.equal(await health(url), { status: 200, body: { status: 'ok', log: { dropped: 0 } } });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+    const requests = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{') && l.includes('"msg":"request"'));
+    assert.is(requests.length, N);
+    assert.ok(requests.every((l) => (JSON.parse(l) as { status: number }).status === 200));
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a pipe nobody reads: lines are dropped and counted in /__health, and a warning follows once it is read', async () => {
+  // The reader: a process that leaves its stdin (our log's pipe) unread until it gets SIGUSR2.
+  const reader = spawn(process.execPath, ['-e', "process.once('SIGUSR2', () => process.stdin.pipe(process.stdout)); setInterval(() => {}, 1000);"], {
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const fd = (reader.stdin as unknown as { _handle: { fd: number } })._handle.fd;
+  const writer = new LogWriter(fd, { maxPending: 64 * 1024, retryMs: 10 });
+  const mock = await start({ port: 0, host: '127.0.0.1', logLevel: 'info' }, { log: writer });
+  try {
+    const statuses = await burst(mock.url, 2000);
+    assert.equal([...statuses], [[200, 2000]], 'every request is answered');
+    const { status, body } = await health(mock.url);
+    assert.is(status, 200);
+    assert.ok(body.log!.dropped > 0, JSON.stringify(body));
+    assert.is(body.log!.dropped, writer.dropped);
+    const warning = waitFor(reader, /\{"level":"warn"[^\n]*"msg":"log lines dropped[^\n]*\n/);
+    reader.kill('SIGUSR2');
+    const line = JSON.parse(await warning) as { dropped: number; droppedTotal: number };
+    assert.ok(line.dropped > 0 && line.droppedTotal <= writer.dropped, JSON.stringify(line));
+  } finally {
+    await mock.close();
+    reader.kill('SIGKILL');
+  }
+});
+
+test.run();
