@@ -26,9 +26,10 @@ export const LAYERS = {
   handlers: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline'], peers: false },
   relay: { may: ['lib', 'contract', 'text', 'domain', 'pipeline', 'tools/conformance'] },
   app: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline', 'handlers', 'relay', 'tools/openapi'] },
-  server: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline', 'handlers', 'app', 'relay'] },
+  server: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline', 'handlers', 'app', 'relay', 'tools/clientCheck'] },
   'tools/openapi': { may: ['lib', 'contract', 'domain'] },
   'tools/conformance': { may: ['lib', 'contract', 'domain'] },
+  'tools/clientCheck': { may: ['lib', 'contract', 'domain', 'tools/conformance'] },
   cli: { may: '*' },
 };
 

@@ -8,6 +8,11 @@ export type { FaultSpec } from './domain/faults/spec.js';
 export type { RuleMatch } from './domain/faults/match.js';
 export type { ReplyRule } from './text/replies.js';
 export type { JournalEntry } from './domain/journal.js';
+export type { CheckClientOptions } from './server/programmatic.js';
+export type { Grade as ClientCheckGrade, Finding as ClientCheckFinding } from './tools/clientCheck/grade.js';
+export type { Attempt as ClientCheckAttempt } from './tools/clientCheck/attempts.js';
+export type { ClientContext } from './tools/clientCheck/run.js';
+export type { Scenario as ClientCheckScenario } from './tools/clientCheck/scenarios.js';
 
 // Mock server
 export { createApp, type MockApp, type AppHooks } from './app/createApp.js';

@@ -13,6 +13,7 @@ const HELP = `Usage: unified-ai-mock <command> [options]
 Commands:
   serve          run the mock server (default)
   conformance    check an implementation of the API against the suite
+  client-check   grade a client of the API: retries, backoff, timeouts on the service's bad days
   openapi        print the OpenAPI 3.1 document (unified-ai-mock openapi > openapi.json)
 
 Run 'unified-ai-mock <command> --help' for the options of a command.
@@ -191,6 +192,10 @@ export async function main(argv: string[]): Promise<number> {
     if (command === undefined || command.startsWith('-')) return await serve(argv);
     if (command === 'serve') return await serve(rest);
     if (command === 'conformance') return await (await import('../tools/conformance/cli.js')).conformance(rest);
+    if (command === 'client-check') {
+      const [{ clientCheck }, { startMockServer }] = await Promise.all([import('../tools/clientCheck/cli.js'), import('../server/programmatic.js')]);
+      return await clientCheck(rest, { startMock: (config) => startMockServer(config) });
+    }
     if (command === 'openapi') return await (await import('../tools/openapi/cli.js')).openapi(rest);
     process.stderr.write(`unknown command '${command}'\n\n${HELP}`);
     return 2;

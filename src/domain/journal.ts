@@ -20,6 +20,10 @@ export interface RequestRecord {
   readonly model: string | undefined;
   /** Body fields the request schema does not list, accepted and ignored: JSON pointers, masked, at most requests.maxIgnoredFields (then `...`). */
   readonly ignoredFields?: readonly string[];
+  /** SHA-256 (hex) of the request body's bytes, when a body was read: shows whether a retry resent the same request; never the body itself. */
+  readonly bodyHash?: string;
+  /** The wait the answer asked for, in ms (its `retry-after-ms`), when it carried one: a 429, or a fault with a retry hint. */
+  readonly retryAfterMs?: number;
   /** What the validating proxy found wrong with the request or the upstream's answer (absent when nothing). */
   readonly violations?: readonly Violation[];
   /** The request as it came, for the inspector; the journal keeps it bounded and masked (see RequestDetail). */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestRecord } from '../domain/journal.js';
 import type { RequestState } from './steps.js';
@@ -47,6 +47,7 @@ export function reportRequest(
   if (!observers.length) return;
   const retry = Number.parseInt(req.headers['x-stainless-retry-count'] as string, 10);
   const model = state.body?.model;
+  const hint = Number(state.error?.headers['retry-after-ms']);
   const record: RequestRecord = {
     requestId: state.requestId,
     time: Date.now(),
@@ -63,6 +64,9 @@ export function reportRequest(
     retryCount: Number.isFinite(retry) ? retry : undefined,
     model: typeof model === 'string' ? model.slice(0, 128) : undefined,
     ...(state.ignoredFields ? { ignoredFields: state.ignoredFields } : {}),
+    // The text is the body's bytes decoded (Latin-1 when ASCII, else strict UTF-8): its UTF-8 is those bytes again.
+    ...(state.raw === undefined ? {} : { bodyHash: createHash('sha256').update(state.raw, 'utf8').digest('hex') }),
+    ...(Number.isFinite(hint) ? { retryAfterMs: hint } : {}),
     ...(state.violations?.length ? { violations: state.violations } : {}),
     request: { headers: req.headers, body: state.raw },
     ...(res ? { responseHeaders: res.getHeaders() } : {}),

@@ -5,6 +5,9 @@ import { RuleError, type FaultRule, type RuleView } from '../domain/faults/rules
 import type { JournalEntry } from '../domain/journal.js';
 import type { Maybe } from '../domain/state/store.js';
 import { start } from './server.js';
+import type { Grade } from '../tools/clientCheck/grade.js';
+import { callbackLaunch, runScenario, type ClientContext } from '../tools/clientCheck/run.js';
+import { checkScenario, scenarioById, type Scenario } from '../tools/clientCheck/scenarios.js';
 import type { RelayStats, ViolationsReport as Report } from '../relay/relay.js';
 
 /** Options of startMockServer: the configuration the CLI and config file take, plus whether to log. */
@@ -50,6 +53,14 @@ export interface MockServer {
   relayStats(): RelayStats | undefined;
   /** With `proxy`: the violations seen so far, in the conformance runner's report shape (written to `violationsReport` on close). */
   violations(): Report | undefined;
+  /**
+   * Plays a client-check scenario (an id of client-check/, or a scenario object) to `client` and grades it
+   * from the journal: a fresh mock runs the scenario's fault script (with this mock's reply rules file,
+   * clock and strictness) while `client` runs; resolved counts as exit 0, thrown as exit 1. The client
+   * must use `context.baseURL` and `context.apiKey`, which are also in process.env (OPENAI_BASE_URL,
+   * OPENAI_API_KEY, MOCK_SCENARIO, MOCK_CONCURRENCY) during the call: one check at a time.
+   */
+  checkClient(scenario: string | Scenario, client: (context: ClientContext) => unknown, options?: CheckClientOptions): Promise<Grade>;
   /** Stops the server and closes every connection at once; calling it again returns the same promise. */
   close(): Promise<void>;
   /** `await using mock = await startMockServer()` closes it at the end of the block. */
@@ -66,6 +77,12 @@ function now<T>(value: Maybe<T>): T {
     throw new Error('with state in Redis, use the admin API (/__admin/faults, /__admin/requests, /__admin/reset) instead of this handle');
   }
   return value;
+}
+
+/** Options of checkClient. */
+export interface CheckClientOptions {
+  /** The client's own request timeout in ms (the CLI's --client-timeout): the timeout scenarios need it. */
+  readonly clientTimeoutMs?: number;
 }
 
 // A key given as undefined (e.g. `port: process.env.PORT && Number(...)`) means "not set", as it does in a config file.
@@ -134,6 +151,12 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     },
     relayStats: () => running.relay?.stats(),
     violations: () => running.relay?.violations(),
+    checkClient(scenario, client, opts = {}) {
+      const played = typeof scenario === 'string' ? scenarioById(services.schemas, scenario) : checkScenario(services.schemas, asJson(scenario), 'checkClient scenario');
+      const { replyRules: rules, clock, strict } = running.config;
+      const base = { clock, strict, ...(rules === undefined ? {} : { replyRules: rules }) };
+      return runScenario(played, callbackLaunch(client), (config) => startMockServer(config), { clientTimeoutMs: opts.clientTimeoutMs, base });
+    },
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -47,11 +47,11 @@ test('npm pack ships the built code, its types and data, and nothing else', asyn
   const files = info!.files.map((f) => f.path);
   const outside = files.filter(
     (f) =>
-      !/^(dist\/.+\.(js|cjs|d\.ts)|dist\/inspector\/(index\.html|inspector\.css)|dist\/generated\/[\w.-]+\.json|schemas\/[\w.-]+\.json|fixtures\/[\w.-]+\.json|conformance\/[\w.-]+\.(json|md)|README\.md|LICENSE|package\.json)$/.test(
+      !/^(dist\/.+\.(js|cjs|d\.ts)|dist\/inspector\/(index\.html|inspector\.css)|dist\/generated\/[\w.-]+\.json|schemas\/[\w.-]+\.json|fixtures\/[\w.-]+\.json|conformance\/[\w.-]+\.(json|md)|client-check\/[\w.-]+\.json|README\.md|LICENSE|package\.json)$/.test(
         f,
       ),
   );
-  assert.equal(outside, [], 'files outside dist/*.js|cjs|d.ts, dist/generated/*.json, schemas, fixtures, conformance, README, package.json');
+  assert.equal(outside, [], 'files outside dist/*.js|cjs|d.ts, dist/generated/*.json, schemas, fixtures, conformance, client-check, README, package.json');
   for (const needed of [
     'dist/cli/main.js',
     'dist/index.js',
@@ -61,6 +61,7 @@ test('npm pack ships the built code, its types and data, and nothing else', asyn
     'schemas/chat-request.json',
     'fixtures/models.json',
     'conformance/suite.json',
+    'client-check/rate-limited-429.json',
     'README.md',
   ])
     assert.ok(files.includes(needed), `${needed} is missing from the package`);
@@ -94,6 +95,15 @@ test('npx unified-ai-mock conformance --help prints its usage', async () => {
   // --offline --no: a package missing from the project fails here instead of being fetched.
   const r = ensureOk('npx unified-ai-mock conformance --help', await run('npx', ['--offline', '--no', pkg.name, 'conformance', '--help'], { cwd: consumer }));
   assert.match(r.stdout, /^Usage: unified-ai-mock conformance --base-url URL --api-key KEY/);
+});
+
+test('npx unified-ai-mock client-check --list finds the scenarios in the installed package', async () => {
+  needInstall();
+  const r = ensureOk(
+    'npx unified-ai-mock client-check --list',
+    await run('npx', ['--offline', '--no', pkg.name, 'client-check', '--list', '--scenario', 'rate-limited-429'], { cwd: consumer }),
+  );
+  assert.match(r.stdout, /^rate-limited-429 {2}\[retry\]/);
 });
 
 interface Served {
