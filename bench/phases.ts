@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { capture, concurrentStreams, load, send, sequentialCost, type Load } from './load.js';
 import { combine, compare, linearity, median, type LoadFigures, type ScenarioResult } from './report.js';
 import { API_KEY, type Pair, type Scenario } from './scenarios.js';
-import { cliPath, startMock, startReference, type Server } from './servers.js';
+import { join } from 'node:path';
+import { cliPath, startAimock, startMock, startReference, type Server } from './servers.js';
 import type { BenchResults, LinearityResult, StreamsFigures } from './targets.js';
 
 /** What every phase needs: where to pin, how long to load, and how to start each server. */
@@ -13,8 +14,13 @@ export interface Context {
   readonly warmup: number;
   /** Measurements of each server per scenario, alternating; figures are their medians. */
   readonly rounds: number;
+  /** The mock's flags: none, so it runs as `npm start` does, logging every request to stdout. */
   readonly mockFlags: string[];
+  /** The flags of the mock with its logging off (`--log-level silent`), measured beside it in the chat scenarios. */
+  readonly silentFlags: string[];
   readonly baselineScript: string;
+  /** aimock (bench/aimock.ts), measured in the chat scenarios on its own path; null to skip. */
+  readonly aimockScript: string | null;
   /** The stack-floor server, measured where the issue names a floor (the chat scenarios); null to skip. */
   readonly floorScript: string | null;
   readonly dir: string;
@@ -48,6 +54,18 @@ export async function settle(server: Server, maxMs = 5000): Promise<void> {
   }
 }
 
+/**
+ * The mock as `npm start` runs it, its stdout (the request log, one line per request) redirected to a
+ * file as a process manager writing a log file would: the lines are really written, to the page cache,
+ * and the file is removed when the server stops. A pipe the bench read would put the bench's own reading
+ * on the load generator's core; /dev/null would skip the copy of the bytes.
+ */
+export const startDefaultMock = (ctx: Context, flags: string[] = [], nodeArgs: string[] = []): Promise<Server> =>
+  startMock(ctx.serverCore, [...ctx.mockFlags, ...flags], nodeArgs, join(ctx.dir, 'mock.stdout.log'));
+
+/** aimock's path for the chat scenarios: the same request, sent where aimock serves it. */
+export const AIMOCK_CHAT_PATH = '/v1/chat/completions';
+
 /** Loads one started server with a scenario (warm-up, then the measurement) and stops it. */
 export async function measure(ctx: Context, server: Server, s: Scenario, who: string): Promise<LoadFigures> {
   try {
@@ -66,16 +84,22 @@ export async function measure(ctx: Context, server: Server, s: Scenario, who: st
 export const FLOOR_SCENARIOS = new Set(['chat', 'chat-400', 'chat-401']);
 
 /**
- * One load scenario on a fresh mock, then on a fresh baseline that sends the answer the mock gave (and
- * on the stack floor for the chat scenarios); `rounds` times, alternating.
+ * One load scenario on a fresh mock (default logging), then on a fresh baseline that sends the answer the
+ * mock gave; for the chat scenarios also the mock with logging off, the stack floor and aimock; `rounds`
+ * times, alternating.
  */
 export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResult> {
   const mock: LoadFigures[] = [];
+  const silent: LoadFigures[] = [];
   const baseline: LoadFigures[] = [];
   const floor: LoadFigures[] = [];
-  const withFloor = ctx.floorScript !== null && FLOOR_SCENARIOS.has(s.name);
+  const aimock: LoadFigures[] = [];
+  const chat = FLOOR_SCENARIOS.has(s.name);
+  const withFloor = ctx.floorScript !== null && chat;
+  const withAimock = ctx.aimockScript !== null && chat;
+  let aimockStatus: number | undefined;
   for (let round = 0; round < Math.max(1, ctx.rounds); round++) {
-    const mockServer = await startMock(ctx.serverCore, ctx.mockFlags);
+    const mockServer = await startDefaultMock(ctx);
     let answer;
     try {
       answer = await capture(mockServer.url, s);
@@ -85,12 +109,30 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
     }
     mock.push(await measure(ctx, mockServer, s, 'mock'));
     baseline.push(await measure(ctx, await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, s.name, answer), s, 'baseline'));
+    if (chat) silent.push(await measure(ctx, await startMock(ctx.serverCore, ctx.silentFlags), s, 'silent'));
     if (withFloor) floor.push(await measure(ctx, await startReference(ctx.serverCore, ctx.floorScript!, ctx.dir, s.name, answer), s, 'floor'));
+    if (withAimock) {
+      const server = await startAimock(ctx.serverCore, ctx.aimockScript!, join(ctx.dir, 'aimock.stdout.log'));
+      // aimock answers what it answers (it checks no key, validates nothing): its own status is expected.
+      const own: Scenario = { ...s, path: AIMOCK_CHAT_PATH };
+      aimockStatus ??= (await send(server.url, own)).status;
+      aimock.push(await measure(ctx, server, { ...own, expect: aimockStatus }, 'aimock'));
+    }
   }
   const m = combine(mock);
   const b = combine(baseline);
   const f = withFloor ? combine(floor) : null;
-  return { name: s.name, title: s.title, baseline: b, floor: f, mock: m, ratio: compare(m, b), floorRatio: f ? compare(f, b) : null };
+  return {
+    name: s.name,
+    title: s.title,
+    baseline: b,
+    floor: f,
+    mock: m,
+    ratio: compare(m, b),
+    floorRatio: f ? compare(f, b) : null,
+    ...(chat ? { silent: combine(silent) } : {}),
+    ...(withAimock ? { aimock: combine(aimock), aimockStatus } : {}),
+  };
 }
 
 async function streamsOn(server: Server, s: Scenario, count: number): Promise<StreamsFigures> {
@@ -105,7 +147,7 @@ async function streamsOn(server: Server, s: Scenario, count: number): Promise<St
 
 /** `count` streamed completions at once (pacing off) on the mock and on the baseline. */
 export async function streams(ctx: Context, s: Scenario, count: number): Promise<NonNullable<BenchResults['streams']>> {
-  const mockServer = await startMock(ctx.serverCore, ctx.mockFlags);
+  const mockServer = await startDefaultMock(ctx);
   const answer = await capture(mockServer.url, s);
   const mock = await streamsOn(mockServer, s, count);
   const baseline = await streamsOn(await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, 'streams', answer), s, count);
@@ -114,7 +156,7 @@ export async function streams(ctx: Context, s: Scenario, count: number): Promise
 
 /** Per-request cost of each request of a pair, sequentially on one connection of one mock. */
 export async function pair(ctx: Context, p: Pair, seconds: number): Promise<LinearityResult> {
-  const server = await startMock(ctx.serverCore, ctx.mockFlags);
+  const server = await startDefaultMock(ctx);
   try {
     // Warm both first so neither pays for first-use work (tokenizer tables, media cache, JIT).
     await sequentialCost(server.url, p.small, Math.min(1, seconds), 10);
@@ -141,7 +183,7 @@ export async function startup(ctx: Context, s: Scenario, runs: number): Promise<
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const started = performance.now();
-    const server = await startMock(ctx.serverCore, ctx.mockFlags);
+    const server = await startDefaultMock(ctx);
     try {
       const got = await send(server.url, s);
       if (got.status !== 200) throw new Error(`start-up: ${s.path} answered ${got.status}`);
@@ -165,7 +207,7 @@ export async function startupPhase(ctx: Context, chat: Scenario, runs: number): 
 export async function conformance(ctx: Context): Promise<NonNullable<BenchResults['conformance']>> {
   const help = spawnSync(process.execPath, [cliPath(), 'conformance', '--help'], { encoding: 'utf8' });
   if (help.status !== 0 || !`${help.stdout}`.includes('--base-url')) return { available: false };
-  const server = await startMock(ctx.serverCore, ctx.mockFlags);
+  const server = await startDefaultMock(ctx);
   try {
     const started = performance.now();
     const run = spawnSync(process.execPath, [cliPath(), 'conformance', '--base-url', server.url, '--api-key', API_KEY, '--profile', 'full'], {

@@ -12,24 +12,25 @@ import { summarise, type CpuProfile } from './cpuprofile.js';
 import { capture, load } from './load.js';
 import { settle } from './phases.js';
 import { loadScenarios, pairs } from './scenarios.js';
-import { ROOT, canPin, ensureBuilt, pinSelf, quietFlags, startMock } from './servers.js';
+import { ROOT, canPin, ensureBuilt, pinSelf, silentFlags, startMock } from './servers.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { duration: { type: 'string' }, connections: { type: 'string' }, top: { type: 'string' }, out: { type: 'string' } },
+  options: { duration: { type: 'string' }, connections: { type: 'string' }, top: { type: 'string' }, out: { type: 'string' }, silent: { type: 'boolean' } },
 });
 const name = positionals[0];
 const all = [...loadScenarios(), ...pairs().flatMap((p) => [p.small, p.large])];
 const s = all.find((x) => x.name === name);
 if (!s) {
-  process.stderr.write(`usage: bench/profile.ts NAME [--duration S] [--connections N] [--top N] [--out DIR]\nNAME: ${all.map((x) => x.name).join(', ')}\n`);
+  process.stderr.write(`usage: bench/profile.ts NAME [--duration S] [--connections N] [--top N] [--out DIR] [--silent]\nNAME: ${all.map((x) => x.name).join(', ')}\n`);
   process.exit(2);
 }
 
 pinSelf(1);
 ensureBuilt();
 const dir = values.out ?? mkdtempSync(join(tmpdir(), 'uam-prof-'));
-const server = await startMock(canPin() ? 0 : null, quietFlags(), ['--cpu-prof', '--cpu-prof-dir', dir]);
+// As `npm start` runs it, its request log to a file (--silent: logging off).
+const server = await startMock(canPin() ? 0 : null, values.silent ? silentFlags() : [], ['--cpu-prof', '--cpu-prof-dir', dir], join(dir, 'stdout.log'));
 const connections = Number(values.connections ?? 50);
 await capture(server.url, s);
 await settle(server); // the tokenizer tables load in the background while the mock is idle

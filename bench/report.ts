@@ -29,6 +29,11 @@ export interface ScenarioResult {
   readonly ratio: Ratios;
   /** The floor's figures as ratios to the baseline: the share of the budget the stack itself takes. */
   readonly floorRatio?: Ratios | null;
+  /** The mock with its logging off (`--log-level silent`), in the chat scenarios. */
+  readonly silent?: LoadFigures;
+  /** aimock on its own path with the same request body, in the chat scenarios, and the status it answers. */
+  readonly aimock?: LoadFigures;
+  readonly aimockStatus?: number;
 }
 
 /** Figures of a server as ratios to the baseline's. */
@@ -132,22 +137,42 @@ export function markdownTable(rows: readonly (readonly string[])[]): string {
   return [line(rows[0]!), `|${rows[0]!.map((_, c) => (c === 0 ? ' --- ' : ' ---: ')).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
 }
 
-/** The stack floor beside the baseline and the mock, for the scenarios where it was measured. */
+/**
+ * The chat scenarios side by side: the mock as `npm start` runs it (logging to a file), the mock with
+ * logging off, the stack floor, bare node:http and aimock; then the ratios the targets are about.
+ */
 export function floorRows(results: readonly ScenarioResult[]): string[][] | null {
-  const rows = results.filter((r) => r.floor);
+  const rows = results.filter((r) => r.floor || r.silent || r.aimock);
   if (!rows.length) return null;
+  const cell = (f: LoadFigures | null | undefined) => (f ? `${fmt(f.reqPerSec)} (${fmt(f.cpuUsPerReq)} µs)` : '-');
   return [
-    ['scenario', 'base req/s', 'floor req/s', 'floor ratio', 'mock req/s', 'mock ratio', 'floor CPU ratio', 'mock CPU ratio', 'floor RSS MiB'],
+    [
+      'scenario',
+      'mock, default log',
+      'mock, silent',
+      'floor',
+      'bare node:http',
+      'aimock',
+      'mock/floor',
+      'mock/aimock',
+      'log cost',
+      'p99 mock/floor',
+      'RSS mock/floor MiB',
+      'status mock/aimock',
+    ],
     ...rows.map((r) => [
       r.title,
-      fmt(r.baseline?.reqPerSec),
-      fmt(r.floor!.reqPerSec),
-      fmtRatio(r.floorRatio?.reqPerSec),
-      fmt(r.mock.reqPerSec),
-      fmtRatio(r.ratio.reqPerSec),
-      fmtRatio(r.floorRatio?.cpuPerReq),
-      fmtRatio(r.ratio.cpuPerReq),
-      fmt(r.floor!.peakRssMiB, 1),
+      cell(r.mock),
+      cell(r.silent),
+      cell(r.floor),
+      cell(r.baseline),
+      cell(r.aimock),
+      fmtRatio(ratio(r.mock.reqPerSec, r.floor?.reqPerSec)),
+      fmtRatio(ratio(r.mock.reqPerSec, r.aimock?.reqPerSec)),
+      r.silent && r.silent.reqPerSec > 0 ? `${fmt((1 - r.mock.reqPerSec / r.silent.reqPerSec) * 100, 1)}%` : '-',
+      fmtRatio(ratio(r.mock.p99Ms, r.floor?.p99Ms)),
+      `${fmt(r.mock.peakRssMiB, 1)} / ${fmt(r.floor?.peakRssMiB, 1)}`,
+      `${r.mock.unexpected ? 'UNEXPECTED' : 'as expected'} / ${r.aimockStatus ?? '-'}`,
     ]),
   ];
 }

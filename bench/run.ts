@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { conformance, pair, scenario, startupPhase, streams, type Context } from './phases.js';
 import { markdown, print } from './output.js';
 import { loadScenarios, pairs, streamScenario } from './scenarios.js';
-import { canPin, ensureBuilt, pinSelf, quietFlags, referenceScript, workDir } from './servers.js';
+import { canPin, ensureBuilt, pinSelf, referenceScript, silentFlags, workDir } from './servers.js';
 import { verdicts, type BenchResults } from './targets.js';
 import { statePhase, stateScenarios } from './state.js';
 import { combine } from './report.js';
@@ -25,6 +25,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --json FILE       write every figure as JSON
   --markdown FILE   write the tables as Markdown
   --no-floor        skip the stack floor (minimal Koa + router + body parser + Ajv) in the chat scenarios
+  --no-aimock       skip aimock (@copilotkit/aimock, on /v1/chat/completions) in the chat scenarios
+The mock runs as \`npm start\` does, logging every request to stdout, which goes to a file; the chat
+scenarios also measure it with --log-level silent, the stack floor, bare node:http and aimock.
   --quick           a short smoke run (1 s warm-up, 2 s per measurement, 3 start-ups)
 Environment: UAM_BENCH_CLI=PATH measures that build's CLI (dist/cli/main.js of another checkout) instead of this one's.
 `;
@@ -41,6 +44,7 @@ const { values } = parseArgs({
     markdown: { type: 'string' },
     quick: { type: 'boolean' },
     'no-floor': { type: 'boolean' },
+    'no-aimock': { type: 'boolean' },
     help: { type: 'boolean' },
   },
 });
@@ -85,15 +89,17 @@ async function main(): Promise<void> {
     duration: num(values.duration, quick ? 2 : 10),
     warmup: num(values.warmup, quick ? 1 : 3),
     rounds: num(values.rounds, 1),
-    mockFlags: quietFlags(),
+    mockFlags: [],
+    silentFlags: silentFlags(),
     baselineScript: referenceScript('baseline'),
     floorScript: values['no-floor'] ? null : referenceScript('floor'),
+    aimockScript: values['no-aimock'] ? null : referenceScript('aimock'),
     dir,
     log,
   };
   const results: BenchResults = {
     machine: machine(),
-    options: { connections: ctx.connections, duration: ctx.duration, warmup: ctx.warmup, rounds: ctx.rounds, mockFlags: ctx.mockFlags, quick },
+    options: { connections: ctx.connections, duration: ctx.duration, warmup: ctx.warmup, rounds: ctx.rounds, mockFlags: ctx.mockFlags, mockStdout: 'a file', quick },
     scenarios: [],
   };
   // A phase that fails (a scenario the mock cannot serve) is reported, and the others still run.

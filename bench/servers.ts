@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
@@ -57,7 +57,7 @@ export function ensureBuilt(): string {
  * without a TypeScript loader in its process. It is written under node_modules/.cache so that the
  * packages it imports resolve as they do for the project.
  */
-export function referenceScript(name: 'baseline' | 'floor'): string {
+export function referenceScript(name: 'baseline' | 'floor' | 'aimock'): string {
   const source = readFileSync(join(ROOT, 'bench', `${name}.ts`), 'utf8');
   const out = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true } });
   const dir = join(ROOT, 'node_modules', '.cache', 'uam-bench');
@@ -74,10 +74,10 @@ export function workDir(): string {
   return dir;
 }
 
-/** The mock's `serve` flags that keep its logging out of the way, if the CLI has them. */
-export function quietFlags(): string[] {
+/** The mock's `serve` flags that turn its logging off (the "silent" variant), if the CLI has them. */
+export function silentFlags(): string[] {
   const help = spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' }).stdout ?? '';
-  return help.includes('--log-level') ? ['--log-level', 'warn'] : [];
+  return help.includes('--log-level') ? ['--log-level', 'silent'] : [];
 }
 
 // USER_HZ: fixed at 100 on Linux for every architecture Node runs on.
@@ -96,29 +96,49 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-/** Spawns `command`, waits for "listening on URL" on its stdout, and returns the running server. */
-export function startProcess(command: string[], core: number | null, extraNodeArgs: string[] = []): Promise<Server> {
+/**
+ * Spawns `command`, waits for "listening on URL" on its stdout, and returns the running server. With
+ * `stdoutFile`, the server's stdout is that file (as a process manager that appends to a log file
+ * would have it): the URL is read from the file, which is removed when the server stops.
+ */
+export function startProcess(command: string[], core: number | null, extraNodeArgs: string[] = [], stdoutFile?: string): Promise<Server> {
   const [exe, ...args] = pinned(core, [process.execPath, ...extraNodeArgs, ...command]);
   const started = performance.now();
-  const child: ChildProcess = spawn(exe!, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+  const fd = stdoutFile === undefined ? undefined : openSync(stdoutFile, 'w');
+  const child: ChildProcess = spawn(exe!, args, { stdio: ['ignore', fd ?? 'pipe', 'pipe'], cwd: ROOT });
+  if (fd !== undefined) closeSync(fd);
   let output = '';
   return new Promise<Server>((resolve, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`server exited (${code}) before listening:\n${output.slice(-2000)}`));
+    let poll: NodeJS.Timeout | undefined;
+    const onExit = (code: number | null) => {
+      clearInterval(poll);
+      reject(new Error(`server exited (${code}) before listening:\n${output.slice(-2000)}${stdoutFile ? readFileSync(stdoutFile, 'utf8').slice(-2000) : ''}`));
+    };
     child.once('exit', onExit);
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    const found = (text: string): boolean => {
+      const m = /listening on (http:\/\/\S+)/.exec(text);
+      if (!m) return false;
+      child.off('exit', onExit);
+      resolve(server(child, m[1]!, performance.now() - started, stdoutFile));
+      return true;
+    };
+    if (stdoutFile !== undefined) {
+      poll = setInterval(() => {
+        if (found(readFileSync(stdoutFile, 'utf8').slice(0, 4096))) clearInterval(poll);
+      }, 5);
+      return;
+    }
     child.stdout!.on('data', (d: Buffer) => {
       output += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(output);
-      if (!m) return;
+      if (!found(output)) return;
       child.stdout!.removeAllListeners('data');
       child.stdout!.resume(); // keep draining so the child never blocks on a full pipe
-      child.off('exit', onExit);
-      resolve(server(child, m[1]!, performance.now() - started));
     });
   });
 }
 
-function server(child: ChildProcess, url: string, listenMs: number): Server {
+function server(child: ChildProcess, url: string, listenMs: number, stdoutFile?: string): Server {
   const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
   return {
     url,
@@ -151,13 +171,17 @@ function server(child: ChildProcess, url: string, listenMs: number): Server {
       await exited;
       clearTimeout(again);
       clearTimeout(kill);
+      if (stdoutFile !== undefined) rmSync(stdoutFile, { force: true });
     },
   };
 }
 
-/** Starts the built mock on a free port. */
-export const startMock = (core: number | null, flags: string[], nodeArgs: string[] = []): Promise<Server> =>
-  startProcess([CLI, 'serve', '--port', '0', '--host', '127.0.0.1', ...flags], core, nodeArgs);
+/** Starts the built mock on a free port; with `stdoutFile`, its stdout (the request log) goes to that file. */
+export const startMock = (core: number | null, flags: string[], nodeArgs: string[] = [], stdoutFile?: string): Promise<Server> =>
+  startProcess([CLI, 'serve', '--port', '0', '--host', '127.0.0.1', ...flags], core, nodeArgs, stdoutFile);
+
+/** Starts aimock (bench/aimock.ts) on a free port, its stdout to `stdoutFile`. */
+export const startAimock = (core: number | null, script: string, stdoutFile?: string): Promise<Server> => startProcess([script], core, [], stdoutFile);
 
 /** Starts a reference server (the baseline or the floor) with a fixed answer written to `dir`. */
 export function startReference(core: number | null, script: string, dir: string, name: string, fixed: Answer): Promise<Server> {

@@ -73,16 +73,37 @@ test('verdicts apply the issue targets to the ratios of the same run', () => {
     machine: {},
     options: {},
     scenarios: [
-      { name: 'chat', title: 'chat', baseline: figures(100, 1, 50), mock: figures(46, 2, 140), ratio: compare(figures(46, 2, 140), figures(100, 1, 50)) },
-      { name: 'chat-401', title: '401', baseline: figures(100, 1, 50), mock: figures(69, 4, 151), ratio: compare(figures(69, 4, 151), figures(100, 1, 50)) },
+      {
+        name: 'chat',
+        title: 'chat',
+        baseline: figures(100, 1, 50),
+        mock: figures(46, 2, 140),
+        ratio: compare(figures(46, 2, 140), figures(100, 1, 50)),
+        floor: figures(50, 1, 80),
+        silent: figures(50, 2, 140),
+        aimock: figures(20, 5, 90),
+      },
+      {
+        name: 'chat-401',
+        title: '401',
+        baseline: figures(100, 1, 50),
+        mock: figures(69, 4, 151),
+        ratio: compare(figures(69, 4, 151), figures(100, 1, 50)),
+        floor: figures(100, 1, 80),
+        silent: figures(100, 1, 151),
+      },
     ],
     streams: { mock: { count: 1000, completed: 999, seconds: 1, peakRssMiB: 200 }, baseline: null },
   };
   const met = Object.fromEntries(verdicts(results).map((v) => [v.target, v.met]));
-  assert.is(met['chat: req/s ratio'], true);
-  assert.is(met['401: req/s ratio'], false);
-  assert.is(met['chat: p99 ratio'], true);
-  assert.is(met['401: p99 ratio'], false);
+  assert.is(met['chat: req/s, default log / stack floor'], true);
+  assert.is(met['chat: req/s, default log / aimock'], true);
+  assert.is(met['chat: cost of the request log (req/s, default vs silent)'], true);
+  assert.is(met['401: cost of the request log (req/s, default vs silent)'], false);
+  assert.is(met['chat: p99, default log / stack floor'], true);
+  assert.is(met['401: p99, default log / stack floor'], false);
+  assert.is(met['chat: p99 ratio to bare node:http'], true);
+  assert.is(met['401: p99 ratio to bare node:http'], false);
   assert.is(met['401: peak RSS'], false);
   assert.is(met['1000 concurrent streams complete'], false);
   assert.is(met['1000 concurrent streams: peak RSS'], true);
