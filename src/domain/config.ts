@@ -145,6 +145,14 @@ export function resolveConfig(input: ConfigInput, schemas: SchemaRegistry): Conf
   for (const [name, field] of Object.entries(CONFIG_SCHEMA.properties ?? {})) {
     if (field.properties) config[name] = { ...(base[name] as object), ...(given[name] as object | undefined) };
   }
+  // A rule across two fields, which the schema cannot state: no stream outlasts the stream time limit,
+  // so a first token due later could never be sent.
+  const { pacing, timeouts } = config as unknown as Config;
+  if (pacing.timeToFirstTokenMs > timeouts.streamMaxMs) {
+    throw new ConfigError(
+      `invalid configuration:\n  pacing.timeToFirstTokenMs: ${pacing.timeToFirstTokenMs} is above timeouts.streamMaxMs (${timeouts.streamMaxMs}), the stream time limit: raise that too`,
+    );
+  }
   return config as unknown as Config;
 }
 

@@ -94,7 +94,7 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
     kind: 'sse',
     events: chunkEvents(head, result, usage, includeUsage),
     ending: 'done',
-    pacing: controls ? pacingFor(headers, services.config.pacing) : services.config.pacing,
+    pacing: controls ? pacingFor(headers, services.config.pacing, services.config.timeouts.streamMaxMs) : services.config.pacing,
     headers: replyHeaders,
   };
 };

@@ -11,21 +11,18 @@ export interface Pacing {
 }
 
 // The header's bounds are those of the settings it overrides (schemas/config.json, pacing): one rule, two
-// spellings. ttft at most a minute; tps 0 (no pacing) or at least 1, so no token waits more than a second.
-const SETTINGS = '/properties/pacing/properties';
-const MAX_TTFT_MS = schemaNumber('config.json', `${SETTINGS}/timeToFirstTokenMs/maximum`);
-const MIN_TPS = schemaNumber('config.json', `${SETTINGS}/tokensPerSecond/anyOf/1/minimum`);
-
-const USAGE = `Use 'ttft=MS; tps=TOKENS_PER_SECOND' (ttft from 0 to ${MAX_TTFT_MS}; tps 0 for no pacing, else at least ${MIN_TPS})`;
+// spellings. tps 0 (no pacing) or at least 1, so no token waits more than a second; ttft at most the
+// server's stream time limit (timeouts.streamMaxMs), since no stream outlasts it.
+const MIN_TPS = schemaNumber('config.json', '/properties/pacing/properties/tokensPerSecond/anyOf/1/minimum');
 
 /** What is wrong with one `name=value` part of the header, or undefined when it is in range. */
-function problem(name: 'ttft' | 'tps', value: number): string | undefined {
-  if (name === 'ttft') return value > MAX_TTFT_MS ? `ttft is above ${MAX_TTFT_MS} ms` : undefined;
+function problem(name: 'ttft' | 'tps', value: number, maxTtftMs: number): string | undefined {
+  if (name === 'ttft') return value > maxTtftMs ? `ttft is above the stream time limit of ${maxTtftMs} ms` : undefined;
   return value !== 0 && value < MIN_TPS ? `tps is below ${MIN_TPS} (use 0 for no pacing)` : undefined;
 }
 
-/** The pacing of one request: the configured default, overridden by the pacing header. */
-export function pacingFor(headers: Record<string, string | string[] | undefined>, base: Pacing): Pacing {
+/** The pacing of one request: the configured default, overridden by the pacing header; `maxTtftMs` is the stream time limit. */
+export function pacingFor(headers: Record<string, string | string[] | undefined>, base: Pacing, maxTtftMs: number): Pacing {
   const header = headers[PACING_HEADER];
   if (typeof header !== 'string' || !header.trim()) return base;
   const out = { ...base };
@@ -34,11 +31,11 @@ export function pacingFor(headers: Record<string, string | string[] | undefined>
     const m = /^\s*(ttft|tps)\s*=\s*(\d+(?:\.\d+)?)\s*$/i.exec(part);
     const name = m?.[1]!.toLowerCase() as 'ttft' | 'tps' | undefined;
     const value = m ? Number(m[2]) : Number.NaN;
-    const wrong = name === undefined ? undefined : problem(name, value);
+    const wrong = name === undefined ? undefined : problem(name, value, maxTtftMs);
     if (name === undefined || wrong) {
       throw new ApiError(ERRORS.INVALID_HEADER, {
         param: PACING_HEADER,
-        message: `Invalid ${PACING_HEADER} header: '${part.trim().slice(0, 40)}'${wrong ? `: ${wrong}` : ''}. ${USAGE}.`,
+        message: `Invalid ${PACING_HEADER} header: '${part.trim().slice(0, 40)}'${wrong ? `: ${wrong}` : ''}. Use 'ttft=MS; tps=TOKENS_PER_SECOND' (ttft from 0 to ${maxTtftMs}; tps 0 for no pacing, else at least ${MIN_TPS}).`,
       });
     }
     if (name === 'ttft') out.timeToFirstTokenMs = value;

@@ -94,8 +94,12 @@ export function scenarioConfig(scenario: Scenario, options: GradeOptions, base: 
     faultRules: rules,
     faultHeaders: false,
     pacing: { timeToFirstTokenMs: scenario.mock.hold?.what === 'first-token' ? held : 0, tokensPerSecond: 0 },
-    // A delay fault may hold an answer at most stallMaxMs.
-    timeouts: { ...base.timeouts, stallMaxMs: Math.max(base.timeouts?.stallMaxMs ?? 60_000, held + 1_000) },
+    // A delay fault may hold an answer at most stallMaxMs, and no stream (its first token included) outlasts streamMaxMs.
+    timeouts: {
+      ...base.timeouts,
+      stallMaxMs: Math.max(base.timeouts?.stallMaxMs ?? 60_000, held + 1_000),
+      streamMaxMs: Math.max(base.timeouts?.streamMaxMs ?? 120_000, held + 1_000),
+    },
     journalSize: 10_000,
   };
 }

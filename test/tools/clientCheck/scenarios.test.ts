@@ -68,6 +68,9 @@ test("each scenario's mock configuration starts a mock: the key, the rules, the 
   const byId = (id: string) => all.find((s) => s.id === id)!;
   const firstToken = scenarioConfig(byId('first-token-timeout'), { clientTimeoutMs: 1000 });
   assert.equal(firstToken.pacing, { timeToFirstTokenMs: 4000, tokensPerSecond: 0 });
+  // A first token held past a client timeout of minutes: the stream time limit is raised with it.
+  const longFirst = scenarioConfig(byId('first-token-timeout'), { clientTimeoutMs: 300_000 });
+  assert.ok(createApp(longFirst, { report: () => {} }).config.timeouts.streamMaxMs > longFirst.pacing!.timeToFirstTokenMs!);
   const answer = scenarioConfig(byId('answer-timeout'), { clientTimeoutMs: 120_000 });
   assert.equal(answer.faultRules!.at(-1), { id: 'hold-answer', match: { operation: 'chat.completions' }, fault: { delayMs: 123_000 } });
   assert.is(answer.timeouts!.stallMaxMs, 124_000, 'a delay may last as long as the hold');
