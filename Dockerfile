@@ -27,6 +27,7 @@ COPY --from=build /app/dist ./dist
 COPY schemas ./schemas
 COPY fixtures ./fixtures
 COPY conformance ./conformance
+COPY client-check ./client-check
 # The image's own unprivileged user; the files stay root-owned, so the server cannot change them.
 USER node
 EXPOSE 4010
