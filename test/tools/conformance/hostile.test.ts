@@ -379,7 +379,9 @@ test('connection resets before or during an answer, and answers that are not HTT
     assert.is(byId(report, 'auth.missing.chat').reason, 'transport error: UND_ERR_SOCKET (other side closed) before the response headers on each of 2 attempts');
     const midway = /^transport error: UND_ERR_SOCKET \(other side closed\) after the response headers \(status 200, 11 bytes of the body read\) on each of 2 attempts$/;
     assert.match(byId(report, 'auth.missing.tts').reason!, midway);
-    assert.match(byId(report, 'auth.missing.speech').reason!, /^transport error: HPE_INVALID_CONSTANT \(.*\) before the response headers on each of 2 attempts$/);
+    // The undici of Node.js 20 and 22 names the parser error (HPE_INVALID_CONSTANT); Node.js 24's leaves its code unset, so the reason is its message.
+    const notHttp = /^transport error: (HPE_INVALID_CONSTANT \(.*\)|Response does not match the HTTP\/1\.1 protocol .*) before the response headers on each of 2 attempts$/;
+    assert.match(byId(report, 'auth.missing.speech').reason!, notHttp);
   } finally {
     await server.close();
   }
