@@ -153,10 +153,6 @@ const MODEL_RULE = "the mock's model catalogue (fixtures/models.json), a rule pe
  * the largest would be megabytes).
  */
 function modelLimitCases(operationId: string, prefix: string, catalogue: Catalogue): CaseSpec[] {
-  const smallest = (kind: ModelKind, limit: 'max_output_tokens' | 'context_window') =>
-    catalogue
-      .ofKind(kind)
-      .reduce<Model | undefined>((best, m) => (m.limits[limit] !== undefined && (best === undefined || m.limits[limit]! < best.limits[limit]!) ? m : best), undefined);
   const spec = (id: string, description: string, set: Record<string, unknown>): CaseSpec => ({
     id: `${prefix}.model-limit.${id}`,
     description,
@@ -167,16 +163,22 @@ function modelLimitCases(operationId: string, prefix: string, catalogue: Catalog
     set,
     expect: { status: 400 },
   });
-  const out: CaseSpec[] = [];
+  // The first model of each distinct value of a limit.
+  const distinct = (kind: ModelKind, limit: 'max_output_tokens' | 'max_n'): [Model, number][] => {
+    const seen = new Map<number, Model>();
+    for (const m of catalogue.ofKind(kind)) if (m.limits[limit] !== undefined && !seen.has(m.limits[limit]!)) seen.set(m.limits[limit]!, m);
+    return [...seen].map(([value, m]) => [m, value]);
+  };
   if (operationId === 'chat.completions') {
-    const seen = new Set<number>();
-    for (const m of catalogue.ofKind('text')) {
-      const max = m.limits.max_output_tokens;
-      if (max === undefined || seen.has(max)) continue;
-      seen.add(max);
-      out.push(spec(`max_tokens-${slug(m.id)}`, `max_tokens one over ${m.id}'s output limit (${max}) is rejected with 400`, { '/model': m.id, '/max_tokens': max + 1 }));
-    }
-    const ctx = smallest('text', 'context_window');
+    const out = distinct('text', 'max_output_tokens').map(([m, max]) =>
+      spec(`max_tokens-${slug(m.id)}`, `max_tokens one over ${m.id}'s output limit (${max}) is rejected with 400`, { '/model': m.id, '/max_tokens': max + 1 }),
+    );
+    const ctx = catalogue
+      .ofKind('text')
+      .reduce<Model | undefined>(
+        (best, m) => (m.limits.context_window !== undefined && (best === undefined || m.limits.context_window < best.limits.context_window!) ? m : best),
+        undefined,
+      );
     // " hello" is one token in every encoding the catalogue names: window + 8 of them overflow it.
     if (ctx)
       out.push(
@@ -185,17 +187,14 @@ function modelLimitCases(operationId: string, prefix: string, catalogue: Catalog
           '/messages/0/content': 'hello'.concat(' hello'.repeat(ctx.limits.context_window! + 8)),
         }),
       );
+    return out;
   }
   if (operationId === 'images.generate') {
-    const seen = new Set<number>();
-    for (const m of catalogue.ofKind('image')) {
-      const max = m.limits.max_n;
-      if (max === undefined || seen.has(max)) continue;
-      seen.add(max);
-      out.push(spec(`n-${slug(m.id)}`, `n = ${max + 1} for ${m.id}, one over its limit of ${max}, is rejected with 400`, { '/model': m.id, '/n': max + 1 }));
-    }
+    return distinct('image', 'max_n').map(([m, max]) =>
+      spec(`n-${slug(m.id)}`, `n = ${max + 1} for ${m.id}, one over its limit of ${max}, is rejected with 400`, { '/model': m.id, '/n': max + 1 }),
+    );
   }
-  return out;
+  return [];
 }
 
 /**
