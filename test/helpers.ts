@@ -201,3 +201,14 @@ export const audioInfo = (buf: Buffer, mimeType: string): Promise<IAudioMetadata
 
 /** The header block and body of a response as one string, to look for a secret in every byte. */
 export const wholeResponse = (res: Res): string => `${res.rawHeaders.join('\n')}\n${res.bytes.toString('latin1')}`;
+
+/** The error a call fails with; the test fails when the call succeeds. */
+export async function rejection(p: PromiseLike<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  assert.unreachable('expected the call to fail');
+  return undefined;
+}

@@ -6,7 +6,7 @@ import { APICallError, generateImage, generateText, RetryError, streamText } fro
 import { createOpenAI, type OpenAIProvider } from '@ai-sdk/openai';
 import { countTokens } from '../../src/text/tokenizer.js';
 import { startMockServer, type MockServer } from '../../src/server/programmatic.js';
-import { pngSize } from '../helpers.js';
+import { pngSize, rejection } from '../helpers.js';
 import { clientTest, journalEntry, LONG_PROMPT, PACED, skippingBackoff } from './clients.js';
 
 const it = clientTest(test);
@@ -27,16 +27,6 @@ test.after.each(() => {
 });
 
 const chat = () => mock.requests().filter((e) => e.operation === 'chat.completions');
-
-async function rejection(p: PromiseLike<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  assert.unreachable('expected the call to fail');
-  return undefined;
-}
 
 it('generateText: the text, finish reason and token usage of the chat completion', async () => {
   const result = await generateText({ model: openai.chat('gpt-4o-mini'), prompt: 'Say this is a test' });

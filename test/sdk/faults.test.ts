@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import type { JournalEntry } from '../../src/domain/journal.js';
-import { KEY, request, useMock } from '../helpers.js';
+import { KEY, request, useMock, rejection } from '../helpers.js';
 
 const mock = useMock(test);
 const BODY = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Hello' }] };
@@ -24,16 +24,6 @@ async function timeoutsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; del
   } finally {
     globalThis.setTimeout = real;
   }
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  assert.unreachable('expected the call to fail');
-  return undefined;
 }
 
 test.before.each(async () => {

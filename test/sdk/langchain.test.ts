@@ -7,7 +7,7 @@ import { ChatOpenAI, DallEAPIWrapper, OpenAIClient } from '@langchain/openai';
 import type { AIMessageChunk } from '@langchain/core/messages';
 import { countTokens } from '../../src/text/tokenizer.js';
 import { startMockServer, type MockServer } from '../../src/server/programmatic.js';
-import { pngSize } from '../helpers.js';
+import { pngSize, rejection } from '../helpers.js';
 import { clientTest, journalEntry, LONG_PROMPT, PACED, skippingBackoff } from './clients.js';
 
 const it = clientTest(test);
@@ -28,16 +28,6 @@ test.after.each(() => {
 const model = (fields: ConstructorParameters<typeof ChatOpenAI>[0] = {}) =>
   new ChatOpenAI({ model: 'gpt-4o-mini', apiKey: mock.apiKey, configuration: { baseURL: mock.openaiBaseURL }, ...fields });
 const chat = () => mock.requests().filter((e) => e.operation === 'chat.completions');
-
-async function rejection(p: PromiseLike<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  assert.unreachable('expected the call to fail');
-  return undefined;
-}
 
 it('invoke(): the message, its usage metadata and finish reason', async () => {
   const message = await model().invoke('Say this is a test');
