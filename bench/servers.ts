@@ -184,10 +184,10 @@ export const startMock = (core: number | null, flags: string[], nodeArgs: string
 export const startAimock = (core: number | null, script: string, stdoutFile?: string): Promise<Server> => startProcess([script], core, [], stdoutFile);
 
 /** Starts a reference server (the baseline or the floor) with a fixed answer written to `dir`. */
-export function startReference(core: number | null, script: string, dir: string, name: string, fixed: Answer): Promise<Server> {
+export function startReference(core: number | null, script: string, dir: string, name: string, fixed: Answer, nodeArgs: string[] = []): Promise<Server> {
   const file = join(dir, `${name}.answer.json`);
   writeFileSync(file, JSON.stringify({ status: fixed.status, contentType: fixed.contentType, stream: fixed.stream, body: fixed.body.toString('base64') }));
-  return startProcess([script, '--answer', file, '--schema', join(ROOT, 'schemas', 'chat-request.json')], core);
+  return startProcess([script, '--answer', file, '--schema', join(ROOT, 'schemas', 'chat-request.json')], core, nodeArgs);
 }
 
 /** Path of the built CLI. */
