@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { findOperation } from '../contract/operations.js';
 import { loadLimits } from './limits.js';
 import { scrubPath, secretScrubber } from './secrets.js';
@@ -20,7 +21,7 @@ export interface RequestRecord {
   readonly model: string | undefined;
   /** Body fields the request schema does not list, accepted and ignored: JSON pointers, masked, at most requests.maxIgnoredFields (then `...`). */
   readonly ignoredFields?: readonly string[];
-  /** SHA-256 (hex) of the request body's bytes, when a body was read: shows whether a retry resent the same request; never the body itself. */
+  /** SHA-256 (hex) of the request body's bytes, when a body was read: shows whether a retry resent the same request. The journal adds it to its entry (from request.body). */
   readonly bodyHash?: string;
   /** The wait the answer asked for, in ms (its `retry-after-ms`), when it carried one: a 429, or a fault with a retry hint. */
   readonly retryAfterMs?: number;
@@ -30,6 +31,12 @@ export interface RequestRecord {
   readonly request?: RequestDetail;
   /** The response's headers as sent (the journal keeps them bounded and masked). */
   readonly responseHeaders?: Readonly<Record<string, string | number | readonly string[] | undefined>>;
+  /**
+   * The response's header block as written to the socket (status line, then `Name: value` lines), a record
+   * may carry instead of responseHeaders: the text exists already, and the journal reads it only when the
+   * entry is read. Never part of a journal entry.
+   */
+  readonly responseHead?: string;
 }
 
 /**
@@ -52,6 +59,12 @@ export interface Violation {
 
 /** One journal entry: a finished request, with long client-supplied parts cut to size and secrets masked. */
 export type JournalEntry = RequestRecord;
+
+/** A record not read yet: it becomes its entry (masked, cut, hashed) when first read. */
+class Unread {
+  constructor(readonly record: RequestRecord) {}
+}
+type Slot = JournalEntry | Unread;
 
 const MAX_PATH = loadLimits().records.maxPathChars;
 const MAX_DETAILS = 20;
@@ -77,12 +90,27 @@ function scrubValues(value: unknown, scrub: (text: string) => string): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubValues(v, scrub)]));
 }
 
+/** The headers of a header block (`HTTP/1.1 200 OK` then `Name: value` lines); a repeated name's values joined by `, `. */
+export function headersFromBlock(block: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const lines = block.split('\r\n');
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon);
+    const value = line.slice(colon + 1).trim();
+    out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
+  }
+  return out;
+}
+
 /**
  * The request journal: a ring buffer of the most recent requests, so memory stays bounded however
  * many requests arrive. Admin calls are not recorded (reading the journal must not change it).
  */
 export class Journal {
-  private readonly ring: (JournalEntry | undefined)[];
+  private readonly ring: (Slot | undefined)[];
   private next = 0;
   private recorded = 0;
   private readonly scrub: (text: string) => string;
@@ -96,7 +124,7 @@ export class Journal {
     readonly capacity: number,
     secrets: readonly string[] = [],
   ) {
-    this.ring = new Array<JournalEntry | undefined>(Math.max(0, capacity));
+    this.ring = new Array<Slot | undefined>(Math.max(0, capacity));
     this.scrub = secretScrubber(secrets, { json: false });
     this.scrubPath = (path) => scrubPath(path, this.scrub);
   }
@@ -115,9 +143,32 @@ export class Journal {
   /**
    * Adds a finished request, replacing the oldest entry when the buffer is full. Admin calls and health
    * checks are left out: a container probe every few seconds would crowd out the client's requests.
+   *
+   * Masking and cutting wait until the entry is read (entries(), a listener): a server under load
+   * records far more requests than anyone reads, and most leave the ring unread. What is held meanwhile
+   * is the record as it came, bounded: a body longer than the journal keeps is masked, cut and hashed at
+   * once, so no request body is held whole.
    */
   record(r: RequestRecord): void {
     if (this.capacity <= 0 || r.path.startsWith('/__admin') || findOperation(r.operation)?.probe) return;
+    const body = r.request?.body;
+    const now = this.listeners.size > 0 || (body !== undefined && body.length > MAX_BODY_CHARS);
+    const slot: Slot = now ? this.finish(r) : new Unread(r);
+    this.ring[this.next] = slot;
+    this.next = (this.next + 1) % this.capacity;
+    this.recorded++;
+    if (!this.listeners.size) return;
+    for (const listener of this.listeners) {
+      try {
+        listener(slot as JournalEntry);
+      } catch {
+        this.listeners.delete(listener); // a broken listener must not stop the journal
+      }
+    }
+  }
+
+  /** The entry a record becomes: long client-supplied parts cut, secrets masked, the body's hash taken. */
+  private finish(r: RequestRecord): JournalEntry {
     const opt = (s: string | undefined): string | undefined => (s === undefined ? s : this.masked(s));
     // Masked before cutting, so a cut cannot leave part of a key behind.
     const masked = this.masked(r.path, this.scrubPath);
@@ -129,6 +180,9 @@ export class Journal {
     const model = opt(r.model);
     const operation = opt(r.operation);
     const keyLabel = opt(r.keyLabel);
+    // The text is the body's bytes decoded (Latin-1 when ASCII, else strict UTF-8): its UTF-8 is those bytes again.
+    const body = r.request?.body;
+    const bodyHash = r.bodyHash ?? (body === undefined ? undefined : createHash('sha256').update(body, 'utf8').digest('hex'));
     const same =
       path === r.path &&
       requestId === r.requestId &&
@@ -137,35 +191,37 @@ export class Journal {
       stream === r.stream &&
       model === r.model &&
       operation === r.operation &&
-      keyLabel === r.keyLabel;
-    // A record with nothing to mask or cut (the usual case) is kept as it is: records are never changed.
-    const entry: JournalEntry =
-      same && !r.details && !r.request && !r.responseHeaders
-        ? r
-        : {
-            ...r,
-            requestId,
-            path,
-            errorCode,
-            fault,
-            stream,
-            model,
-            operation,
-            keyLabel,
-            details: r.details?.slice(0, MAX_DETAILS).map((d) => scrubValues(d, this.maskText)),
-            ...(r.request ? { request: this.detailOf(r.request, keyLabel) } : {}),
-            ...(r.responseHeaders ? { responseHeaders: this.headersOf(r.responseHeaders, keyLabel, 'x-request-id') } : {}),
-          };
-    this.ring[this.next] = entry;
-    this.next = (this.next + 1) % this.capacity;
-    this.recorded++;
-    for (const listener of this.listeners) {
-      try {
-        listener(entry);
-      } catch {
-        this.listeners.delete(listener); // a broken listener must not stop the journal
-      }
-    }
+      keyLabel === r.keyLabel &&
+      bodyHash === r.bodyHash;
+    // A record with nothing to mask, cut or add is kept as it is: records are never changed.
+    const { responseHead, ...rest } = r;
+    const responseHeaders = responseHead === undefined ? r.responseHeaders : headersFromBlock(responseHead);
+    return same && !r.details && !r.request && !responseHeaders && responseHead === undefined
+      ? r
+      : {
+          ...rest,
+          requestId,
+          path,
+          errorCode,
+          fault,
+          stream,
+          model,
+          operation,
+          keyLabel,
+          ...(bodyHash === undefined ? {} : { bodyHash }),
+          details: r.details?.slice(0, MAX_DETAILS).map((d) => scrubValues(d, this.maskText)),
+          ...(r.request ? { request: this.detailOf(r.request, keyLabel) } : {}),
+          ...(responseHeaders ? { responseHeaders: this.headersOf(responseHeaders, keyLabel, 'x-request-id') } : {}),
+        };
+  }
+
+  /** The entry in a slot of the ring, made (once) when it is first read. */
+  private entryAt(i: number): JournalEntry {
+    const slot = this.ring[i]!;
+    if (!(slot instanceof Unread)) return slot;
+    const entry = this.finish(slot.record);
+    this.ring[i] = entry;
+    return entry;
   }
 
   /** Headers as journalled: bounded, credentials masked (an API key shows as its masked label), secrets masked; `skip` left out (the response's x-request-id is the entry's requestId). */
@@ -219,7 +275,7 @@ export class Journal {
   entries(): JournalEntry[] {
     const held = Math.min(this.recorded, this.capacity);
     const out: JournalEntry[] = [];
-    for (let i = 0; i < held; i++) out.push(this.ring[(this.next - held + i + this.capacity) % this.capacity]!);
+    for (let i = 0; i < held; i++) out.push(this.entryAt((this.next - held + i + this.capacity) % this.capacity));
     return out;
   }
 

@@ -1,9 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestRecord } from '../domain/journal.js';
 import type { RequestState } from './steps.js';
 
 export type { RequestRecord } from '../domain/journal.js';
+
+// Node keeps the header block it wrote for a response (an internal field since Node 0.x, still there in 24).
+type HeadOf = { _header: string };
 
 /** Something that wants to see each finished request. */
 export type RequestObserver = (record: RequestRecord) => void;
@@ -33,7 +36,7 @@ export function beginResponse(res: ServerResponse, requestId: string): void {
 /**
  * Tells each observer about a finished request; `started` is its performance.now() on arrival. The
  * record carries the request's headers and body text and the response's headers as they are: the
- * journal bounds and masks what it keeps of them.
+ * journal bounds and masks what it keeps of them, and hashes the body (bodyHash) when it keeps the entry.
  */
 export function reportRequest(
   observers: readonly RequestObserver[],
@@ -64,12 +67,11 @@ export function reportRequest(
     retryCount: Number.isFinite(retry) ? retry : undefined,
     model: typeof model === 'string' ? model.slice(0, 128) : undefined,
     ...(state.ignoredFields ? { ignoredFields: state.ignoredFields } : {}),
-    // The text is the body's bytes decoded (Latin-1 when ASCII, else strict UTF-8): its UTF-8 is those bytes again.
-    ...(state.raw === undefined ? {} : { bodyHash: createHash('sha256').update(state.raw, 'utf8').digest('hex') }),
     ...(Number.isFinite(hint) ? { retryAfterMs: hint } : {}),
     ...(state.violations?.length ? { violations: state.violations } : {}),
     request: { headers: req.headers, body: state.raw },
-    ...(res ? { responseHeaders: res.getHeaders() } : {}),
+    // The header block Node wrote (read by the journal only when the entry is read), else the headers set so far.
+    ...(res ? (typeof (res as unknown as Partial<HeadOf>)._header === 'string' ? { responseHead: (res as unknown as HeadOf)._header } : { responseHeaders: res.getHeaders() }) : {}),
   };
   for (const observe of observers) observe(record);
 }

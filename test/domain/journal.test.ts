@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Journal } from '../../src/domain/journal.js';
+import { createHash } from 'node:crypto';
+import { Journal, headersFromBlock } from '../../src/domain/journal.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 
 const record = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord => ({
@@ -156,6 +157,35 @@ test('a key percent-encoded in the path is masked too; other encoded paths are k
     j.entries().map((e) => e.path),
     ['/v1/sk-l...CRET', '/v1/caf%C3%A9', '/v1/%E0%A4%A'],
   );
+});
+
+test('an entry is masked, hashed and cut when first read, the same entry each later read; a long body is hashed whole and cut', () => {
+  const key = 'sk-live-secret-0123456789';
+  const j = new Journal(4, [key]);
+  const body = `{"model":"m","messages":[{"role":"user","content":"${key}"}]}`;
+  j.record(
+    record(1, {
+      request: { headers: { authorization: `Bearer ${key}`, 'x-note': key }, body },
+      responseHead: `HTTP/1.1 200 OK\r\nx-request-id: req_1\r\nSet-Cookie: a=1\r\nVary: a\r\nVary: b\r\nX-Echo: ${key}\r\n\r\n`,
+    }),
+  );
+  const long = `{"pad":"${'x'.repeat(100_000)}","k":"${key}"}`;
+  j.record(record(2, { request: { headers: {}, body: long } }));
+  const [first, second] = j.entries();
+  assert.is(first!.request!.body!.includes(key), false);
+  assert.is(first!.request!.headers['x-note'], 'sk-l...6789');
+  assert.is(first!.request!.headers.authorization, 'Bearer sk-m...ault');
+  assert.equal(first!.responseHeaders, { 'set-cookie': '[masked]', vary: 'a, b', 'x-echo': 'sk-l...6789' });
+  assert.is('responseHead' in first!, false);
+  assert.is(first!.bodyHash, createHash('sha256').update(body).digest('hex'));
+  assert.is(second!.bodyHash, createHash('sha256').update(long).digest('hex'));
+  assert.ok(second!.request!.body!.length <= 8 * 1024);
+  assert.is(second!.request!.bodyChars, long.length);
+  assert.is(j.entries()[0], first);
+});
+
+test('headersFromBlock: the header lines of a block, repeated names joined', () => {
+  assert.equal(headersFromBlock('HTTP/1.1 429 Too Many Requests\r\nRetry-After: 2\r\nVary: a\r\nVary: b\r\nbroken line\r\n\r\n'), { 'Retry-After': '2', Vary: 'a, b' });
 });
 
 test.run();
