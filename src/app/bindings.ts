@@ -4,7 +4,7 @@ import { addFaultRule, clearFaultRules, clearRequests, deleteFaultRule, listFaul
 import { chatCompletions } from '../handlers/chat.js';
 import { editImage } from '../handlers/imageEdit.js';
 import { generateImages } from '../handlers/images.js';
-import { inspectorPage, inspectorScript, inspectorStyle, journalEvents } from '../handlers/inspector.js';
+import { inspectorPage, inspectorScript, inspectorStyle, journalEvents, responseBody } from '../handlers/inspector.js';
 import { serveImage, serveVideo } from '../handlers/media.js';
 import { health } from '../handlers/meta.js';
 import { cloudSpeech, voiceTts } from '../handlers/speech.js';
@@ -40,6 +40,7 @@ const HANDLERS: Readonly<Record<OperationId, Handler>> = {
   'admin.requests.clear': clearRequests,
   'admin.rateLimits': listRateLimits,
   'admin.requests.events': journalEvents,
+  'admin.requests.body': responseBody,
   'admin.inspector': inspectorPage,
   'admin.inspector.script': inspectorScript,
   'admin.inspector.style': inspectorStyle,

@@ -88,7 +88,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   ];
   const respond = responder(config.timeouts.stallMaxMs, hooks.streamTimers, config.timeouts.streamMaxMs);
   const routes = routeTable(boundOperations);
-  const observers: RequestObserver[] = [...(hooks.observers ?? []), (record) => services.state.append(record)];
+  const observers: RequestObserver[] = [...(hooks.observers ?? []), (record) => services.state.append(record), (record) => services.responseBodies.keep(record)];
   // With shared state the journal is in Redis; this instance's own journal then records only while an
   // inspector follows it, so the live feed still carries the requests this instance answers.
   if (services.state.kind !== 'memory') observers.push((record) => services.journal.listening && services.journal.record(record));
@@ -129,7 +129,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
 
   const refuse = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
     const state = requestState(requestIdFor(req.headers['x-request-id'], services.secrets), op, undefined, err);
-    sendFirstError(res, state.requestId, err);
+    state.responseBody = sendFirstError(res, state.requestId, err);
     try {
       reportRequest(observers, req, path, state, err.status, started, res);
     } catch (thrown) {

@@ -4,6 +4,7 @@ import { systemClock } from '../domain/clock.js';
 import { ConfigError, type Config } from '../domain/config.js';
 import { FaultRules, RuleError } from '../domain/faults/rules.js';
 import { Journal } from '../domain/journal.js';
+import { ResponseBodies } from '../domain/responseBodies.js';
 import { keyStates } from '../domain/keys.js';
 import { loadLimits } from '../domain/limits.js';
 import { MediaStore } from '../domain/mediaStore.js';
@@ -64,6 +65,7 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   return {
     ...parts,
     state: stateOf(config, schemas, parts, clock),
+    responseBodies: new ResponseBodies(config.journalSize, configSecrets(config)),
     config,
     schemas,
     catalogue: new Catalogue(schemas),

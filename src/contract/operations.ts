@@ -332,6 +332,21 @@ const ROWS = [
       description: 'Server-sent events: one `entry` event per request the journal records from now on, its data the entry as JSON.',
     },
   },
+  {
+    id: 'admin.requests.body',
+    method: 'GET',
+    path: '/__admin/requests/:id/body',
+    documented: false,
+    auth: 'admin',
+    faultable: false,
+    success: { contentType: 'application/octet-stream' },
+    doc: {
+      tag: ADMIN,
+      summary: 'Read the body a request was answered with',
+      description:
+        'The bytes of a recent binary answer (speech, an image or video download) or a JSON answer longer than the journal keeps (16 KiB), with the Content-Type it was sent with; text is masked. Bodies are held by request id, at most 32 MiB in all, the oldest going first: 404 once one has gone.',
+    },
+  },
   // The request inspector: a page in the browser that uses only the admin API above (docs/inspector.md).
   {
     id: 'admin.inspector',

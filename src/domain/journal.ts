@@ -32,6 +32,18 @@ export interface RequestRecord {
   /** The response's headers as sent (the journal keeps them bounded and masked). */
   readonly responseHeaders?: Readonly<Record<string, string | number | readonly string[] | undefined>>;
   /**
+   * The response's body. As recorded: the JSON text written, or the binary body (references, never
+   * copies). As journalled: a text body's first 16 KiB with every configured secret masked; a binary body
+   * is left out (its size is `responseBytes`; the inspector reads the bytes from GET /__admin/requests/:id/body).
+   */
+  readonly responseBody?: string | Buffer;
+  /** As journalled: the whole text body's length in characters, so a cut body shows as cut. */
+  readonly responseBodyChars?: number;
+  /** As journalled: a binary body's size in bytes. */
+  readonly responseBytes?: number;
+  /** A streamed answer's events as written, with their times; journalled masked, at most 256 events and 64 KiB of their text. */
+  readonly sse?: SentEvents;
+  /**
    * The response's header block as written to the socket (status line, then `Name: value` lines), a record
    * may carry instead of responseHeaders: the text exists already, and the journal reads it only when the
    * entry is read. Never part of a journal entry.
@@ -48,6 +60,18 @@ export interface RequestDetail {
   readonly headers: Readonly<Record<string, string | number | readonly string[] | undefined>>;
   readonly body?: string;
   readonly bodyChars?: number;
+}
+
+/** One server-sent event as written: its data text and when, in ms from the response's head. */
+export interface SentEvent {
+  readonly ms: number;
+  readonly data: string;
+}
+
+/** The events a stream wrote: the first ones, within the bounds, and `total`, how many were written in all. */
+export interface SentEvents {
+  readonly events: readonly SentEvent[];
+  readonly total: number;
 }
 
 /** One departure from the API seen by the validating proxy: the rule (`response.status`, `request.schema`, ...), what it wants, what came. */
@@ -72,6 +96,9 @@ const MAX_DETAILS = 20;
 const MAX_HEADERS = 40;
 const MAX_HEADER_CHARS = 512;
 const MAX_BODY_CHARS = 8 * 1024;
+const MAX_RESPONSE_CHARS = 16 * 1024;
+const MAX_EVENTS = 256;
+const MAX_EVENT_CHARS = 64 * 1024;
 // Headers that carry a credential: their value is never kept.
 const CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'set-cookie', 'ocp-apim-subscription-key', 'x-goog-api-key']);
 // How many inspector pages may watch the journal at once.
@@ -152,7 +179,9 @@ export class Journal {
   record(r: RequestRecord): void {
     if (this.capacity <= 0 || r.path.startsWith('/__admin') || findOperation(r.operation)?.probe) return;
     const body = r.request?.body;
-    const now = this.listeners.size > 0 || (body !== undefined && body.length > MAX_BODY_CHARS);
+    const sent = r.responseBody;
+    const now =
+      this.listeners.size > 0 || (body !== undefined && body.length > MAX_BODY_CHARS) || (sent !== undefined && (typeof sent !== 'string' || sent.length > MAX_RESPONSE_CHARS));
     const slot: Slot = now ? this.finish(r) : new Unread(r);
     this.ring[this.next] = slot;
     this.next = (this.next + 1) % this.capacity;
@@ -196,7 +225,7 @@ export class Journal {
     // A record with nothing to mask, cut or add is kept as it is: records are never changed.
     const { responseHead, ...rest } = r;
     const responseHeaders = responseHead === undefined ? r.responseHeaders : headersFromBlock(responseHead);
-    return same && !r.details && !r.request && !responseHeaders && responseHead === undefined
+    return same && !r.details && !r.request && !responseHeaders && responseHead === undefined && r.responseBody === undefined && !r.sse
       ? r
       : {
           ...rest,
@@ -212,7 +241,36 @@ export class Journal {
           details: r.details?.slice(0, MAX_DETAILS).map((d) => scrubValues(d, this.maskText)),
           ...(r.request ? { request: this.detailOf(r.request, keyLabel) } : {}),
           ...(responseHeaders ? { responseHeaders: this.headersOf(responseHeaders, keyLabel, 'x-request-id') } : {}),
+          ...this.responseOf(r.responseBody),
+          sse: r.sse && this.eventsOf(r.sse),
         };
+  }
+
+  /** `text` masked, then cut at `max` characters; copied when cut, so the entry keeps no large string alive through a slice. */
+  private cut(text: string, max: number): string {
+    // Masked with some room past the cut, so a key across the cut is masked whole.
+    const masked = this.scrub(text.length > max ? text.slice(0, max + 512) : text);
+    return masked.length > max ? Buffer.from(masked.slice(0, max), 'utf8').toString('utf8') : masked;
+  }
+
+  /** A response body as journalled: text masked and cut at 16 KiB; of a binary body, only its size. */
+  private responseOf(sent: string | Buffer | undefined): Pick<JournalEntry, 'responseBody' | 'responseBodyChars' | 'responseBytes'> {
+    if (sent === undefined || sent === '') return { responseBody: undefined };
+    if (typeof sent !== 'string') return { responseBody: undefined, responseBytes: sent.length };
+    return { responseBody: this.cut(sent, MAX_RESPONSE_CHARS), responseBodyChars: sent.length };
+  }
+
+  /** A stream's events as journalled: each masked, at most 256 of them and 64 KiB of their text; `total` counts them all. */
+  private eventsOf(sse: SentEvents): SentEvents {
+    const events: SentEvent[] = [];
+    let room = MAX_EVENT_CHARS;
+    for (const e of sse.events) {
+      if (events.length >= MAX_EVENTS || room <= 0) break;
+      const data = this.cut(e.data, room);
+      room -= data.length;
+      events.push({ ms: e.ms, data });
+    }
+    return { events, total: Math.max(sse.total, events.length) };
   }
 
   /** The entry in a slot of the ring, made (once) when it is first read. */

@@ -9,6 +9,7 @@ import type { KeyState } from './keys.js';
 import type { Limits } from './limits.js';
 import type { MediaStore } from './mediaStore.js';
 import type { RateLimiter } from './rateLimits/limiter.js';
+import type { ResponseBodies } from './responseBodies.js';
 import type { Lru } from '../lib/lru.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
 import type { StateStore, VideoTask } from './state/store.js';
@@ -34,6 +35,8 @@ export interface Services {
   readonly rateLimits: RateLimiter;
   readonly faultRules: FaultRules;
   readonly journal: Journal;
+  /** Recent response bodies the journal does not keep whole (binary, long text), for the inspector; bounded by size. */
+  readonly responseBodies: ResponseBodies;
   /**
    * The state instances may share (rate limits, fault rules, journal, video tasks): in memory it answers
    * through rateLimits, faultRules, journal and videoTasks above; with `state: redis://...` from Redis.

@@ -65,8 +65,11 @@ export const listRequests: Handler = ({ services }) =>
     ...(unrecorded === undefined ? {} : { unrecorded }),
   }));
 
-/** DELETE /__admin/requests: empties the journal. */
-export const clearRequests: Handler = ({ services }) => json(services.state.clearJournal(), (deleted) => ({ deleted }));
+/** DELETE /__admin/requests: empties the journal (and the response bodies held for it). */
+export const clearRequests: Handler = ({ services }) => {
+  services.responseBodies.clear();
+  return json(services.state.clearJournal(), (deleted) => ({ deleted }));
+};
 
 /** GET /__admin/rate-limits: what each limited key has left, without counting a request. */
 export const listRateLimits: Handler = ({ services }) =>

@@ -51,6 +51,26 @@ export const inspectorScript = file('inspector.js', 'text/javascript; charset=ut
 /** GET /__admin/inspector.css: the page's stylesheet. */
 export const inspectorStyle = file('inspector.css', 'text/css; charset=utf-8');
 
+/** Headers of a response body served to the inspector: never a page of this origin, even when it is HTML. */
+const BODY_HEADERS = {
+  'cache-control': 'no-store',
+  'content-security-policy': "default-src 'none'; sandbox",
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+/** GET /__admin/requests/:id/body: the body a recent request was answered with, while it is held (see ResponseBodies). */
+export const responseBody: Handler = ({ params, services }) => {
+  const id = params.id ?? '';
+  const held = services.responseBodies.get(id);
+  if (!held) {
+    throw new ApiError(ERRORS.NOT_FOUND, {
+      code: 'response_body_not_found',
+      message: `No response body is held for request '${id.slice(0, 64)}': only binary and long answers are held, the most recent 32 MiB.`,
+    });
+  }
+  return { kind: 'binary', contentType: held.contentType, body: held.body, headers: BODY_HEADERS };
+};
+
 /**
  * GET /__admin/requests/events: each new journal entry as an `entry` event while the client stays.
  * At most 16 feeds at once (429 past that); a reader too slow to keep up is dropped (see pipeline/feed.ts).

@@ -8,10 +8,12 @@ import type { RequestState } from './steps.js';
 export type ErrorSink = (err: unknown, ctx: { method: string; url: string; requestId?: string }) => void;
 
 /** Writes an error as the whole answer: its status, its headers and the envelope, every secret masked. */
-function sendError(res: ServerResponse, err: ApiError, mask: (json: string) => string): void {
+function sendError(res: ServerResponse, err: ApiError, mask: (json: string) => string): string {
   res.removeHeader('Content-Disposition');
   setHeaders(res, err.headers);
-  writeJson(res, err.status, mask(err.toJson()));
+  const text = mask(err.toJson());
+  writeJson(res, err.status, text);
+  return text;
 }
 
 const unmasked = (json: string): string => json;
@@ -20,7 +22,7 @@ const unmasked = (json: string): string => json;
  * Answers an error on a response nothing was written to yet (the early key check): the same status,
  * headers, in the same order, and body as beginResponse + sendError give, in one writeHead.
  */
-export function sendFirstError(res: ServerResponse, requestId: string, err: ApiError): void {
+export function sendFirstError(res: ServerResponse, requestId: string, err: ApiError): string {
   const text = err.toJson();
   // Set one by one (not as writeHead's object) so that getHeaders() shows them to the journal, as on Koa's path.
   res.setHeader('x-request-id', requestId);
@@ -30,6 +32,7 @@ export function sendFirstError(res: ServerResponse, requestId: string, err: ApiE
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.writeHead(err.status);
   res.end(text);
+  return text;
 }
 
 /**
@@ -51,5 +54,5 @@ export function renderError(ctx: Context, state: RequestState, thrown: unknown, 
   }
   state.error = err;
   ctx.respond = false;
-  sendError(ctx.res, err, mask);
+  state.responseBody = sendError(ctx.res, err, mask);
 }

@@ -37,6 +37,7 @@ export function beginResponse(res: ServerResponse, requestId: string): void {
  * Tells each observer about a finished request; `started` is its performance.now() on arrival. The
  * record carries the request's headers and body text and the response's headers as they are: the
  * journal bounds and masks what it keeps of them, and hashes the body (bodyHash) when it keeps the entry.
+ * So too the response's body (the JSON text written, or the binary body) and a stream's events.
  */
 export function reportRequest(
   observers: readonly RequestObserver[],
@@ -66,6 +67,9 @@ export function reportRequest(
     stream: state.stream,
     retryCount: Number.isFinite(retry) ? retry : undefined,
     model: typeof model === 'string' ? model.slice(0, 128) : undefined,
+    // References (no copy): the text or bytes sent and a stream's events; the journal bounds and masks them.
+    responseBody: state.responseBody,
+    sse: state.sse,
     ...(state.ignoredFields ? { ignoredFields: state.ignoredFields } : {}),
     ...(Number.isFinite(hint) ? { retryAfterMs: hint } : {}),
     ...(state.violations?.length ? { violations: state.violations } : {}),

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { writeFeed } from './feed.js';
-import { writeSse, type StreamTimers } from './sse.js';
+import { StreamLog, writeSse, type StreamTimers } from './sse.js';
 import type { RequestState } from './steps.js';
 
 /** The Content-Type of every JSON answer. */
@@ -36,14 +36,18 @@ export function responder(stallMaxMs: number, timers?: StreamTimers, streamMaxMs
     const res = ctx.res;
     setHeaders(res, reply.headers);
     switch (reply.kind) {
-      case 'json':
+      case 'json': {
         ctx.respond = false; // written here in one go; Koa's body setter would guess the type and measure it again
-        writeJson(res, reply.status ?? state.operation?.success.status ?? 200, typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
+        const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+        state.responseBody = text; // the journal keeps this text, bounded, when the entry is made
+        writeJson(res, reply.status ?? state.operation?.success.status ?? 200, text);
         return;
+      }
       case 'binary':
         ctx.status = reply.status ?? 200;
         ctx.type = reply.contentType;
         ctx.body = reply.body;
+        state.responseBody = reply.body;
         return;
       case 'sse':
         return stream(ctx, state, stallMaxMs, timers, streamMaxMs);
@@ -65,5 +69,6 @@ async function stream(ctx: Context, state: RequestState, stallMaxMs: number, tim
   // Send the head now: otherwise it waits for the first event, and a long time to first token
   // would look like a server that does not answer at all.
   ctx.res.flushHeaders();
-  state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers, streamMaxMs);
+  const log = (state.sse = new StreamLog());
+  state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers, streamMaxMs, log);
 }

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
+import type { SentEvent, SentEvents } from '../domain/journal.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
@@ -32,6 +33,31 @@ const cancelYield = (handle: unknown): void => clearImmediate(handle as NodeJS.I
 const BATCH = 8;
 const BROKEN_EVENT = '{"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"delta":{"content":';
 
+// What a stream's log keeps for the inspector: the first events up to these bounds; `total` counts the rest.
+const LOG_MAX_EVENTS = 256;
+const LOG_MAX_CHARS = 64 * 1024;
+
+/**
+ * The events a stream actually wrote, for the journal (the inspector shows them with their timing): the
+ * first 256 events and 64 KiB of their text, as the writer had them (references, unmasked: the journal
+ * masks them), and `total`, every event written, so a cut log shows.
+ */
+export class StreamLog implements SentEvents {
+  readonly events: SentEvent[] = [];
+  total = 0;
+  private chars = 0;
+  /** The writer's clock when the stream began (its head was sent just before). */
+  start = 0;
+
+  /** Notes one event written at `now` (the writer's clock). */
+  note(data: string, now: number): void {
+    this.total++;
+    if (this.events.length >= LOG_MAX_EVENTS || this.chars >= LOG_MAX_CHARS) return;
+    this.chars += data.length;
+    this.events.push({ ms: Math.round((now - this.start) * 10) / 10, data });
+  }
+}
+
 /**
  * The last event of a stream that ran past the stream time limit: the error envelope as a data event,
  * which the OpenAI SDKs throw as an APIError and the Vercel AI SDK reports as an error part.
@@ -46,6 +72,7 @@ export const timeLimitEvent = (streamMaxMs: number): string =>
  * is over; a client that disconnects stops the work at once: no timer or write is left behind.
  * No stream outlasts `streamMaxMs`: every wait (time to first token, pacing, a stall) ends at that
  * deadline, and a stream still running then ends with the time-limit error event instead of [DONE].
+ * `log`, when given, notes each event as it is written, with its time (see StreamLog).
  */
 export function writeSse(
   res: ServerResponse,
@@ -53,10 +80,12 @@ export function writeSse(
   stallMaxMs: number,
   timers: StreamTimers = realTimers,
   streamMaxMs = Number.POSITIVE_INFINITY,
+  log?: StreamLog,
 ): Promise<StreamOutcome> {
   const { events, pacing, schedule } = reply;
   const stop = reply.ending === 'done' ? events.length : Math.min(reply.stopAfter ?? events.length, events.length);
   const msPerToken = pacing.tokensPerSecond > 0 ? 1000 / pacing.tokensPerSecond : 0;
+  if (log) log.start = timers.now();
   return new Promise((resolve) => {
     let i = 0;
     let timer: unknown;
@@ -88,7 +117,11 @@ export function writeSse(
     };
     res.on('close', onClose);
 
-    const frame = (n: number) => `data: ${n === reply.malformedAt ? BROKEN_EVENT : events[n]!.data}\n\n`;
+    const frame = (n: number) => {
+      const data = n === reply.malformedAt ? BROKEN_EVENT : events[n]!.data;
+      log?.note(data, timers.now());
+      return `data: ${data}\n\n`;
+    };
     // Never past the deadline: no wait is longer than the stream has left, so no timer can overflow
     // (Node's cap is 2^31 - 1 ms) whatever the pacing.
     const later = (fn: () => void, ms: number) => {
@@ -110,7 +143,9 @@ export function writeSse(
         res.destroy();
         return;
       }
-      res.end(`data: ${timeLimitEvent(streamMaxMs)}\n\n`); // 'close' reports it
+      const last = timeLimitEvent(streamMaxMs);
+      log?.note(last, timers.now());
+      res.end(`data: ${last}\n\n`); // 'close' reports it
     }
     function drainTimeUp() {
       if (!pastDeadline()) return;
@@ -121,6 +156,7 @@ export function writeSse(
     /** Ends the stream after `out`, the last events not yet written. */
     function end(out: string) {
       if (reply.ending === 'done') {
+        log?.note('[DONE]', timers.now());
         res.end(`${out}data: [DONE]\n\n`);
         return; // 'close' reports completion once the bytes are flushed
       }

@@ -3,7 +3,7 @@ import { ApiError } from '../contract/errors.js';
 import type { BoundOperation } from './handler.js';
 import type { KeyState } from '../domain/keys.js';
 import type { Reply } from '../contract/reply.js';
-import type { Violation } from '../domain/journal.js';
+import type { SentEvents, Violation } from '../domain/journal.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
 export interface RequestState {
@@ -25,6 +25,10 @@ export interface RequestState {
   ignoredFields?: readonly string[];
   /** Departures from the API the validating proxy saw in this exchange (docs/record-replay.md). */
   violations?: Violation[];
+  /** The body that was sent, for the journal: the JSON text written or the binary body (a reference, never a copy). */
+  responseBody?: string | Buffer;
+  /** A streamed answer's events as written, with their times (pipeline/sse.ts StreamLog). */
+  sse?: SentEvents;
 }
 
 /** A request's state with every field there from the start, so all requests share one object shape. */
@@ -43,6 +47,8 @@ export function requestState(requestId: string, operation?: BoundOperation, key?
     transportStatus: undefined,
     ignoredFields: undefined,
     violations: undefined,
+    responseBody: undefined,
+    sse: undefined,
   };
 }
 

@@ -7,10 +7,12 @@ import { ApiError } from '../../src/contract/errors.js';
 import { operation } from '../../src/contract/operations.js';
 import type { Reply } from '../../src/contract/reply.js';
 import { Journal, type RequestRecord } from '../../src/domain/journal.js';
+import { ResponseBodies } from '../../src/domain/responseBodies.js';
 import { keyStates } from '../../src/domain/keys.js';
 import { INSPECTOR_CSP } from '../../src/handlers/inspector.js';
 import { authenticate } from '../../src/pipeline/auth.js';
 import { writeFeed } from '../../src/pipeline/feed.js';
+import { StreamLog } from '../../src/pipeline/sse.js';
 import { get, KEY, post, withMock } from '../helpers.js';
 
 const record = (over: Partial<RequestRecord> = {}): RequestRecord => ({
@@ -75,6 +77,100 @@ test('the journal keeps a bounded, masked copy of the request: credentials never
   assert.is(entry!.request!.bodyChars, body.length);
   assert.is(entry!.responseHeaders!['content-length'], '12');
 });
+
+test("a stream's events are journalled bounded (256 events, 64 KiB) and masked, with the total written", () => {
+  const log = new StreamLog();
+  log.start = 100;
+  for (let i = 0; i < 300; i++) log.note(`{"n":${i},"text":"${KEY} ${'z'.repeat(100)}"}`, 100 + i * 2.25);
+  assert.is(log.total, 300);
+  assert.is(log.events.length, 256, 'the writer keeps at most 256');
+  assert.is(log.events[3]!.ms, 6.8, 'offsets in ms from the head, to 0.1 ms');
+  const journal = new Journal(10, [KEY]);
+  journal.record(record({ stream: 'completed', sse: log }));
+  const big = { events: Array.from({ length: 100 }, (_, i) => ({ ms: i, data: `${KEY}${'e'.repeat(1000)}` })), total: 1000 };
+  journal.record(record({ stream: 'cut', sse: big }));
+  const [small, cut] = journal.entries();
+  assert.is(small!.sse!.total, 300);
+  assert.is(small!.sse!.events.length, 256);
+  assert.ok(
+    small!.sse!.events.every((e) => !e.data.includes(KEY) && e.data.startsWith('{"n":')),
+    'each event masked',
+  );
+  assert.is(cut!.sse!.total, 1000, 'the count shows a cut');
+  const chars = cut!.sse!.events.reduce((n, e) => n + e.data.length, 0);
+  assert.ok(chars <= 64 * 1024, `at most 64 KiB of event text (${chars})`);
+  assert.ok(cut!.sse!.events.length < 100);
+  assert.not.ok(JSON.stringify(journal.entries()).includes(KEY), 'no key in any event');
+});
+
+test('the journal keeps a response body masked and cut at 16 KiB; of a binary body only its size', () => {
+  const journal = new Journal(10, [KEY]);
+  const text = JSON.stringify({ echo: `${KEY} <script>alert(1)</script>`, pad: 'p'.repeat(20000) });
+  journal.record(record({ responseBody: text }));
+  journal.record(record({ responseBody: '{"ok":true}' }));
+  journal.record(record({ responseBody: Buffer.alloc(5000, 7) }));
+  const [long, short, binary] = journal.entries();
+  assert.is(long!.responseBody!.length, 16 * 1024);
+  assert.is(long!.responseBodyChars, text.length);
+  assert.not.ok((long!.responseBody as string).includes(KEY), 'the key is masked');
+  assert.ok((long!.responseBody as string).includes('<script>alert(1)</script>'), 'kept as text');
+  assert.is(short!.responseBody, '{"ok":true}');
+  assert.is(binary!.responseBody, undefined);
+  assert.is(binary!.responseBytes, 5000);
+  assert.ok(JSON.stringify(binary).length < 1000, 'no bytes in the entry');
+});
+
+test('response bodies are held by request id, bounded by size (oldest first), text masked when read', () => {
+  const bodies = new ResponseBodies(100, [KEY], 40_000);
+  const head = (type: string) => `HTTP/1.1 200 OK\r\nX-Request-Id: x\r\nContent-Type: ${type}\r\n\r\n`;
+  bodies.keep(record({ requestId: 'small', responseBody: '{"ok":true}' }));
+  assert.is(bodies.get('small'), undefined, 'a body the journal keeps whole is not held again');
+  const long = JSON.stringify({ data: [{ b64_json: 'A'.repeat(17000) }], note: KEY });
+  bodies.keep({ ...record({ requestId: 'long', responseBody: long }), responseHeaders: { 'Content-Type': 'application/json' } });
+  const text = bodies.get('long')!;
+  assert.is(text.contentType, 'application/json');
+  assert.not.ok(text.body.toString().includes(KEY), 'masked when read');
+  bodies.clear();
+  const mp3 = Buffer.alloc(15_000, 1);
+  bodies.keep({ ...record({ requestId: 'a', responseBody: mp3 }), responseHead: head('audio/mpeg') } as RequestRecord);
+  assert.is(bodies.get('a')!.body, mp3, 'the Buffer itself, not a copy');
+  assert.is(bodies.get('a')!.contentType, 'audio/mpeg');
+  bodies.keep({ ...record({ requestId: 'b', responseBody: Buffer.alloc(15_000) }), responseHead: head('video/mp4') } as RequestRecord);
+  bodies.keep({ ...record({ requestId: 'c', responseBody: Buffer.alloc(15_000) }), responseHead: head('image/png') } as RequestRecord);
+  assert.is(bodies.get('a'), undefined, 'evicted: 45000 bytes do not fit in 40000');
+  assert.ok(bodies.get('b') && bodies.get('c'));
+  assert.ok(bodies.bytes <= 40_000);
+  bodies.keep(record({ requestId: 'admin', path: '/__admin/requests/b/body', responseBody: Buffer.alloc(10) }));
+  assert.is(bodies.get('admin'), undefined, 'admin calls are not held');
+});
+
+test('GET /__admin/requests/:id/body serves a speech answer with its type; 404 once evicted or unknown', () =>
+  withMock({ journalSize: 1 }, async (mock) => {
+    const speak = () => post(mock.url, '/voice-provider/tts', { text: 'Hello body store', voice_id: 'rachel' });
+    const first = await speak();
+    assert.is(first.status, 200);
+    const id = String(first.headers['x-request-id']);
+    const held = await get(mock.url, `/__admin/requests/${id}/body`, null);
+    assert.is(held.status, 200);
+    assert.match(String(held.headers['content-type']), /^audio\/mpeg/);
+    assert.ok(held.bytes.equals(first.bytes), 'the same bytes');
+    assert.match(String(held.headers['content-security-policy']), /sandbox/);
+    await speak(); // a journal of one: the second answer evicts the first
+    const gone = await get(mock.url, `/__admin/requests/${id}/body`, null);
+    assert.is(gone.status, 404);
+    assert.is(gone.json.error.code, 'response_body_not_found');
+    assert.is((await get(mock.url, '/__admin/requests/req_unknown/body', null)).status, 404);
+  }));
+
+test('the body endpoint is behind the admin rule: 403 without the token, 200 with it', () =>
+  withMock({ adminToken: 'inspector-token-2' }, async (mock) => {
+    const spoken = await post(mock.url, '/voice-provider/tts', { text: 'Hello', voice_id: 'rachel' });
+    const path = `/__admin/requests/${String(spoken.headers['x-request-id'])}/body`;
+    const refused = await get(mock.url, path, null);
+    assert.is(refused.status, 403);
+    assert.is(refused.json.error.code, 'admin_forbidden');
+    assert.is((await get(mock.url, path, null, { authorization: 'Bearer inspector-token-2' })).status, 200);
+  }));
 
 test('journal listeners get each entry as journalled, until they unsubscribe; at most 16 at once', () => {
   const journal = new Journal(10, [KEY]);

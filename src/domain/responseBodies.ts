@@ -1,0 +1,70 @@
+import { findOperation } from '../contract/operations.js';
+import { Lru } from '../lib/lru.js';
+import type { RequestRecord } from './journal.js';
+import { secretScrubber } from './secrets.js';
+
+/** A response body held for the inspector: its Content-Type and the bytes (or JSON text) the reply had. */
+export interface HeldBody {
+  readonly contentType: string;
+  readonly body: Buffer | string;
+}
+
+// The journal keeps a text body's first 16 KiB itself; only longer ones (an image answer's b64_json) are held here.
+const JOURNAL_TEXT_CHARS = 16 * 1024;
+const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
+// Text types are masked when read: a relayed answer or a reply that echoes the prompt may quote a key.
+const TEXT_TYPE = /^(text\/|application\/(?:json|[\w.+-]*\+json|xml|x-ndjson))/i;
+const HEAD_TYPE = /\r\ncontent-type:[ \t]*([^\r]*)/i;
+
+/** The Content-Type a record's response was sent with, from the header block Node wrote or the headers set. */
+function contentTypeOf(r: RequestRecord): string | undefined {
+  const head = (r as { responseHead?: unknown }).responseHead;
+  if (typeof head === 'string') return HEAD_TYPE.exec(head)?.[1];
+  const headers = r.responseHeaders;
+  if (!headers) return undefined;
+  for (const name in headers) if (name.toLowerCase() === 'content-type') return String(headers[name]);
+  return undefined;
+}
+
+/**
+ * The bodies of recent answers the journal does not keep whole: binary ones (speech, images and videos
+ * downloaded) and text longer than the journal's cut, keyed by request id, served to the inspector by
+ * GET /__admin/requests/:id/body. Bounded by total size (32 MiB by default), the oldest going first; a
+ * body is held as the reply had it (the Buffer itself, never a copy). Admin calls and probes are left out.
+ */
+export class ResponseBodies {
+  private readonly held: Lru<HeldBody>;
+  private readonly scrub: (text: string) => string;
+
+  constructor(maxEntries: number, secrets: readonly string[] = [], maxBytes = DEFAULT_MAX_BYTES) {
+    this.held = new Lru<HeldBody>(Math.max(0, maxEntries), maxBytes);
+    this.scrub = secretScrubber(secrets, { json: false });
+  }
+
+  /** Holds the record's body when the journal cannot show it whole; a plain JSON answer costs one comparison. */
+  keep(r: RequestRecord): void {
+    const body = r.responseBody;
+    if (body === undefined || (typeof body === 'string' && body.length <= JOURNAL_TEXT_CHARS)) return;
+    if (r.path.startsWith('/__admin') || findOperation(r.operation)?.probe) return;
+    const contentType = contentTypeOf(r) ?? (typeof body === 'string' ? 'application/json; charset=utf-8' : 'application/octet-stream');
+    this.held.set(r.requestId, { contentType, body }, typeof body === 'string' ? body.length * 2 : body.length);
+  }
+
+  /** The body answered to `requestId`, text masked; undefined once it has gone (or was never held). */
+  get(requestId: string): { contentType: string; body: Buffer } | undefined {
+    const hit = this.held.get(requestId);
+    if (!hit) return undefined;
+    const { contentType, body } = hit;
+    if (!TEXT_TYPE.test(contentType)) return { contentType, body: typeof body === 'string' ? Buffer.from(body, 'utf8') : body };
+    return { contentType, body: Buffer.from(this.scrub(typeof body === 'string' ? body : body.toString('utf8')), 'utf8') };
+  }
+
+  /** Total size held, in bytes (text counted at two bytes a character). */
+  get bytes(): number {
+    return this.held.totalBytes;
+  }
+
+  clear(): void {
+    this.held.clear();
+  }
+}
