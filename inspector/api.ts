@@ -21,7 +21,17 @@ export interface Entry {
   retryAfterMs?: number;
   request?: { headers: Record<string, string>; body?: string; bodyChars?: number };
   responseHeaders?: Record<string, string>;
+  /** The response's text (JSON), masked, its first 16 KiB; `responseBodyChars` its whole length. */
+  responseBody?: string;
+  responseBodyChars?: number;
+  /** A binary answer's size: its bytes are at bodyUrl(requestId) while the server holds them. */
+  responseBytes?: number;
+  /** A streamed answer's events as written, with their offsets from the response's head (ms). */
+  sse?: { events: { ms: number; data: string }[]; total: number };
 }
+
+/** Where the server serves the body a request was answered with (binary, or text longer than the journal keeps). */
+export const bodyUrl = (requestId: string): string => `/__admin/requests/${encodeURIComponent(requestId)}/body`;
 
 export interface Rule {
   id: string;
@@ -87,6 +97,12 @@ export const api = {
   limits: () => call<{ data: KeyLimits[] }>('GET', '/__admin/rate-limits'),
   reset: () => call<unknown>('POST', '/__admin/reset'),
 };
+
+/** The whole text of a long response body, from the server's store; undefined once it has gone. */
+export async function fullBody(requestId: string): Promise<string | undefined> {
+  const res = await fetch(bodyUrl(requestId), { credentials: 'same-origin', cache: 'no-store' });
+  return res.ok ? res.text() : undefined;
+}
 
 /** The live feed: each new entry, while the page is open; EventSource reconnects by itself. */
 export function follow(onEntry: (e: Entry) => void, onState: (live: boolean) => void): () => void {

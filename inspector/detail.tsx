@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Entry } from './api.js';
+import { bodyUrl, fullBody, type Entry } from './api.js';
 import { JsonView, type Mark } from './json.js';
 import { paramPath, pathKey, tone, type Chain } from './model.js';
 
@@ -61,7 +61,7 @@ function Body({ entry }: { entry: Entry }) {
       {isJson ? (
         <JsonView value={parsed} marks={marksOf(entry, parsed)} />
       ) : (
-        <pre class="json" tabIndex={0}>
+        <pre class="json" tabIndex={0} aria-label="Request body">
           {text}
         </pre>
       )}
@@ -69,9 +69,223 @@ function Body({ entry }: { entry: Entry }) {
   );
 }
 
-/** A media download (an image or video link the mock handed out) shown as the media itself, from this server. */
+const NO_MARKS = new Map<string, Mark[]>();
+
+/** What came back: JSON pretty-printed (as text when cut or not JSON); of a binary answer, its type and size. */
+function ResponseBody({ entry: e }: { entry: Entry }) {
+  if (e.responseBytes !== undefined) {
+    return (
+      <p class="muted">
+        {e.responseHeaders?.['content-type'] ?? 'Binary'}, {e.responseBytes} bytes:{' '}
+        <a href={bodyUrl(e.requestId)} target="_blank" rel="noopener noreferrer">
+          the body
+        </a>{' '}
+        (while the server holds it: the most recent 32 MiB of bodies).
+      </p>
+    );
+  }
+  const text = e.responseBody;
+  if (!text) return <p class="muted">No body recorded.</p>;
+  const cut = e.responseBodyChars !== undefined && e.responseBodyChars > text.length;
+  let parsed: unknown;
+  let isJson = !cut;
+  try {
+    parsed = isJson ? JSON.parse(text) : undefined;
+  } catch {
+    isJson = false;
+  }
+  return (
+    <>
+      {cut && (
+        <p class="muted">
+          The first {text.length} of {e.responseBodyChars} characters (the journal keeps 16 KiB;{' '}
+          <a href={bodyUrl(e.requestId)} target="_blank" rel="noopener noreferrer">
+            the whole body
+          </a>{' '}
+          while the server holds it).
+        </p>
+      )}
+      {isJson ? (
+        <JsonView value={parsed} marks={NO_MARKS} label="Response body" />
+      ) : (
+        <pre class="json response-text" tabIndex={0} aria-label="Response body">
+          {text}
+        </pre>
+      )}
+    </>
+  );
+}
+
+const ENDINGS: Record<string, string> = {
+  completed: 'ended normally ([DONE])',
+  cut: 'cut by a fault: the connection dropped without [DONE]',
+  aborted: 'aborted by the client: it left before the end',
+  stalled: 'stalled by a fault, then dropped',
+  'timed-out': "ended at the server's stream time limit",
+};
+
+const ms = (n: number): string => (Math.round(n * 10) / 10).toFixed(1);
+
+/** What an event's data says, in short: a chunk's text, role or finish reason. */
+function gist(data: string): string {
+  if (data === '[DONE]') return '[DONE]';
+  try {
+    const chunk = JSON.parse(data) as { choices?: { delta?: { role?: string; content?: string | null }; finish_reason?: string | null }[]; error?: { message?: string } };
+    if (chunk.error) return `error: ${chunk.error.message ?? ''}`;
+    const c = chunk.choices?.[0];
+    const parts: string[] = [];
+    if (c?.delta?.role) parts.push(`role: ${c.delta.role}`);
+    if (typeof c?.delta?.content === 'string') parts.push(JSON.stringify(c.delta.content));
+    if (c?.finish_reason) parts.push(`finish: ${c.finish_reason}`);
+    return parts.join(' · ');
+  } catch {
+    return '(not JSON)';
+  }
+}
+
+/** A streamed answer's events as written, each with its offset from the response's head and from the event before. */
+function StreamEvents({ entry: e }: { entry: Entry }) {
+  const sse = e.sse;
+  if (!sse) return null;
+  let previous = 0;
+  return (
+    <>
+      <h3>Stream events</h3>
+      <p class="stream-ending">
+        {sse.total} {sse.total === 1 ? 'event' : 'events'}; the stream {ENDINGS[e.stream ?? ''] ?? e.stream ?? 'ended'}.
+        {sse.events.length < sse.total && ` The first ${sse.events.length} are shown (the journal keeps 256 events and 64 KiB of their text).`}
+      </p>
+      <div class="events-wrap">
+        <table class="events" aria-label="Stream events">
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">at (ms)</th>
+              <th scope="col">+ms</th>
+              <th scope="col">data</th>
+            </tr>
+          </thead>
+          <tbody>
+            {sse.events.map((ev, i) => {
+              const gap = ev.ms - previous;
+              previous = ev.ms;
+              return (
+                <tr>
+                  <td>{i + 1}</td>
+                  <td class="at">{ms(ev.ms)}</td>
+                  <td class="gap">+{ms(gap)}</td>
+                  <td class="data">
+                    <span class="gist">{gist(ev.data)}</span>
+                    <code>{ev.data}</code>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+/** The images of an image answer: b64_json as data: URLs, URLs of this server as links to it. */
+function imagesOf(text: string | undefined): { src?: string; link?: string }[] {
+  if (!text) return [];
+  let data: unknown;
+  try {
+    data = (JSON.parse(text) as { data?: unknown }).data;
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(data)) return [];
+  return data.slice(0, 10).map((item: { b64_json?: unknown; url?: unknown }) => {
+    if (typeof item?.b64_json === 'string' && /^[A-Za-z0-9+/]+={0,2}$/.test(item.b64_json)) return { src: `data:image/png;base64,${item.b64_json}` };
+    if (typeof item?.url === 'string') {
+      try {
+        const url = new URL(item.url, location.href);
+        // Only this server's own media: the page may load nothing from anywhere else (its CSP says so too).
+        return url.origin === location.origin ? { src: url.pathname + url.search } : { link: item.url };
+      } catch {
+        return {};
+      }
+    }
+    return {};
+  });
+}
+
+/** An image answer's images, read from the journal's body, or from the server when the journal holds only its start. */
+function AnswerImages({ entry: e }: { entry: Entry }) {
+  const whole = e.responseBody !== undefined && (e.responseBodyChars ?? 0) <= e.responseBody.length;
+  const [text, setText] = useState<string | undefined>(whole ? e.responseBody : undefined);
+  const [gone, setGone] = useState(false);
+  useEffect(() => {
+    setGone(false);
+    if (whole) {
+      setText(e.responseBody);
+      return;
+    }
+    setText(undefined);
+    let live = true;
+    fullBody(e.requestId).then(
+      (t) => {
+        if (!live) return;
+        setText(t);
+        setGone(t === undefined);
+      },
+      () => live && setGone(true),
+    );
+    return () => {
+      live = false;
+    };
+  }, [e.requestId, e.time]);
+  if (gone) return <p class="muted">The images are no longer held by the server.</p>;
+  const images = imagesOf(text);
+  return (
+    <div class="media-row">
+      {images.map((img, i) =>
+        img.src ? (
+          <img class="media" src={img.src} alt={`Image ${i + 1} of the answer`} />
+        ) : img.link ? (
+          <p class="muted">
+            Image {i + 1}: <span class="mono">{img.link}</span> (not on this server)
+          </p>
+        ) : null,
+      )}
+    </div>
+  );
+}
+
+/** What an answer holds as media, shown as that media: images, speech, a video. */
 function Media({ entry: e }: { entry: Entry }) {
-  if (e.method !== 'GET' || e.status !== 200 || !e.path.startsWith('/') || e.path.endsWith('...')) return null;
+  if (e.status !== 200) return null;
+  const type = (e.responseHeaders?.['content-type'] ?? '').toLowerCase();
+  if ((e.operation === 'images.generate' || e.operation === 'images.edit') && e.responseBody) {
+    return (
+      <>
+        <h3>Media</h3>
+        <AnswerImages entry={e} />
+      </>
+    );
+  }
+  if (e.responseBytes !== undefined && e.operation !== 'media.image' && e.operation !== 'media.video') {
+    const src = bodyUrl(e.requestId);
+    const kind = type.startsWith('audio/') ? 'audio' : type.startsWith('video/') ? 'video' : type.startsWith('image/') ? 'image' : undefined;
+    if (!kind) return null;
+    return (
+      <>
+        <h3>Media</h3>
+        {kind === 'audio' && <audio class="media" src={src} controls preload="metadata" aria-label="The speech of this answer" />}
+        {kind === 'video' && <video class="media" src={src} controls preload="metadata" />}
+        {kind === 'image' && <img class="media" src={src} alt="The image of this answer" />}
+      </>
+    );
+  }
+  return <Download entry={e} />;
+}
+
+/** A media download (an image or video link the mock handed out) shown as the media itself, from this server. */
+function Download({ entry: e }: { entry: Entry }) {
+  if (e.method !== 'GET' || !e.path.startsWith('/') || e.path.endsWith('...')) return null;
   if (e.operation === 'media.image') {
     return (
       <>
@@ -159,10 +373,17 @@ export function Detail({ chain, onClose }: { chain: Chain; onClose: () => void }
           </ul>
         </>
       ) : null}
+      <StreamEvents entry={e} />
       <h3>Request body</h3>
       <Body entry={e} />
       <h3>Request headers</h3>
       <Headers headers={e.request?.headers} label="Request headers" />
+      {!e.sse && (
+        <>
+          <h3>Response body</h3>
+          <ResponseBody entry={e} />
+        </>
+      )}
       <h3>Response headers</h3>
       <Headers headers={e.responseHeaders} label="Response headers" />
     </section>

@@ -10,6 +10,7 @@ export interface Mark {
 interface Props {
   value: unknown;
   marks: ReadonlyMap<string, Mark[]>;
+  label?: string;
 }
 
 // Everything below is text nodes and elements built by Preact: a body that holds markup is shown as
@@ -103,9 +104,9 @@ function Node({
 }
 
 /** Pretty JSON, one line per value, with each violation shown on the line of its field. */
-export function JsonView({ value, marks }: Props) {
+export function JsonView({ value, marks, label = 'Request body' }: Props) {
   return (
-    <pre class="json" tabIndex={0} aria-label="Request body">
+    <pre class="json" tabIndex={0} aria-label={label}>
       <Node value={value} path={[]} marks={marks} indent={0} last />
     </pre>
   );

@@ -28,7 +28,7 @@ export function findChromium(): string | undefined {
 interface Win {
   readonly document: {
     querySelectorAll(selector: string): ArrayLike<{ readonly textContent: string | null }>;
-    querySelector(selector: string): { readonly naturalWidth: number } | null;
+    querySelector(selector: string): { readonly naturalWidth: number; readonly duration: number; readonly readyState: number } | null;
     readonly activeElement: { readonly classList: { contains(name: string): boolean }; closest(selector: string): unknown } | null;
     readonly documentElement: { readonly scrollWidth: number };
   };
@@ -131,10 +131,92 @@ if (!executable) {
     await ask(hostile);
     await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length >= 4);
     await rows().first().click();
-    await page.locator('.detail .json').waitFor();
-    assert.match(await page.locator('.detail .json').innerText(), /<script>window\.__pwned = 1<\/script>/);
+    const body = page.getByLabel('Request body');
+    await body.waitFor();
+    assert.match(await body.innerText(), /<script>window\.__pwned = 1<\/script>/);
     assert.is(await page.evaluate(() => (globalThis as unknown as Win).__pwned), undefined);
     assert.is(await page.locator('.detail script, .detail img').count(), 0);
+  });
+
+  test('a hostile response body is shown as text: no script of it runs', async () => {
+    // The 404 for an unknown model quotes the model: the response body holds the markup.
+    const model = '<script>window.__pwned = 3</script><img src=x onerror="window.__pwned = 4">';
+    await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] }).catch((err: unknown) => assert.instance(err, OpenAI.APIError));
+    await rows().first().click();
+    const body = page.getByLabel('Response body');
+    await body.waitFor();
+    assert.match(await body.innerText(), /<script>window\.__pwned = 3<\/script>/);
+    assert.is(await page.evaluate(() => (globalThis as unknown as Win).__pwned), undefined);
+    assert.is(await page.locator('.detail script, .detail img').count(), 0);
+    await page.keyboard.press('Escape');
+  });
+
+  test('a streamed request opens with its events, their offsets and how the stream ended', async () => {
+    const paced = { headers: { 'X-Mock-Pacing': 'tps=100' } };
+    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Stream me' }], stream: true }, paced);
+    let chunks = 0;
+    for await (const _ of stream) chunks++;
+    await page.locator('.rows .row-button').first().click();
+    const table = page.getByRole('table', { name: 'Stream events' });
+    await table.waitFor();
+    const at = (await table.locator('td.at').allInnerTexts()).map(Number);
+    assert.is(at.length, chunks + 1, 'each chunk and [DONE]');
+    assert.ok(
+      at.every((t, i) => Number.isFinite(t) && (i === 0 || t >= at[i - 1]!)),
+      `offsets in order: ${at.join(' ')}`,
+    );
+    assert.ok(at[at.length - 1]! > at[0]!, 'paced: the last event comes later than the first');
+    assert.match(await table.locator('tr').last().innerText(), /\[DONE\]/);
+    assert.match(await table.locator('td.gap').nth(1).innerText(), /^\+\d+\.\d$/);
+    assert.match(await page.locator('.stream-ending').innerText(), /ended normally/);
+    if (SHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'inspector-stream.png') });
+    // A stream cut by a fault says so.
+    const cut = await client.chat.completions.create(
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Cut me' }], stream: true },
+      { headers: { 'X-Mock-Fault': 'stream-cut=2' } },
+    );
+    await (async () => {
+      for await (const _ of cut);
+    })().catch(() => undefined);
+    await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button')[0]?.textContent?.includes('cut') === true);
+    await page.locator('.rows .row-button').first().click();
+    await page.locator('.stream-ending', { hasText: 'cut by a fault' }).waitFor();
+    assert.is(await page.getByRole('table', { name: 'Stream events' }).locator('tbody tr').count(), 2);
+    await page.keyboard.press('Escape');
+  });
+
+  test('speech opens as an audio player whose source plays', async () => {
+    const res = await fetch(`${mock.url}/voice-provider/tts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${mock.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Hello from the inspector test, spoken.', voice_id: 'rachel' }),
+    });
+    assert.is(res.status, 200);
+    await res.arrayBuffer();
+    await page.locator('.row-button', { hasText: 'voice.tts' }).first().click();
+    const audio = page.locator('.detail audio.media');
+    await audio.waitFor();
+    const src = await audio.getAttribute('src');
+    const body = await fetch(mock.url + src!);
+    assert.is(body.status, 200);
+    assert.match(body.headers.get('content-type') ?? '', /^audio\//);
+    await page.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.detail audio.media')?.readyState ?? 0) >= 1, null, { timeout: 10000 });
+    const duration = await page.evaluate(() => (globalThis as unknown as Win).document.querySelector('.detail audio.media')?.duration ?? 0);
+    assert.ok(duration > 0, `the audio has a duration (${duration})`);
+    await page.keyboard.press('Escape');
+  });
+
+  test('an image answer opens with its images: b64_json and a link of this server', async () => {
+    for (const response_format of ['b64_json', 'url'] as const) {
+      await client.images.generate({ model: 'dall-e-3', prompt: `a harbour, ${response_format}`, size: '1024x1024', response_format });
+      await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button')[0]?.textContent?.includes('images.generate') === true);
+      await page.locator('.rows .row-button').first().click();
+      await page.locator('.detail .media-row img.media').waitFor();
+      await page.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.detail .media-row img.media')?.naturalWidth ?? 0) > 0, null, { timeout: 10000 });
+      const src = (await page.locator('.detail .media-row img.media').getAttribute('src')) ?? '';
+      assert.match(src, response_format === 'b64_json' ? /^data:image\/png;base64,/ : /^\/media\/images\//);
+      await page.keyboard.press('Escape');
+    }
   });
 
   test('a fault rule added on the page fails the next SDK call; removed and enabled again', async () => {
