@@ -41,7 +41,7 @@ export interface RequestRecord {
   readonly responseBodyChars?: number;
   /** As journalled: a binary body's size in bytes. */
   readonly responseBytes?: number;
-  /** A streamed answer's events as written, with their times; journalled masked, at most 256 events and 64 KiB of their text. */
+  /** A streamed answer's events as written, with their times; journalled masked, at most records.maxStreamEvents events and records.maxStreamEventChars characters of their text (fixtures/limits.json). */
   readonly sse?: SentEvents;
   /**
    * The response's header block as written to the socket (status line, then `Name: value` lines), a record
@@ -147,7 +147,7 @@ class Unread {
     this.responseBody = flat(r.responseBody);
     this.responseBodyChars = r.responseBodyChars;
     this.responseBytes = r.responseBytes;
-    this.sse = r.sse;
+    this.sse = r.sse; // the writer's texts by reference: most of their pieces are shared by every event of the stream
   }
 
   /** The record again, with only the fields it had (an absent optional field stays absent). */
@@ -222,8 +222,7 @@ const MAX_HEADERS = 40;
 const MAX_HEADER_CHARS = 512;
 const MAX_BODY_CHARS = 8 * 1024;
 const MAX_RESPONSE_CHARS = 16 * 1024;
-const MAX_EVENTS = 256;
-const MAX_EVENT_CHARS = 64 * 1024;
+const { maxStreamEvents: MAX_EVENTS, maxStreamEventChars: MAX_EVENT_CHARS } = loadLimits().records;
 // Headers that carry a credential: their value is never kept.
 const CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'set-cookie', 'ocp-apim-subscription-key', 'x-goog-api-key']);
 // How many inspector pages may watch the journal at once.
@@ -385,7 +384,7 @@ export class Journal {
     return { responseBody: this.cut(sent, MAX_RESPONSE_CHARS), responseBodyChars: sent.length };
   }
 
-  /** A stream's events as journalled: each masked, at most 256 of them and 64 KiB of their text; `total` counts them all. */
+  /** A stream's events as journalled: each masked, within the records bounds of fixtures/limits.json; `total` counts them all. */
   private eventsOf(sse: SentEvents): SentEvents {
     const events: SentEvent[] = [];
     let room = MAX_EVENT_CHARS;

@@ -27,8 +27,11 @@ export interface Limits {
     maxIgnoredFields: number;
     ignoredFieldsHeaderChars: number;
   };
-  /** Request records (journal entries, log lines): longer paths are cut to this many characters. */
-  readonly records: { maxPathChars: number };
+  /**
+   * Request records (journal entries, log lines): longer paths are cut to this many characters; of a
+   * stream, the journal keeps the first maxStreamEvents events and maxStreamEventChars characters of their text.
+   */
+  readonly records: { maxPathChars: number; maxStreamEvents: number; maxStreamEventChars: number };
   readonly images: { defaultSize: string; defaultQuality: string; defaultStyle: string };
   readonly imageEdit: { maxWidth: number; maxHeight: number };
   readonly video: { defaultDuration: number; defaultResolution: string; fps: number; tasksKept: number };

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
 import type { SentEvent, SentEvents } from '../domain/journal.js';
+import { loadLimits } from '../domain/limits.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
@@ -33,17 +34,18 @@ const cancelYield = (handle: unknown): void => clearImmediate(handle as NodeJS.I
 const BATCH = 8;
 const BROKEN_EVENT = '{"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"delta":{"content":';
 
-// What a stream's log keeps for the inspector: the first events up to these bounds; `total` counts the rest.
-const LOG_MAX_EVENTS = 256;
-const LOG_MAX_CHARS = 64 * 1024;
+// What a stream's log keeps for the inspector: the first events up to the journal's bounds; `total` counts the rest.
+const { maxStreamEvents: LOG_MAX_EVENTS, maxStreamEventChars: LOG_MAX_CHARS } = loadLimits().records;
 
 /**
  * The events a stream actually wrote, for the journal (the inspector shows them with their timing): the
- * first 256 events and 64 KiB of their text, as the writer had them (references, unmasked: the journal
+ * first events within the journal's bounds (records in fixtures/limits.json), as the writer had them (references, unmasked: the journal
  * masks them), and `total`, every event written, so a cut log shows.
  */
 export class StreamLog implements SentEvents {
-  readonly events: SentEvent[] = [];
+  // Two arrays rather than an object per event: a stream of a few hundred events is held by the journal.
+  private readonly texts: string[] = [];
+  private readonly times: number[] = [];
   total = 0;
   private chars = 0;
   /** The writer's clock when the stream began (its head was sent just before). */
@@ -52,9 +54,14 @@ export class StreamLog implements SentEvents {
   /** Notes one event written at `now` (the writer's clock). */
   note(data: string, now: number): void {
     this.total++;
-    if (this.events.length >= LOG_MAX_EVENTS || this.chars >= LOG_MAX_CHARS) return;
+    if (this.texts.length >= LOG_MAX_EVENTS || this.chars >= LOG_MAX_CHARS) return;
     this.chars += data.length;
-    this.events.push({ ms: Math.round((now - this.start) * 10) / 10, data });
+    this.texts.push(data);
+    this.times.push(Math.round((now - this.start) * 10) / 10);
+  }
+
+  get events(): SentEvent[] {
+    return this.texts.map((data, i) => ({ ms: this.times[i]!, data }));
   }
 }
 

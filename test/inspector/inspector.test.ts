@@ -12,6 +12,7 @@ import { keyStates } from '../../src/domain/keys.js';
 import { INSPECTOR_CSP } from '../../src/handlers/inspector.js';
 import { authenticate } from '../../src/pipeline/auth.js';
 import { writeFeed } from '../../src/pipeline/feed.js';
+import { loadLimits } from '../../src/domain/limits.js';
 import { StreamLog } from '../../src/pipeline/sse.js';
 import { get, KEY, post, withMock } from '../helpers.js';
 
@@ -78,27 +79,29 @@ test('the journal keeps a bounded, masked copy of the request: credentials never
   assert.is(entry!.responseHeaders!['content-length'], '12');
 });
 
-test("a stream's events are journalled bounded (256 events, 64 KiB) and masked, with the total written", () => {
+test("a stream's events are journalled bounded (records in fixtures/limits.json) and masked, with the total written", () => {
+  const { maxStreamEvents, maxStreamEventChars } = loadLimits().records;
   const log = new StreamLog();
   log.start = 100;
-  for (let i = 0; i < 300; i++) log.note(`{"n":${i},"text":"${KEY} ${'z'.repeat(100)}"}`, 100 + i * 2.25);
-  assert.is(log.total, 300);
-  assert.is(log.events.length, 256, 'the writer keeps at most 256');
+  const count = maxStreamEvents + 44;
+  for (let i = 0; i < count; i++) log.note(`{"n":${i},"k":"${KEY}"}`, 100 + i * 2.25);
+  assert.is(log.total, count);
+  assert.is(log.events.length, maxStreamEvents, `the writer keeps at most ${maxStreamEvents}`);
   assert.is(log.events[3]!.ms, 6.8, 'offsets in ms from the head, to 0.1 ms');
   const journal = new Journal(10, [KEY]);
   journal.record(record({ stream: 'completed', sse: log }));
   const big = { events: Array.from({ length: 100 }, (_, i) => ({ ms: i, data: `${KEY}${'e'.repeat(1000)}` })), total: 1000 };
   journal.record(record({ stream: 'cut', sse: big }));
   const [small, cut] = journal.entries();
-  assert.is(small!.sse!.total, 300);
-  assert.is(small!.sse!.events.length, 256);
+  assert.is(small!.sse!.total, count);
+  assert.is(small!.sse!.events.length, maxStreamEvents);
   assert.ok(
     small!.sse!.events.every((e) => !e.data.includes(KEY) && e.data.startsWith('{"n":')),
     'each event masked',
   );
   assert.is(cut!.sse!.total, 1000, 'the count shows a cut');
   const chars = cut!.sse!.events.reduce((n, e) => n + e.data.length, 0);
-  assert.ok(chars <= 64 * 1024, `at most 64 KiB of event text (${chars})`);
+  assert.ok(chars <= maxStreamEventChars, `at most ${maxStreamEventChars} characters of event text (${chars})`);
   assert.ok(cut!.sse!.events.length < 100);
   assert.not.ok(JSON.stringify(journal.entries()).includes(KEY), 'no key in any event');
 });
