@@ -1,5 +1,6 @@
 // The inspector's only way to the server: the documented admin API, so the page can do nothing a
-// script could not. Every call is same-origin; no credential is read or kept by the page.
+// script could not. Every call is same-origin; no credential is read or kept by the page (with an admin
+// token, the browser sends the HttpOnly session cookie by itself, to fetch, EventSource and media alike).
 
 /** A journal entry as GET /__admin/requests and the events feed give it (docs/faults.md). */
 export interface Entry {
@@ -69,7 +70,9 @@ export class AdminError extends Error {
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(path, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    // x-uam-admin: the server's CSRF check for a change made through the session cookie (a cross-site
+    // form cannot send it; docs/inspector.md#access-and-security).
+    headers: body === undefined ? { 'x-uam-admin': '1' } : { 'content-type': 'application/json', 'x-uam-admin': '1' },
     body: body === undefined ? undefined : JSON.stringify(body),
     credentials: 'same-origin',
     cache: 'no-store',

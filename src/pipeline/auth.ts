@@ -1,8 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { findKey } from '../domain/keys.js';
 import type { KeyState } from '../domain/keys.js';
 import type { Step } from './steps.js';
+import { adminAccess } from './adminAccess.js';
+
+// The admin rule (loopback, the admin token, the inspector's session cookie) lives in adminAccess.ts.
+export { isLoopback } from './adminAccess.js';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
 
@@ -30,40 +33,16 @@ export function checkKey(keys: readonly KeyState[], authorization: string | unde
   return findKey(keys, token) ?? WRONG_KEY;
 }
 
-/** True for a peer address on this machine (IPv4 127/8, IPv6 ::1, and IPv4-mapped 127/8). */
-export function isLoopback(address: string | undefined): boolean {
-  if (!address) return false;
-  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return address === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
-}
-
-const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
-
-/**
- * The admin API's rule: with an admin token, the bearer token must be it (from any address);
- * without one, only clients on this machine are served. Public API keys never open it.
- */
-function checkAdmin(adminToken: string | undefined, authorization: string | undefined, peer: string | undefined): void {
-  if (adminToken === undefined) {
-    if (isLoopback(peer)) return;
-    throw new ApiError(ERRORS.ADMIN_FORBIDDEN, {
-      message: 'The admin API answers only clients on the same machine. Start the server with --admin-token TOKEN and send Authorization: Bearer TOKEN to use it from elsewhere.',
-    });
-  }
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  if (match && timingSafeEqual(sha256(match[1]!), sha256(adminToken))) return;
-  throw new ApiError(ERRORS.ADMIN_FORBIDDEN, { message: 'The admin API needs Authorization: Bearer <admin token> (the --admin-token the server was started with).' });
-}
-
 /**
  * Checks the bearer key of operations that need one (or the admin rule) and counts the request against
  * the key. A key found before the request reached Koa (the server's early 401 check) is taken as found.
  */
 export function authenticate(keys: readonly KeyState[], adminToken?: string): Step {
   if (!keys.length) throw new Error('auth: at least one API key must be configured');
+  const admin = adminAccess(adminToken);
   return function authenticate(ctx, state) {
     const op = state.operation!;
-    if (op.auth === 'admin') checkAdmin(adminToken, ctx.req.headers.authorization, ctx.req.socket.remoteAddress);
+    if (op.auth === 'admin') return admin(ctx, state);
     if (op.auth === 'key') {
       const key = state.key ?? checkKey(keys, ctx.req.headers.authorization);
       if (key instanceof ApiError) return key;
