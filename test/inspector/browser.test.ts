@@ -296,6 +296,54 @@ if (!executable) {
     }
     assert.equal(problems, [], 'no script error and no CSP violation');
   });
+
+  test('with --admin-token, /__admin/?token=... signs the browser in: the page, its feed, media and changes work', async () => {
+    const token = 'browser-admin-token-7';
+    const guarded = await startMockServer({ adminToken: token });
+    const tab = await context.newPage();
+    const seen: string[] = [];
+    tab.on('pageerror', (err) => seen.push(`page error: ${err.message}`));
+    // A new origin's page asks for /favicon.ico, which the mock does not serve (404): not the page's doing.
+    tab.on('console', (msg) => void (msg.type() === 'error' && !msg.location().url.endsWith('/favicon.ico') && seen.push(`console: ${msg.text()}`)));
+    try {
+      const sdk = new OpenAI({ baseURL: guarded.openaiBaseURL, apiKey: guarded.apiKey, maxRetries: 0 });
+      assert.is((await tab.goto(guarded.inspectorURL))!.status(), 403, 'without the token, the page is refused');
+      seen.length = 0; // the refused page's own console line (its 403)
+      await tab.goto(`${guarded.inspectorURL}?token=${token}`);
+      assert.is(tab.url(), guarded.inspectorURL, 'landed on /__admin/, the token gone from the address');
+      await tab.locator('.live.on').waitFor(); // the feed (EventSource) is open: the cookie rode along
+      await sdk.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Signed in' }] });
+      await tab.locator('.rows .row-button', { hasText: 'chat.completions' }).first().waitFor();
+      // A media element sends the cookie too: speech opens as audio that loads.
+      const spoken = await fetch(`${guarded.url}/voice-provider/tts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${guarded.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'Hello through the session cookie.', voice_id: 'rachel' }),
+      });
+      await spoken.arrayBuffer();
+      await tab.locator('.row-button', { hasText: 'voice.tts' }).first().click();
+      await tab.locator('.detail audio.media').waitFor();
+      await tab.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.detail audio.media')?.readyState ?? 0) >= 1, null, { timeout: 10000 });
+      await tab.keyboard.press('Escape');
+      // A change made on the page passes the same-origin check (its Origin and x-uam-admin header).
+      await tab.getByRole('tab', { name: /Faults/ }).click();
+      await tab.getByRole('radio', { name: 'One 500' }).click();
+      await tab.getByRole('button', { name: 'Add rule' }).click();
+      await tab.locator('td', { hasText: 'one-500' }).waitFor();
+      assert.equal(
+        guarded.faultRules().map((r) => r.id),
+        ['one-500'],
+      );
+      const cookies = await context.cookies(guarded.inspectorURL);
+      const session = cookies.find((c) => c.name === `uam_admin_${guarded.port}`);
+      assert.ok(session && session.httpOnly && session.sameSite === 'Strict' && session.path === '/__admin', JSON.stringify(cookies));
+      assert.not.ok(JSON.stringify(cookies).includes(token), 'the cookie is not the token');
+      assert.equal(seen, [], 'no script error and no CSP violation');
+    } finally {
+      await tab.close();
+      await guarded.close();
+    }
+  });
 }
 
 test.run();
