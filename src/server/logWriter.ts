@@ -2,32 +2,48 @@ import { fstatSync, openSync, write, constants } from 'node:fs';
 
 /** Options of a LogWriter. */
 export interface LogWriterOptions {
-  /** Characters waiting to be written past which new lines are dropped (counted). Default 16 MiB. */
+  /** Bytes waiting to be written past which new lines are dropped (counted). Default 16 MiB. */
   readonly maxPending?: number;
-  /** Characters gathered into one write(2) at most. Default 1 MiB. */
+  /** Bytes gathered into one write(2) at most. Default 1 MiB. */
   readonly maxWrite?: number;
   /** How long to wait before trying again when the output is full (EAGAIN). Default 50 ms. */
   readonly retryMs?: number;
-  /** Characters that make a write go out at once; fewer wait up to `delayMs` for more. Default 64 KiB. */
+  /** Bytes that make a write go out at once; fewer wait up to `delayMs` for more. Default 64 KiB. */
   readonly minWrite?: number;
   /** How long lines may wait to be gathered into a larger write. Default 20 ms. */
   readonly delayMs?: number;
 }
 
-const EMPTY: readonly string[] = [];
+/** Encoded lines waiting to be written, and how many lines they hold. */
+interface Chunk {
+  readonly bytes: Buffer;
+  readonly lines: number;
+}
 
 /**
  * Log lines written to a file descriptor asynchronously, in batches: every line given in one turn of the
  * event loop goes out in one write(2), off the request path. The lines waiting are bounded: when the
  * output cannot keep up (a pipe nobody reads), a new line past the bound is dropped and counted, and a
  * warning with the count is written as soon as the output takes lines again. Nothing is lost silently.
+ *
+ * A line is encoded into a buffer as it is given, and the string is not kept: a server logging every
+ * request would otherwise hold a few hundred lines between writes, each a tree of the pieces it was
+ * built from, for the garbage collector to copy, and then join and encode them all again.
  */
 export class LogWriter {
   /** Lines dropped since the writer was made because the output did not keep up (or failed). */
   dropped = 0;
   private reported = 0;
-  private queue: string[] = [];
-  private queued = 0;
+  /** The buffer lines are encoded into, `used` bytes of it so far, holding `lines` lines. */
+  private cur: Buffer;
+  private used = 0;
+  private lines = 0;
+  /** Full buffers waiting, oldest first, and their bytes. */
+  private ready: Chunk[] = [];
+  private readyBytes = 0;
+  /** An empty buffer of the fill size, kept from a finished write for the next one. */
+  private spare: Buffer | undefined;
+  /** The write in flight, or waiting to be tried again. */
   private chunk: Buffer | undefined;
   private chunkLines = 0;
   private writing = false;
@@ -40,6 +56,7 @@ export class LogWriter {
   private readonly retryMs: number;
   private readonly minWrite: number;
   private readonly delayMs: number;
+  private readonly fillSize: number;
 
   constructor(
     private readonly fd: number,
@@ -50,19 +67,49 @@ export class LogWriter {
     this.retryMs = options.retryMs ?? 50;
     this.minWrite = options.minWrite ?? 64 * 1024;
     this.delayMs = options.delayMs ?? 20;
+    this.fillSize = Math.max(4096, Math.min(this.minWrite, this.maxWrite));
+    this.cur = Buffer.allocUnsafeSlow(this.fillSize);
+  }
+
+  /** Bytes waiting or being written. */
+  private get pending(): number {
+    return this.used + this.readyBytes + (this.chunk?.length ?? 0);
   }
 
   /** Queues one line (ending in a newline); false when it was dropped. */
   write(line: string): boolean {
-    const size = line.length;
-    if (this.queued + size + (this.chunk?.length ?? 0) > this.maxPending) {
+    // A character is 1 to 3 bytes in UTF-8 (a surrogate pair, 2 characters, is 4): room for 3 each is enough.
+    const most = line.length * 3;
+    if (this.pending + line.length > this.maxPending) {
       this.dropped++;
       return false;
     }
-    this.queue.push(line);
-    this.queued += size;
+    if (most > this.cur.length - this.used) {
+      this.seal();
+      if (most > this.cur.length) {
+        // A line longer than a buffer goes in its own.
+        const bytes = Buffer.from(line, 'utf8');
+        this.ready.push({ bytes, lines: 1 });
+        this.readyBytes += bytes.length;
+        if (!this.writing && !this.scheduled) this.schedule();
+        return true;
+      }
+    }
+    this.used += this.cur.write(line, this.used, 'utf8');
+    this.lines++;
     if (!this.writing && !this.scheduled) this.schedule();
     return true;
+  }
+
+  /** Moves the lines encoded so far to the ready list, and starts a new buffer. */
+  private seal(): void {
+    if (this.used === 0) return;
+    this.ready.push({ bytes: this.cur.subarray(0, this.used), lines: this.lines });
+    this.readyBytes += this.used;
+    this.cur = this.spare ?? Buffer.allocUnsafeSlow(this.fillSize);
+    this.spare = undefined;
+    this.used = 0;
+    this.lines = 0;
   }
 
   /**
@@ -72,7 +119,7 @@ export class LogWriter {
    */
   private schedule(): void {
     this.scheduled = true;
-    if (this.queued >= this.minWrite || this.waiters.length) setImmediate(this.next);
+    if (this.used + this.readyBytes >= this.minWrite || this.waiters.length) setImmediate(this.next);
     else setTimeout(this.next, this.delayMs).unref();
   }
 
@@ -82,41 +129,44 @@ export class LogWriter {
     if (this.idle()) process.nextTick(done);
     else {
       this.waiters.push(() => done());
-      if (!this.writing && !this.scheduled) this.schedule();
+      // At once, not after the gathering delay: that timer does not keep the process alive, and a
+      // process that flushes before it exits has nothing else that does.
+      if (!this.writing) {
+        this.scheduled = true;
+        setImmediate(this.next);
+      }
     }
   }
 
   private idle(): boolean {
-    return !this.writing && !this.scheduled && this.chunk === undefined && this.queue.length === 0 && (this.failing || this.dropped === this.reported);
+    return !this.writing && !this.scheduled && this.chunk === undefined && this.used === 0 && this.ready.length === 0 && (this.failing || this.dropped === this.reported);
   }
 
-  /** Takes up to maxWrite characters of queued lines, after a warning when lines were dropped since the last one. */
+  /** Takes up to maxWrite bytes of waiting lines (at least one buffer), after a warning when lines were dropped since the last one. */
   private take(): void {
-    let lines: readonly string[] = EMPTY;
-    let taken = 0;
-    if (this.queued <= this.maxWrite) {
-      lines = this.queue;
-      taken = this.queued;
-      this.queue = [];
-    } else {
-      let n = 0;
-      while (n < this.queue.length && taken < this.maxWrite) taken += this.queue[n++]!.length;
-      lines = this.queue.slice(0, n);
-      this.queue = this.queue.slice(n);
+    this.seal();
+    const taken: Buffer[] = [];
+    let bytes = 0;
+    let count = 0;
+    while (this.ready.length && (taken.length === 0 || bytes + this.ready[0]!.bytes.length <= this.maxWrite)) {
+      const next = this.ready.shift()!;
+      taken.push(next.bytes);
+      bytes += next.bytes.length;
+      count += next.lines;
     }
-    this.queued -= taken;
-    let text = lines.length === 1 ? lines[0]! : lines.join('');
-    let count = lines.length;
+    this.readyBytes -= bytes;
     if (this.dropped > this.reported && !this.failing) {
       const dropped = this.dropped - this.reported;
       this.reported = this.dropped;
-      text =
-        `{"level":"warn","time":"${new Date().toISOString()}","dropped":${dropped},"droppedTotal":${this.dropped},` +
-        `"msg":"log lines dropped: the output did not keep up"}\n${text}`;
+      taken.unshift(
+        Buffer.from(
+          `{"level":"warn","time":"${new Date().toISOString()}","dropped":${dropped},"droppedTotal":${this.dropped},` + `"msg":"log lines dropped: the output did not keep up"}\n`,
+        ),
+      );
       count++;
     }
     if (count) {
-      this.chunk = Buffer.from(text, 'utf8');
+      this.chunk = taken.length === 1 ? taken[0] : Buffer.concat(taken);
       this.chunkLines = count;
     }
   }
@@ -135,6 +185,13 @@ export class LogWriter {
     write(this.fd, this.chunk, 0, this.chunk.length, null, this.written);
   };
 
+  /** A written chunk's buffer, when it is a whole fill buffer, is kept to be filled again. */
+  private recycle(done: Buffer): void {
+    if (this.spare === undefined && done.buffer.byteLength === this.fillSize && done.byteOffset === 0 && done.buffer !== this.cur.buffer) {
+      this.spare = Buffer.from(done.buffer, 0, this.fillSize);
+    }
+  }
+
   private readonly written = (err: NodeJS.ErrnoException | null, n: number): void => {
     this.writing = false;
     if (err) {
@@ -152,11 +209,12 @@ export class LogWriter {
       this.chunk = this.chunk!.subarray(n);
       // A partial write: the lines it cut belong to the rest.
     } else {
+      this.recycle(this.chunk!);
       this.chunk = undefined;
     }
     if (!err) this.failing = false;
-    if (this.chunk !== undefined || this.queued >= this.minWrite || this.waiters.length || (this.dropped > this.reported && !this.failing)) this.next();
-    else if (this.queue.length) this.schedule();
+    if (this.chunk !== undefined || this.used + this.readyBytes >= this.minWrite || this.waiters.length || (this.dropped > this.reported && !this.failing)) this.next();
+    else if (this.used || this.ready.length) this.schedule();
     else this.next(); // nothing waiting: resolves flush() callers
   };
 }

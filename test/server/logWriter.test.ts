@@ -85,6 +85,27 @@ test('LogWriter: every line reaches a file, in order, and flush waits for them',
   }
 });
 
+test('LogWriter: multi-byte text and lines longer than its buffer arrive whole and in order', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
+  const file = join(dir, 'out.log');
+  const fd = openSync(file, 'w');
+  try {
+    const writer = new LogWriter(fd, { minWrite: 4096, maxWrite: 8192 });
+    const expected: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const text = i % 500 === 7 ? 'x'.repeat(20_000) : i % 3 === 0 ? `日本語 ${i} 😀` : `line ${i}`;
+      expected.push(JSON.stringify({ n: i, text }));
+      writer.write(`${expected[i]}\n`);
+    }
+    await new Promise<void>((resolve) => writer.flush(() => resolve()));
+    assert.equal(readFileSync(file, 'utf8').split('\n').slice(0, -1), expected);
+    assert.is(writer.dropped, 0);
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('LogWriter: past its bound it drops and counts, then writes a warning with the count', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
   const file = join(dir, 'out.log');
