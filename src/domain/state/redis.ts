@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Redis, ReplyError } from 'ioredis';
+import { createRequire } from 'node:module';
+import type * as IoRedis from 'ioredis';
 import { ApiError, ERRORS } from '../../contract/errors.js';
 import type { Clock } from '../clock.js';
 import { windowMsOf } from '../config.js';
@@ -14,6 +15,12 @@ import * as lua from './lua.js';
 import type { JournalView, LimitSnapshot, StateHealth, StateStore, VideoTask } from './store.js';
 
 const TOKEN_WINDOW_MS = 60_000;
+// ioredis (CommonJS) is loaded when Redis state is made: a server with its state in memory, as `npm start`
+// runs it, never pays its import (about 50 ms of start-up).
+const requireCjs = createRequire(import.meta.url);
+let ioredis: typeof IoRedis | undefined;
+const loadIoredis = (): typeof IoRedis => (ioredis ??= requireCjs('ioredis') as typeof IoRedis);
+
 /** Every key the mock writes starts with this, so a Redis shared with other programs stays tidy. */
 export const KEY_PREFIX = 'uam:';
 /** A video task is kept this long after it was made (in memory the LRU bounds them by count). */
@@ -81,7 +88,7 @@ export interface RedisStateOptions {
 export class RedisState implements StateStore {
   readonly kind = 'redis';
   readonly instance: string;
-  private readonly redis: Redis;
+  private readonly redis: IoRedis.Redis;
   private readonly scripts: Scripts;
   private readonly prefix: string;
   private readonly where: string;
@@ -98,7 +105,7 @@ export class RedisState implements StateStore {
     this.instance = options.instance ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     // A journal of one entry does the masking and cutting of records exactly as the in-memory one does.
     this.masker = new Journal(1, options.secrets);
-    this.redis = new Redis(options.url, {
+    this.redis = new (loadIoredis().Redis)(options.url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectTimeout: 2000,
@@ -152,7 +159,7 @@ export class RedisState implements StateStore {
     try {
       return await work();
     } catch (err) {
-      if (err instanceof ApiError || err instanceof RuleError || err instanceof ReplyError) throw err;
+      if (err instanceof ApiError || err instanceof RuleError || err instanceof loadIoredis().ReplyError) throw err;
       this.lastError = (err as Error)?.message ?? String(err);
       throw this.unavailable();
     }
