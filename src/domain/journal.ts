@@ -120,7 +120,7 @@ class Unread {
   private readonly responseBytes: number | undefined;
   private readonly sse: SentEvents | undefined;
 
-  constructor(r: RequestRecord) {
+  constructor(r: RequestRecord, same: (text: string) => string) {
     this.requestId = r.requestId;
     this.time = r.time;
     this.method = r.method;
@@ -139,11 +139,11 @@ class Unread {
     this.bodyHash = r.bodyHash;
     this.retryAfterMs = r.retryAfterMs;
     this.violations = r.violations;
-    this.requestHeaders = r.request && headerText(r.request.headers);
+    this.requestHeaders = r.request && same(headerText(r.request.headers));
     this.requestBody = r.request?.body;
     this.requestBodyChars = r.request?.bodyChars;
     this.responseHeaders = r.responseHeaders;
-    this.responseHead = flat(r.responseHead);
+    this.responseHead = r.responseHead === undefined ? undefined : same(withoutRequestId(r.responseHead));
     this.responseBody = flat(r.responseBody);
     this.responseBodyChars = r.responseBodyChars;
     this.responseBytes = r.responseBytes;
@@ -164,6 +164,21 @@ class Unread {
     }
     return out as unknown as RequestRecord;
   }
+}
+
+// How many distinct header texts the journal shares between its unread entries (then it starts afresh).
+const MAX_SHARED = 256;
+
+/**
+ * A response's header block without its x-request-id line, which the mock writes first (beginResponse)
+ * and the journal leaves out of an entry's response headers anyway (it is the entry's requestId): the
+ * rest repeats from answer to answer and can be shared.
+ */
+function withoutRequestId(head: string): string {
+  const first = head.indexOf('\r\n');
+  if (first < 0 || !head.startsWith('x-request-id:', first + 2)) return head;
+  const second = head.indexOf('\r\n', first + 2);
+  return second < 0 ? head : head.slice(0, first) + head.slice(second);
 }
 
 // The fields every record has (possibly undefined); the others are left out when absent.
@@ -267,6 +282,19 @@ export class Journal {
   private readonly scrub: (text: string) => string;
   private readonly scrubPath: (path: string) => string;
   private readonly clean = new Set<string>();
+  /**
+   * Header texts held by unread entries, one copy of each: a client sends the same headers request after
+   * request, and the mock answers with the same ones but for the request id, so most entries share them
+   * instead of each holding its own (which the garbage collector would copy out of the young generation).
+   */
+  private shared = new Map<string, string>();
+  private readonly same = (text: string): string => {
+    const held = this.shared.get(text);
+    if (held !== undefined) return held;
+    if (this.shared.size >= MAX_SHARED) this.shared = new Map();
+    this.shared.set(text, text);
+    return text;
+  };
   private readonly maskText = (text: string): string => this.masked(text);
   private readonly listeners = new Set<JournalListener>();
 
@@ -306,7 +334,7 @@ export class Journal {
     const sent = r.responseBody;
     const now =
       this.listeners.size > 0 || (body !== undefined && body.length > MAX_BODY_CHARS) || (sent !== undefined && (typeof sent !== 'string' || sent.length > MAX_RESPONSE_CHARS));
-    const slot: Slot = now ? this.finish(r) : new Unread(r);
+    const slot: Slot = now ? this.finish(r) : new Unread(r, this.same);
     this.ring[this.next] = slot;
     this.next = (this.next + 1) % this.capacity;
     this.recorded++;

@@ -216,4 +216,19 @@ test('every field of a record reaches its entry when the entry is made later', (
   for (const name of Object.keys(full)) assert.ok(entry[name] !== undefined, `${name} is kept`);
 });
 
+test('entries share repeated header texts without mixing them up; the response id line is left to requestId', () => {
+  const j = new Journal(10);
+  const head = (id: string, type: string) => `HTTP/1.1 200 OK\r\nx-request-id: ${id}\r\ncontent-type: ${type}\r\n\r\n`;
+  for (let i = 0; i < 6; i++) {
+    const type = i % 3 === 2 ? 'text/plain' : 'application/json';
+    j.record(record(i, { request: { headers: { 'x-client': i % 2 ? 'b' : 'a' } }, responseHead: head(`req_${i}`, type) }));
+  }
+  const entries = j.entries();
+  assert.equal(
+    entries.map((e) => [e.requestId, e.request!.headers['x-client'], e.responseHeaders!['content-type']]),
+    [0, 1, 2, 3, 4, 5].map((i) => [`req_${i}`, i % 2 ? 'b' : 'a', i % 3 === 2 ? 'text/plain' : 'application/json']),
+  );
+  assert.ok(entries.every((e) => !('x-request-id' in e.responseHeaders!)));
+});
+
 test.run();
