@@ -75,7 +75,11 @@ export function reportRequest(
     ...(state.violations?.length ? { violations: state.violations } : {}),
     request: { headers: req.headers, body: state.raw },
     // The header block Node wrote (read by the journal only when the entry is read), else the headers set so far.
-    ...(res ? (typeof (res as unknown as Partial<HeadOf>)._header === 'string' ? { responseHead: (res as unknown as HeadOf)._header } : { responseHeaders: res.getHeaders() }) : {}),
+    ...(res
+      ? typeof (res as unknown as Partial<HeadOf>)._header === 'string'
+        ? { responseHead: (res as unknown as HeadOf)._header }
+        : { responseHeaders: res.getHeaders() }
+      : {}),
   };
   for (const observe of observers) observe(record);
 }
