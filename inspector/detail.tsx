@@ -153,7 +153,7 @@ function StreamEvents({ entry: e }: { entry: Entry }) {
       <h3>Stream events</h3>
       <p class="stream-ending">
         {sse.total} {sse.total === 1 ? 'event' : 'events'}; the stream {ENDINGS[e.stream ?? ''] ?? e.stream ?? 'ended'}.
-        {sse.events.length < sse.total && ` The first ${sse.events.length} are shown (the journal keeps 256 events and 64 KiB of their text).`}
+        {sse.events.length < sse.total && ` The first ${sse.events.length} are shown: the journal keeps only the start of a long stream.`}
       </p>
       <div class="events-wrap">
         <table class="events" aria-label="Stream events">

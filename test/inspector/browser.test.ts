@@ -153,9 +153,21 @@ if (!executable) {
 
   test('a streamed request opens with its events, their offsets and how the stream ended', async () => {
     const paced = { headers: { 'X-Mock-Pacing': 'tps=100' } };
-    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Stream me' }], stream: true }, paced);
+    // A long stream: the journal keeps its start, and the page says how many there were.
+    const long = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Stream me a long answer' }], stream: true });
+    let longChunks = 0;
+    for await (const _ of long) longChunks++;
+    await page.locator('.rows .row-button').first().click();
+    await page.getByRole('table', { name: 'Stream events' }).waitFor();
+    const kept = await page.getByRole('table', { name: 'Stream events' }).locator('td.at').count();
+    assert.ok(kept > 0 && kept < longChunks + 1, `a long stream is cut: ${kept} of ${longChunks + 1}`);
+    assert.match(await page.locator('.stream-note, .detail').first().innerText(), new RegExp(`${longChunks + 1} events[^]*The first ${kept} are shown`));
+    await page.keyboard.press('Escape');
+    // A short one whole.
+    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }], stream: true }, paced);
     let chunks = 0;
     for await (const _ of stream) chunks++;
+    await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelector('.rows .row-button') !== null);
     await page.locator('.rows .row-button').first().click();
     const table = page.getByRole('table', { name: 'Stream events' });
     await table.waitFor();
