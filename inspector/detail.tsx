@@ -40,17 +40,21 @@ function marksOf(entry: Entry, body: unknown): Map<string, Mark[]> {
   return marks;
 }
 
+/** A body text parsed as JSON, unless it was cut (a cut body is shown as the text it is) or is not JSON. */
+function parseWhole(text: string, cut: boolean): { isJson: boolean; parsed: unknown } {
+  if (cut) return { isJson: false, parsed: undefined };
+  try {
+    return { isJson: true, parsed: JSON.parse(text) as unknown };
+  } catch {
+    return { isJson: false, parsed: undefined };
+  }
+}
+
 function Body({ entry }: { entry: Entry }) {
   const text = entry.request?.body;
   if (!text) return <p class="muted">No body.</p>;
   const cut = entry.request?.bodyChars !== undefined && entry.request.bodyChars > text.length;
-  let parsed: unknown;
-  let isJson = !cut;
-  try {
-    parsed = isJson ? JSON.parse(text) : undefined;
-  } catch {
-    isJson = false;
-  }
+  const { isJson, parsed } = parseWhole(text, cut);
   return (
     <>
       {cut && (
@@ -87,13 +91,7 @@ function ResponseBody({ entry: e }: { entry: Entry }) {
   const text = e.responseBody;
   if (!text) return <p class="muted">No body recorded.</p>;
   const cut = e.responseBodyChars !== undefined && e.responseBodyChars > text.length;
-  let parsed: unknown;
-  let isJson = !cut;
-  try {
-    parsed = isJson ? JSON.parse(text) : undefined;
-  } catch {
-    isJson = false;
-  }
+  const { isJson, parsed } = parseWhole(text, cut);
   return (
     <>
       {cut && (

@@ -109,7 +109,7 @@ test('a forged, stale or misplaced cookie is refused: 403 for the page, the feed
     const [name, value] = cookie.split('=') as [string, string];
     const forged = [
       `${name}=${TOKEN}`, // the token itself is not the cookie
-      `${name}=${value.slice(0, -1)}A`,
+      `${name}=${value.slice(0, -1)}${value.endsWith('A') ? 'B' : 'A'}`, // one character changed (never the same one)
       `${name}=`,
       `${name}x=${value}`,
       `uam_admin_1=${value}`, // another server's name
