@@ -1,5 +1,6 @@
 // Shared test helpers: a running mock per test, raw HTTP requests, valid bodies, tiny images, media parsers.
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { RequestRecord } from '../src/domain/journal.js';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createFile, MP4BoxBuffer, type Movie } from 'mp4box';
@@ -212,3 +213,22 @@ export async function rejection(p: PromiseLike<unknown>): Promise<unknown> {
   assert.unreachable('expected the call to fail');
   return undefined;
 }
+
+/** A finished request's record as the pipeline reports it, for journal tests: GET /v1/me answered 200, with `over` on top. */
+export const requestRecord = (over: Partial<RequestRecord> = {}): RequestRecord => ({
+  requestId: 'req_1',
+  time: 1,
+  method: 'GET',
+  path: '/v1/me',
+  operation: 'me',
+  keyLabel: 'sk-m...ault',
+  status: 200,
+  latencyMs: 1,
+  errorCode: undefined,
+  details: undefined,
+  fault: undefined,
+  stream: undefined,
+  retryCount: undefined,
+  model: undefined,
+  ...over,
+});

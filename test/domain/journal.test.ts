@@ -3,24 +3,9 @@ import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { Journal, headersFromBlock } from '../../src/domain/journal.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
+import { requestRecord } from '../helpers.js';
 
-const record = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord => ({
-  requestId: `req_${n}`,
-  time: n,
-  method: 'GET',
-  path: '/v1/me',
-  operation: 'me',
-  keyLabel: 'sk-m...ault',
-  status: 200,
-  latencyMs: 1,
-  errorCode: undefined,
-  details: undefined,
-  fault: undefined,
-  stream: undefined,
-  retryCount: undefined,
-  model: undefined,
-  ...extra,
-});
+const record = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord => requestRecord({ requestId: `req_${n}`, time: n, ...extra });
 
 test('a ring buffer: the newest entries, oldest first, with the total seen', () => {
   const j = new Journal(3);

@@ -14,25 +14,10 @@ import { authenticate } from '../../src/pipeline/auth.js';
 import { writeFeed } from '../../src/pipeline/feed.js';
 import { loadLimits } from '../../src/domain/limits.js';
 import { StreamLog } from '../../src/pipeline/sse.js';
-import { get, KEY, post, withMock } from '../helpers.js';
+import { get, KEY, post, requestRecord, withMock } from '../helpers.js';
 
-const record = (over: Partial<RequestRecord> = {}): RequestRecord => ({
-  requestId: 'req_1',
-  time: 1,
-  method: 'POST',
-  path: '/text-provider/chat/completions',
-  operation: 'chat.completions',
-  keyLabel: 'sk...lt',
-  status: 200,
-  latencyMs: 1,
-  errorCode: undefined,
-  details: undefined,
-  fault: undefined,
-  stream: undefined,
-  retryCount: undefined,
-  model: 'gpt-4o-mini',
-  ...over,
-});
+const record = (over: Partial<RequestRecord> = {}): RequestRecord =>
+  requestRecord({ method: 'POST', path: '/text-provider/chat/completions', operation: 'chat.completions', keyLabel: 'sk...lt', model: 'gpt-4o-mini', ...over });
 
 /** Reads a text/event-stream until `until` holds for what came, then closes it. */
 function readEvents(url: string, path: string, until: (text: string) => boolean, headers: Record<string, string> = {}): Promise<{ status: number; type: string; text: string }> {
