@@ -56,6 +56,15 @@ let compiled: SchemaRegistry | undefined;
 const REPORTERS: Record<ReporterName, (write: (t: string) => void) => Reporter> = { pretty: prettyReporter, json: jsonReporter, junit: junitReporter, tap: tapReporter };
 
 /** `unified-ai-mock conformance`: resolves to the exit code (0 no failure, 1 a failure, 2 usage or unreachable). */
+/** The last path segment of a base URL when it is a version segment such as /v1, else undefined. */
+function baseMount(baseUrl: string): string | undefined {
+  try {
+    return /\/v\d+$/.exec(new URL(baseUrl).pathname.replace(/\/+$/, ''))?.[0];
+  } catch {
+    return undefined;
+  }
+}
+
 export async function conformance(argv: string[], io: Io = processIo): Promise<number> {
   const registry = (compiled ??= new SchemaRegistry());
   const catalogue = new Catalogue(registry);
@@ -95,6 +104,14 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
       }),
     );
     return 0;
+  }
+  const mounted = baseMount(options.baseUrl!);
+  if (mounted && !options.pathPrefix) {
+    // The OpenAI SDK's base URL ends in /v1; this one does not: the document's paths are from the root (and /v1/me already has it).
+    io.stderr(
+      `unified-ai-mock conformance: warning: --base-url ends in '${mounted}', so GET /v1/me is asked at ${mounted}/v1/me. ` +
+        `If the API is served under '${mounted}', pass --base-url ${options.baseUrl!.replace(/\/+$/, '').slice(0, -mounted.length)} --path-prefix ${mounted} instead.\n`,
+    );
   }
   const target: Target = {
     baseUrl: options.baseUrl!,

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { closeSharedMock, runJson, sharedMock } from './harness.js';
+import { closeSharedMock, runCli, runJson, sharedMock } from './harness.js';
 
 const test = suite('conformance: the mock passes the whole suite');
 
@@ -34,6 +34,17 @@ test('documented profile over /v1: the same cases pass with --path-prefix', asyn
   assert.is(code, 0);
   assert.is(report.summary.failed, 0);
   assert.ok(report.summary.total >= 30);
+});
+
+test('a base URL ending in /v1 (as the OpenAI SDK takes it) gets a warning naming --path-prefix; with the prefix, none', async () => {
+  const { url } = await sharedMock();
+  const warned = await runCli(['--base-url', `${url}/v1/`, '--api-key', 'sk-mock-default', '--only', 'me.valid']);
+  assert.is(warned.code, 1, 'GET /v1/v1/me is not the identity call');
+  assert.match(warned.stderr, `warning: --base-url ends in '/v1', so GET /v1/me is asked at /v1/v1/me`);
+  assert.match(warned.stderr, `pass --base-url ${url} --path-prefix /v1 instead`);
+  const right = await runCli(['--base-url', url, '--path-prefix', '/v1', '--api-key', 'sk-mock-default', '--only', 'me.valid']);
+  assert.is(right.code, 0);
+  assert.is(right.stderr, '');
 });
 
 test.run();
