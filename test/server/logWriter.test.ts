@@ -66,11 +66,21 @@ function waitFor(child: ChildProcess, re: RegExp): Promise<string> {
   });
 }
 
-test('LogWriter: every line reaches a file, in order, and flush waits for them', async () => {
+/** Runs `fn` with a fresh file open for writing, then closes and removes it. */
+async function withLogFile(fn: (fd: number, file: string) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
   const file = join(dir, 'out.log');
   const fd = openSync(file, 'w');
   try {
+    await fn(fd, file);
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('LogWriter: every line reaches a file, in order, and flush waits for them', () =>
+  withLogFile(async (fd, file) => {
     const writer = new LogWriter(fd, { maxWrite: 4096 });
     for (let i = 0; i < 5000; i++) writer.write(`{"n":${i}}\n`);
     await new Promise<void>((resolve) => writer.flush(() => resolve()));
@@ -79,17 +89,10 @@ test('LogWriter: every line reaches a file, in order, and flush waits for them',
     assert.ok(lines.every((l, i) => l === `{"n":${i}}`));
     assert.is(writer.dropped, 0);
     writer.flush(); // no callback: nothing to do
-  } finally {
-    closeSync(fd);
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('LogWriter: multi-byte text and lines longer than its buffer arrive whole and in order', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
-  const file = join(dir, 'out.log');
-  const fd = openSync(file, 'w');
-  try {
+test('LogWriter: multi-byte text and lines longer than its buffer arrive whole and in order', () =>
+  withLogFile(async (fd, file) => {
     const writer = new LogWriter(fd, { minWrite: 4096, maxWrite: 8192 });
     const expected: string[] = [];
     for (let i = 0; i < 3000; i++) {
@@ -100,17 +103,10 @@ test('LogWriter: multi-byte text and lines longer than its buffer arrive whole a
     await new Promise<void>((resolve) => writer.flush(() => resolve()));
     assert.equal(readFileSync(file, 'utf8').split('\n').slice(0, -1), expected);
     assert.is(writer.dropped, 0);
-  } finally {
-    closeSync(fd);
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('LogWriter: past its bound it drops and counts, then writes a warning with the count', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
-  const file = join(dir, 'out.log');
-  const fd = openSync(file, 'w');
-  try {
+test('LogWriter: past its bound it drops and counts, then writes a warning with the count', () =>
+  withLogFile(async (fd, file) => {
     const writer = new LogWriter(fd, { maxPending: 1000 });
     let kept = 0;
     for (let i = 0; i < 200; i++) if (writer.write(`{"n":${String(i).padStart(3, '0')}}\n`)) kept++; // 10 characters a line
@@ -121,11 +117,7 @@ test('LogWriter: past its bound it drops and counts, then writes a warning with 
     const warning = JSON.parse(lines[0]!) as Record<string, unknown>;
     assert.equal([warning.level, warning.dropped, warning.droppedTotal], ['warn', 100, 100]);
     assert.is(lines.length, 101);
-  } finally {
-    closeSync(fd);
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
 test('LogWriter: an output that is gone costs the lines, counted, never the process', async () => {
   const child = spawn(process.execPath, ['-e', "require('node:fs').closeSync(0); console.log('closed'); setInterval(() => {}, 1000);"], { stdio: ['pipe', 'pipe', 'ignore'] });
