@@ -54,32 +54,32 @@ function Node({
   const head = label === undefined ? null : <span class="j-key">{JSON.stringify(label)}</span>;
   const cls = here ? 'j-line j-flagged' : 'j-line';
   const comma = last ? '' : ',';
+  // A value's line: its indent, its key, what it shows, and the note of a violation on this field.
+  const line = (content: ComponentChildren) => (
+    <div class={cls} data-path={pathKey(path)}>
+      {pad}
+      {head}
+      {head && ': '}
+      {content}
+      {here && <MarkNote marks={here} />}
+    </div>
+  );
   if (value && typeof value === 'object') {
     const isArray = Array.isArray(value);
     const items: [string | number, unknown][] = isArray ? (value as unknown[]).map((v, i) => [i, v]) : Object.entries(value as object);
     const [open, close] = isArray ? ['[', ']'] : ['{', '}'];
     if (!items.length) {
-      return (
-        <div class={cls} data-path={pathKey(path)}>
-          {pad}
-          {head}
-          {head && ': '}
+      return line(
+        <>
           {open}
           {close}
           {comma}
-          {here && <MarkNote marks={here} />}
-        </div>
+        </>,
       );
     }
     return (
       <>
-        <div class={cls} data-path={pathKey(path)}>
-          {pad}
-          {head}
-          {head && ': '}
-          {open}
-          {here && <MarkNote marks={here} />}
-        </div>
+        {line(open)}
         {items.map(([k, v], i) => (
           <Node value={v} path={[...path, k]} marks={marks} indent={indent + 1} label={isArray ? undefined : String(k)} last={i === items.length - 1} />
         ))}
@@ -91,15 +91,11 @@ function Node({
       </>
     );
   }
-  return (
-    <div class={cls} data-path={pathKey(path)}>
-      {pad}
-      {head}
-      {head && ': '}
+  return line(
+    <>
       {scalar(value)}
       {comma}
-      {here && <MarkNote marks={here} />}
-    </div>
+    </>,
   );
 }
 
