@@ -33,8 +33,9 @@ export interface RequestRecord {
   readonly responseHeaders?: Readonly<Record<string, string | number | readonly string[] | undefined>>;
   /**
    * The response's body. As recorded: the JSON text written, or the binary body (references, never
-   * copies). As journalled: a text body's first 16 KiB with every configured secret masked; a binary body
-   * is left out (its size is `responseBytes`; the inspector reads the bytes from GET /__admin/requests/:id/body).
+   * copies). As journalled: a text body's first records.maxResponseBodyChars characters (fixtures/limits.json)
+   * with every configured secret masked; a binary body is left out (its size is `responseBytes`; the
+   * inspector reads the bytes from GET /__admin/requests/:id/body).
    */
   readonly responseBody?: string | Buffer;
   /** As journalled: the whole text body's length in characters, so a cut body shows as cut. */
@@ -52,9 +53,10 @@ export interface RequestRecord {
 }
 
 /**
- * The request's headers and body text. As recorded: what the server had. As journalled: at most 40
- * headers of 512 characters, credential headers masked, and the body's first 8 KiB with every configured
- * secret masked (`bodyChars` is the whole body's length, so a cut shows).
+ * The request's headers and body text. As recorded: what the server had. As journalled: within the records
+ * bounds of fixtures/limits.json (maxHeaders headers, names of maxHeaderNameChars and values of maxHeaderChars
+ * characters, the body's first maxBodyChars), credential headers masked, every configured secret masked
+ * (`bodyChars` is the whole body's length, so a cut shows).
  */
 export interface RequestDetail {
   readonly headers: Readonly<Record<string, string | number | readonly string[] | undefined>>;
@@ -167,6 +169,7 @@ class Unread {
 }
 
 // How many distinct header texts the journal shares between its unread entries (then it starts afresh).
+// A cache size, not a bound of what an entry keeps: no entry shows it, so it is not in fixtures/limits.json.
 const MAX_SHARED = 256;
 
 /**
@@ -230,22 +233,29 @@ function headersFromText(text: string): Record<string, string> {
 }
 type Slot = JournalEntry | Unread;
 
-const MAX_PATH = loadLimits().records.maxPathChars;
-const MAX_DETAILS = 20;
-// What a journalled request keeps of its headers and body (the inspector shows them; memory stays bounded).
-const MAX_HEADERS = 40;
-const MAX_HEADER_CHARS = 512;
-const MAX_BODY_CHARS = 8 * 1024;
-const MAX_RESPONSE_CHARS = 16 * 1024;
-const { maxStreamEvents: MAX_EVENTS, maxStreamEventChars: MAX_EVENT_CHARS } = loadLimits().records;
+// What an entry keeps of a request (the inspector shows it; memory stays bounded): the records bounds of
+// fixtures/limits.json, read once.
+const {
+  maxPathChars: MAX_PATH,
+  maxDetails: MAX_DETAILS,
+  maxHeaders: MAX_HEADERS,
+  maxHeaderNameChars: MAX_HEADER_NAME_CHARS,
+  maxHeaderChars: MAX_HEADER_CHARS,
+  maxBodyChars: MAX_BODY_CHARS,
+  maxResponseBodyChars: MAX_RESPONSE_CHARS,
+  maxStreamEvents: MAX_EVENTS,
+  maxStreamEventChars: MAX_EVENT_CHARS,
+} = loadLimits().records;
 // Headers that carry a credential: their value is never kept.
 const CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'set-cookie', 'ocp-apim-subscription-key', 'x-goog-api-key']);
-// How many inspector pages may watch the journal at once.
-const MAX_LISTENERS = 16;
+// How many inspector pages may watch the journal at once: a guard on the server's work per request (each
+// listener makes the entry at once), not a bound of what the journal keeps, so it stays here.
+export const MAX_LISTENERS = 16;
 
 /** A listener of new journal entries (the inspector's live feed). */
 export type JournalListener = (entry: JournalEntry) => void;
-// How many secret-free texts are remembered, so a client sending ever new paths cannot grow it.
+// How many secret-free texts are remembered, so a client sending ever new paths cannot grow it (a cache
+// size no entry shows, so not in fixtures/limits.json).
 const MAX_CLEAN = 1024;
 
 // Every string of a detail (message, param, code, ...): details quote what the client sent.
@@ -405,7 +415,7 @@ export class Journal {
     return masked.length > max ? Buffer.from(masked.slice(0, max), 'utf8').toString('utf8') : masked;
   }
 
-  /** A response body as journalled: text masked and cut at 16 KiB; of a binary body, only its size. */
+  /** A response body as journalled: text masked and cut at records.maxResponseBodyChars; of a binary body, only its size. */
   private responseOf(sent: string | Buffer | undefined): Pick<JournalEntry, 'responseBody' | 'responseBodyChars' | 'responseBytes'> {
     if (sent === undefined || sent === '') return { responseBody: undefined };
     if (typeof sent !== 'string') return { responseBody: undefined, responseBytes: sent.length };
@@ -442,18 +452,20 @@ export class Journal {
       const value = headers[name];
       if (value === undefined || name === skip) continue;
       if (n++ >= MAX_HEADERS) break;
-      const lower = name.toLowerCase().slice(0, 64);
+      // Told a credential by its whole name, so no bound on the name can let one through unmasked.
+      const lower = name.toLowerCase();
+      const key = lower.slice(0, MAX_HEADER_NAME_CHARS);
       if (CREDENTIALS.has(lower)) {
-        out[lower] = lower === 'authorization' && keyLabel ? `Bearer ${keyLabel}` : '[masked]';
+        out[key] = lower === 'authorization' && keyLabel ? `Bearer ${keyLabel}` : '[masked]';
         continue;
       }
       const text = this.scrub(Array.isArray(value) ? value.join(', ') : String(value));
-      out[lower] = text.length > MAX_HEADER_CHARS ? `${text.slice(0, MAX_HEADER_CHARS)}...` : text;
+      out[key] = text.length > MAX_HEADER_CHARS ? `${text.slice(0, MAX_HEADER_CHARS)}...` : text;
     }
     return out;
   }
 
-  /** A request's headers and the first 8 KiB of its body, masked before they are cut. */
+  /** A request's headers and the first records.maxBodyChars of its body, masked before they are cut. */
   private detailOf(req: RequestDetail, keyLabel: string | undefined): RequestDetail {
     const headers = this.headersOf(req.headers, keyLabel);
     if (req.body === undefined || req.body === '') return { headers };
@@ -466,8 +478,8 @@ export class Journal {
   }
 
   /**
-   * Calls `listener` with each new entry until the returned function is called; undefined when 16
-   * listeners are watching already. Listeners run inside record(): they must only queue the entry.
+   * Calls `listener` with each new entry until the returned function is called; undefined when
+   * MAX_LISTENERS are watching already. Listeners run inside record(): they must only queue the entry.
    */
   subscribe(listener: JournalListener): (() => void) | undefined {
     if (this.listeners.size >= MAX_LISTENERS) return undefined;

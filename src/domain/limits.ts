@@ -28,10 +28,31 @@ export interface Limits {
     ignoredFieldsHeaderChars: number;
   };
   /**
-   * Request records (journal entries, log lines): longer paths are cut to this many characters; of a
-   * stream, the journal keeps the first maxStreamEvents events and maxStreamEventChars characters of their text.
+   * Request records (journal entries, log lines), and what the journal and the inspector's body store keep
+   * of a request, so their memory stays bounded however large the requests.
    */
-  readonly records: { maxPathChars: number; maxStreamEvents: number; maxStreamEventChars: number };
+  readonly records: {
+    /** Longer paths are cut to this many characters (then `...`), in journal entries and log lines. */
+    maxPathChars: number;
+    /** An entry keeps the first this many validation violations of `details`. */
+    maxDetails: number;
+    /** An entry keeps at most this many request headers, and as many response headers. */
+    maxHeaders: number;
+    /** A header name is cut to this many characters. */
+    maxHeaderNameChars: number;
+    /** A header value is cut to this many characters (then `...`). */
+    maxHeaderChars: number;
+    /** An entry keeps the first this many characters of the request body (`request.body`; `request.bodyChars` is the whole length). */
+    maxBodyChars: number;
+    /** An entry keeps the first this many characters of a text response body (`responseBody`; `responseBodyChars` is the whole length); longer ones go to the body store. */
+    maxResponseBodyChars: number;
+    /** Of a stream, an entry keeps at most this many events... */
+    maxStreamEvents: number;
+    /** ...within this many characters of their text (`sse.total` counts every event written). */
+    maxStreamEventChars: number;
+    /** The body store (binary answers and text longer than maxResponseBodyChars, GET /__admin/requests/:id/body) holds at most this many bytes, text counted at two a character; the oldest go first. */
+    maxHeldResponseBytes: number;
+  };
   readonly images: { defaultSize: string; defaultQuality: string; defaultStyle: string };
   readonly imageEdit: { maxWidth: number; maxHeight: number };
   readonly video: { defaultDuration: number; defaultResolution: string; fps: number; tasksKept: number };

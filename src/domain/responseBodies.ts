@@ -1,6 +1,7 @@
 import { findOperation } from '../contract/operations.js';
 import { Lru } from '../lib/lru.js';
 import type { RequestRecord } from './journal.js';
+import { loadLimits } from './limits.js';
 import { secretScrubber } from './secrets.js';
 
 /** A response body held for the inspector: its Content-Type and the bytes (or JSON text) the reply had. */
@@ -9,9 +10,9 @@ export interface HeldBody {
   readonly body: Buffer | string;
 }
 
-// The journal keeps a text body's first 16 KiB itself; only longer ones (an image answer's b64_json) are held here.
-const JOURNAL_TEXT_CHARS = 16 * 1024;
-const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
+// The journal keeps a text body's first records.maxResponseBodyChars itself; only longer ones (an image
+// answer's b64_json) are held here. The store's size: records.maxHeldResponseBytes (fixtures/limits.json).
+const { maxResponseBodyChars: JOURNAL_TEXT_CHARS, maxHeldResponseBytes: DEFAULT_MAX_BYTES } = loadLimits().records;
 // Text types are masked when read: a relayed answer or a reply that echoes the prompt may quote a key.
 const TEXT_TYPE = /^(text\/|application\/(?:json|[\w.+-]*\+json|xml|x-ndjson))/i;
 const HEAD_TYPE = /\r\ncontent-type:[ \t]*([^\r]*)/i;
@@ -29,8 +30,9 @@ function contentTypeOf(r: RequestRecord): string | undefined {
 /**
  * The bodies of recent answers the journal does not keep whole: binary ones (speech, images and videos
  * downloaded) and text longer than the journal's cut, keyed by request id, served to the inspector by
- * GET /__admin/requests/:id/body. Bounded by total size (32 MiB by default), the oldest going first; a
- * body is held as the reply had it (the Buffer itself, never a copy). Admin calls and probes are left out.
+ * GET /__admin/requests/:id/body. Bounded by total size (records.maxHeldResponseBytes by default) and by
+ * count (`maxEntries`, the journal's size), the oldest going first; a body is held as the reply had it (the
+ * Buffer itself, never a copy). Admin calls and probes are left out.
  */
 export class ResponseBodies {
   private readonly held: Lru<HeldBody>;

@@ -2,9 +2,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { Journal, headersFromBlock } from '../../src/domain/journal.js';
+import { loadLimits } from '../../src/domain/limits.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import { requestRecord } from '../helpers.js';
 
+const { maxPathChars, maxDetails, maxBodyChars } = loadLimits().records;
 const record = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord => requestRecord({ requestId: `req_${n}`, time: n, ...extra });
 
 test('a ring buffer: the newest entries, oldest first, with the total seen', () => {
@@ -58,12 +60,12 @@ test('size 0 records nothing; admin calls and health checks are never recorded',
   assert.is(j.entries().length, 1);
 });
 
-test('long client-supplied parts are cut so each entry stays small', () => {
+test('long client-supplied parts are cut so each entry stays small (the records bounds of fixtures/limits.json)', () => {
   const j = new Journal(2);
   j.record(record(1, { path: `/${'x'.repeat(10_000)}`, details: Array.from({ length: 500 }, (_, i) => ({ i })) }));
   const [e] = j.entries();
-  assert.is(e!.path.length, 259);
-  assert.is(e!.details!.length, 20);
+  assert.is(e!.path.length, maxPathChars + 3);
+  assert.is(e!.details!.length, maxDetails);
 });
 
 const SECRET = 'sk-live-0123456789abcdefSECRET';
@@ -164,7 +166,7 @@ test('an entry is masked, hashed and cut when first read, the same entry each la
   assert.is('responseHead' in first!, false);
   assert.is(first!.bodyHash, createHash('sha256').update(body).digest('hex'));
   assert.is(second!.bodyHash, createHash('sha256').update(long).digest('hex'));
-  assert.ok(second!.request!.body!.length <= 8 * 1024);
+  assert.is(second!.request!.body!.length, maxBodyChars);
   assert.is(second!.request!.bodyChars, long.length);
   assert.is(j.entries()[0], first);
 });

@@ -16,6 +16,9 @@ import { loadLimits } from '../../src/domain/limits.js';
 import { StreamLog } from '../../src/pipeline/sse.js';
 import { get, KEY, post, requestRecord, withMock } from '../helpers.js';
 
+// The bounds the journal and the body store read from fixtures/limits.json: the tests cut at exactly these.
+const { maxBodyChars, maxResponseBodyChars, maxHeaders, maxHeaderNameChars, maxHeaderChars, maxDetails, maxHeldResponseBytes } = loadLimits().records;
+
 const record = (over: Partial<RequestRecord> = {}): RequestRecord =>
   requestRecord({ method: 'POST', path: '/text-provider/chat/completions', operation: 'chat.completions', keyLabel: 'sk...lt', model: 'gpt-4o-mini', ...over });
 
@@ -43,12 +46,15 @@ function readEvents(url: string, path: string, until: (text: string) => boolean,
   });
 }
 
-test('the journal keeps a bounded, masked copy of the request: credentials never, the body cut at 8 KiB', () => {
+test('the journal keeps a bounded, masked copy of the request: credentials never, the body cut at records.maxBodyChars', () => {
   const journal = new Journal(10, [KEY, 'admin-token-1234']);
-  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `my key is ${KEY} ${'x'.repeat(20000)}` }] });
+  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `my key is ${KEY} ${'x'.repeat(2 * maxBodyChars)}` }] });
   journal.record(
     record({
-      request: { headers: { authorization: `Bearer ${KEY}`, 'x-api-key': 'secret', 'x-note': `admin-token-1234 ${'y'.repeat(2000)}`, 'content-type': 'application/json' }, body },
+      request: {
+        headers: { authorization: `Bearer ${KEY}`, 'x-api-key': 'secret', 'x-note': `admin-token-1234 ${'y'.repeat(2 * maxHeaderChars)}`, 'content-type': 'application/json' },
+        body,
+      },
       responseHeaders: { 'x-request-id': 'req_1', 'content-length': 12 },
     }),
   );
@@ -58,8 +64,8 @@ test('the journal keeps a bounded, masked copy of the request: credentials never
   assert.not.ok(text.includes('admin-token-1234'), 'no admin token');
   assert.is(entry!.request!.headers.authorization, 'Bearer sk...lt');
   assert.is(entry!.request!.headers['x-api-key'], '[masked]');
-  assert.ok(String(entry!.request!.headers['x-note']).length <= 515);
-  assert.is(entry!.request!.body!.length, 8192);
+  assert.is(String(entry!.request!.headers['x-note']).length, maxHeaderChars + 3, 'cut at records.maxHeaderChars, then ...');
+  assert.is(entry!.request!.body!.length, maxBodyChars);
   assert.is(entry!.request!.bodyChars, body.length);
   assert.is(entry!.responseHeaders!['content-length'], '12');
 });
@@ -91,14 +97,26 @@ test("a stream's events are journalled bounded (records in fixtures/limits.json)
   assert.not.ok(JSON.stringify(journal.entries()).includes(KEY), 'no key in any event');
 });
 
-test('the journal keeps a response body masked and cut at 16 KiB; of a binary body only its size', () => {
+test('an entry keeps records.maxHeaders headers, names cut at records.maxHeaderNameChars, and records.maxDetails violations', () => {
+  const journal = new Journal(10);
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < maxHeaders + 10; i++) headers[`x-h${i}`] = String(i);
+  const longName = `x-${'n'.repeat(2 * maxHeaderNameChars)}`;
+  journal.record(record({ request: { headers }, responseHeaders: { [longName]: 'v' }, details: Array.from({ length: maxDetails + 10 }, (_, i) => ({ i })) }));
+  const [entry] = journal.entries();
+  assert.is(Object.keys(entry!.request!.headers).length, maxHeaders);
+  assert.equal(entry!.responseHeaders, { [longName.slice(0, maxHeaderNameChars)]: 'v' });
+  assert.is(entry!.details!.length, maxDetails);
+});
+
+test('the journal keeps a response body masked and cut at records.maxResponseBodyChars; of a binary body only its size', () => {
   const journal = new Journal(10, [KEY]);
-  const text = JSON.stringify({ echo: `${KEY} <script>alert(1)</script>`, pad: 'p'.repeat(20000) });
+  const text = JSON.stringify({ echo: `${KEY} <script>alert(1)</script>`, pad: 'p'.repeat(2 * maxResponseBodyChars) });
   journal.record(record({ responseBody: text }));
   journal.record(record({ responseBody: '{"ok":true}' }));
   journal.record(record({ responseBody: Buffer.alloc(5000, 7) }));
   const [long, short, binary] = journal.entries();
-  assert.is(long!.responseBody!.length, 16 * 1024);
+  assert.is(long!.responseBody!.length, maxResponseBodyChars);
   assert.is(long!.responseBodyChars, text.length);
   assert.not.ok((long!.responseBody as string).includes(KEY), 'the key is masked');
   assert.ok((long!.responseBody as string).includes('<script>alert(1)</script>'), 'kept as text');
@@ -113,7 +131,7 @@ test('response bodies are held by request id, bounded by size (oldest first), te
   const head = (type: string) => `HTTP/1.1 200 OK\r\nX-Request-Id: x\r\nContent-Type: ${type}\r\n\r\n`;
   bodies.keep(record({ requestId: 'small', responseBody: '{"ok":true}' }));
   assert.is(bodies.get('small'), undefined, 'a body the journal keeps whole is not held again');
-  const long = JSON.stringify({ data: [{ b64_json: 'A'.repeat(17000) }], note: KEY });
+  const long = JSON.stringify({ data: [{ b64_json: 'A'.repeat(maxResponseBodyChars) }], note: KEY });
   bodies.keep({ ...record({ requestId: 'long', responseBody: long }), responseHeaders: { 'Content-Type': 'application/json' } });
   const text = bodies.get('long')!;
   assert.is(text.contentType, 'application/json');
@@ -130,6 +148,20 @@ test('response bodies are held by request id, bounded by size (oldest first), te
   assert.ok(bodies.bytes <= 40_000);
   bodies.keep(record({ requestId: 'admin', path: '/__admin/requests/b/body', responseBody: Buffer.alloc(10) }));
   assert.is(bodies.get('admin'), undefined, 'admin calls are not held');
+});
+
+test('the body store holds text longer than records.maxResponseBodyChars, and records.maxHeldResponseBytes in all by default', () => {
+  const bodies = new ResponseBodies(10);
+  bodies.keep(record({ requestId: 'whole', responseBody: 'j'.repeat(maxResponseBodyChars) }));
+  bodies.keep(record({ requestId: 'cut', responseBody: 'j'.repeat(maxResponseBodyChars + 1) }));
+  assert.is(bodies.get('whole'), undefined, 'the journal keeps it whole');
+  assert.ok(bodies.get('cut'), 'the journal cuts it: held here');
+  bodies.clear();
+  bodies.keep(record({ requestId: 'fits', responseBody: Buffer.alloc(maxHeldResponseBytes) }));
+  bodies.keep(record({ requestId: 'over', responseBody: Buffer.alloc(maxHeldResponseBytes + 1) }));
+  assert.ok(bodies.get('fits'), 'a body of exactly the bound is held');
+  assert.is(bodies.get('over'), undefined, 'one byte more is not');
+  assert.is(bodies.bytes, maxHeldResponseBytes);
 });
 
 test('GET /__admin/requests/:id/body serves a speech answer with its type; 404 once evicted or unknown', () =>
