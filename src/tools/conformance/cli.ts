@@ -93,12 +93,13 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   const selected = selectCases(suite.cases, options);
   const cases = selected.cases.map((c) => ({ ...c, expect: { ...c.expect, checks: checksFor(c, options.profile) } }));
   const unsupported = new Set(options.unsupported);
+  // The catalogue's rule for the image model (gpt-image-1 takes no response_format); a model it does not list is taken to accept every value.
+  const imageResponseFormats = catalogue.ofKind('image').find((m) => m.id === options.values.imageModel)?.limits.response_formats;
+  const applicability = { unsupported, imageModel: options.values.imageModel, imageNMax1: options.imageNMax1, imageResponseFormats };
   if (options.plan) {
     io.stdout(
       renderPlan(cases, options.profile, selected.filtered, {
-        unsupported,
-        imageModel: options.values.imageModel,
-        imageNMax1: options.imageNMax1,
+        ...applicability,
         faultHeaders: options.faultHeaders === 'on',
         faultProbe: options.faultHeaders === 'auto',
       }),
@@ -145,9 +146,7 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
       retries: options.retries,
       maxRetryWaitMs: 30_000,
       faultHeaders: probed.faultHeaders,
-      unsupported,
-      imageModel: options.values.imageModel,
-      imageNMax1: options.imageNMax1,
+      ...applicability,
     },
     (r) => {
       done++;

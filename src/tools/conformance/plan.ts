@@ -1,14 +1,9 @@
 import { addCost, formatCost, zeroCost } from './cost.js';
-import { notApplicable, orderCases, type RunSettings } from './run.js';
+import { notApplicable, orderCases, type Applicability } from './run.js';
 import type { Case, Profile } from './types.js';
 
 /** The --plan text: every case in the order it would run, the billable count and the estimated paid units. Sends nothing. */
-export function renderPlan(
-  cases: readonly Case[],
-  profile: Profile,
-  filtered: number,
-  settings: Pick<RunSettings, 'unsupported' | 'imageModel' | 'imageNMax1' | 'faultHeaders'> & { faultProbe: boolean },
-): string {
+export function renderPlan(cases: readonly Case[], profile: Profile, filtered: number, settings: Applicability & { faultProbe: boolean }): string {
   const ordered = orderCases(cases);
   const billable = ordered.filter((c) => c.billable);
   const cost = billable.reduce((sum, c) => addCost(sum, c.cost), zeroCost());

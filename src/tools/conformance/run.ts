@@ -18,15 +18,29 @@ export interface RunSettings extends Target {
   readonly imageModel: string;
   /** The image model takes at most n = 1 whatever its id (--image-n-max-1). */
   readonly imageNMax1?: boolean;
+  /**
+   * The `response_format` values the image model takes, from the mock's catalogue; undefined for a model
+   * the catalogue does not list, which is taken to accept every value the request schema allows.
+   */
+  readonly imageResponseFormats?: readonly string[];
 }
 
+/** What notApplicable reads of the settings. */
+export type Applicability = Pick<RunSettings, 'unsupported' | 'faultHeaders' | 'imageModel' | 'imageNMax1' | 'imageResponseFormats'>;
+
 /** Why a case does not apply to this target, or undefined when it does. */
-export function notApplicable(c: Case, s: Pick<RunSettings, 'unsupported' | 'faultHeaders' | 'imageModel' | 'imageNMax1'>): string | undefined {
+export function notApplicable(c: Case, s: Applicability): string | undefined {
   const missing = [c.operation, ...c.tags].find((t) => s.unsupported.has(t));
   if (missing) return `the target does not offer ${missing} (--unsupported)`;
   if (c.requires?.faultHeaders && !s.faultHeaders) return "the target does not support the mock's fault headers";
   if (c.requires?.imageModel && !s.imageNMax1 && !c.requires.imageModel.includes(s.imageModel)) {
     return `the rule applies to ${c.requires.imageModel.join(', ')}; the image model is ${s.imageModel} (--image-n-max-1 says it is the named model)`;
+  }
+  const format = c.requires?.imageResponseFormat;
+  const formats = s.imageResponseFormats;
+  if (format !== undefined && formats && !formats.includes(format)) {
+    const takes = formats.length ? `takes response_format ${formats.join(' or ')}, not ${format}` : 'does not take response_format';
+    return `the image model ${s.imageModel} ${takes} (the mock's model catalogue, fixtures/models.json)`;
   }
   return undefined;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { operation } from '../../contract/operations.js';
 import { CONFORMANCE_DIR } from '../../lib/paths.js';
 import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
-import { generateBoundaries, type DocumentedRules } from './boundaries.js';
+import { generateBoundaries, type DocumentedRules, type GeneratedCase } from './boundaries.js';
 import { Catalogue, type Model, type ModelKind } from '../../domain/catalogue.js';
 import { estimateCost, isPaid, zeroCost } from './cost.js';
 import { clone, setAt, unsetAt } from './pointer.js';
@@ -198,6 +198,16 @@ function modelLimitCases(operationId: string, prefix: string, catalogue: Catalog
 }
 
 /**
+ * What a generated case needs of the target beyond its schema: a valid `response_format` sent to the run's
+ * image model is answered 200 only by a model that takes that value (the catalogue's `response_formats`;
+ * gpt-image-1 takes none), so the runner decides at run time whether the case applies.
+ */
+function requirementOf(operationId: string, g: GeneratedCase): Pick<CaseSpec, 'requires'> {
+  const format = g.body.response_format;
+  return operationId === 'images.generate' && g.status === 200 && typeof format === 'string' ? { requires: { imageResponseFormat: format } } : {};
+}
+
+/**
  * Loads conformance/: every case file checked against schemas/conformance-case.json, placeholders
  * filled with the run's values, the shared auth and fault cases applied to every operation, the body
  * syntax cases applied to every operation that takes a body, and the boundary cases generated from
@@ -236,7 +246,7 @@ export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir:
         const billable = g.status === 200 && isPaid(file.operation);
         // A valid boundary equal to a hand-written request would only cost money twice.
         if (billable && seen.has(JSON.stringify(g.body))) continue;
-        generated.push(toCase(file, { ...g, billable, body: g.body, expect: { status: g.status } }, file.base));
+        generated.push(toCase(file, { ...g, ...requirementOf(file.operation, g), billable, body: g.body, expect: { status: g.status } }, file.base));
       }
       // The same invalid requests on the other paths: free, and what a rule checked on one path only misses.
       for (const variant of file.variants ?? []) {

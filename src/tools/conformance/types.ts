@@ -41,8 +41,11 @@ export interface Case {
     readonly raw?: string;
   };
   readonly expect: { readonly status: number; readonly checks: readonly CheckName[] };
-  /** What the target must offer, else the case is not applicable: fault headers, a given image model. */
-  readonly requires?: { readonly faultHeaders?: boolean; readonly imageModel?: readonly string[] };
+  /**
+   * What the target must offer, else the case is not applicable: fault headers, a given image model, an
+   * image model that takes this `response_format` value.
+   */
+  readonly requires?: { readonly faultHeaders?: boolean; readonly imageModel?: readonly string[]; readonly imageResponseFormat?: string };
   /** True when the case itself provokes a 429, so a 429 is not retried. */
   readonly tests429?: boolean;
 }

@@ -18,6 +18,19 @@ test('full profile: every case passes, none inconclusive or not applicable', asy
   for (const name of ['error-envelope', 'success-schema', 'sse', 'png-size', 'mp4', 'audio', 'retry-after', 'www-authenticate', 'request-id']) assert.ok(checks.has(name), name);
 });
 
+test('full profile with gpt-image-1 (no response_format): nothing fails; the cases that send one are not applicable, saying why', async () => {
+  const { url } = await sharedMock();
+  const { code, failed, report } = await runJson(url, ['--profile', 'full', '--image-model', 'gpt-image-1']);
+  assert.equal(failed, []);
+  assert.is(code, 0);
+  assert.is(report.summary.inconclusive, 0);
+  const notApplicable = report.cases.filter((c) => c.verdict === 'not-applicable');
+  assert.equal(notApplicable.map((c) => c.id).sort(), ['images.n.above-limit', 'images.response_format.enum-b64_json', 'images.response_format.enum-url']);
+  for (const c of notApplicable.filter((n) => n.id.startsWith('images.response_format.'))) {
+    assert.is(c.reason, "the image model gpt-image-1 does not take response_format (the mock's model catalogue, fixtures/models.json)");
+  }
+});
+
 test('documented profile: every case passes and checks statuses only', async () => {
   const { url } = await sharedMock();
   const { code, report } = await runJson(url);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isPaid } from '../../../src/tools/conformance/cost.js';
+import { notApplicable } from '../../../src/tools/conformance/run.js';
 import { fill, loadSuite } from '../../../src/tools/conformance/suite.js';
 import type { SuiteValues } from '../../../src/tools/conformance/types.js';
 import { CONFORMANCE_DIR } from '../../../src/lib/paths.js';
@@ -87,6 +88,23 @@ test('every case has a one-line description and a rule', () => {
     assert.ok(c.description && !c.description.includes('\n'), c.id);
     assert.ok(c.rule.length > 10, c.id);
   }
+});
+
+test('a valid response_format needs an image model that takes it: the catalogue says which, a model it does not list is taken at the schema', () => {
+  const sends = cases.filter((c) => c.requires?.imageResponseFormat !== undefined);
+  assert.equal(sends.map((c) => `${c.id} ${c.requires!.imageResponseFormat}`).sort(), ['images.response_format.enum-b64_json b64_json', 'images.response_format.enum-url url']);
+  const url = sends.find((c) => c.id.endsWith('enum-url'))!;
+  const run = { unsupported: new Set<string>(), faultHeaders: true, imageModel: 'their-image' };
+  assert.is(notApplicable(url, run), undefined);
+  assert.is(notApplicable(url, { ...run, imageResponseFormats: ['url', 'b64_json'] }), undefined);
+  assert.is(
+    notApplicable(url, { ...run, imageResponseFormats: [] }),
+    "the image model their-image does not take response_format (the mock's model catalogue, fixtures/models.json)",
+  );
+  assert.is(
+    notApplicable(url, { ...run, imageResponseFormats: ['b64_json'] }),
+    "the image model their-image takes response_format b64_json, not url (the mock's model catalogue, fixtures/models.json)",
+  );
 });
 
 test('fill: placeholders are replaced everywhere; an unknown one is an error', () => {
