@@ -344,7 +344,7 @@ const ROWS = [
       tag: ADMIN,
       summary: 'Read the body a request was answered with',
       description:
-        'The bytes of a recent binary answer (speech, an image or video download) or a JSON answer longer than the journal keeps (16 KiB), with the Content-Type it was sent with; text is masked. Bodies are held by request id, at most 32 MiB in all, the oldest going first: 404 once one has gone.',
+        'The bytes of a recent binary answer (speech, an image or video download) or a JSON answer longer than the journal keeps (16 KiB, `records.maxResponseBodyChars` in fixtures/limits.json), with the Content-Type it was sent with; text is masked. Bodies are held by request id, at most 32 MiB in all (`records.maxHeldResponseBytes`), the oldest going first: 404 once one has gone.',
     },
   },
   // The request inspector: a page in the browser that uses only the admin API above (docs/inspector.md).

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
-import type { JournalEntry } from '../domain/journal.js';
+import { MAX_LISTENERS, type JournalEntry } from '../domain/journal.js';
 import { ROOT } from '../lib/paths.js';
 import type { Handler } from '../pipeline/handler.js';
 
@@ -58,6 +58,9 @@ const BODY_HEADERS = {
   'cross-origin-resource-policy': 'same-origin',
 };
 
+/** A size in bytes as the messages show it: 32 MiB, 1.5 MiB. */
+const mib = (bytes: number): string => `${Number((bytes / 1048576).toFixed(1))} MiB`;
+
 /** GET /__admin/requests/:id/body: the body a recent request was answered with, while it is held (see ResponseBodies). */
 export const responseBody: Handler = ({ params, services }) => {
   const id = params.id ?? '';
@@ -65,7 +68,7 @@ export const responseBody: Handler = ({ params, services }) => {
   if (!held) {
     throw new ApiError(ERRORS.NOT_FOUND, {
       code: 'response_body_not_found',
-      message: `No response body is held for request '${id.slice(0, 64)}': only binary and long answers are held, the most recent 32 MiB.`,
+      message: `No response body is held for request '${id.slice(0, 64)}': only binary and long answers are held, the most recent ${mib(services.limits.records.maxHeldResponseBytes)}.`,
     });
   }
   return { kind: 'binary', contentType: held.contentType, body: held.body, headers: BODY_HEADERS };
@@ -73,7 +76,7 @@ export const responseBody: Handler = ({ params, services }) => {
 
 /**
  * GET /__admin/requests/events: each new journal entry as an `entry` event while the client stays.
- * At most 16 feeds at once (429 past that); a reader too slow to keep up is dropped (see pipeline/feed.ts).
+ * At most MAX_LISTENERS feeds at once (429 past that); a reader too slow to keep up is dropped (see pipeline/feed.ts).
  */
 export const journalEvents: Handler = ({ services }) => {
   let send: ((event: string, data: string) => void) | undefined;
@@ -83,7 +86,7 @@ export const journalEvents: Handler = ({ services }) => {
     else if (pending.push(entry) > MAX_PENDING) pending.shift();
   });
   if (!unsubscribe) {
-    throw new ApiError(ERRORS.RATE_LIMITED, { code: 'too_many_feeds', message: 'Too many clients follow the journal already (16); close one and retry.' });
+    throw new ApiError(ERRORS.RATE_LIMITED, { code: 'too_many_feeds', message: `Too many clients follow the journal already (${MAX_LISTENERS}); close one and retry.` });
   }
   return {
     kind: 'feed',

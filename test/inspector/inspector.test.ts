@@ -179,6 +179,7 @@ test('GET /__admin/requests/:id/body serves a speech answer with its type; 404 o
     const gone = await get(mock.url, `/__admin/requests/${id}/body`, null);
     assert.is(gone.status, 404);
     assert.is(gone.json.error.code, 'response_body_not_found');
+    assert.ok(gone.json.error.message.endsWith(`the most recent ${maxHeldResponseBytes / 1048576} MiB.`), 'the bound of fixtures/limits.json');
     assert.is((await get(mock.url, '/__admin/requests/req_unknown/body', null)).status, 404);
   }));
 
