@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256 } from '../lib/ids.js';
 
 /** A reply rule as written in a rules file (see schemas/reply-rules.json). */
 export type ReplyRule = {
@@ -133,9 +133,7 @@ export function shortenForQuote(text: string): string {
 
 function defaultReply(input: ReplyInput): string {
   // Stable across runs and processes: sentence choice depends only on the request content.
-  const digest = createHash('sha256')
-    .update(JSON.stringify([input.model, input.messages.map((m) => [m.role, m.content])]))
-    .digest();
+  const digest = sha256(JSON.stringify([input.model, input.messages.map((m) => [m.role, m.content])]));
   const pick = <T>(list: readonly T[], byte: number): T => list[digest[byte]! % list.length]!;
   const last = lastUserText(input.messages);
   const quote = last === undefined ? '' : shortenForQuote(last);

@@ -4,19 +4,43 @@ import type { Completion } from './complete.js';
 /** What every object of one answer shares: the same id, created time, model and fingerprint. */
 export type ChatHead = { id: string; created: number; model: string; fingerprint: string };
 
+// The detail objects real responses carry in usage; the mock's counts there are all zero.
+const PROMPT_DETAILS = { cached_tokens: 0, audio_tokens: 0 } as const;
+const COMPLETION_DETAILS = { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } as const;
+
 /** OpenAI's usage object: the three counts plus the detail objects real responses carry (all zero here). */
 export function usageOf(promptTokens: number, completionTokens: number) {
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    prompt_tokens_details: { ...PROMPT_DETAILS },
+    completion_tokens_details: { ...COMPLETION_DETAILS },
   };
 }
 
-// A completion's content depends on the completion alone, and completions are cached: escape it once.
-const contentTexts = new WeakMap<Completion, string>();
+// The end of every usage object as JSON: its detail objects never change.
+const DETAILS_JSON = `"prompt_tokens_details":${JSON.stringify(PROMPT_DETAILS)},"completion_tokens_details":${JSON.stringify(COMPLETION_DETAILS)}}`;
+
+// An answer's choices depend on the completion alone, and completions are cached (the same reply rules
+// answer request after request): serialise them once, as one flat text. A request adds its id, time,
+// model, counts and fingerprint: a dozen pieces, not forty.
+const choicesTexts = new WeakMap<Completion, string>();
+
+function choicesOf(result: Completion): string {
+  let text = choicesTexts.get(result);
+  if (text === undefined) {
+    text = [
+      '"choices":[{"index":0,"message":{"role":"assistant","content":',
+      JSON.stringify(result.content),
+      ',"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":',
+      JSON.stringify(result.finishReason),
+      '}],',
+    ].join('');
+    choicesTexts.set(result, text);
+  }
+  return text;
+}
 
 /**
  * The non-streamed answer: a chat.completion object as JSON text, fields in the order the real API
@@ -24,17 +48,10 @@ const contentTexts = new WeakMap<Completion, string>();
  * object cost more than the rest of the handler.
  */
 export function completionJson(head: ChatHead, result: Completion, usage: ReturnType<typeof usageOf>): string {
-  let content = contentTexts.get(result);
-  if (content === undefined) contentTexts.set(result, (content = JSON.stringify(result.content)));
-  const { prompt_tokens_details: p, completion_tokens_details: c } = usage;
-  const usageJson =
-    `{"prompt_tokens":${usage.prompt_tokens},"completion_tokens":${usage.completion_tokens},"total_tokens":${usage.total_tokens},` +
-    `"prompt_tokens_details":{"cached_tokens":${p.cached_tokens},"audio_tokens":${p.audio_tokens}},` +
-    `"completion_tokens_details":{"reasoning_tokens":${c.reasoning_tokens},"audio_tokens":${c.audio_tokens},"accepted_prediction_tokens":${c.accepted_prediction_tokens},"rejected_prediction_tokens":${c.rejected_prediction_tokens}}}`;
   return (
-    `{"id":${JSON.stringify(head.id)},"object":"chat.completion","created":${head.created},"model":${JSON.stringify(head.model)},` +
-    `"choices":[{"index":0,"message":{"role":"assistant","content":${content},"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":${JSON.stringify(result.finishReason)}}],` +
-    `"usage":${usageJson},"service_tier":"default","system_fingerprint":${JSON.stringify(head.fingerprint)}}`
+    `{"id":${JSON.stringify(head.id)},"object":"chat.completion","created":${head.created},"model":${JSON.stringify(head.model)},${choicesOf(result)}` +
+    `"usage":{"prompt_tokens":${usage.prompt_tokens},"completion_tokens":${usage.completion_tokens},"total_tokens":${usage.total_tokens},${DETAILS_JSON},` +
+    `"service_tier":"default","system_fingerprint":${JSON.stringify(head.fingerprint)}}`
   );
 }
 
