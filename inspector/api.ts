@@ -22,7 +22,7 @@ export interface Entry {
   retryAfterMs?: number;
   request?: { headers: Record<string, string>; body?: string; bodyChars?: number };
   responseHeaders?: Record<string, string>;
-  /** The response's text (JSON), masked, its first 16 KiB; `responseBodyChars` its whole length. */
+  /** The response's text (JSON), masked, its first records.maxResponseBodyChars (fixtures/limits.json); `responseBodyChars` its whole length. */
   responseBody?: string;
   responseBodyChars?: number;
   /** A binary answer's size: its bytes are at bodyUrl(requestId) while the server holds them. */

@@ -1,7 +1,17 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { records } from '../fixtures/limits.json';
 import { bodyUrl, fullBody, type Entry } from './api.js';
 import { JsonView, type Mark } from './json.js';
 import { paramPath, pathKey, tone, type Chain } from './model.js';
+
+/** A bound as the notes show it: 8 KiB, 32 MiB; a count of characters when it is no whole KiB. */
+const size = (n: number): string => (n % 1048576 === 0 ? `${n / 1048576} MiB` : n % 1024 === 0 ? `${n / 1024} KiB` : `${n} characters`);
+
+// What the journal and its body store keep: the bounds the server reads, from fixtures/limits.json (esbuild
+// writes their values into the bundle), so the notes never state other figures than the server applies.
+const KEPT_BODY = size(records.maxBodyChars);
+const KEPT_RESPONSE = size(records.maxResponseBodyChars);
+const HELD_BODIES = size(records.maxHeldResponseBytes);
 
 function Headers({ headers, label }: { headers: Record<string, string> | undefined; label: string }) {
   const rows = Object.entries(headers ?? {});
@@ -59,7 +69,7 @@ function Body({ entry }: { entry: Entry }) {
     <>
       {cut && (
         <p class="muted">
-          The first {text.length} of {entry.request!.bodyChars} characters (the journal keeps 8 KiB).
+          The first {text.length} of {entry.request!.bodyChars} characters (the journal keeps {KEPT_BODY}).
         </p>
       )}
       {isJson ? (
@@ -84,7 +94,7 @@ function ResponseBody({ entry: e }: { entry: Entry }) {
         <a href={bodyUrl(e.requestId)} target="_blank" rel="noopener noreferrer">
           the body
         </a>{' '}
-        (while the server holds it: the most recent 32 MiB of bodies).
+        (while the server holds it: the most recent {HELD_BODIES} of bodies).
       </p>
     );
   }
@@ -96,7 +106,7 @@ function ResponseBody({ entry: e }: { entry: Entry }) {
     <>
       {cut && (
         <p class="muted">
-          The first {text.length} of {e.responseBodyChars} characters (the journal keeps 16 KiB;{' '}
+          The first {text.length} of {e.responseBodyChars} characters (the journal keeps {KEPT_RESPONSE};{' '}
           <a href={bodyUrl(e.requestId)} target="_blank" rel="noopener noreferrer">
             the whole body
           </a>{' '}

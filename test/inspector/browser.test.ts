@@ -10,6 +10,7 @@ import OpenAI from 'openai';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { loadLimits } from '../../src/domain/limits.js';
 import { ROOT } from '../../src/lib/paths.js';
 import { startMockServer, type MockServer } from '../../src/server/programmatic.js';
 
@@ -148,6 +149,19 @@ if (!executable) {
     assert.match(await body.innerText(), /<script>window\.__pwned = 3<\/script>/);
     assert.is(await page.evaluate(() => (globalThis as unknown as Win).__pwned), undefined);
     assert.is(await page.locator('.detail script, .detail img').count(), 0);
+    await page.keyboard.press('Escape');
+  });
+
+  test('a body longer than the journal keeps is shown cut, with the bound of fixtures/limits.json', async () => {
+    const { maxBodyChars } = loadLimits().records;
+    const before = await rows().count();
+    await ask('b'.repeat(maxBodyChars));
+    await page.waitForFunction((n) => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length > n, before);
+    await rows().first().click();
+    const note = page.locator('.detail p', { hasText: 'the journal keeps' }).first();
+    await note.waitFor();
+    // The page states the bound as the server applies it (KiB when a whole number of them).
+    assert.match(await note.innerText(), new RegExp(`^The first ${maxBodyChars} of \\d+ characters \\(the journal keeps ${maxBodyChars / 1024} KiB\\)`));
     await page.keyboard.press('Escape');
   });
 
