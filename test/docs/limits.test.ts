@@ -1,0 +1,74 @@
+// What the journal keeps of a request is set in one place, the records fields of fixtures/limits.json.
+// The documents may state those figures for the reader, but name the field beside each: a figure stated
+// beside a field's name must be that field's value, so the prose cannot drift from the file.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { operations } from '../../src/contract/operations.js';
+import { loadLimits } from '../../src/domain/limits.js';
+import { ROOT } from '../../src/lib/paths.js';
+
+const records = loadLimits().records as unknown as Record<string, number>;
+
+/** The ways a document may write `value`: 8192, 8 KiB, 32 MiB. */
+function spellings(value: number): string[] {
+  const out = [String(value)];
+  if (value % 1024 === 0) out.push(`${value / 1024} KiB`);
+  if (value % (1024 * 1024) === 0) out.push(`${value / (1024 * 1024)} MiB`);
+  return out;
+}
+
+/** A document's blocks: each table row, list item, heading or paragraph (its wrapped lines joined). */
+function blocksOf(text: string): string[] {
+  const blocks: string[] = [];
+  let current: string[] = [];
+  const end = () => {
+    if (current.length) blocks.push(current.join(' '));
+    current = [];
+  };
+  for (const line of text.split('\n')) {
+    if (!line.trim() || /^\s*(\||[-*] |#|\d+\. )/.test(line)) end();
+    if (line.trim()) current.push(line.trim());
+    if (line.trimStart().startsWith('|')) end();
+  }
+  end();
+  return blocks;
+}
+
+/** Each block of docs/*.md and README.md that names `records.<field>`, and the descriptions of the operations table. */
+function namingBlocks(): { where: string; block: string }[] {
+  const files = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
+  const out: { where: string; block: string }[] = [];
+  for (const file of files) for (const block of blocksOf(readFileSync(join(ROOT, file), 'utf8'))) out.push({ where: file, block });
+  for (const op of operations) if (op.doc.description) out.push({ where: `operation ${op.id}`, block: op.doc.description });
+  return out.filter(({ block }) => block.includes('records.'));
+}
+
+test('a figure stated beside a records field of fixtures/limits.json is that field value', () => {
+  let checked = 0;
+  for (const { where, block } of namingBlocks()) {
+    for (const [, field] of block.matchAll(/records\.(\w+)/g)) {
+      const value = records[field!];
+      assert.type(value, 'number', `${where} names records.${field}, which fixtures/limits.json does not have`);
+      const stated = spellings(value!).some((s) => new RegExp(`(?<![\\d.])${s.replace(' ', '\\s+')}(?![\\d.])`).test(block));
+      assert.ok(stated, `${where} names records.${field} but does not state its value (${spellings(value!).join(' or ')}):\n${block}`);
+      checked++;
+    }
+  }
+  assert.ok(checked >= Object.keys(records).length, `the check found the fields named (${checked})`);
+});
+
+test('every records field of fixtures/limits.json is named in the documents', () => {
+  const text = namingBlocks()
+    .map(({ block }) => block)
+    .join('\n');
+  for (const field of Object.keys(records)) assert.ok(text.includes(`records.${field}`), `no document names records.${field}`);
+});
+
+test.run();
