@@ -12,6 +12,8 @@ export interface CheckContext {
   readonly maxBodyBytes?: number;
   /** What no media link may carry (the API key). */
   readonly secrets?: readonly string[];
+  /** Media links on loopback and private addresses are fetched (the target is on one, or --media-allow-private). */
+  readonly mediaAllowPrivate?: boolean;
 }
 
 /** The checks that read the body; the others need only the status and headers. */
@@ -141,7 +143,12 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
         break;
       }
       default: {
-        const problem = await checkMedia(check, c, ex, json(ex), { timeoutMs: ctx.timeoutMs, maxBytes: ctx.maxBodyBytes, secrets: ctx.secrets });
+        const problem = await checkMedia(check, c, ex, json(ex), {
+          timeoutMs: ctx.timeoutMs,
+          maxBytes: ctx.maxBodyBytes,
+          secrets: ctx.secrets,
+          allowPrivate: ctx.mediaAllowPrivate,
+        });
         if (problem) fail(check, problem.expected, problem.actual);
       }
     }

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Catalogue } from '../../domain/catalogue.js';
 import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
+import { mediaAllowsPrivate } from './addresses.js';
 import { checksFor } from './checks.js';
 import { send, type Target } from './http.js';
 import { redact } from './mask.js';
@@ -121,6 +122,8 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     timeoutMs: options.timeoutMs,
     unknownKey: suite.unknownKey,
     maxBodyBytes: options.maxBodyBytes,
+    // A target on loopback or private addresses (a local gateway, the mock) links to itself there.
+    mediaAllowPrivate: await mediaAllowsPrivate(options.baseUrl!, options.mediaAllowPrivate),
   };
   const probed = await probe(target, options.faultHeaders, registry);
   if ('error' in probed) {

@@ -1,3 +1,4 @@
+import { addressesOf, addressRefusal, type Lookup } from './addresses.js';
 import { cleanText } from './mask.js';
 import type { AuthMode, Exchange, Incomplete } from './types.js';
 
@@ -10,6 +11,8 @@ export interface Target {
   readonly unknownKey: string;
   /** The most of one body the runner reads (DEFAULT_MAX_BODY_BYTES when absent). */
   readonly maxBodyBytes?: number;
+  /** Media links on loopback and private addresses are fetched: the target is on one itself, or --media-allow-private. */
+  readonly mediaAllowPrivate?: boolean;
 }
 
 /** A request as the runner sends it. */
@@ -275,8 +278,11 @@ export async function send(target: Target, req: OutgoingRequest): Promise<Exchan
   }
 }
 
-/** What fetching a media link gave: its bytes (perhaps incomplete), or why there are none. */
-export type Media = { status: number; contentType: string; body: Buffer; incomplete?: Incomplete } | { error: string };
+/**
+ * What fetching a media link gave: its bytes (perhaps incomplete), or why there are none. `refused`:
+ * the link (or a redirect) points to an address the runner does not fetch; nothing was sent.
+ */
+export type Media = { status: number; contentType: string; body: Buffer; incomplete?: Incomplete } | { error: string; refused?: true };
 
 /** How media links are fetched. */
 export interface MediaFetch {
@@ -284,6 +290,13 @@ export interface MediaFetch {
   readonly maxBytes?: number;
   /** Values no fetched link may contain (the API key): such a link is not fetched at all. */
   readonly secrets?: readonly string[];
+  /**
+   * Fetch links on loopback and private addresses (see addresses.ts): true when the target is on one
+   * itself or with --media-allow-private. Link-local, unspecified and metadata addresses, never.
+   */
+  readonly allowPrivate?: boolean;
+  /** How host names are resolved before each hop (the system resolver unless a test passes its own). */
+  readonly lookup?: Lookup;
 }
 
 const carries = (url: string, secrets: readonly string[]) => {
@@ -300,8 +313,11 @@ const carries = (url: string, secrets: readonly string[]) => {
  * Fetches a media link from a response. Links are meant to be fetched as they are, so no request
  * here carries the key or any other credential, on the target's origin or another: fetch adds none,
  * and the redirects (at most 5, http and https only) are followed by hand so that every hop is one
- * this function sends. A link (or a redirect) that contains the key is not fetched. The timeout
- * covers every hop and the body; the body is read up to the cap like any other.
+ * this function sends. A link (or a redirect) that contains the key is not fetched, nor one whose
+ * host is or resolves to an address the runner does not reach into (the cloud metadata service at
+ * 169.254.169.254, the runner's own loopback, its private network: see addresses.ts); each hop's
+ * host is resolved and checked before anything is sent to it. The timeout covers every hop, the
+ * name lookups and the body; the body is read up to the cap like any other.
  */
 export async function fetchMedia(url: string, how: MediaFetch): Promise<Media> {
   const deadline = new Deadline(how.timeoutMs);
@@ -312,9 +328,20 @@ export async function fetchMedia(url: string, how: MediaFetch): Promise<Media> {
   }
 }
 
+/** A promise's outcome, or the signal's reason if it aborts first (a name lookup takes no signal). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 /** fetchMedia's hops, each checked before it is sent, within the one deadline. */
 async function fetchLink(url: string, how: MediaFetch, deadline: Deadline): Promise<Media> {
   let next = url;
+  let redirect: number | undefined; // the status of the redirect that led to this hop
   for (let hop = 0; ; hop++) {
     let at: URL;
     try {
@@ -324,6 +351,14 @@ async function fetchLink(url: string, how: MediaFetch, deadline: Deadline): Prom
     }
     if (at.protocol !== 'http:' && at.protocol !== 'https:') return { error: `not an http or https link (${at.protocol})` };
     if (carries(next, how.secrets ?? [])) return { error: 'the link carries the API key, so the runner does not fetch it' };
+    let addresses: readonly string[];
+    try {
+      addresses = await untilAborted(addressesOf(at.hostname, how.lookup), deadline.signal);
+    } catch (err) {
+      return { error: describe(err, how.timeoutMs) };
+    }
+    const refusal = addressRefusal(at.hostname, addresses, how.allowPrivate ?? false);
+    if (refusal) return { error: `${redirect === undefined ? 'the link points to' : `the link redirects (${redirect}) to`} ${refusal}`, refused: true };
     let res: Response;
     try {
       res = await fetch(at, { signal: deadline.signal, redirect: 'manual' });
@@ -339,6 +374,7 @@ async function fetchLink(url: string, how: MediaFetch, deadline: Deadline): Prom
       } catch {
         return { error: `a redirect (${res.status}) to something that is not a URL` };
       }
+      redirect = res.status;
       continue;
     }
     const read = await readBody(res, how.maxBytes ?? DEFAULT_MAX_BODY_BYTES, deadline, false);

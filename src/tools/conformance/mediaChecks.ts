@@ -12,22 +12,33 @@ const defaults = (): Limits => (limits ??= loadLimits());
 
 const base64Payload = (s: string) => Buffer.from(s.replace(/^data:[^,]*,/, ''), 'base64');
 
+/** A media file's bytes; `note` says it was cut short, for the failure message when its start is not enough. */
+type MediaFile = { bytes: Buffer; note: string };
+/** Why there is no file: what came instead, and the rule broken when it is not the check's own (an unfetchable link). */
+type NoFile = { actual: string; expected?: string };
+
+/**
+ * The rule a link to an address the runner refuses breaks: a link in an answer is for the API's
+ * clients to fetch, and one on a link-local, loopback or private address (from a public target)
+ * reaches no client's copy of the file, only whatever that address is on the client's side.
+ */
+const FETCHABLE = "a media link the API's clients can fetch: not on a link-local, unspecified or metadata address, nor on a loopback or private one from a public target";
+
 /**
  * A linked file's bytes, or why there are none. A file cut short (the cap, the timeout) is still
- * judged: a PNG's size and an MP4's movie header sit at its start. `note` says it was cut, for the
- * failure message when its start is not enough.
+ * judged: a PNG's size and an MP4's movie header sit at its start.
  */
-async function linked(url: string, how: MediaFetch): Promise<{ bytes: Buffer; note: string } | string> {
+async function linked(url: string, how: MediaFetch): Promise<MediaFile | NoFile> {
   const got = await fetchMedia(url, how);
-  if ('error' in got) return `fetching ${url} failed: ${got.error}`;
-  if (got.status !== 200) return `fetching ${url} answered ${got.status}`;
+  if ('error' in got) return got.refused ? { expected: FETCHABLE, actual: `${url}: ${got.error}` } : { actual: `fetching ${url} failed: ${got.error}` };
+  if (got.status !== 200) return { actual: `fetching ${url} answered ${got.status}` };
   return { bytes: got.body, note: got.incomplete ? ` (the file ${got.incomplete.detail}; judged on its first ${got.body.length} bytes)` : '' };
 }
 
 /** The bytes behind an image entry: its link fetched, or its b64_json decoded. */
-async function imageBytes(item: { url?: unknown; b64_json?: unknown }, how: MediaFetch): Promise<{ bytes: Buffer; note: string } | string> {
+async function imageBytes(item: { url?: unknown; b64_json?: unknown }, how: MediaFetch): Promise<MediaFile | NoFile> {
   if (typeof item.b64_json === 'string') return { bytes: base64Payload(item.b64_json), note: '' };
-  if (typeof item.url !== 'string') return 'an entry with neither url nor b64_json';
+  if (typeof item.url !== 'string') return { actual: 'an entry with neither url nor b64_json' };
   return linked(item.url, how);
 }
 
@@ -49,7 +60,7 @@ async function checkPng(c: Case, body: Record<string, unknown> | undefined, how:
   if (data.length !== n) return { expected, actual: `${data.length} entries in data` };
   for (const item of data) {
     const file = await imageBytes(item, how);
-    if (typeof file === 'string') return { expected, actual: file };
+    if ('actual' in file) return { expected: file.expected ?? expected, actual: file.actual };
     const got = pngSize(file.bytes);
     if (typeof got === 'string') return { expected, actual: got + file.note };
     if (`${got.width}x${got.height}` !== size) return { expected, actual: `a PNG of ${got.width}x${got.height}` };
@@ -65,7 +76,7 @@ async function checkMp4(c: Case, body: Record<string, unknown> | undefined, how:
   const url = (body?.video as { url?: unknown } | null | undefined)?.url;
   if (typeof url !== 'string') return { expected, actual: 'no video.url in the task' };
   const file = await linked(url, how);
-  if (typeof file === 'string') return { expected, actual: file };
+  if ('actual' in file) return { expected: file.expected ?? expected, actual: file.actual };
   const info = mp4Info(file.bytes);
   if (typeof info === 'string') return { expected, actual: info + file.note };
   // Encoders round to whole frames and a container may pad the last one.

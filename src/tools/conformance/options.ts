@@ -25,6 +25,8 @@ Target:
   --concurrency N         requests in flight at once                       default ${DEFAULTS.concurrency}
   --retries N             extra attempts of a free case after a 429 or a transport error  default ${DEFAULTS.retries}
   --max-body MIB          the most of one response or media file the runner reads  default ${DEFAULT_MAX_BODY_BYTES / MIB}
+  --media-allow-private   fetch media links on loopback and private addresses even when the target
+                          is not on one itself (link-local and metadata addresses: never)
 
 What to run:
   --profile NAME          documented: statuses of every rule, limit and auth case of the API
@@ -76,6 +78,8 @@ export interface ConformanceOptions {
   retries: number;
   /** The most of one body the runner reads (--max-body, given in MiB). */
   maxBodyBytes: number;
+  /** Fetch media links on loopback and private addresses whatever the target's own address. */
+  mediaAllowPrivate: boolean;
   profile: Profile;
   only: string[];
   skip: string[];
@@ -126,6 +130,7 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
       concurrency: S,
       retries: S,
       'max-body': S,
+      'media-allow-private': B,
       profile: S,
       only: M,
       skip: M,
@@ -177,6 +182,7 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
     concurrency: count('concurrency', v.concurrency, DEFAULTS.concurrency, 1),
     retries: count('retries', v.retries, DEFAULTS.retries, 0),
     maxBodyBytes: count('max-body', v['max-body'], DEFAULT_MAX_BODY_BYTES / MIB, 1) * MIB,
+    mediaAllowPrivate: v['media-allow-private'] ?? false,
     profile: oneOf('profile', v.profile, ['documented', 'full'] as const, 'documented'),
     only: list(v.only),
     skip: list(v.skip),

@@ -90,7 +90,13 @@ async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
     if (!ex.error && !limited) {
       let failures: CheckFailure[];
       try {
-        failures = await evaluate(c, ex, { registry: s.registry, timeoutMs: s.timeoutMs, maxBodyBytes: s.maxBodyBytes, secrets: [s.apiKey] });
+        failures = await evaluate(c, ex, {
+          registry: s.registry,
+          timeoutMs: s.timeoutMs,
+          maxBodyBytes: s.maxBodyBytes,
+          secrets: [s.apiKey],
+          mediaAllowPrivate: s.mediaAllowPrivate,
+        });
       } catch (err) {
         // A check that chokes on what a target sent is the runner's limit, not a verdict; the run goes on.
         return done({ verdict: 'inconclusive', reason: `the runner could not judge the answer: ${(err as Error).message}`, status: ex.status, failures: [], attempts: attempt });

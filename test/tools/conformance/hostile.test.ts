@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -378,6 +379,67 @@ test('redirects and media links never carry the key to another host, and it is i
     rmSync(dir, { recursive: true, force: true });
     await target.close();
     await elsewhere.close();
+  }
+});
+
+test("media links into the runner's own network: the metadata service, linked or redirected to, fails the rule and is never connected to; loopback by name from a loopback target is fetched", async () => {
+  const METADATA = '/latest/meta-data/iam/security-credentials/ci-role';
+  const media = await hostile(
+    (req, res) => {
+      if (req.url === '/hop') return void res.writeHead(302, { location: `http://169.254.169.254${METADATA}` }).end();
+      const size = /^\/png\/(\d+)x(\d+)$/.exec(req.url!);
+      if (size) return void res.writeHead(200, { 'content-type': 'image/png' }).end(encodePng(Number(size[1]), Number(size[2]), 1));
+      res.writeHead(404).end();
+    },
+    { me: false },
+  );
+  // images.minimal links to the metadata service; 1792x1024 to a loopback link that redirects there;
+  // 1024x1792 to loopback by name (fetched: the target is on loopback too); the video to its v4-mapped v6 form.
+  const links: Record<string, string> = { '1792x1024': `${media.url}/hop`, '1024x1792': `http://localhost:${new URL(media.url).port}/png/1024x1792` };
+  const target = await brokenServer({
+    response: (res, req) => {
+      if (req.path.endsWith('/video-provider/generate') && res.status === 200) {
+        const task = JSON.parse(res.body.toString('utf8')) as { video: { url: string } };
+        task.video.url = `http://[::ffff:169.254.169.254]${METADATA}`;
+        return void (res.body = Buffer.from(JSON.stringify(task)));
+      }
+      relink(res, req.json, (size) => links[size ?? ''] ?? `http://169.254.169.254${METADATA}`);
+    },
+  });
+  // Every connection fetch attempts, by host: the metadata service must never be one.
+  const connects: string[] = [];
+  const onConnect = (message: unknown) => void connects.push((message as { connectParams: { hostname: string } }).connectParams.hostname);
+  subscribe('undici:client:beforeConnect', onConnect);
+  try {
+    const { code, report } = await runJson(target.url, flags('--profile full --only images.minimal,images.size.enum-1792x1024,images.size.enum-1024x1792,video.minimal'));
+    assert.is(code, 1);
+    const refused = (id: string, check: string) => byId(report, id).failures.find((f) => f.check === check);
+    const rule = "a media link the API's clients can fetch: not on a link-local, unspecified or metadata address, nor on a loopback or private one from a public target";
+    assert.equal(refused('images.minimal', 'png-size'), {
+      check: 'png-size',
+      expected: rule,
+      actual: `http://169.254.169.254${METADATA}: the link points to a link-local address (169.254.169.254), which the runner does not fetch`,
+    });
+    assert.equal(refused('images.size.enum-1792x1024', 'png-size'), {
+      check: 'png-size',
+      expected: rule,
+      actual: `${media.url}/hop: the link redirects (302) to a link-local address (169.254.169.254), which the runner does not fetch`,
+    });
+    assert.equal(refused('video.minimal', 'mp4'), {
+      check: 'mp4',
+      expected: rule,
+      actual: `http://[::ffff:169.254.169.254]${METADATA}: the link points to a link-local address (::ffff:169.254.169.254), which the runner does not fetch`,
+    });
+    assert.is(byId(report, 'images.size.enum-1024x1792').verdict, 'pass', 'a loopback link by name, from a loopback target');
+    assert.ok(connects.includes('localhost'), `the connections were seen: ${connects.join(', ')}`);
+    assert.not.ok(
+      connects.some((host) => /169\.254|a9fe/.test(host)),
+      `no connection to the metadata service: ${connects.join(', ')}`,
+    );
+  } finally {
+    unsubscribe('undici:client:beforeConnect', onConnect);
+    await target.close();
+    await media.close();
   }
 });
 

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { Catalogue } from '../../../src/domain/catalogue.js';
 import { estimateCost, formatCost } from '../../../src/tools/conformance/cost.js';
 import { maskHeaders, redact, shortBody } from '../../../src/tools/conformance/mask.js';
-import { parseConformanceArgs, type ConformanceOptions } from '../../../src/tools/conformance/options.js';
+import { conformanceHelp, parseConformanceArgs, type ConformanceOptions } from '../../../src/tools/conformance/options.js';
 import { retryAfterMs } from '../../../src/tools/conformance/run.js';
 import { SchemaRegistry } from '../../../src/contract/schemas.js';
 
@@ -38,6 +38,12 @@ test('the key may come from CONFORMANCE_API_KEY; --output binds to the reporter 
   const files = parse(['--base-url', 'http://h', '--api-key', 'k', '--reporter', 'json', '--output', 'r.json']);
   assert.equal(files.reporters, [{ name: 'pretty' }, { name: 'json', output: 'r.json' }], 'pretty keeps the console when every reporter writes a file');
   assert.is(parseConformanceArgs(['--help'], catalogue, {}), 'help');
+});
+
+test('--media-allow-private: off unless given; the help names it', () => {
+  assert.is(parse(['--base-url', 'http://h', '--api-key', 'k']).mediaAllowPrivate, false);
+  assert.is(parse(['--base-url', 'http://h', '--api-key', 'k', '--media-allow-private']).mediaAllowPrivate, true);
+  assert.match(conformanceHelp(catalogue), /--media-allow-private {3}fetch media links on loopback and private addresses/);
 });
 
 test('cost: units per operation and their text', () => {
