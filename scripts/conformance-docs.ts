@@ -27,7 +27,7 @@ const FAMILIES: readonly [string, string, string][] = [
   ['chat@stream', 'every invalid chat request again with `stream: true` (the streamed path)', 'Endpoints, note 1, and the Chat request rules'],
   [
     'images',
-    '`prompt` length (1000 just inside and just outside), `size`, `quality`, `style`, `n` (the n ≤ 1 rule), `response_format`, `user`; body syntax; models and per-model `n`',
+    '`prompt` length (1000 just inside and just outside), `size`, `quality`, `style`, `n` (the n ≤ 1 rule), `response_format`, `user`; body syntax; models, per-model `n` and the `response_format` a model refuses',
     'Image generation request; Limits (prompt length, n)',
   ],
   [

@@ -455,6 +455,32 @@ function catalogueMutants(files: readonly CaseFile[], imageNamed: string): Mutan
     // a prompt of up to a million tokens, so that rule is checked for the smallest window only.
     if (groups.size > 1 && limit !== 'context_window') for (const [value, ids] of groups) out.push(mutant(`${value}`, ids));
   }
+  // response_formats: a server that does not check the value against the model's list answers in the model's default instead.
+  const images = operation('images.generate');
+  const onImages = onPath(images);
+  const imagesFile = files.find((f) => f.operation === images.id)!;
+  const formats: ReadonlySet<string> = new Set(catalogue.ofKind('image').flatMap((m) => m.limits.response_formats ?? []));
+  const refusing = catalogue.ofKind('image').filter((m) => m.limits.response_formats && m.limits.response_formats.length < formats.size);
+  out.push({
+    id: `catalogue:${images.id}:response_formats:all`,
+    operation: images.id,
+    family: 'catalogue',
+    rule: `${images.id}: response_format is not checked against the model's response_formats (${refusing.map((m) => m.id).join(', ')})`,
+    documented: false,
+    names: (id) => id.startsWith(`${imagesFile.prefix}.`) && /response_format/.test(id),
+    act: (req) => {
+      if (!onImages(req)) return { kind: 'forward' };
+      const p = parse(req.raw);
+      const body = p.ok && isObject(p.value) ? p.value : undefined;
+      const model = body && catalogue.models.find((m) => m.id === String(body.model));
+      const taken: readonly string[] | undefined = model?.limits.response_formats;
+      // Only the per-model rule is skipped: a value outside the schema's enum is still refused.
+      const asked = body?.response_format;
+      if (!body || !taken || typeof asked !== 'string' || !formats.has(asked) || taken.includes(asked)) return { kind: 'forward' };
+      const { response_format: _ignored, ...repaired } = body;
+      return { kind: 'body', body: JSON.stringify(repaired) };
+    },
+  });
   return out;
 }
 

@@ -149,8 +149,9 @@ const MODEL_RULE = "the mock's model catalogue (fixtures/models.json), a rule pe
 /**
  * Cases for the per-model rules of the catalogue, generated from it as the boundary cases are from the
  * schemas: one over the output-token limit and one over the most images per request, for a model of
- * each distinct limit, and one over the context window of the model with the smallest (a prompt over
- * the largest would be megabytes).
+ * each distinct limit, one over the context window of the model with the smallest (a prompt over
+ * the largest would be megabytes), and a `response_format` refused by a model of each distinct list of
+ * values that leaves one out.
  */
 function modelLimitCases(operationId: string, prefix: string, catalogue: Catalogue): CaseSpec[] {
   const spec = (id: string, description: string, set: Record<string, unknown>): CaseSpec => ({
@@ -190,9 +191,28 @@ function modelLimitCases(operationId: string, prefix: string, catalogue: Catalog
     return out;
   }
   if (operationId === 'images.generate') {
-    return distinct('image', 'max_n').map(([m, max]) =>
+    const out = distinct('image', 'max_n').map(([m, max]) =>
       spec(`n-${slug(m.id)}`, `n = ${max + 1} for ${m.id}, one over its limit of ${max}, is rejected with 400`, { '/model': m.id, '/n': max + 1 }),
     );
+    // Every value some image model answers in; a model refuses those it does not take, its own default first
+    // (gpt-image-1 refuses even b64_json, the format it always answers in: a server must not wave that through).
+    const images = catalogue.ofKind('image');
+    const values = [...new Set(images.flatMap((m) => [m.limits.default_response_format, ...(m.limits.response_formats ?? [])]))].filter((v) => v !== undefined);
+    const lists = new Set<string>();
+    for (const m of images) {
+      const taken = m.limits.response_formats;
+      if (!taken || lists.has(taken.join())) continue;
+      lists.add(taken.join());
+      const refused = values.filter((v) => !taken.includes(v));
+      const fallback = m.limits.default_response_format;
+      const value = fallback !== undefined && refused.includes(fallback) ? fallback : refused[0];
+      if (value === undefined) continue;
+      const takes = taken.length ? `takes only ${taken.join(' or ')}` : `takes no response_format (it always answers ${fallback})`;
+      out.push(
+        spec(`response_format-${slug(m.id)}`, `response_format = "${value}" for ${m.id}, which ${takes}, is rejected with 400`, { '/model': m.id, '/response_format': value }),
+      );
+    }
+    return out;
   }
   return [];
 }

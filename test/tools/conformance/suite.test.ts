@@ -107,6 +107,15 @@ test('a valid response_format needs an image model that takes it: the catalogue 
   );
 });
 
+test("the catalogue's response_format rule has a case: gpt-image-1, which takes none, is sent b64_json, its own format, and must refuse it", () => {
+  const refusals = cases.filter((c) => c.id.startsWith('images.model-limit.response_format'));
+  assert.equal(
+    refusals.map((c) => [c.id, c.request.body, c.expect.status, c.profile, c.billable]),
+    [['images.model-limit.response_format-gpt-image-1', { model: 'gpt-image-1', prompt: 'A red dot', size: '1024x1024', response_format: 'b64_json' }, 400, 'full', false]],
+  );
+  assert.match(refusals[0]!.rule, /model catalogue \(fixtures\/models\.json\)/);
+});
+
 test('fill: placeholders are replaced everywhere; an unknown one is an error', () => {
   assert.equal(fill({ a: ['{{x}}', 'say {{x}}'], b: 1 }, { x: 'y' }), { a: ['y', 'say y'], b: 1 });
   assert.throws(() => fill({ a: '{{nope}}' }, {}), /unknown placeholder \{\{nope\}\}/);
