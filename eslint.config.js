@@ -1,6 +1,7 @@
 // @ts-check
 // ESLint (flat config). Three jobs: the layer rule for src/ (which folder may import which),
-// no import cycles in src/, and typescript-eslint's recommended rules as a baseline everywhere.
+// no import cycles in src/ or the inspector, and typescript-eslint's recommended rules as a baseline
+// everywhere, the inspector's .tsx files included.
 // Formatting is Prettier's job: eslint-config-prettier, last, turns off the rules that would fight it.
 import prettier from 'eslint-config-prettier';
 import { defineConfig } from 'eslint/config';
@@ -59,7 +60,7 @@ export function layerZones() {
   return zones;
 }
 
-const TS_FILES = ['**/*.ts', '**/*.mts', '**/*.cts'];
+const TS_FILES = ['**/*.ts', '**/*.mts', '**/*.cts', '**/*.tsx'];
 
 export default defineConfig(
   { ignores: ['dist/', 'coverage/', '.nyc_output/', '**/node_modules/'] },
@@ -87,6 +88,36 @@ export default defineConfig(
       // import-x skips type-only imports here; test/architecture.test.ts checks cycles with them too.
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       // An import the resolver cannot follow would slip past both rules above without a word.
+      'import-x/no-unresolved': 'error',
+    },
+  },
+  {
+    // Not a layer of LAYERS: the inspector is a browser bundle of its own (esbuild), outside src/'s module graph,
+    // and stays so: a file of src/ would pull Node-only code into the page.
+    files: ['inspector/**/*.ts', 'inspector/**/*.tsx'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.tsx', '.js', '.json'],
+      'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: `${import.meta.dirname}/inspector/tsconfig.json` })],
+    },
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          basePath: import.meta.dirname,
+          zones: [
+            {
+              target: './inspector',
+              from: './src',
+              message: 'The inspector is a browser bundle: it may not import src/ (Node code); share data through fixtures/ or the admin API.',
+            },
+          ],
+        },
+      ],
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // As in src/: an import the resolver cannot follow would slip past the rule above.
       'import-x/no-unresolved': 'error',
     },
   },
