@@ -1,5 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { Catalogue } from '../../domain/catalogue.js';
 import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
 import { mediaAllowsPrivate } from './addresses.js';
@@ -9,6 +7,7 @@ import { redact } from './mask.js';
 import { conformanceHelp, parseConformanceArgs, UsageError, type ConformanceOptions, type ReporterName } from './options.js';
 import { renderPlan } from './plan.js';
 import { summarize, type Reporter, type RunInfo } from './report.js';
+import { openReporters } from './reporting.js';
 import { jsonReporter } from './reporters/json.js';
 import { junitReporter } from './reporters/junit.js';
 import { prettyReporter } from './reporters/pretty.js';
@@ -131,13 +130,9 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     return 2;
   }
   if (probed.keyRefused) io.stderr(`unified-ai-mock conformance: warning: ${options.baseUrl} refused the API key on GET /v1/me (401); cases that need a valid key will fail\n`);
-  const files = new Map<string, string>();
-  const reporters = options.reporters.map(({ name, output }) => {
-    const write = output === undefined ? (t: string) => io.stdout(redact(t, secrets)) : (t: string) => files.set(output, (files.get(output) ?? '') + redact(t, secrets));
-    return { reporter: REPORTERS[name](write), write };
-  });
+  const reporters = openReporters(options.reporters, REPORTERS, io.stdout, (t) => redact(t, secrets));
   const info: RunInfo = { target: options.baseUrl!, profile: options.profile, faultHeaders: probed.faultHeaders, cases };
-  for (const { reporter } of reporters) reporter.start?.(info);
+  reporters.start(info);
   const started = performance.now();
   let done = 0;
   const results = await runSuite(
@@ -153,14 +148,8 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     },
     (r) => {
       done++;
-      for (const { reporter } of reporters) reporter.result?.(r, done, cases.length);
+      reporters.result(r, done, cases.length);
     },
   );
-  const report = { info, results, summary: summarize(results, Math.round(performance.now() - started)) };
-  for (const { reporter, write } of reporters) write(reporter.end(report));
-  for (const [file, text] of files) {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text);
-  }
-  return report.summary.failed ? 1 : 0;
+  return reporters.finish({ info, results, summary: summarize(results, Math.round(performance.now() - started)) });
 }

@@ -7,6 +7,9 @@ import type { Profile, SuiteValues } from './types.js';
 const DEFAULTS = { timeoutMs: 60_000, concurrency: 4, retries: 2, imageUrl: 'https://example.com/image.png' } as const;
 const MIB = 1024 * 1024;
 
+/** One token of `parseArgs({ tokens: true })`. */
+type ArgToken = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number];
+
 type Kind = Parameters<Catalogue['ofKind']>[0];
 const firstOf = (catalogue: Catalogue, kind: Kind): string => catalogue.ofKind(kind)[0]!.id;
 
@@ -68,6 +71,12 @@ export class UsageError extends Error {
 /** Reporter names. */
 export type ReporterName = 'pretty' | 'json' | 'junit' | 'tap';
 
+/** A reporter asked for on the command line, and the file it writes (else standard output). */
+export interface ReporterChoice<Name extends string> {
+  name: Name;
+  output?: string;
+}
+
 /** Everything the conformance command was asked to do. */
 export interface ConformanceOptions {
   baseUrl?: string;
@@ -90,7 +99,7 @@ export interface ConformanceOptions {
   /** The image model is the one the n <= 1 rule names, whatever its id. */
   imageNMax1: boolean;
   values: SuiteValues;
-  reporters: { name: ReporterName; output?: string }[];
+  reporters: ReporterChoice<ReporterName>[];
 }
 
 const REPORTERS: readonly ReporterName[] = ['pretty', 'json', 'junit', 'tap'];
@@ -105,6 +114,27 @@ function oneOf<T extends string>(flag: string, value: string | undefined, allowe
   if (value === undefined) return fallback;
   if (!allowed.includes(value as T)) throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, got '${value}'`);
   return value as T;
+}
+
+/**
+ * The reporters a command line asks for, read from parseArgs tokens (the conformance runner and
+ * client-check share these rules): each --output belongs to the --reporter given just before it;
+ * when every reporter writes a file, pretty keeps standard output; at most one reporter writes there.
+ */
+export function reporterChoices<Name extends string>(tokens: readonly ArgToken[], names: readonly ('pretty' | Name)[]): ReporterChoice<'pretty' | Name>[] {
+  const reporters: ReporterChoice<'pretty' | Name>[] = [];
+  for (const t of tokens) {
+    if (t.kind !== 'option') continue;
+    if (t.name === 'reporter') reporters.push({ name: oneOf('reporter', t.value, names, 'pretty') });
+    if (t.name === 'output') {
+      const last = reporters[reporters.length - 1];
+      if (!last || last.output !== undefined) throw new UsageError('--output must follow the --reporter it is for');
+      last.output = t.value;
+    }
+  }
+  if (!reporters.some((r) => r.output === undefined)) reporters.unshift({ name: 'pretty' });
+  if (reporters.filter((r) => r.output === undefined).length > 1) throw new UsageError('only one reporter can write to standard output; give the others an --output FILE');
+  return reporters;
 }
 
 const list = (values: string[] | undefined) =>
@@ -153,19 +183,7 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
   });
   const v = parsed.values;
   if (v.help) return 'help';
-  // --output belongs to the --reporter given just before it.
-  const reporters: ConformanceOptions['reporters'] = [];
-  for (const t of parsed.tokens ?? []) {
-    if (t.kind !== 'option') continue;
-    if (t.name === 'reporter') reporters.push({ name: oneOf('reporter', t.value, REPORTERS, 'pretty') });
-    if (t.name === 'output') {
-      const last = reporters[reporters.length - 1];
-      if (!last || last.output !== undefined) throw new UsageError('--output must follow the --reporter it is for');
-      last.output = t.value;
-    }
-  }
-  if (!reporters.some((r) => r.output === undefined)) reporters.unshift({ name: 'pretty' });
-  if (reporters.filter((r) => r.output === undefined).length > 1) throw new UsageError('only one reporter can write to standard output; give the others an --output FILE');
+  const reporters = reporterChoices(parsed.tokens ?? [], REPORTERS);
   const plan = v.plan ?? false;
   const apiKey = v['api-key'] ?? env.CONFORMANCE_API_KEY;
   if (!plan && !v['base-url']) throw new UsageError('--base-url is required');

@@ -1,4 +1,5 @@
 import { addCost, zeroCost } from './cost.js';
+import type { Reporter as ReporterOf } from './reporting.js';
 import type { Case, CaseResult, Profile, Summary } from './types.js';
 
 /** What every reporter knows about the run before the first result. */
@@ -18,12 +19,7 @@ export interface Report {
 }
 
 /** Receives a run as it happens and renders it. */
-export interface Reporter {
-  start?(info: RunInfo): void;
-  result?(r: CaseResult, done: number, total: number): void;
-  /** The reporter's document (or, for a streaming reporter, what is left to write). */
-  end(report: Report): string;
-}
+export type Reporter = ReporterOf<RunInfo, CaseResult, Report>;
 
 /** Counts verdicts and the paid units of billable cases that were sent. */
 export function summarize(results: readonly CaseResult[], ms: number): Summary {

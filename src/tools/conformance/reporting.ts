@@ -1,0 +1,46 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { ReporterChoice } from './options.js';
+
+/** Receives a run as it happens and renders it: the shape of the conformance runner's reporters and client-check's. */
+export interface Reporter<Info, Result, Report> {
+  start?(info: Info): void;
+  result?(r: Result, done: number, total: number): void;
+  /** The reporter's document (or, for a streaming reporter, what is left to write). */
+  end(report: Report): string;
+}
+
+/**
+ * The reporters chosen on the command line, each writing to standard output or to its --output
+ * file. What goes to a file is kept until `finish`, so a run that stops early writes no file;
+ * `scrub` sees every piece of text first (the conformance runner masks its API key with it).
+ */
+export function openReporters<Name extends string, Info, Result, Report extends { readonly summary: { readonly failed: number } }>(
+  choices: readonly ReporterChoice<Name>[],
+  make: Record<Name, (write: (text: string) => void) => Reporter<Info, Result, Report>>,
+  stdout: (text: string) => void,
+  scrub: (text: string) => string = (text) => text,
+) {
+  const files = new Map<string, string>();
+  const open = choices.map(({ name, output }) => {
+    const write = output === undefined ? (t: string) => stdout(scrub(t)) : (t: string) => files.set(output, (files.get(output) ?? '') + scrub(t));
+    return { reporter: make[name](write), write };
+  });
+  return {
+    start(info: Info): void {
+      for (const { reporter } of open) reporter.start?.(info);
+    },
+    result(r: Result, done: number, total: number): void {
+      for (const { reporter } of open) reporter.result?.(r, done, total);
+    },
+    /** Writes each reporter's end, then the files (making their folders); returns the exit code: 1 when anything failed, else 0. */
+    finish(report: Report): 0 | 1 {
+      for (const { reporter, write } of open) write(reporter.end(report));
+      for (const [file, text] of files) {
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, text);
+      }
+      return report.summary.failed ? 1 : 0;
+    },
+  };
+}
