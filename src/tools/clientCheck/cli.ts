@@ -1,8 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SchemaRegistry } from '../../contract/schemas.js';
-import { UsageError } from '../conformance/options.js';
+import { reporterChoices, UsageError, type ReporterChoice } from '../conformance/options.js';
+import { openReporters } from '../conformance/reporting.js';
 import { CommandError, commandLaunch } from './command.js';
 import { summarize, type CheckInfo, type CheckReporter, type ScenarioResult } from './report.js';
 import { jsonReporter } from './reporters/json.js';
@@ -51,7 +50,7 @@ Example:
 export interface ClientCheckOptions {
   readonly scenarios: string[];
   readonly clientTimeoutMs?: number;
-  readonly reporters: { name: ReporterName; output?: string }[];
+  readonly reporters: ReporterChoice<ReporterName>[];
   readonly list: boolean;
   readonly command: string[];
 }
@@ -78,21 +77,7 @@ export function parseClientCheckArgs(argv: string[]): ClientCheckOptions | 'help
   const terminator = tokens.findIndex((t) => t.kind === 'option-terminator');
   const stray = tokens.find((t, i) => t.kind === 'positional' && (terminator < 0 || i < terminator));
   if (stray && stray.kind === 'positional') throw new UsageError(`unexpected argument '${stray.value}': put the command to check after '--'`);
-  const reporters: ClientCheckOptions['reporters'] = [];
-  for (const t of tokens) {
-    if (t.kind !== 'option') continue;
-    if (t.name === 'reporter') {
-      if (!(t.value! in REPORTERS)) throw new UsageError(`--reporter must be one of ${Object.keys(REPORTERS).join(', ')}, got '${t.value}'`);
-      reporters.push({ name: t.value as ReporterName });
-    }
-    if (t.name === 'output') {
-      const last = reporters[reporters.length - 1];
-      if (!last || last.output !== undefined) throw new UsageError('--output must follow the --reporter it is for');
-      last.output = t.value;
-    }
-  }
-  if (!reporters.some((r) => r.output === undefined)) reporters.unshift({ name: 'pretty' });
-  if (reporters.filter((r) => r.output === undefined).length > 1) throw new UsageError('only one reporter can write to standard output; give the others an --output FILE');
+  const reporters = reporterChoices(tokens, Object.keys(REPORTERS) as ReporterName[]);
   const timeout = v['client-timeout'];
   if (timeout !== undefined && (!/^\d+$/.test(timeout) || Number(timeout) < 1 || Number(timeout) > MAX_CLIENT_TIMEOUT_MS)) {
     throw new UsageError(`--client-timeout must be a whole number of ms from 1 to ${MAX_CLIENT_TIMEOUT_MS}, got '${timeout}'`);
@@ -147,14 +132,10 @@ export async function clientCheck(argv: string[], deps: { startMock: StartMock }
     io.stdout(listing(scenarios));
     return 0;
   }
-  const files = new Map<string, string>();
-  const reporters = options.reporters.map(({ name, output }) => {
-    const write = output === undefined ? io.stdout : (t: string) => files.set(output, (files.get(output) ?? '') + t);
-    return { reporter: REPORTERS[name](write), write };
-  });
+  const reporters = openReporters(options.reporters, REPORTERS, io.stdout);
   const info: CheckInfo = { client: shown(options.command), ...(options.clientTimeoutMs !== undefined ? { clientTimeoutMs: options.clientTimeoutMs } : {}), scenarios };
   const launch = commandLaunch(options.command, io.env ?? process.env);
-  for (const { reporter } of reporters) reporter.start?.(info);
+  reporters.start(info);
   const started = performance.now();
   const results: ScenarioResult[] = [];
   for (const scenario of scenarios) {
@@ -170,14 +151,8 @@ export async function clientCheck(argv: string[], deps: { startMock: StartMock }
       return 2;
     }
     results.push({ scenario, grade });
-    for (const { reporter } of reporters) reporter.result?.({ scenario, grade }, results.length, scenarios.length);
+    reporters.result({ scenario, grade }, results.length, scenarios.length);
   }
   if (io.signal?.aborted) return 130;
-  const report = { info, results, summary: summarize(results, Math.round(performance.now() - started)) };
-  for (const { reporter, write } of reporters) write(reporter.end(report));
-  for (const [file, text] of files) {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text);
-  }
-  return report.summary.failed ? 1 : 0;
+  return reporters.finish({ info, results, summary: summarize(results, Math.round(performance.now() - started)) });
 }

@@ -1,3 +1,4 @@
+import type { Reporter } from '../conformance/reporting.js';
 import type { Attempt } from './attempts.js';
 import { perSecond, type Grade } from './grade.js';
 import type { Scenario } from './scenarios.js';
@@ -33,12 +34,7 @@ export interface CheckReport {
 }
 
 /** Receives a run as it happens and renders it (the conformance runner's reporter shape). */
-export interface CheckReporter {
-  start?(info: CheckInfo): void;
-  result?(r: ScenarioResult, done: number, total: number): void;
-  /** The reporter's document, or what is left to write. */
-  end(report: CheckReport): string;
-}
+export type CheckReporter = Reporter<CheckInfo, ScenarioResult, CheckReport>;
 
 /** Counts verdicts. */
 export function summarize(results: readonly ScenarioResult[], ms: number): CheckSummary {
