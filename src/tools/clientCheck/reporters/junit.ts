@@ -1,22 +1,12 @@
-import { xml } from '../../conformance/reporters/junit.js';
+import { failedTestcase, failureLines, seconds, skippedTestcase, testcaseHead } from '../../conformance/reporters/junit.js';
 import { attemptLines, outcomeText, outputTail, type CheckReport, type CheckReporter, type ScenarioResult } from '../report.js';
 
-const seconds = (ms: number) => (ms / 1000).toFixed(3);
-
 function testcase({ scenario, grade }: ScenarioResult): string {
-  const head = `    <testcase classname="client-check" name="${xml(`${scenario.id}: ${scenario.title}`)}" time="${seconds(grade.outcome?.ms ?? 0)}"`;
+  const head = testcaseHead('client-check', `${scenario.id}: ${scenario.title}`, grade.outcome?.ms ?? 0);
   if (grade.verdict === 'pass') return `${head}/>`;
-  if (grade.verdict === 'not-applicable') return `${head}>\n      <skipped message="${xml(`not applicable: ${grade.reason ?? ''}`)}"/>\n    </testcase>`;
-  const message = grade.failures.map((f) => `expected ${f.expected}, got ${f.actual}`).join('; ');
-  const detail = [
-    `why: ${scenario.why}`,
-    ...grade.failures.map((f) => `[${f.check}] expected: ${f.expected}\n[${f.check}] actual:   ${f.actual}`),
-    'journal:',
-    ...attemptLines(grade),
-    `client: ${outcomeText(grade)}`,
-    ...outputTail(grade),
-  ].join('\n');
-  return `${head}>\n      <failure message="${xml(message.slice(0, 500))}" type="${xml(grade.failures[0]?.check ?? 'client-check')}">${xml(detail)}</failure>\n    </testcase>`;
+  if (grade.verdict === 'not-applicable') return skippedTestcase(head, `not applicable: ${grade.reason ?? ''}`);
+  const detail = [`why: ${scenario.why}`, ...failureLines(grade.failures), 'journal:', ...attemptLines(grade), `client: ${outcomeText(grade)}`, ...outputTail(grade)];
+  return failedTestcase(head, grade.failures, 'client-check', detail);
 }
 
 /** JUnit XML: one testsuite, one testcase per scenario; not applicable is skipped. */

@@ -11,15 +11,34 @@ export const xml = (s: string): string =>
     .replace(/"/g, '&quot;')
     .replace(/'/g, '&apos;');
 
-const seconds = (ms: number) => (ms / 1000).toFixed(3);
+/** Milliseconds as JUnit's seconds. */
+export const seconds = (ms: number): string => (ms / 1000).toFixed(3);
+
+// The testcase elements below are client-check's too: its JUnit report reads as this one does.
+
+/** A failed check of a case or a scenario. */
+type Failure = { readonly check: string; readonly expected: string; readonly actual: string };
+
+/** The start of a `<testcase>` element; a passed case closes it with `/>`. */
+export const testcaseHead = (classname: string, name: string, ms: number): string => `    <testcase classname="${xml(classname)}" name="${xml(name)}" time="${seconds(ms)}"`;
+
+/** A skipped testcase, with why. */
+export const skippedTestcase = (head: string, message: string): string => `${head}>\n      <skipped message="${xml(message)}"/>\n    </testcase>`;
+
+/** A failed testcase: every failure in the message (cut to 500 characters), the first one's check as the type (else `type`), and `detail` as the text. */
+export function failedTestcase(head: string, failures: readonly Failure[], type: string, detail: readonly string[]): string {
+  const message = failures.map((f) => `expected ${f.expected}, got ${f.actual}`).join('; ');
+  return `${head}>\n      <failure message="${xml(message.slice(0, 500))}" type="${xml(failures[0]?.check ?? type)}">${xml(detail.join('\n'))}</failure>\n    </testcase>`;
+}
+
+/** A failure's expected and actual, one line each, for the text of a failed testcase. */
+export const failureLines = (failures: readonly Failure[]): string[] => failures.map((f) => `[${f.check}] expected: ${f.expected}\n[${f.check}] actual:   ${f.actual}`);
 
 function testcase(r: CaseResult): string {
-  const head = `    <testcase classname="${xml(r.case.operation)}" name="${xml(`${r.case.id}: ${r.case.description}`)}" time="${seconds(r.ms)}"`;
+  const head = testcaseHead(r.case.operation, `${r.case.id}: ${r.case.description}`, r.ms);
   if (r.verdict === 'pass') return `${head}/>`;
-  if (r.verdict !== 'fail') return `${head}>\n      <skipped message="${xml(`${r.verdict}: ${r.reason ?? ''}`)}"/>\n    </testcase>`;
-  const message = r.failures.map((f) => `expected ${f.expected}, got ${f.actual}`).join('; ');
-  const detail = [`rule: ${r.case.rule}`, ...requestLines(r), ...r.failures.map((f) => `[${f.check}] expected: ${f.expected}\n[${f.check}] actual:   ${f.actual}`)].join('\n');
-  return `${head}>\n      <failure message="${xml(message.slice(0, 500))}" type="${xml(r.failures[0]?.check ?? 'status')}">${xml(detail)}</failure>\n    </testcase>`;
+  if (r.verdict !== 'fail') return skippedTestcase(head, `${r.verdict}: ${r.reason ?? ''}`);
+  return failedTestcase(head, r.failures, 'status', [`rule: ${r.case.rule}`, ...requestLines(r), ...failureLines(r.failures)]);
 }
 
 /** JUnit XML: one testsuite per operation, one testcase per case; inconclusive and not applicable are skipped. */
