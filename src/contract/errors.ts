@@ -44,6 +44,7 @@ export const ERRORS = {
   DUPLICATE_RULE_ID: { status: 409, type: 'invalid_request_error', code: 'duplicate_rule_id', message: 'A fault rule with this id exists already.' },
   BODY_TOO_LARGE: { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: 'The request body is too large.' },
   UNSUPPORTED_ENCODING: { status: 415, type: 'invalid_request_error', code: 'unsupported_content_encoding', message: 'Compressed request bodies are not accepted.' },
+  RANGE_NOT_SATISFIABLE: { status: 416, type: 'invalid_request_error', code: 'range_not_satisfiable', message: 'The requested range is not satisfiable.' },
   RATE_LIMITED: { status: 429, type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached.' },
   INTERNAL: { status: 500, type: 'server_error', code: null, message: 'The server had an error processing your request.' },
   // Sent as the last event of a stream that runs past timeouts.streamMaxMs (the 200 head is out by then); 504 names what it is.

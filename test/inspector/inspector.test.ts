@@ -14,7 +14,7 @@ import { authenticate } from '../../src/pipeline/auth.js';
 import { writeFeed } from '../../src/pipeline/feed.js';
 import { loadLimits } from '../../src/domain/limits.js';
 import { StreamLog } from '../../src/pipeline/sse.js';
-import { get, KEY, post, requestRecord, withMock } from '../helpers.js';
+import { assertSchema, get, KEY, post, requestRecord, withMock } from '../helpers.js';
 
 // The bounds the journal and the body store read from fixtures/limits.json: the tests cut at exactly these.
 const { maxBodyChars, maxResponseBodyChars, maxHeaders, maxHeaderNameChars, maxHeaderChars, maxDetails, maxHeldResponseBytes } = loadLimits().records;
@@ -191,6 +191,135 @@ test('the body endpoint is behind the admin rule: 403 without the token, 200 wit
     assert.is(refused.status, 403);
     assert.is(refused.json.error.code, 'admin_forbidden');
     assert.is((await get(mock.url, path, null, { authorization: 'Bearer inspector-token-2' })).status, 200);
+  }));
+
+/** A speech answer held by the body store: its body path and the bytes the client received. */
+async function heldSpeech(url: string): Promise<{ path: string; whole: Buffer }> {
+  const spoken = await post(url, '/voice-provider/tts', { text: 'A few seconds of speech to ask byte ranges of. '.repeat(4), voice_id: 'rachel' });
+  assert.is(spoken.status, 200);
+  return { path: `/__admin/requests/${String(spoken.headers['x-request-id'])}/body`, whole: spoken.bytes };
+}
+
+const BODY_CSP = "default-src 'none'; sandbox";
+
+test('the body endpoint answers byte ranges: 206 with Content-Range and exactly those bytes, the end cut to the body', () =>
+  withMock({}, async (mock) => {
+    const { path, whole } = await heldSpeech(mock.url);
+    const total = whole.length;
+    assert.ok(total > 1000, `a body of some size (${total} bytes)`);
+    const plain = await get(mock.url, path, null);
+    assert.is(plain.status, 200);
+    assert.is(plain.headers['accept-ranges'], 'bytes');
+    assert.is(plain.headers['content-range'], undefined);
+    assert.is(plain.headers['content-length'], String(total));
+    assert.ok(plain.bytes.equals(whole));
+    const cases: [string, number, number][] = [
+      ['bytes=0-9', 0, 9],
+      ['bytes=0-0', 0, 0],
+      ['bytes=100-199', 100, 199],
+      [`bytes=${total - 1}-${total - 1}`, total - 1, total - 1],
+      ['bytes=500-', 500, total - 1],
+      [`bytes=${total - 1}-`, total - 1, total - 1],
+      ['bytes=-20', total - 20, total - 1],
+      ['bytes=-1', total - 1, total - 1],
+      [`bytes=10-${total}`, 10, total - 1], // one past the end: cut
+      ['bytes=10-99999999999', 10, total - 1],
+      [`bytes=-${total}`, 0, total - 1],
+      [`bytes=-${total + 1000}`, 0, total - 1], // a suffix longer than the body: all of it
+      ['Bytes=3-5', 3, 5],
+      ['bytes=0-1,', 0, 1], // an empty list element is no second range
+    ];
+    for (const [range, start, end] of cases) {
+      const part = await get(mock.url, path, null, { range });
+      assert.is(part.status, 206, range);
+      assert.is(part.headers['content-range'], `bytes ${start}-${end}/${total}`, range);
+      assert.is(part.headers['content-length'], String(end - start + 1), range);
+      assert.is(part.bytes.length, end - start + 1, range);
+      assert.ok(part.bytes.equals(whole.subarray(start, end + 1)), `${range}: the bytes ${start}-${end} of the body`);
+      assert.is(part.headers['accept-ranges'], 'bytes', range);
+      assert.match(String(part.headers['content-type']), /^audio\/mpeg/, range);
+      assert.is(part.headers['content-security-policy'], BODY_CSP, range);
+      assert.is(part.headers['cache-control'], 'no-store', range);
+    }
+  }));
+
+test('a range past the end is a 416 with Content-Range bytes */length, in the error envelope', () =>
+  withMock({}, async (mock) => {
+    const { path, whole } = await heldSpeech(mock.url);
+    const total = whole.length;
+    for (const range of [`bytes=${total}-`, `bytes=${total}-${total + 10}`, 'bytes=99999999-', 'bytes=-0']) {
+      const refused = await get(mock.url, path, null, { range });
+      assert.is(refused.status, 416, range);
+      assert.is(refused.headers['content-range'], `bytes */${total}`, range);
+      assert.match(String(refused.headers['content-type']), /^application\/json/, range);
+      assertSchema('error.json', refused.json);
+      assert.is(refused.json.error.code, 'range_not_satisfiable', range);
+      assert.is(refused.json.error.type, 'invalid_request_error', range);
+      assert.ok(refused.json.error.message.includes(`${total} bytes long`), refused.json.error.message);
+      assert.is(refused.headers['content-security-policy'], BODY_CSP, range);
+    }
+  }));
+
+test('several ranges, other units, malformed values and If-Range get the whole body (200)', () =>
+  withMock({}, async (mock) => {
+    const { path, whole } = await heldSpeech(mock.url);
+    const ignored: Record<string, string>[] = [
+      { range: 'bytes=0-1,5-6' },
+      { range: 'bytes=0-1, -1' },
+      { range: 'bytes=0-1,99999999-' }, // one of them unsatisfiable: still ignored, not a 416
+      { range: 'items=0-5' },
+      { range: 'bytes=5-1' },
+      { range: 'bytes=abc' },
+      { range: 'bytes=-' },
+      { range: 'bytes 0-5' },
+      { range: '' },
+      { range: 'bytes=0-9', 'if-range': '"some-etag"' }, // the answer has no validator, so none matches
+      { range: 'bytes=0-9', 'if-range': 'Tue, 24 Nov 2026 06:00:00 GMT' },
+    ];
+    for (const headers of ignored) {
+      const res = await get(mock.url, path, null, headers);
+      assert.is(res.status, 200, JSON.stringify(headers));
+      assert.is(res.headers['content-range'], undefined, JSON.stringify(headers));
+      assert.is(res.headers['accept-ranges'], 'bytes', JSON.stringify(headers));
+      assert.ok(res.bytes.equals(whole), `${JSON.stringify(headers)}: the whole body`);
+    }
+  }));
+
+test('HEAD of the body endpoint carries the same headers as GET, without the bytes', () =>
+  withMock({}, async (mock) => {
+    const { path, whole } = await heldSpeech(mock.url);
+    const statuses: number[] = [];
+    for (const range of [undefined, 'bytes=0-9', 'bytes=-0']) {
+      const headers: Record<string, string> = range ? { range } : {};
+      const got = await fetch(mock.url + path, { headers });
+      await got.arrayBuffer();
+      const head = await fetch(mock.url + path, { method: 'HEAD', headers });
+      statuses.push(head.status);
+      assert.is(head.status, got.status, String(range));
+      for (const name of ['content-type', 'content-length', 'content-range', 'accept-ranges', 'content-security-policy', 'cache-control']) {
+        assert.is(head.headers.get(name), got.headers.get(name), `${String(range)}: ${name}`);
+      }
+      assert.is((await head.arrayBuffer()).byteLength, 0, String(range));
+    }
+    assert.equal(statuses, [200, 206, 416]);
+    const head = await fetch(mock.url + path, { method: 'HEAD' });
+    assert.equal([head.headers.get('content-length'), head.headers.get('accept-ranges')], [String(whole.length), 'bytes']);
+  }));
+
+test('ranges are behind the admin rule too: 403 without the token; 206 and 416 with it', () =>
+  withMock({ adminToken: 'range-token-3' }, async (mock) => {
+    const { path, whole } = await heldSpeech(mock.url);
+    const auth = { authorization: 'Bearer range-token-3' };
+    const refused = await get(mock.url, path, null, { range: 'bytes=0-9' });
+    assert.is(refused.status, 403);
+    assert.is(refused.json.error.code, 'admin_forbidden');
+    assert.is(refused.headers['content-range'], undefined);
+    const part = await get(mock.url, path, null, { ...auth, range: 'bytes=0-9' });
+    assert.is(part.status, 206);
+    assert.ok(part.bytes.equals(whole.subarray(0, 10)));
+    const past = await get(mock.url, path, null, { ...auth, range: `bytes=${whole.length}-` });
+    assert.is(past.status, 416);
+    assert.is((await get(mock.url, path, null, { range: `bytes=${whole.length}-` })).status, 403, 'the length is not told to a stranger');
   }));
 
 test('journal listeners get each entry as journalled, until they unsubscribe; at most 16 at once', () => {

@@ -11,6 +11,7 @@ export const ERROR_RESPONSES: Readonly<Record<number, string>> = {
   409: 'Conflict',
   413: 'PayloadTooLarge',
   415: 'UnsupportedMediaType',
+  416: 'RangeNotSatisfiable',
   429: 'TooManyRequests',
   500: 'InternalServerError',
   504: 'StreamTimeLimit',
@@ -29,6 +30,7 @@ const WHEN: Readonly<Record<number, string>> = {
   409: 'Conflict: a fault rule with this id exists already.',
   413: 'The request body is larger than the server accepts (`--body-limit`).',
   415: 'The request body is compressed (Content-Encoding); send it uncompressed.',
+  416: 'Range not satisfiable: the `Range` header asks for bytes past the end of the body (or for its last 0 bytes); `Content-Range: bytes */LENGTH` gives its length.',
   429: 'Rate limit reached for the key. `retry-after` (seconds) and `retry-after-ms` say when to come back.',
   500: 'Server error. Retry with backoff.',
   504: "Never an HTTP status: the last `data:` event of a chat stream that runs past the server's stream time limit (`timeouts.streamMaxMs`), sent instead of `[DONE]` once the 200 head is out. The OpenAI SDKs throw it as an APIError.",
@@ -38,6 +40,7 @@ const WHEN: Readonly<Record<number, string>> = {
 const HEADERS_OF: Readonly<Record<number, readonly string[]>> = {
   401: ['WWW-Authenticate'],
   405: ['Allow'],
+  416: ['Content-Range'],
   429: ['Retry-After', 'Retry-After-Ms'],
   503: ['Retry-After'],
 };
@@ -96,7 +99,12 @@ const header = (description: string, schema: Json, extension = false): Json => (
 export function headerComponents(): Record<string, Json> {
   const limit = (what: string, kind: string, schema: Json) => header(`${what} (${kind}); sent to keys with a rate limit.`, schema);
   return {
+    AcceptRanges: header('`bytes`: the body is also served in part, one byte range at a time (see the `Range` parameter).', { const: 'bytes' }),
     Allow: header('The methods the path accepts.', { type: 'string' }),
+    ContentRange: header('The bytes sent and the length of the whole body: `bytes a-b/LENGTH` on a 206, `bytes */LENGTH` on a 416.', {
+      type: 'string',
+      pattern: '^bytes (\\d+-\\d+|\\*)/\\d+$',
+    }),
     RetryAfter: header('Seconds to wait before retrying (whole seconds, rounded up).', { type: 'string', pattern: '^\\d+$' }),
     RetryAfterMs: header('Milliseconds to wait before retrying; the OpenAI SDKs prefer it to retry-after.', { type: 'string', pattern: '^\\d+$' }),
     WWWAuthenticate: header('The Bearer challenge, e.g. `Bearer error="invalid_token"`.', { type: 'string' }),
