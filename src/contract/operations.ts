@@ -27,6 +27,11 @@ export interface Success {
    */
   readonly media?: 'png' | 'mp4' | 'audio';
   readonly sizeFrom?: 'input';
+  /**
+   * True when the body is also served in part: one byte range (`Range: bytes=a-b`, `a-` or `-n`) is a 206
+   * with `Content-Range`, a range past the end a 416, and the 200 says `Accept-Ranges: bytes`.
+   */
+  readonly ranges?: true;
 }
 
 /** How the OpenAPI document and the docs present an operation. */
@@ -339,12 +344,12 @@ const ROWS = [
     documented: false,
     auth: 'admin',
     faultable: false,
-    success: { contentType: 'application/octet-stream' },
+    success: { contentType: 'application/octet-stream', ranges: true },
     doc: {
       tag: ADMIN,
       summary: 'Read the body a request was answered with',
       description:
-        'The bytes of a recent binary answer (speech, an image or video download) or a JSON answer longer than the journal keeps (16 KiB, `records.maxResponseBodyChars` in fixtures/limits.json), with the Content-Type it was sent with; text is masked. Bodies are held by request id, at most 32 MiB in all (`records.maxHeldResponseBytes`), the oldest going first: 404 once one has gone.',
+        'The bytes of a recent binary answer (speech, an image or video download) or a JSON answer longer than the journal keeps (16 KiB, `records.maxResponseBodyChars` in fixtures/limits.json), with the Content-Type it was sent with; text is masked. Bodies are held by request id, at most 32 MiB in all (`records.maxHeldResponseBytes`), the oldest going first: 404 once one has gone. One byte range is answered 206, so that a media player can seek; several ranges, another unit, a malformed `Range` or any `If-Range` get the whole body (200).',
     },
   },
   // The request inspector: a page in the browser that uses only the admin API above (docs/inspector.md).

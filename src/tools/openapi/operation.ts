@@ -21,12 +21,20 @@ const headerRef = (name: string): Json => ({ $ref: `#/components/headers/${name}
 
 const LIMIT_HEADERS = ['Limit', 'Remaining', 'Reset'];
 
-/** The headers of a success: the request id, and the rate-limit state for keyed operations. */
+/** The headers of a success: the request id, the rate-limit state for keyed operations, and whether it takes byte ranges. */
 function successHeaders(op: Operation): Json {
   const kinds = op.auth !== 'key' ? [] : op.countsTokens ? ['Requests', 'Tokens'] : ['Requests'];
   const limits = kinds.flatMap((k) => LIMIT_HEADERS.map((l) => [`X-RateLimit-${l}-${k}`, headerRef(`XRateLimit${l}${k}`)]));
   const ignored = op.requestSchema ? [['X-Mock-Ignored-Fields', headerRef('XMockIgnoredFields')]] : [];
-  return Object.fromEntries([['X-Request-Id', headerRef('XRequestId')], ...limits, ...ignored]);
+  const ranges = op.success.ranges ? [['Accept-Ranges', headerRef('AcceptRanges')]] : [];
+  return Object.fromEntries([['X-Request-Id', headerRef('XRequestId')], ...limits, ...ignored, ...ranges]);
+}
+
+/** The 206 of an operation that serves its body in part: the one range asked for, as the success's media. */
+function partialResponse(op: Operation, ctx: OperationContext): Json {
+  if (!op.success.ranges) return {};
+  const headers = { ...successHeaders(op), 'Content-Range': headerRef('ContentRange') };
+  return { '206': { description: 'Partial content: the bytes of the one range the `Range` header asked for.', headers, content: successContent(op, ctx) } };
 }
 
 /** The success content: a schema reference, binary media, and for chat the event stream too. */
@@ -55,6 +63,7 @@ function errorResponses(op: Operation): Json {
   if (op.auth === 'key') [401, 429].forEach((s) => statuses.add(s));
   if (op.auth === 'admin') statuses.add(403);
   if (op.path.includes(':')) statuses.add(404);
+  if (op.success.ranges) statuses.add(416);
   op.errors?.forEach((s) => statuses.add(s));
   if (op.requestSchema) [413, 415].forEach((s) => statuses.add(s));
   if (op.faultable !== false) statuses.add(500);
@@ -87,6 +96,7 @@ export function operationObject(op: Operation, ctx: OperationContext): Json {
     ...(op.requestSchema ? { requestBody: { required: true, content: { 'application/json': { schema: schemaRef(componentName(op.requestSchema)) } } } } : {}),
     responses: {
       [status]: { description: status === '201' ? 'Created.' : 'Success.', headers: successHeaders(op), content: successContent(op, ctx) },
+      ...partialResponse(op, ctx),
       ...errorResponses(op),
     },
     security: securityOf(op),

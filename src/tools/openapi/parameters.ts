@@ -21,6 +21,15 @@ export function parameterComponents(outputFormats: readonly string[], defaultFor
       "`code=NNN` answers with that error status (400-599) instead of running the operation; the same as `X-Mock-Fault: status=NNN` (Prism's convention). Other preferences are ignored.",
       'code=429',
     ),
+    Range: {
+      name: 'Range',
+      in: 'header',
+      required: false,
+      description:
+        'One byte range (RFC 9110): `bytes=a-b`, `bytes=a-` (to the end) or `bytes=-n` (the last n bytes); an end past the last byte is cut to it. Answered 206 with `Content-Range`; a range that starts at or past the end, or `bytes=-0`, is a 416. Several ranges, another unit, a malformed value or an `If-Range` header: the header is ignored and the whole body sent (200).',
+      schema: { type: 'string' },
+      example: 'bytes=0-1023',
+    },
     XMicrosoftOutputFormat: {
       name: 'X-Microsoft-OutputFormat',
       in: 'header',
@@ -57,6 +66,7 @@ export function parametersOf(op: Operation): Json[] {
   const path = [...op.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1]!, in: 'path', required: true, schema: { type: 'string' } }));
   const headers = faultable(op) ? [ref('XMockFault'), ref('Prefer')] : [];
   for (const name of op.headers ?? []) headers.push(ref(componentOfHeader(name)));
+  if (op.success.ranges) headers.push(ref('Range'));
   return [...path, ...headers];
 }
 

@@ -160,6 +160,37 @@ test('responses: JSON schemas, binary audio, the chat event stream, and the docu
   assert.is(doc.components.headers.XMockIgnoredFields['x-unified-ai-mock'].extension, true);
 });
 
+test('an operation that serves byte ranges lists the Range header, a 206 with Content-Range, Accept-Ranges and the 416', () => {
+  const ranged = operations.filter((op) => op.success.ranges).map((op) => op.id);
+  assert.equal(ranged, ['admin.requests.body']);
+  for (const op of operations) {
+    const o = opOf(op.path.replace(/:(\w+)/g, '{$1}'), op.method.toLowerCase());
+    const takes = op.success.ranges === true;
+    assert.is('206' in o.responses, takes, op.id);
+    assert.is('416' in o.responses, takes, op.id);
+    assert.is(
+      (o.parameters ?? []).some((p: Any) => p.$ref === '#/components/parameters/Range'),
+      takes,
+      op.id,
+    );
+    assert.is('Accept-Ranges' in o.responses[String(op.success.status ?? 200)].headers, takes, op.id);
+  }
+  const body = opOf('/__admin/requests/{id}/body', 'get').responses;
+  assert.is(body['206'].headers['Content-Range'].$ref, '#/components/headers/ContentRange');
+  assert.is(body['206'].headers['Accept-Ranges'].$ref, '#/components/headers/AcceptRanges');
+  assert.equal(body['206'].content, body['200'].content);
+  assert.is(body['416'].$ref, '#/components/responses/RangeNotSatisfiable');
+  const refused = doc.components.responses.RangeNotSatisfiable;
+  assert.is(refused.headers['Content-Range'].$ref, '#/components/headers/ContentRange');
+  assert.is(refused.content['application/json'].examples.RangeNotSatisfiable.$ref, '#/components/examples/RangeNotSatisfiable');
+  assert.is(doc.components.examples.RangeNotSatisfiable.value.error.code, 'range_not_satisfiable');
+  const pattern = new RegExp(doc.components.headers.ContentRange.schema.pattern);
+  for (const good of ['bytes 0-9/10', 'bytes */1234']) assert.match(good, pattern);
+  for (const bad of ['bytes 0-9', 'bytes=0-9/10', 'bytes */']) assert.not.match(bad, pattern);
+  assert.is(doc.components.parameters.Range.in, 'header');
+  assert.is(doc.components.parameters.Range.required, false);
+});
+
 test('security: bearer keys, no credentials for public routes, the admin rule for /__admin', () => {
   assert.equal(doc.components.securitySchemes.bearerAuth, { ...doc.components.securitySchemes.bearerAuth, type: 'http', scheme: 'bearer' });
   assert.is(doc.components.securitySchemes.adminToken['x-unified-ai-mock'].extension, true);
