@@ -6,7 +6,7 @@ import { FaultRules, RuleError } from '../domain/faults/rules.js';
 import { Journal } from '../domain/journal.js';
 import { ResponseBodies } from '../domain/responseBodies.js';
 import { keyStates } from '../domain/keys.js';
-import { loadLimits } from '../domain/limits.js';
+import { checkLimits, loadLimits } from '../domain/limits.js';
 import { MediaStore } from '../domain/mediaStore.js';
 import { MemoryState } from '../domain/state/memory.js';
 import { RedisState } from '../domain/state/redis.js';
@@ -54,7 +54,8 @@ function stateOf(config: Config, schemas: SchemaRegistry, parts: Pick<Services, 
 
 /** Builds the services of one server from its checked configuration: catalogue, keys, limits, state. */
 export function createServices(config: Config, schemas: SchemaRegistry): Services {
-  const limits = loadLimits();
+  // Checked here, at start-up, like the catalogue: a broken fixtures/limits.json stops the server before it listens.
+  const limits = checkLimits(loadLimits(), schemas);
   const clock = systemClock();
   const parts = {
     rateLimits: new RateLimiter(clock),

@@ -10,7 +10,7 @@ export { SCHEMA_BASE, schemaId, strictId } from './validators/sources.js';
 // Ready at start-up: what every start and every request needs. Response schemas (read by tests and
 // the conformance runner), the conformance case schema and the strict variants (createApp prepares
 // them when --strict is on) are compiled, or their generated group built, on their first use.
-const EAGER = /-request\.json$|\/(config|catalogue|reply-rules|fault-rule)\.json$/;
+const EAGER = /-request\.json$|\/(config|catalogue|limits|reply-rules|fault-rule)\.json$/;
 const REQUEST = /-request(\.strict)?\.json$/;
 
 let shared: SchemaRegistry | undefined;

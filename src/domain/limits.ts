@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
+import { toDetails } from '../contract/validation.js';
 import { FIXTURES_DIR } from '../lib/paths.js';
 
 /** A cloud-provider output format that the mock can write. */
@@ -9,7 +11,10 @@ export interface AudioFormat {
   readonly encoding: 'pcm' | 'alaw' | 'mulaw';
 }
 
-/** Limits and defaults the API document leaves open (fixtures/limits.json). */
+/**
+ * Limits and defaults the API document leaves open (fixtures/limits.json), checked against schemas/limits.json;
+ * this type mirrors the schema field for field, which test/domain/limits.test.ts holds it to.
+ */
 export interface Limits {
   /**
    * Request bodies: deepest nesting (JSON.parse recurses once per level, so millions of levels would block
@@ -65,7 +70,24 @@ export interface Limits {
   };
 }
 
-/** Reads fixtures/limits.json. */
+/**
+ * Reads fixtures/limits.json, unchecked: modules read their bounds from it as they load, before any schema is
+ * compiled. createServices checks the file with checkLimits at start-up, so a broken one stops the server there.
+ */
 export function loadLimits(dir: string = FIXTURES_DIR): Limits {
   return JSON.parse(readFileSync(join(dir, 'limits.json'), 'utf8')) as Limits;
+}
+
+/** Checks limits read from a file against schemas/limits.json; a broken file throws an Error naming each bad field. */
+export function checkLimits(data: unknown, schemas: SchemaRegistry, file = 'fixtures/limits.json'): Limits {
+  const errors = schemas.check(schemaId('limits.json'), data);
+  if (errors.length) {
+    const lines = toDetails(errors).map((d) => `  ${d.param ?? '(root)'}: ${d.message}`);
+    throw new Error(`${file} does not match schemas/limits.json:\n${lines.join('\n')}`);
+  }
+  const limits = data as Limits;
+  // A rule the schema cannot state: the default output format is one of the formats.
+  const { defaultOutputFormat, outputFormats } = limits.speech;
+  if (!Object.hasOwn(outputFormats, defaultOutputFormat)) throw new Error(`${file}: speech.defaultOutputFormat ${defaultOutputFormat} is not one of speech.outputFormats`);
+  return limits;
 }
