@@ -1,4 +1,4 @@
-import type { Reporter } from '../conformance/reporting.js';
+import type { Reporter, RunReport } from '../conformance/reporting.js';
 import type { Attempt } from './attempts.js';
 import { perSecond, type Grade } from './grade.js';
 import type { Scenario } from './scenarios.js';
@@ -27,14 +27,10 @@ export interface CheckSummary {
 }
 
 /** A finished run. */
-export interface CheckReport {
-  readonly info: CheckInfo;
-  readonly results: readonly ScenarioResult[];
-  readonly summary: CheckSummary;
-}
+export type CheckReport = RunReport<CheckInfo, ScenarioResult, CheckSummary>;
 
 /** Receives a run as it happens and renders it (the conformance runner's reporter shape). */
-export type CheckReporter = Reporter<CheckInfo, ScenarioResult, CheckReport>;
+export type CheckReporter = Reporter<CheckInfo, ScenarioResult, CheckSummary>;
 
 /** Counts verdicts. */
 export function summarize(results: readonly ScenarioResult[], ms: number): CheckSummary {

@@ -1,5 +1,5 @@
 import { addCost, zeroCost } from './cost.js';
-import type { Reporter as ReporterOf } from './reporting.js';
+import type { Reporter as ReporterOf, RunReport } from './reporting.js';
 import type { Case, CaseResult, Profile, Summary } from './types.js';
 
 /** What every reporter knows about the run before the first result. */
@@ -12,14 +12,10 @@ export interface RunInfo {
 }
 
 /** A finished run. */
-export interface Report {
-  readonly info: RunInfo;
-  readonly results: readonly CaseResult[];
-  readonly summary: Summary;
-}
+export type Report = RunReport<RunInfo, CaseResult, Summary>;
 
 /** Receives a run as it happens and renders it. */
-export type Reporter = ReporterOf<RunInfo, CaseResult, Report>;
+export type Reporter = ReporterOf<RunInfo, CaseResult, Summary>;
 
 /** Counts verdicts and the paid units of billable cases that were sent. */
 export function summarize(results: readonly CaseResult[], ms: number): Summary {

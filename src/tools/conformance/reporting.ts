@@ -2,12 +2,19 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ReporterChoice } from './options.js';
 
+/** A finished run: what the reporters knew before the first result, every result, and the counts. */
+export interface RunReport<Info, Result, Summary> {
+  readonly info: Info;
+  readonly results: readonly Result[];
+  readonly summary: Summary;
+}
+
 /** Receives a run as it happens and renders it: the shape of the conformance runner's reporters and client-check's. */
-export interface Reporter<Info, Result, Report> {
+export interface Reporter<Info, Result, Summary> {
   start?(info: Info): void;
   result?(r: Result, done: number, total: number): void;
   /** The reporter's document (or, for a streaming reporter, what is left to write). */
-  end(report: Report): string;
+  end(report: RunReport<Info, Result, Summary>): string;
 }
 
 /**
@@ -15,9 +22,9 @@ export interface Reporter<Info, Result, Report> {
  * file. What goes to a file is kept until `finish`, so a run that stops early writes no file;
  * `scrub` sees every piece of text first (the conformance runner masks its API key with it).
  */
-export function openReporters<Name extends string, Info, Result, Report extends { readonly summary: { readonly failed: number } }>(
+export function openReporters<Name extends string, Info, Result, Summary extends { readonly failed: number }>(
   choices: readonly ReporterChoice<Name>[],
-  make: Record<Name, (write: (text: string) => void) => Reporter<Info, Result, Report>>,
+  make: Record<Name, (write: (text: string) => void) => Reporter<Info, Result, Summary>>,
   stdout: (text: string) => void,
   scrub: (text: string) => string = (text) => text,
 ) {
@@ -34,7 +41,7 @@ export function openReporters<Name extends string, Info, Result, Report extends 
       for (const { reporter } of open) reporter.result?.(r, done, total);
     },
     /** Writes each reporter's end, then the files (making their folders); returns the exit code: 1 when anything failed, else 0. */
-    finish(report: Report): 0 | 1 {
+    finish(report: RunReport<Info, Result, Summary>): 0 | 1 {
       for (const { reporter, write } of open) write(reporter.end(report));
       for (const [file, text] of files) {
         mkdirSync(dirname(file), { recursive: true });

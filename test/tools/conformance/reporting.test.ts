@@ -51,14 +51,10 @@ test('reporter choices: the usage errors', () => {
   assert.is(usage(['--reporter', 'toString']), "--reporter must be one of pretty, json, junit, got 'toString'", 'a name is looked up in the list, not in an object');
 });
 
-interface Run {
-  readonly summary: { readonly failed: number };
-}
-
 /** A reporter that writes what it is told as it happens, and its name at the end. */
 const echo =
   (name: string) =>
-  (write: (text: string) => void): Reporter<string, number, Run> => ({
+  (write: (text: string) => void): Reporter<string, number, { failed: number }> => ({
     start: (info) => write(`${name} start ${info}\n`),
     result: (r, done, total) => write(`${name} ${r} ${done}/${total}\n`),
     end: (run) => `${name} end ${run.summary.failed}\n`,
@@ -81,11 +77,11 @@ test('open reporters: standard output as it happens, files only at the end (thei
     reporters.result(7, 1, 1);
     assert.is(stdout, 'pretty start run\npretty 7 1/1\n');
     assert.not.ok(existsSync(json) || existsSync(junit), 'no file before the end');
-    assert.is(reporters.finish({ summary: { failed: 0 } }), 0);
+    assert.is(reporters.finish({ info: 'run', results: [7], summary: { failed: 0 } }), 0);
     assert.is(stdout, 'pretty start run\npretty 7 1/1\npretty end 0\n');
     assert.is(readFileSync(json, 'utf8'), 'json start run\njson 7 1/1\njson end 0\n');
     assert.is(readFileSync(junit, 'utf8'), '<***/>\n', 'file text is scrubbed too');
-    assert.is(openReporters([{ name: 'pretty' }], MAKE, () => {}).finish({ summary: { failed: 2 } }), 1, 'a failure exits 1');
+    assert.is(openReporters([{ name: 'pretty' }], MAKE, () => {}).finish({ info: 'run', results: [], summary: { failed: 2 } }), 1, 'a failure exits 1');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
