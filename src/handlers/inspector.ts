@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
 import { MAX_LISTENERS, type JournalEntry } from '../domain/journal.js';
-import { parseByteRange } from '../lib/byteRange.js';
 import { ROOT } from '../lib/paths.js';
 import type { Handler } from '../pipeline/handler.js';
+import { rangedReply } from '../pipeline/ranged.js';
 
 /** Where `npm run build` writes the inspector's page, script and stylesheet. */
 export const INSPECTOR_DIR = join(ROOT, 'dist', 'inspector');
@@ -59,18 +59,13 @@ const BODY_HEADERS = {
   'cross-origin-resource-policy': 'same-origin',
 };
 
-/** Headers of a body served whole or in part (200, 206): it takes byte ranges. */
-const SERVED_HEADERS = { ...BODY_HEADERS, 'accept-ranges': 'bytes' };
-
 /** A size in bytes as the messages show it: 32 MiB, 1.5 MiB. */
 const mib = (bytes: number): string => `${Number((bytes / 1048576).toFixed(1))} MiB`;
 
 /**
  * GET /__admin/requests/:id/body: the body a recent request was answered with, while it is held (see
- * ResponseBodies). A single byte range is answered 206 with a view of the held bytes (no copy), so that a
- * media element can seek in a long video or speech; a range that starts past the end is a 416. Several
- * ranges, another unit or a malformed header get the whole body (see parseByteRange), and so does a
- * request with If-Range: the answer carries no validator, so none can match (RFC 9110 section 13.1.5).
+ * ResponseBodies). It takes byte ranges (see rangedReply), so that a media element can seek in a long
+ * video or speech.
  */
 export const responseBody: Handler = ({ params, headers, services }) => {
   const id = params.id ?? '';
@@ -81,24 +76,13 @@ export const responseBody: Handler = ({ params, headers, services }) => {
       message: `No response body is held for request '${id.slice(0, 64)}': only binary and long answers are held, the most recent ${mib(services.limits.records.maxHeldResponseBytes)}.`,
     });
   }
-  const { body } = held;
-  // Node joins a Range header sent twice into one value, with a comma: two ranges, so the whole body.
-  const asked = typeof headers.range === 'string' && headers['if-range'] === undefined ? headers.range : undefined;
-  const range = parseByteRange(asked, body.length);
-  if (range === 'unsatisfiable') {
-    throw new ApiError(ERRORS.RANGE_NOT_SATISFIABLE, {
-      message: `The range '${asked!.slice(0, 64)}' does not overlap the body of request '${id.slice(0, 64)}', which is ${body.length} bytes long.`,
-      headers: { ...BODY_HEADERS, 'content-range': `bytes */${body.length}` },
-    });
-  }
-  if (!range) return { kind: 'binary', contentType: held.contentType, body, headers: SERVED_HEADERS };
-  return {
-    kind: 'binary',
-    status: 206,
+  return rangedReply(headers, {
     contentType: held.contentType,
-    body: body.subarray(range.start, range.end + 1),
-    headers: { ...SERVED_HEADERS, 'content-range': `bytes ${range.start}-${range.end}/${body.length}` },
-  };
+    body: held.body,
+    headers: BODY_HEADERS,
+    refusalHeaders: BODY_HEADERS,
+    name: `the body of request '${id.slice(0, 64)}'`,
+  });
 };
 
 /**
