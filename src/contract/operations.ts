@@ -232,8 +232,12 @@ const ROWS = [
     path: '/media/images/:size/:file',
     documented: false,
     auth: 'none',
-    success: { contentType: 'image/png' },
-    doc: { tag: EXT, summary: 'Download a generated image', description: 'The PNG behind an image URL. No key is needed, as with a signed URL.' },
+    success: { contentType: 'image/png', ranges: true },
+    doc: {
+      tag: EXT,
+      summary: 'Download a generated image',
+      description: 'The PNG behind an image URL. No key is needed, as with a signed URL. One byte range is answered 206, as by a CDN.',
+    },
   },
   {
     id: 'media.video',
@@ -241,8 +245,12 @@ const ROWS = [
     path: '/media/videos/:resolution/:duration/:file',
     documented: false,
     auth: 'none',
-    success: { contentType: 'video/mp4' },
-    doc: { tag: EXT, summary: 'Download a generated video', description: 'The MP4 behind a video task URL. No key is needed, as with a signed URL.' },
+    success: { contentType: 'video/mp4', ranges: true },
+    doc: {
+      tag: EXT,
+      summary: 'Download a generated video',
+      description: 'The MP4 behind a video task URL. No key is needed, as with a signed URL. One byte range is answered 206, so that a player can seek.',
+    },
   },
   // The admin API: fault rules, rate-limit and rule state, the request journal (loopback or admin token).
   {

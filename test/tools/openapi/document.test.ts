@@ -162,7 +162,7 @@ test('responses: JSON schemas, binary audio, the chat event stream, and the docu
 
 test('an operation that serves byte ranges lists the Range header, a 206 with Content-Range, Accept-Ranges and the 416', () => {
   const ranged = operations.filter((op) => op.success.ranges).map((op) => op.id);
-  assert.equal(ranged, ['admin.requests.body']);
+  assert.equal(ranged, ['media.image', 'media.video', 'admin.requests.body']);
   for (const op of operations) {
     const o = opOf(op.path.replace(/:(\w+)/g, '{$1}'), op.method.toLowerCase());
     const takes = op.success.ranges === true;
@@ -175,11 +175,14 @@ test('an operation that serves byte ranges lists the Range header, a 206 with Co
     );
     assert.is('Accept-Ranges' in o.responses[String(op.success.status ?? 200)].headers, takes, op.id);
   }
-  const body = opOf('/__admin/requests/{id}/body', 'get').responses;
-  assert.is(body['206'].headers['Content-Range'].$ref, '#/components/headers/ContentRange');
-  assert.is(body['206'].headers['Accept-Ranges'].$ref, '#/components/headers/AcceptRanges');
-  assert.equal(body['206'].content, body['200'].content);
-  assert.is(body['416'].$ref, '#/components/responses/RangeNotSatisfiable');
+  for (const path of ['/media/images/{size}/{file}', '/media/videos/{resolution}/{duration}/{file}', '/__admin/requests/{id}/body']) {
+    const responses = opOf(path, 'get').responses;
+    assert.is(responses['206'].headers['Content-Range'].$ref, '#/components/headers/ContentRange', path);
+    assert.is(responses['206'].headers['Accept-Ranges'].$ref, '#/components/headers/AcceptRanges', path);
+    assert.equal(responses['206'].content, responses['200'].content, path);
+    assert.is(responses['416'].$ref, '#/components/responses/RangeNotSatisfiable', path);
+  }
+  assert.equal(Object.keys(opOf('/media/videos/{resolution}/{duration}/{file}', 'get').responses['206'].content), ['video/mp4']);
   const refused = doc.components.responses.RangeNotSatisfiable;
   assert.is(refused.headers['Content-Range'].$ref, '#/components/headers/ContentRange');
   assert.is(refused.content['application/json'].examples.RangeNotSatisfiable.$ref, '#/components/examples/RangeNotSatisfiable');
