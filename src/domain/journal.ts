@@ -122,7 +122,7 @@ class Unread {
   private readonly responseBytes: number | undefined;
   private readonly sse: SentEvents | undefined;
 
-  constructor(r: RequestRecord, same: (text: string) => string) {
+  constructor(r: RequestRecord, texts: SharedTexts) {
     this.requestId = r.requestId;
     this.time = r.time;
     this.method = r.method;
@@ -141,11 +141,11 @@ class Unread {
     this.bodyHash = r.bodyHash;
     this.retryAfterMs = r.retryAfterMs;
     this.violations = r.violations;
-    this.requestHeaders = r.request && same(headerText(r.request.headers));
+    this.requestHeaders = r.request && texts.requestHeaders(r.request.headers);
     this.requestBody = r.request?.body;
     this.requestBodyChars = r.request?.bodyChars;
     this.responseHeaders = r.responseHeaders;
-    this.responseHead = r.responseHead === undefined ? undefined : same(withoutRequestId(r.responseHead));
+    this.responseHead = r.responseHead === undefined ? undefined : texts.responseHead(r.responseHead);
     this.responseBody = flat(r.responseBody);
     this.responseBodyChars = r.responseBodyChars;
     this.responseBytes = r.responseBytes;
@@ -168,21 +168,65 @@ class Unread {
   }
 }
 
-// How many distinct header texts the journal shares between its unread entries (then it starts afresh).
-// A cache size, not a bound of what an entry keeps: no entry shows it, so it is not in fixtures/limits.json.
-const MAX_SHARED = 256;
-
 /**
- * A response's header block without its x-request-id line, which the mock writes first (beginResponse)
- * and the journal leaves out of an entry's response headers anyway (it is the entry's requestId): the
- * rest repeats from answer to answer and can be shared.
+ * The header texts unread entries hold, one copy of each: a client sends the same headers request after
+ * request, and the mock answers with the same ones but for the request id (and the Date, once a second),
+ * so most entries share them instead of each holding its own (which the garbage collector would copy
+ * out of the young generation). A new request's headers are compared with those of the last few texts
+ * made, value by value, and a response's header block with the last few blocks: a repeat costs those
+ * comparisons, not a text built and hashed to be looked up.
  */
-function withoutRequestId(head: string): string {
-  const first = head.indexOf('\r\n');
-  if (first < 0 || !head.startsWith('x-request-id:', first + 2)) return head;
-  const second = head.indexOf('\r\n', first + 2);
-  return second < 0 ? head : head.slice(0, first) + head.slice(second);
+class SharedTexts {
+  /** The last request header texts made, newest first, with the names and values they were made from. */
+  private requests: { readonly pairs: readonly unknown[]; readonly text: string }[] = [];
+  /** The last response header lines kept (see responseHead), newest first. */
+  private heads: string[] = [];
+
+  /** The text of a request's headers (see headerText), shared with earlier entries when they are the same. */
+  requestHeaders(headers: RequestDetail['headers']): string {
+    search: for (const seen of this.requests) {
+      const pairs = seen.pairs;
+      let i = 0;
+      for (const name in headers) {
+        const value = headers[name];
+        if (value === undefined) continue;
+        if (pairs[i] !== name || pairs[i + 1] !== value) continue search;
+        i += 2;
+      }
+      if (i === pairs.length) return seen.text;
+    }
+    const text = headerText(headers);
+    // A list value (a repeated header) is a new array in every request, so it never matches a later one.
+    const pairs: unknown[] = [];
+    for (const name in headers) if (headers[name] !== undefined) pairs.push(name, headers[name]);
+    this.requests = [{ pairs, text }, ...this.requests.slice(0, RECENT_TEXTS - 1)];
+    return text;
+  }
+
+  /**
+   * A response's header lines without its status line and its x-request-id line, which the mock writes
+   * first (beginResponse) and the journal leaves out of an entry's response headers anyway (it is the
+   * entry's requestId): the rest repeats from answer to answer, and is shared with earlier entries when
+   * it is the same. The text starts with the line break that ended the status line (headersFromBlock
+   * reads it as a block whose first line is empty).
+   */
+  responseHead(head: string): string {
+    const first = head.indexOf('\r\n');
+    if (first < 0) return head;
+    const second = head.startsWith('x-request-id:', first + 2) ? head.indexOf('\r\n', first + 2) : -1;
+    const from = second < 0 ? first : second;
+    for (const seen of this.heads) if (seen.length === head.length - from && head.endsWith(seen)) return seen;
+    // A copy, flattened: a slice of the block would hold the whole block, request id and all.
+    const text = flat('\r\n' + head.slice(from + 2));
+    this.heads = [text, ...this.heads.slice(0, RECENT_TEXTS - 1)];
+    return text;
+  }
 }
+
+// How many recent header texts of each kind SharedTexts compares a new one with: the clients of a test
+// run are few. A cache size, not a bound of what an entry keeps: no entry shows it, so it is not in
+// fixtures/limits.json.
+const RECENT_TEXTS = 8;
 
 // The fields every record has (possibly undefined); the others are left out when absent.
 const BASE_FIELDS = new Set([
@@ -292,19 +336,7 @@ export class Journal {
   private readonly scrub: (text: string) => string;
   private readonly scrubPath: (path: string) => string;
   private readonly clean = new Set<string>();
-  /**
-   * Header texts held by unread entries, one copy of each: a client sends the same headers request after
-   * request, and the mock answers with the same ones but for the request id, so most entries share them
-   * instead of each holding its own (which the garbage collector would copy out of the young generation).
-   */
-  private shared = new Map<string, string>();
-  private readonly same = (text: string): string => {
-    const held = this.shared.get(text);
-    if (held !== undefined) return held;
-    if (this.shared.size >= MAX_SHARED) this.shared = new Map();
-    this.shared.set(text, text);
-    return text;
-  };
+  private readonly texts = new SharedTexts();
   private readonly maskText = (text: string): string => this.masked(text);
   private readonly listeners = new Set<JournalListener>();
 
@@ -344,7 +376,7 @@ export class Journal {
     const sent = r.responseBody;
     const now =
       this.listeners.size > 0 || (body !== undefined && body.length > MAX_BODY_CHARS) || (sent !== undefined && (typeof sent !== 'string' || sent.length > MAX_RESPONSE_CHARS));
-    const slot: Slot = now ? this.finish(r) : new Unread(r, this.same);
+    const slot: Slot = now ? this.finish(r) : new Unread(r, this.texts);
     this.ring[this.next] = slot;
     this.next = (this.next + 1) % this.capacity;
     this.recorded++;

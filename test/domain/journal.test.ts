@@ -218,4 +218,41 @@ test('entries share repeated header texts without mixing them up; the response i
   assert.ok(entries.every((e) => !('x-request-id' in e.responseHeaders!)));
 });
 
+test('a header set that extends, shortens or reorders a recent one, or a block with other header lines, keeps its own headers', () => {
+  const j = new Journal(20);
+  const sets: Record<string, string>[] = [
+    { a: '1', b: '2' },
+    { a: '1' },
+    { a: '1', b: '2', c: '3' },
+    { b: '2', a: '1' },
+    { a: '1', b: '22' },
+    { a: '1', b: '2' },
+    {},
+    { c: '3' },
+    { c: '1' },
+  ];
+  const heads = [
+    'HTTP/1.1 200 OK\r\nx-request-id: r\r\nx-a: 1\r\n\r\n',
+    'HTTP/1.1 201 OK\r\nx-request-id: r\r\nx-a: 1\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nx-a: 1\r\n\r\n',
+    'HTTP/1.1 200 OKAY\r\nx-request-id: r\r\nx-a: 1\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nx-request-id: a-longer-id\r\nx-a: 12\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nx-request-id: r\r\nx-a: 2\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nx-request-id: r\r\nx-a: 1\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nx-b: 2\r\nx-a: 1\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nx-request-id: r\r\nx-b: 1\r\n\r\n',
+  ];
+  // Twice round, so the second time each is one of the recent texts; a list value (repeated header) too.
+  for (let round = 0; round < 2; round++) for (let i = 0; i < sets.length; i++) j.record(record(i, { request: { headers: sets[i]! }, responseHead: heads[i] }));
+  j.record(record(99, { request: { headers: { 'set-cookie': ['x=1', 'y=2'] } } }));
+  const entries = j.entries();
+  for (let n = 0; n < 2 * sets.length; n++) {
+    const i = n % sets.length;
+    assert.equal(entries[n]!.request!.headers, sets[i], `set ${i}, round ${Math.floor(n / sets.length)}`);
+    const status = /^HTTP\/1\.1 (\d+)/.exec(heads[i]!)![1];
+    assert.equal(entries[n]!.responseHeaders, headersFromBlock(heads[i]!.replace(/x-request-id: [^\r]*\r\n/, '')), `head ${i}, status ${status}`);
+  }
+  assert.equal(entries.at(-1)!.request!.headers, { 'set-cookie': '[masked]' });
+});
+
 test.run();
