@@ -19,7 +19,7 @@ import type { Clock } from '../domain/clock.js';
 import { faultable, operations } from '../contract/operations.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
 import { Lru } from '../lib/lru.js';
-import type { Completion } from '../text/complete.js';
+import { Completions } from '../text/complete.js';
 
 /** The fault rules of the configuration; a rule that cannot be accepted is a start-up error naming the rule. */
 function faultRulesOf(config: Config, schemas: SchemaRegistry): FaultRules {
@@ -79,8 +79,8 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
               t
           )(config.clock),
     media: new MediaStore(config.mediaCache, limits.video.fps),
-    // Recent completions: 128 of them, at most 16 MiB of text (a cache, not a limit users see).
-    completions: new Lru<Completion>(128, 16 * 1024 * 1024),
+    // Recent completions: 128 of them, at most 16 MiB, in each of its tables (a cache, not a limit users see).
+    completions: new Completions(128, 16 * 1024 * 1024),
     keys: keyStates(config.keys),
     bodyBudget: new BodyBudget(config.bodyMemory, limits.requests.largeBodyBytes),
     clock,

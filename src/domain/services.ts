@@ -13,7 +13,7 @@ import type { ResponseBodies } from './responseBodies.js';
 import type { Lru } from '../lib/lru.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
 import type { StateStore, VideoTask } from './state/store.js';
-import type { Completion } from '../text/complete.js';
+import type { Completions } from '../text/complete.js';
 import type { CompiledRule } from '../text/replies.js';
 
 /** Shared services built once by createApp and handed to every handler. */
@@ -44,7 +44,7 @@ export interface Services {
    */
   readonly state: StateStore;
   /** Recent chat completions (a reply cut to max_tokens and stop), made once for repeated requests. */
-  readonly completions: Lru<Completion>;
+  readonly completions: Completions;
   /** The reply rules chat answers from: rules added at run time, the user's file (if any), then the built-in ones. */
   readonly replyRules: CompiledRule[];
   /** Masks every configured secret in what goes back to clients (error envelopes, echoed headers, quoted prompts). */

@@ -1,12 +1,10 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, hexFrom, idFrom } from '../lib/ids.js';
-import { completeText, type Completion } from '../text/complete.js';
 import { pacingFor } from '../text/pacing.js';
 import { DEFAULT_RULE_ID, selectReply } from '../text/replies.js';
-import { countChatPromptTokens, type Encoding } from '../text/tokenizer.js';
+import { countChatPromptTokens } from '../text/tokenizer.js';
 import { chunkEvents, completionJson, usageOf } from '../text/wire.js';
 import type { Model } from '../domain/catalogue.js';
-import type { Lru } from '../lib/lru.js';
 import type { Handler } from '../pipeline/handler.js';
 
 /** The header that picks a reply rule by id for one request, e.g. `X-Mock-Reply-Rule: long`. */
@@ -16,17 +14,6 @@ type Message = { role: string; content: string; name?: string };
 
 // A model's fingerprint is a pure function of its id, and the ids are the catalogue's: a memo bounded by it.
 const fingerprints = new Map<string, string>();
-
-// Cutting and splitting a reply is a pure function of these inputs, and the same reply rules answer
-// request after request: the server keeps recent results (services.completions, bounded by count and size).
-function complete(completions: Lru<Completion>, text: string, maxTokens: number | undefined, stop: string[] | undefined, encoding: Encoding): Completion {
-  const key = JSON.stringify([encoding, maxTokens ?? null, stop ?? null, text]);
-  return completions.getOrMake(
-    key,
-    () => completeText({ text, maxTokens, stop, encoding }),
-    () => key.length * 4,
-  );
-}
 
 /** The system fingerprint of a model: fp_ and ten hex digits derived from its id. */
 function fingerprintOf(model: string): string {
@@ -77,7 +64,7 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
   // The default reply quotes the question: a configured key in it comes back masked, as everywhere else.
   const text = selected.ruleId === DEFAULT_RULE_ID ? services.secrets.text(selected.text) : selected.text;
   // Sampling parameters (temperature, top_p, seed) are validated but change nothing: same request, same reply.
-  const result = complete(services.completions, text, maxTokens, body.stop as string[] | undefined, encoding);
+  const result = services.completions.get({ text, maxTokens, stop: body.stop as string[] | undefined, encoding });
   const usage = usageOf(promptTokens, result.completionTokens);
   const head = {
     // The raw body differs between a streamed and a plain request, so their ids differ, as they do on the real API.

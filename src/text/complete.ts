@@ -1,3 +1,4 @@
+import { Lru } from '../lib/lru.js';
 import { decodePieces, encode, type Encoding, type Piece } from './tokenizer.js';
 
 /** Input to completeText: the full reply plus the request's limits. */
@@ -51,4 +52,37 @@ export function completeText(input: CompleteInput): Completion {
   const pieces = decodePieces(tokens, input.encoding);
   // Joining the pieces (rather than reusing text) keeps content and stream byte-identical by construction.
   return { content: join(pieces), finishReason: 'stop', completionTokens: tokens.length, pieces };
+}
+
+/**
+ * Recent completions, made once for repeated requests: cutting and splitting a reply is a pure function
+ * of its inputs, and the same reply rules answer request after request. Each table is bounded by count
+ * and by bytes (a completion weighs 4 bytes per character of its key: its text, and the pieces that
+ * split it). A reply with neither max_tokens nor stop (most requests) is found by its
+ * text alone, one table per encoding, so a repeat costs a lookup and no key is built for it; the others
+ * are keyed by all four inputs.
+ */
+export class Completions {
+  private readonly plain = new Map<Encoding, Lru<Completion>>();
+  private readonly cut: Lru<Completion>;
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly maxBytes: number,
+  ) {
+    this.cut = new Lru<Completion>(maxEntries, maxBytes);
+  }
+
+  /** The completion of `input`, made on a miss. */
+  get(input: CompleteInput): Completion {
+    const { text, maxTokens, stop, encoding } = input;
+    const make = (): Completion => completeText(input);
+    if (maxTokens === undefined && stop === undefined) {
+      let table = this.plain.get(encoding);
+      if (!table) this.plain.set(encoding, (table = new Lru<Completion>(this.maxEntries, this.maxBytes)));
+      return table.getOrMake(text, make, () => text.length * 4);
+    }
+    const key = JSON.stringify([encoding, maxTokens ?? null, stop ?? null, text]);
+    return this.cut.getOrMake(key, make, () => key.length * 4);
+  }
 }

@@ -131,9 +131,29 @@ export function shortenForQuote(text: string): string {
   return `${out.trimEnd()}...`;
 }
 
+// Clients send the same conversation again (a retry, a snapshot test, a load test): the default reply
+// of a conversation is kept, keyed by the text its sentences are chosen from, so a repeat costs one
+// lookup instead of a hash and the quoting, and is the same string each time (the completion cache
+// downstream then finds it at once). A conversation whose key is longer than MEMO.keyChars is composed every time;
+// the map is emptied when full.
+const MEMO = { entries: 1024, keyChars: 4096 };
+let replies = new Map<string, string>();
+
 function defaultReply(input: ReplyInput): string {
   // Stable across runs and processes: sentence choice depends only on the request content.
-  const digest = sha256(JSON.stringify([input.model, input.messages.map((m) => [m.role, m.content])]));
+  const source = JSON.stringify([input.model, input.messages.map((m) => [m.role, m.content])]);
+  if (source.length > MEMO.keyChars) return composeDefault(input, source);
+  let text = replies.get(source);
+  if (text === undefined) {
+    text = composeDefault(input, source);
+    if (replies.size >= MEMO.entries) replies = new Map();
+    replies.set(source, text);
+  }
+  return text;
+}
+
+function composeDefault(input: ReplyInput, source: string): string {
+  const digest = sha256(source);
   const pick = <T>(list: readonly T[], byte: number): T => list[digest[byte]! % list.length]!;
   const last = lastUserText(input.messages);
   const quote = last === undefined ? '' : shortenForQuote(last);

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { completeText, findStop, type Completion } from '../../src/text/complete.js';
+import { Completions, completeText, findStop, type Completion } from '../../src/text/complete.js';
 import { countTokens, decode, encode, type Encoding, type Piece } from '../../src/text/tokenizer.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../../fixtures/replies.json', import.meta.url), 'utf8')) as {
@@ -145,6 +145,29 @@ test('emoji and CJK text: whole text round-trips and pieces are whole characters
     checkPieces(r);
     assert.not.ok(texts(r.pieces).some((p) => p.includes('\uFFFD')));
   }
+});
+
+test('Completions: each encoding and each cut has its own completion, and a repeat is the one made before', () => {
+  const cache = new Completions(4, 1024 * 1024);
+  const plain = cache.get({ text: UNICODE, encoding: 'o200k_base' });
+  assert.is(cache.get({ text: UNICODE, encoding: 'o200k_base' }), plain);
+  assert.equal(plain, completeText({ text: UNICODE, encoding: 'o200k_base' }));
+  const other = cache.get({ text: UNICODE, encoding: 'cl100k_base' });
+  assert.equal(other, completeText({ text: UNICODE, encoding: 'cl100k_base' }));
+  assert.is.not(other.completionTokens, plain.completionTokens);
+  assert.equal(cache.get({ text: UNICODE, maxTokens: 3, encoding: 'o200k_base' }), completeText({ text: UNICODE, maxTokens: 3, encoding: 'o200k_base' }));
+  assert.equal(cache.get({ text: UNICODE, stop: ['.'], encoding: 'o200k_base' }), completeText({ text: UNICODE, stop: ['.'], encoding: 'o200k_base' }));
+  assert.equal(
+    cache.get({ text: UNICODE, maxTokens: 3, stop: ['.'], encoding: 'cl100k_base' }),
+    completeText({ text: UNICODE, maxTokens: 3, stop: ['.'], encoding: 'cl100k_base' }),
+  );
+  // Past its bounds the cache forgets, and makes the completion again.
+  const small = new Completions(1, 1024 * 1024);
+  const first = small.get({ text: 'Hello there.', encoding: 'o200k_base' });
+  small.get({ text: 'Something else.', encoding: 'o200k_base' });
+  const again = small.get({ text: 'Hello there.', encoding: 'o200k_base' });
+  assert.is.not(again, first);
+  assert.equal(again, first);
 });
 
 test('empty text and invalid maxTokens', () => {

@@ -91,6 +91,18 @@ test('default reply is deterministic, quotes the last user message, and depends 
   assert.ok(byModel.size > 1, 'the model is part of the hash');
 });
 
+test('default reply of a repeated conversation: the whole conversation decides it, not its last message alone', () => {
+  const last = { role: 'user', content: 'And what next?' };
+  const earlier = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight'].map((w) => ({ role: 'user', content: w }));
+  const replies = earlier.map((m) => defaultText([m, last]));
+  // Asked again, in another order, each conversation gets its own reply back.
+  for (let i = earlier.length - 1; i >= 0; i--) assert.is(defaultText([earlier[i]!, last]), replies[i]);
+  assert.ok(new Set(replies).size > 1, 'conversations ending alike should not all get one reply');
+  // A conversation too long to be kept is composed again, to the same reply.
+  const long = [{ role: 'user', content: 'x'.repeat(5000) }, last];
+  assert.is(defaultText(long), defaultText(long));
+});
+
 test('default reply is never empty and stays 30-80 tokens, for any input', () => {
   const cases = [
     [],
