@@ -1,5 +1,18 @@
 // What a handler answers: the shape the pipeline writes and faults may alter.
 
+/**
+ * Makes a JSON answer's text again, byte for byte, from the few values it was made of. The journal holds
+ * it instead of the text of a short answer: the text lives only until it is written, and what an unread
+ * entry keeps is a small object rather than the text (which, held for the life of a journal entry, the
+ * garbage collector would copy out of the young generation for every request).
+ */
+export interface TextRecipe {
+  make(): string;
+}
+
+/** Whether a recorded response body is a recipe (not a text or a Buffer). */
+export const isRecipe = (body: unknown): body is TextRecipe => typeof body === 'object' && body !== null && typeof (body as Partial<TextRecipe>).make === 'function';
+
 /** One SSE event of a streamed reply: its JSON text and how many tokens it carries (for pacing). */
 export interface SseEvent {
   readonly data: string;
@@ -16,6 +29,8 @@ export type Reply =
       headers?: Record<string, string>;
       /** Tokens the answer used (chat), for the tokens-per-minute limit. */
       tokens?: number;
+      /** Makes `body` (a text) again; whoever replaces `body` drops it. */
+      recipe?: TextRecipe;
     }
   | {
       kind: 'binary';

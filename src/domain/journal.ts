@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { findOperation } from '../contract/operations.js';
+import { isRecipe, type TextRecipe } from '../contract/reply.js';
 import { loadLimits } from './limits.js';
 import { scrubPath, secretScrubber } from './secrets.js';
 
@@ -32,12 +33,12 @@ export interface RequestRecord {
   /** The response's headers as sent (the journal keeps them bounded and masked). */
   readonly responseHeaders?: Readonly<Record<string, string | number | readonly string[] | undefined>>;
   /**
-   * The response's body. As recorded: the JSON text written, or the binary body (references, never
-   * copies). As journalled: a text body's first records.maxResponseBodyChars characters (fixtures/limits.json)
+   * The response's body. As recorded: the JSON text written (or, for a short one, its recipe: the text is
+   * made again when the entry is read), or the binary body (references, never copies). As journalled: a text body's first records.maxResponseBodyChars characters (fixtures/limits.json)
    * with every configured secret masked; a binary body is left out (its size is `responseBytes`; the
    * inspector reads the bytes from GET /__admin/requests/:id/body).
    */
-  readonly responseBody?: string | Buffer;
+  readonly responseBody?: string | Buffer | TextRecipe;
   /** As journalled: the whole text body's length in characters, so a cut body shows as cut. */
   readonly responseBodyChars?: number;
   /** As journalled: a binary body's size in bytes. */
@@ -84,7 +85,10 @@ export interface Violation {
 }
 
 /** One journal entry: a finished request, with long client-supplied parts cut to size and secrets masked. */
-export type JournalEntry = RequestRecord;
+export type JournalEntry = Omit<RequestRecord, 'responseBody'> & {
+  /** A text body's first records.maxResponseBodyChars characters, masked (see RequestRecord.responseBody). */
+  readonly responseBody?: string;
+};
 
 /**
  * A record not read yet: it becomes its entry (masked, cut, hashed) when first read. It is held as one
@@ -117,7 +121,7 @@ class Unread {
   private readonly requestBodyChars: number | undefined;
   private readonly responseHeaders: RequestRecord['responseHeaders'];
   private readonly responseHead: string | undefined;
-  private readonly responseBody: string | Buffer | undefined;
+  private readonly responseBody: string | Buffer | TextRecipe | undefined;
   private readonly responseBodyChars: number | undefined;
   private readonly responseBytes: number | undefined;
   private readonly sse: SentEvents | undefined;
@@ -375,7 +379,9 @@ export class Journal {
     const body = r.request?.body;
     const sent = r.responseBody;
     const now =
-      this.listeners.size > 0 || (body !== undefined && body.length > MAX_BODY_CHARS) || (sent !== undefined && (typeof sent !== 'string' || sent.length > MAX_RESPONSE_CHARS));
+      this.listeners.size > 0 ||
+      (body !== undefined && body.length > MAX_BODY_CHARS) ||
+      (sent !== undefined && !isRecipe(sent) && (typeof sent !== 'string' || sent.length > MAX_RESPONSE_CHARS));
     const slot: Slot = now ? this.finish(r) : new Unread(r, this.texts);
     this.ring[this.next] = slot;
     this.next = (this.next + 1) % this.capacity;
@@ -417,10 +423,10 @@ export class Journal {
       keyLabel === r.keyLabel &&
       bodyHash === r.bodyHash;
     // A record with nothing to mask, cut or add is kept as it is: records are never changed.
-    const { responseHead, ...rest } = r;
+    const { responseHead, responseBody, ...rest } = r;
     const responseHeaders = responseHead === undefined ? r.responseHeaders : headersFromBlock(responseHead);
-    return same && !r.details && !r.request && !responseHeaders && responseHead === undefined && r.responseBody === undefined && !r.sse
-      ? r
+    return same && !r.details && !r.request && !responseHeaders && responseHead === undefined && responseBody === undefined && !r.sse
+      ? (r as JournalEntry) // it has no response body
       : {
           ...rest,
           requestId,
@@ -435,7 +441,7 @@ export class Journal {
           details: r.details?.slice(0, MAX_DETAILS).map((d) => scrubValues(d, this.maskText)),
           ...(r.request ? { request: this.detailOf(r.request, keyLabel) } : {}),
           ...(responseHeaders ? { responseHeaders: this.headersOf(responseHeaders, keyLabel, 'x-request-id') } : {}),
-          ...this.responseOf(r.responseBody),
+          ...this.responseOf(responseBody),
           sse: r.sse && this.eventsOf(r.sse),
         };
   }
@@ -448,7 +454,8 @@ export class Journal {
   }
 
   /** A response body as journalled: text masked and cut at records.maxResponseBodyChars; of a binary body, only its size. */
-  private responseOf(sent: string | Buffer | undefined): Pick<JournalEntry, 'responseBody' | 'responseBodyChars' | 'responseBytes'> {
+  private responseOf(recorded: RequestRecord['responseBody']): Pick<JournalEntry, 'responseBody' | 'responseBodyChars' | 'responseBytes'> {
+    const sent = isRecipe(recorded) ? recorded.make() : recorded;
     if (sent === undefined || sent === '') return { responseBody: undefined };
     if (typeof sent !== 'string') return { responseBody: undefined, responseBytes: sent.length };
     return { responseBody: this.cut(sent, MAX_RESPONSE_CHARS), responseBodyChars: sent.length };

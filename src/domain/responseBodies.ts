@@ -1,4 +1,5 @@
 import { findOperation } from '../contract/operations.js';
+import { isRecipe } from '../contract/reply.js';
 import { Lru } from '../lib/lru.js';
 import type { RequestRecord } from './journal.js';
 import { loadLimits } from './limits.js';
@@ -46,7 +47,8 @@ export class ResponseBodies {
   /** Holds the record's body when the journal cannot show it whole; a plain JSON answer costs one comparison. */
   keep(r: RequestRecord): void {
     const body = r.responseBody;
-    if (body === undefined || (typeof body === 'string' && body.length <= JOURNAL_TEXT_CHARS)) return;
+    // A recipe is recorded only for a text the journal keeps whole (pipeline/respond.ts).
+    if (body === undefined || isRecipe(body) || (typeof body === 'string' && body.length <= JOURNAL_TEXT_CHARS)) return;
     if (r.path.startsWith('/__admin') || findOperation(r.operation)?.probe) return;
     const contentType = contentTypeOf(r) ?? (typeof body === 'string' ? 'application/json; charset=utf-8' : 'application/octet-stream');
     this.held.set(r.requestId, { contentType, body }, typeof body === 'string' ? body.length * 2 : body.length);

@@ -3,7 +3,7 @@ import { digest, hexFrom, idFrom } from '../lib/ids.js';
 import { pacingFor } from '../text/pacing.js';
 import { DEFAULT_RULE_ID, selectReply } from '../text/replies.js';
 import { countChatPromptTokens } from '../text/tokenizer.js';
-import { chunkEvents, completionJson, usageOf } from '../text/wire.js';
+import { CompletionText, chunkEvents, usageOf } from '../text/wire.js';
 import type { Model } from '../domain/catalogue.js';
 import type { Handler } from '../pipeline/handler.js';
 
@@ -75,7 +75,10 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
   };
   // Tells the caller which rule answered, for debugging rule files; clients ignore unknown headers.
   const replyHeaders = { [RULE_HEADER]: selected.ruleId };
-  if (body.stream !== true) return { kind: 'json', body: completionJson(head, result, usage), tokens: usage.total_tokens, headers: replyHeaders };
+  if (body.stream !== true) {
+    const recipe = new CompletionText(head, result, promptTokens);
+    return { kind: 'json', body: recipe.make(), recipe, tokens: usage.total_tokens, headers: replyHeaders };
+  }
   const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
   return {
     kind: 'sse',

@@ -3,6 +3,11 @@ import type { Context } from 'koa';
 import { writeFeed } from './feed.js';
 import { StreamLog, writeSse, type StreamTimers } from './sse.js';
 import type { RequestState } from './steps.js';
+import { loadLimits } from '../domain/limits.js';
+
+// The journal keeps a text answer whole up to this many characters: such an answer with a recipe is
+// journalled as its recipe (longer ones are held as they are, by the journal and the body store).
+const JOURNAL_TEXT_CHARS = loadLimits().records.maxResponseBodyChars;
 
 /** The Content-Type of every JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -39,7 +44,8 @@ export function responder(stallMaxMs: number, timers?: StreamTimers, streamMaxMs
       case 'json': {
         ctx.respond = false; // written here in one go; Koa's body setter would guess the type and measure it again
         const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
-        state.responseBody = text; // the journal keeps this text, bounded, when the entry is made
+        // The journal keeps this text, bounded, when the entry is made; a short one with a recipe as the recipe.
+        state.responseBody = reply.recipe && text.length <= JOURNAL_TEXT_CHARS ? reply.recipe : text;
         writeJson(res, reply.status ?? state.operation?.success.status ?? 200, text);
         return;
       }

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { ApiError } from '../contract/errors.js';
 import type { BoundOperation } from './handler.js';
 import type { KeyState } from '../domain/keys.js';
-import type { Reply } from '../contract/reply.js';
+import type { Reply, TextRecipe } from '../contract/reply.js';
 import type { SentEvents, Violation } from '../domain/journal.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
@@ -25,8 +25,8 @@ export interface RequestState {
   ignoredFields?: readonly string[];
   /** Departures from the API the validating proxy saw in this exchange (docs/record-replay.md). */
   violations?: Violation[];
-  /** The body that was sent, for the journal: the JSON text written or the binary body (a reference, never a copy). */
-  responseBody?: string | Buffer;
+  /** The body that was sent, for the journal: the JSON text written (or its recipe) or the binary body (a reference, never a copy). */
+  responseBody?: string | Buffer | TextRecipe;
   /** A streamed answer's events as written, with their times (pipeline/sse.ts StreamLog). */
   sse?: SentEvents;
 }

@@ -1,4 +1,4 @@
-import type { SseEvent } from '../contract/reply.js';
+import type { SseEvent, TextRecipe } from '../contract/reply.js';
 import type { Completion } from './complete.js';
 
 /** What every object of one answer shares: the same id, created time, model and fingerprint. */
@@ -53,6 +53,22 @@ export function completionJson(head: ChatHead, result: Completion, usage: Return
     `"usage":{"prompt_tokens":${usage.prompt_tokens},"completion_tokens":${usage.completion_tokens},"total_tokens":${usage.total_tokens},${DETAILS_JSON},` +
     `"service_tier":"default","system_fingerprint":${JSON.stringify(head.fingerprint)}}`
   );
+}
+
+/**
+ * A chat.completion answer as a recipe: its id, time, model, fingerprint, the (cached, shared) completion
+ * and the prompt's token count, from which `make` writes the same text completionJson wrote for it.
+ */
+export class CompletionText implements TextRecipe {
+  constructor(
+    private readonly head: ChatHead,
+    private readonly result: Completion,
+    private readonly promptTokens: number,
+  ) {}
+
+  make(): string {
+    return completionJson(this.head, this.result, usageOf(this.promptTokens, this.result.completionTokens));
+  }
 }
 
 // The choices of a completion's text events depend on the completion alone, and completions are cached

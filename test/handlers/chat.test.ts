@@ -2,12 +2,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { countChatPromptTokens, countTokens } from '../../src/text/tokenizer.js';
 import { chatCompletions } from '../../src/handlers/chat.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import type { Reply } from '../../src/contract/reply.js';
-import { assertError, assertSchema, KEY, pathOf, post, useMock, withMock } from '../helpers.js';
+import { assertError, assertSchema, get, KEY, pathOf, post, useMock, withMock } from '../helpers.js';
 
 const CHAT = pathOf('chat.completions');
 const mock = useMock(test);
@@ -287,6 +289,52 @@ test('a client that disconnects mid-stream stops the work at once: outcome "abor
     },
     { observers: [(r) => r.stream && aborted(r)] },
   );
+});
+
+test('the journal shows the bytes each answer had: a plain one, a broken one (fault), one too long to keep whole', async () => {
+  const { url } = mock();
+  const lastEntry = async () => ((await get(url, '/__admin/requests', null)).json.data as { requestId: string; responseBody?: string; responseBodyChars?: number }[]).at(-1)!;
+  const plain = await post(url, CHAT, ask('What does the journal keep of me?'));
+  assert.is(plain.status, 200);
+  const entry = await lastEntry();
+  assert.is(entry.responseBody, plain.bytes.toString('utf8'));
+  assert.is(entry.responseBodyChars, plain.bytes.toString('utf8').length);
+  // The same conversation again: its own id in the answer, and in the journal.
+  const again = await post(url, CHAT, ask('What does the journal keep of me?', { temperature: 0.5 }));
+  assert.is.not(again.json.id, plain.json.id);
+  assert.is((await lastEntry()).responseBody, again.bytes.toString('utf8'));
+  const broken = await new Promise<string>((resolve, reject) => {
+    const payload = JSON.stringify(ask('What does the journal keep of me?'));
+    const req = httpRequest(
+      new URL(CHAT, url),
+      { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-fault': 'malformed' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+  assert.throws(() => JSON.parse(broken));
+  assert.is((await lastEntry()).responseBody, broken);
+
+  const dir = mkdtempSync(join(tmpdir(), 'uam-rules-'));
+  const file = join(dir, 'rules.json');
+  writeFileSync(file, JSON.stringify({ rules: [{ id: 'huge', match: { contains: 'huge' }, reply: 'word '.repeat(5000) }] }));
+  await withMock({ replyRules: file }, async (big) => {
+    const res = await post(big.url, CHAT, ask('a huge answer, please'));
+    const text = res.bytes.toString('utf8');
+    assert.ok(text.length > 20_000, `${text.length} characters`);
+    const entries = (await get(big.url, '/__admin/requests', null)).json.data as { requestId: string; responseBody: string; responseBodyChars: number }[];
+    const long = entries.at(-1)!;
+    assert.is(long.responseBodyChars, text.length);
+    assert.ok(text.startsWith(long.responseBody) && long.responseBody.length < text.length, 'cut');
+    const whole = await get(big.url, `/__admin/requests/${long.requestId}/body`, null);
+    assert.is(whole.bytes.toString('utf8'), text);
+  });
 });
 
 test.run();

@@ -52,7 +52,7 @@ export function alterReply(reply: Reply, spec: FaultSpec): Reply {
   }
   if (!spec.malformed || reply.kind === 'feed') return reply; // a live feed is the admin API's: never faulted
   if (reply.kind === 'json') {
-    return { ...reply, body: brokenJson(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)) };
+    return { ...reply, body: brokenJson(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)), recipe: undefined };
   }
   const body = Buffer.from(reply.body);
   body.fill(0, 0, Math.min(BROKEN_PREFIX, body.length));
