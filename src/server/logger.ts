@@ -105,15 +105,24 @@ export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adm
   const clientText = memo(256, (v) => str(scrub(v)));
   const plain = memo(256, str);
   let lastMs = 0;
-  // The line is a fixed list of pieces: the constant ones set here once, the values put in their slots
-  // for each line, then joined into one flat string. A template literal of the same line made about
-  // fifty intermediate strings (1.3 KB) per request for the garbage collector; the join makes the line.
+  // The line is a fixed list of pieces, joined into one flat string: the constant ones set here once, the
+  // values put in their slots for each line. A template literal of the same line made about fifty
+  // intermediate strings (1.3 KB) per request for the garbage collector; the join makes the line.
+  // Between the id and the latency, and after the latency, the fields repeat from request to request
+  // (same client, same operation, same answer): each of those two runs is kept as text with the values it
+  // was made of, and made again only when one of them differs from the last line's.
   // prettier-ignore
-  const line = [
-    '{"level":"', '', '","time":"', '', '","reqId":', '', ',"method":', '', ',"path":', '',
-    ',"operation":', '', ',"status":', '', ',"latencyMs":', '', ',"fault":', '', ',"stream":', '',
-    ',"keyLabel":', '', ',"errorCode":', '', ',"model":', '', ',"retryCount":', '', ',"msg":"request"}\n',
-  ];
+  const line = ['{"level":"', '', '","time":"', '', '","reqId":', '', '', ',"latencyMs":', '', ''];
+  const route = { method: '', path: '', operation: undefined as string | undefined, status: 0, text: '' };
+  const outcome = {
+    fault: undefined as string | undefined,
+    stream: undefined as string | undefined,
+    keyLabel: undefined as string | undefined,
+    errorCode: undefined as string | null | undefined,
+    model: undefined as string | undefined,
+    retryCount: undefined as number | undefined,
+    text: '',
+  };
   return (r) => {
     const level = r.status >= 500 && !r.fault ? 'warn' : r.status < 400 && findOperation(r.operation)?.probe ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
@@ -122,19 +131,50 @@ export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adm
       lastMs = now;
       line[3] = new Date(now).toISOString();
     }
+    if (r.method !== route.method || r.path !== route.path || r.operation !== route.operation || r.status !== route.status || route.text === '') {
+      route.method = r.method;
+      route.path = r.path;
+      route.operation = r.operation;
+      route.status = r.status;
+      route.text = [
+        ',"method":',
+        plain(r.method),
+        ',"path":',
+        pathText(r.path),
+        ',"operation":',
+        r.operation == null ? 'null' : plain(r.operation),
+        ',"status":',
+        String(r.status),
+      ].join('');
+    }
+    if (
+      r.fault !== outcome.fault ||
+      r.stream !== outcome.stream ||
+      r.keyLabel !== outcome.keyLabel ||
+      r.errorCode !== outcome.errorCode ||
+      r.model !== outcome.model ||
+      r.retryCount !== outcome.retryCount ||
+      outcome.text === ''
+    ) {
+      outcome.fault = r.fault;
+      outcome.stream = r.stream;
+      outcome.keyLabel = r.keyLabel;
+      outcome.errorCode = r.errorCode;
+      outcome.model = r.model;
+      outcome.retryCount = r.retryCount;
+      // prettier-ignore
+      outcome.text = [
+        ',"fault":', r.fault == null ? 'null' : clientText(r.fault), ',"stream":', r.stream == null ? 'null' : plain(r.stream),
+        ',"keyLabel":', r.keyLabel == null ? 'null' : plain(r.keyLabel), ',"errorCode":', r.errorCode == null ? 'null' : plain(r.errorCode),
+        ',"model":', r.model == null ? 'null' : clientText(r.model), ',"retryCount":', r.retryCount == null ? 'null' : String(r.retryCount),
+        ',"msg":"request"}\n',
+      ].join('');
+    }
     line[1] = level;
     line[5] = str(r.requestId);
-    line[7] = plain(r.method);
-    line[9] = pathText(r.path);
-    line[11] = r.operation == null ? 'null' : plain(r.operation);
-    line[13] = String(r.status);
-    line[15] = Number.isFinite(r.latencyMs) ? String(r.latencyMs) : 'null';
-    line[17] = r.fault == null ? 'null' : clientText(r.fault);
-    line[19] = r.stream == null ? 'null' : plain(r.stream);
-    line[21] = r.keyLabel == null ? 'null' : plain(r.keyLabel);
-    line[23] = r.errorCode == null ? 'null' : plain(r.errorCode);
-    line[25] = r.model == null ? 'null' : clientText(r.model);
-    line[27] = r.retryCount == null ? 'null' : String(r.retryCount);
+    line[6] = route.text;
+    line[8] = Number.isFinite(r.latencyMs) ? String(r.latencyMs) : 'null';
+    line[9] = outcome.text;
     stream.write(line.join(''));
   };
 }

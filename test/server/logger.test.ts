@@ -118,6 +118,70 @@ test('health checks are logged at debug, so a container probe does not fill the 
   );
 });
 
+test('every request line is the line pino writes for its fields, as each field changes and changes back', () => {
+  const out = capture();
+  const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
+  const log = requestLogger(logger, { keys: KEYS });
+  const base = {
+    requestId: 'req_1',
+    time: 0,
+    method: 'POST',
+    path: '/v1/text-provider/chat/completions',
+    operation: 'chat.completions' as string | undefined,
+    keyLabel: 'sk-m...ault' as string | undefined,
+    status: 200,
+    latencyMs: 1.25,
+    errorCode: undefined as string | null | undefined,
+    details: undefined,
+    fault: undefined as string | undefined,
+    stream: undefined as string | undefined,
+    retryCount: undefined as number | undefined,
+    model: 'gpt-4o' as string | undefined,
+  };
+  const changes: Partial<typeof base>[] = [
+    {},
+    { requestId: 'req_2', latencyMs: 3 },
+    { method: 'GET' },
+    { path: '/v1/me' },
+    { operation: 'me' },
+    { operation: undefined },
+    { status: 400 },
+    { fault: 'status=503 [header]' },
+    { stream: 'completed' },
+    { keyLabel: 'sk-l...CRET' },
+    { keyLabel: undefined },
+    { errorCode: 'invalid_type' },
+    { errorCode: null },
+    { model: 'gpt-4o-mini' },
+    { model: undefined },
+    { retryCount: 2 },
+    { latencyMs: Number.NaN },
+  ];
+  const expected: string[] = [];
+  // Each change alone, then the base again, so every field changes and changes back.
+  for (const change of changes.flatMap((c) => [c, {}])) {
+    const r = { ...base, ...change };
+    log(r);
+    const time = (JSON.parse(out.lines.at(-1)!) as { time: string }).time;
+    const fields = {
+      reqId: r.requestId,
+      method: r.method,
+      path: r.path,
+      operation: r.operation ?? null,
+      status: r.status,
+      latencyMs: Number.isFinite(r.latencyMs) ? r.latencyMs : null,
+      fault: r.fault ?? null,
+      stream: r.stream ?? null,
+      keyLabel: r.keyLabel ?? null,
+      errorCode: r.errorCode ?? null,
+      model: r.model ?? null,
+      retryCount: r.retryCount ?? null,
+    };
+    expected.push(JSON.stringify({ level: 'info', time, ...fields, msg: 'request' }));
+  }
+  assert.equal(out.lines, expected);
+});
+
 test('--log-level: warn drops request lines of successful requests; silent drops everything', async () => {
   await withLoggedMock('warn', async (mock, out) => {
     await get(mock.url, '/v1/me', SECRET);
