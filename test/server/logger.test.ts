@@ -156,13 +156,22 @@ test('every request line is the line pino writes for its fields, as each field c
     { model: undefined },
     { retryCount: 2 },
     { latencyMs: Number.NaN },
+    // Latencies as the record rounds them (hundredths), and one it did not round.
+    { latencyMs: 0.07 },
+    { latencyMs: 12345.5 },
+    { latencyMs: 0 },
+    { latencyMs: 1.234 },
   ];
   const expected: string[] = [];
   // Each change alone, then the base again, so every field changes and changes back.
   for (const change of changes.flatMap((c) => [c, {}])) {
     const r = { ...base, ...change };
+    const before = Date.now();
     log(r);
+    const after = Date.now();
     const time = (JSON.parse(out.lines.at(-1)!) as { time: string }).time;
+    // The time of the line, as toISOString writes it.
+    assert.ok(Date.parse(time) >= before && Date.parse(time) <= after && new Date(Date.parse(time)).toISOString() === time, `${time} is not between ${before} and ${after}`);
     const fields = {
       reqId: r.requestId,
       method: r.method,
