@@ -1,13 +1,28 @@
 import type { ErrorObject } from 'ajv';
 import type { Detail } from './errors.js';
 
+// The pointers of a server's 400s are few (the fields clients get wrong): each is worked out once.
+const PARAMS = { size: 1024 };
+let params = new Map<string, string | null>();
+
 /** Turns a JSON pointer such as /messages/0/content into the dotted form messages[0].content. */
 export function pointerToParam(pointer: string, child?: string): string | null {
+  // A child is one more part of the pointer, escaped as a pointer's parts are.
+  if (child !== undefined) return pointerToParam(`${pointer}/${child.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+  let param = params.get(pointer);
+  if (param === undefined) {
+    param = paramOf(pointer);
+    if (params.size >= PARAMS.size) params = new Map();
+    params.set(pointer, param);
+  }
+  return param;
+}
+
+function paramOf(pointer: string): string | null {
   const parts = pointer
     .split('/')
     .slice(1)
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (child !== undefined) parts.push(child);
   let out = '';
   for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
   return out || null;
@@ -99,14 +114,26 @@ const FORMAT_TEXT: Record<string, string> = {
   uri: 'expected an absolute URL',
 };
 
-const article = (t: string) =>
-  t
-    .split(',')
-    .map((x) => (/^[aeiou]/.test(x) ? `an ${x}` : `a ${x}`))
-    .join(' or ');
+// "a string", "an integer or a string": a schema's types are few, so each wording is made once.
+const articles = new Map<string, string>();
+const article = (t: string): string => {
+  let text = articles.get(t);
+  if (text === undefined) {
+    text = t
+      .split(',')
+      .map((x) => (/^[aeiou]/.test(x) ? `an ${x}` : `a ${x}`))
+      .join(' or ');
+    if (articles.size < 256) articles.set(t, text);
+  }
+  return text;
+};
 
 /** Maps Ajv's errors to violations, dropping the noise and exact duplicates (two rules on one field stay two). */
 export function toDetails(errors: readonly ErrorObject[]): Detail[] {
+  if (errors.length === 1) {
+    const d = toDetail(errors[0]!);
+    return d ? [d] : [];
+  }
   const seen = new Set<string>();
   const out: Detail[] = [];
   for (const e of errors) {

@@ -16,6 +16,16 @@ test('pointerToParam turns JSON pointers into dotted params with indexes', () =>
   assert.is(pointerToParam('/messages/2', 'role'), 'messages[2].role');
   assert.is(pointerToParam('/a~1b/c~0d'), 'a/b.c~d');
   assert.is(pointerToParam(''), null);
+  // Asked again (the answers are kept), and with children that hold a pointer's special characters.
+  assert.is(pointerToParam('/messages/0/content'), 'messages[0].content');
+  assert.is(pointerToParam('/messages/0'), 'messages[0]');
+  assert.is(pointerToParam('/messages/0', 'content'), 'messages[0].content');
+  assert.is(pointerToParam('/a', 'b/c~1'), 'a.b/c~1');
+  assert.is(pointerToParam('/a', '7'), 'a[7]');
+  assert.is(pointerToParam('/a\u0000b'), 'a\u0000b');
+  assert.is(pointerToParam('/a', 'b'), 'a.b');
+  assert.is(pointerToParam('', 'model'), 'model');
+  assert.is(pointerToParam(''), null);
 });
 
 test('show quotes strings and cuts long values', () => {
