@@ -90,12 +90,53 @@ export type JournalEntry = Omit<RequestRecord, 'responseBody'> & {
   readonly responseBody?: string;
 };
 
+/** The fields of a record an unread entry keeps apart (see Unread): most requests have none of them. */
+interface Rare {
+  readonly details: readonly unknown[] | undefined;
+  readonly fault: string | undefined;
+  readonly stream: string | undefined;
+  readonly retryCount: number | undefined;
+  readonly ignoredFields: readonly string[] | undefined;
+  readonly bodyHash: string | undefined;
+  readonly retryAfterMs: number | undefined;
+  readonly violations: readonly Violation[] | undefined;
+  readonly requestBodyChars: number | undefined;
+  readonly responseHeaders: RequestRecord['responseHeaders'];
+  readonly responseBodyChars: number | undefined;
+  readonly responseBytes: number | undefined;
+  readonly sse: SentEvents | undefined;
+}
+
+// A record's fields in the order the server lists them (requestContext.ts), and which of them are rare.
+// prettier-ignore
+const RECORD_FIELDS = [
+  'requestId', 'time', 'method', 'path', 'operation', 'keyLabel', 'status', 'latencyMs', 'errorCode', 'details', 'fault', 'stream',
+  'retryCount', 'model', 'responseBody', 'sse', 'ignoredFields', 'retryAfterMs', 'violations', 'request', 'responseHead',
+  'responseHeaders', 'bodyHash', 'responseBodyChars', 'responseBytes',
+] as const;
+const RARE_FIELDS = new Set<string>([
+  'details',
+  'fault',
+  'stream',
+  'retryCount',
+  'ignoredFields',
+  'bodyHash',
+  'retryAfterMs',
+  'violations',
+  'responseHeaders',
+  'responseBodyChars',
+  'responseBytes',
+  'sse',
+]);
+
 /**
  * A record not read yet: it becomes its entry (masked, cut, hashed) when first read. It is held as one
  * object of plain fields with the request's headers as one text, not as the record's tree of objects:
  * the ring holds the last thousand requests, which under load live just long enough to be copied out
  * of V8's young generation and then die in the old one, and a tree of a dozen objects per request cost
- * a quarter of the CPU of a chat completion in garbage collection.
+ * a quarter of the CPU of a chat completion in garbage collection. For the same reason the fields most
+ * requests do not have (a fault, a stream, violations, ...) sit in a second object, absent for most:
+ * every field of the entry is copied with it.
  */
 class Unread {
   private readonly requestId: string;
@@ -107,24 +148,13 @@ class Unread {
   private readonly status: number;
   private readonly latencyMs: number;
   private readonly errorCode: string | null | undefined;
-  private readonly details: readonly unknown[] | undefined;
-  private readonly fault: string | undefined;
-  private readonly stream: string | undefined;
-  private readonly retryCount: number | undefined;
   private readonly model: string | undefined;
-  private readonly ignoredFields: readonly string[] | undefined;
-  private readonly bodyHash: string | undefined;
-  private readonly retryAfterMs: number | undefined;
-  private readonly violations: readonly Violation[] | undefined;
   private readonly requestHeaders: string | undefined;
   private readonly requestBody: string | undefined;
-  private readonly requestBodyChars: number | undefined;
-  private readonly responseHeaders: RequestRecord['responseHeaders'];
   private readonly responseHead: string | undefined;
   private readonly responseBody: string | Buffer | TextRecipe | undefined;
-  private readonly responseBodyChars: number | undefined;
-  private readonly responseBytes: number | undefined;
-  private readonly sse: SentEvents | undefined;
+  /** The fields most requests do not have, in an object of their own (none for most entries). */
+  private readonly rare: Rare | undefined;
 
   constructor(r: RequestRecord, texts: SharedTexts) {
     this.requestId = r.requestId;
@@ -136,37 +166,61 @@ class Unread {
     this.status = r.status;
     this.latencyMs = r.latencyMs;
     this.errorCode = r.errorCode;
-    this.details = r.details;
-    this.fault = r.fault;
-    this.stream = r.stream;
-    this.retryCount = r.retryCount;
     this.model = r.model;
-    this.ignoredFields = r.ignoredFields;
-    this.bodyHash = r.bodyHash;
-    this.retryAfterMs = r.retryAfterMs;
-    this.violations = r.violations;
     this.requestHeaders = r.request && texts.requestHeaders(r.request.headers);
     this.requestBody = r.request?.body;
-    this.requestBodyChars = r.request?.bodyChars;
-    this.responseHeaders = r.responseHeaders;
     this.responseHead = r.responseHead === undefined ? undefined : texts.responseHead(r.responseHead);
     this.responseBody = flat(r.responseBody);
-    this.responseBodyChars = r.responseBodyChars;
-    this.responseBytes = r.responseBytes;
-    this.sse = r.sse; // the writer's texts by reference: most of their pieces are shared by every event of the stream
+    const bodyChars = r.request?.bodyChars;
+    this.rare =
+      r.details !== undefined ||
+      r.fault !== undefined ||
+      r.stream !== undefined ||
+      r.retryCount !== undefined ||
+      r.ignoredFields !== undefined ||
+      r.bodyHash !== undefined ||
+      r.retryAfterMs !== undefined ||
+      r.violations !== undefined ||
+      bodyChars !== undefined ||
+      r.responseHeaders !== undefined ||
+      r.responseBodyChars !== undefined ||
+      r.responseBytes !== undefined ||
+      r.sse !== undefined
+        ? {
+            details: r.details,
+            fault: r.fault,
+            stream: r.stream,
+            retryCount: r.retryCount,
+            ignoredFields: r.ignoredFields,
+            bodyHash: r.bodyHash,
+            retryAfterMs: r.retryAfterMs,
+            violations: r.violations,
+            requestBodyChars: bodyChars,
+            responseHeaders: r.responseHeaders,
+            responseBodyChars: r.responseBodyChars,
+            responseBytes: r.responseBytes,
+            sse: r.sse, // the writer's texts by reference: most of their pieces are shared by every event of the stream
+          }
+        : undefined;
   }
 
-  /** The record again, with only the fields it had (an absent optional field stays absent). */
+  /** The record again, with only the fields it had (an absent optional field stays absent), in the record's order. */
   record(): RequestRecord {
-    const { requestHeaders, requestBody, requestBodyChars, ...fields } = this;
+    const common = this as unknown as Record<string, unknown>;
+    const rare = this.rare as Record<string, unknown> | undefined;
     const out: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(fields)) if (value !== undefined || BASE_FIELDS.has(name)) out[name] = value;
-    if (requestHeaders !== undefined) {
-      out.request = {
-        headers: headersFromText(requestHeaders),
-        ...(requestBody === undefined ? {} : { body: requestBody }),
-        ...(requestBodyChars === undefined ? {} : { bodyChars: requestBodyChars }),
-      };
+    for (const name of RECORD_FIELDS) {
+      if (name === 'request') {
+        if (this.requestHeaders === undefined) continue;
+        out.request = {
+          headers: headersFromText(this.requestHeaders),
+          ...(this.requestBody === undefined ? {} : { body: this.requestBody }),
+          ...(rare?.requestBodyChars === undefined ? {} : { bodyChars: rare.requestBodyChars }),
+        };
+        continue;
+      }
+      const value = RARE_FIELDS.has(name) ? rare?.[name] : common[name];
+      if (value !== undefined || BASE_FIELDS.has(name)) out[name] = value;
     }
     return out as unknown as RequestRecord;
   }

@@ -56,18 +56,29 @@ export function completionJson(head: ChatHead, result: Completion, usage: Return
 }
 
 /**
- * A chat.completion answer as a recipe: its id, time, model, fingerprint, the (cached, shared) completion
- * and the prompt's token count, from which `make` writes the same text completionJson wrote for it.
+ * A chat.completion answer as a recipe: its head (id, time, model, fingerprint), the (cached, shared)
+ * completion and the prompt's token count, from which `make` writes the same text completionJson wrote
+ * for it. One object: the journal holds it for as long as it holds the entry.
  */
-export class CompletionText implements TextRecipe {
+export class CompletionText implements TextRecipe, ChatHead {
+  readonly id: string;
+  readonly created: number;
+  readonly model: string;
+  readonly fingerprint: string;
+
   constructor(
-    private readonly head: ChatHead,
+    head: ChatHead,
     private readonly result: Completion,
     private readonly promptTokens: number,
-  ) {}
+  ) {
+    this.id = head.id;
+    this.created = head.created;
+    this.model = head.model;
+    this.fingerprint = head.fingerprint;
+  }
 
   make(): string {
-    return completionJson(this.head, this.result, usageOf(this.promptTokens, this.result.completionTokens));
+    return completionJson(this, this.result, usageOf(this.promptTokens, this.result.completionTokens));
   }
 }
 

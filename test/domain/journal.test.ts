@@ -201,6 +201,26 @@ test('every field of a record reaches its entry when the entry is made later', (
   j.record(full);
   const entry = j.entries()[0]! as unknown as Record<string, unknown>;
   for (const name of Object.keys(full)) assert.ok(entry[name] !== undefined, `${name} is kept`);
+  // The same record made into its entry at once (a listener follows the journal): the same entry.
+  const watched = new Journal(2);
+  const seen: unknown[] = [];
+  watched.subscribe((e) => seen.push(e));
+  watched.record(full);
+  assert.equal(entry, seen[0]);
+  // A record with only one of the optional fields keeps it.
+  for (const name of Object.keys(full) as (keyof typeof full)[]) {
+    const one = new Journal(2);
+    one.record({ ...record(3), [name]: full[name] });
+    assert.ok((one.entries()[0] as unknown as Record<string, unknown>)[name] !== undefined, `${name} alone is kept`);
+  }
+  // And a record with none of the optional fields.
+  const bare = new Journal(2);
+  bare.record(record(2));
+  const watchedBare = new Journal(2);
+  const seenBare: unknown[] = [];
+  watchedBare.subscribe((e) => seenBare.push(e));
+  watchedBare.record(record(2));
+  assert.equal(bare.entries()[0], seenBare[0]);
 });
 
 test('entries share repeated header texts without mixing them up; the response id line is left to requestId', () => {
