@@ -58,9 +58,9 @@ export function completeText(input: CompleteInput): Completion {
  * Recent completions, made once for repeated requests: cutting and splitting a reply is a pure function
  * of its inputs, and the same reply rules answer request after request. Each table is bounded by count
  * and by bytes (a completion weighs 4 bytes per character of its key: its text, and the pieces that
- * split it). A reply with neither max_tokens nor stop (most requests) is found by its
- * text alone, one table per encoding, so a repeat costs a lookup and no key is built for it; the others
- * are keyed by all four inputs.
+ * split it). A reply with neither max_tokens nor stop (most requests) is found by its text alone, one
+ * table per encoding, so a repeat costs a lookup and no key is built for it; the others are keyed by
+ * all four inputs.
  */
 export class Completions {
   private readonly plain = new Map<Encoding, Lru<Completion>>();
