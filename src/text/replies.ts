@@ -134,8 +134,8 @@ export function shortenForQuote(text: string): string {
 // Clients send the same conversation again (a retry, a snapshot test, a load test): the default reply
 // of a conversation is kept, keyed by the text its sentences are chosen from, so a repeat costs one
 // lookup instead of a hash and the quoting, and is the same string each time (the completion cache
-// downstream then finds it at once). A conversation whose key is longer than MEMO.keyChars is composed every time;
-// the map is emptied when full.
+// downstream then finds it at once). A conversation whose key is longer than MEMO.keyChars is composed
+// every time; the map is emptied when full (at most 1,024 keys of 4,096 characters: 8 MiB).
 const MEMO = { entries: 1024, keyChars: 4096 };
 let replies = new Map<string, string>();
 
