@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { findOperation } from '../contract/operations.js';
 import { isRecipe, type TextRecipe } from '../contract/reply.js';
+import { CompletionText } from '../text/wire.js';
 import { loadLimits } from './limits.js';
 import { scrubPath, secretScrubber } from './secrets.js';
 
@@ -172,58 +173,71 @@ class Unread {
     this.responseHead = r.responseHead === undefined ? undefined : texts.responseHead(r.responseHead);
     this.responseBody = flat(r.responseBody);
     const bodyChars = r.request?.bodyChars;
-    this.rare =
-      r.details !== undefined ||
-      r.fault !== undefined ||
-      r.stream !== undefined ||
-      r.retryCount !== undefined ||
-      r.ignoredFields !== undefined ||
-      r.bodyHash !== undefined ||
-      r.retryAfterMs !== undefined ||
-      r.violations !== undefined ||
-      bodyChars !== undefined ||
-      r.responseHeaders !== undefined ||
-      r.responseBodyChars !== undefined ||
-      r.responseBytes !== undefined ||
-      r.sse !== undefined
-        ? {
-            details: r.details,
-            fault: r.fault,
-            stream: r.stream,
-            retryCount: r.retryCount,
-            ignoredFields: r.ignoredFields,
-            bodyHash: r.bodyHash,
-            retryAfterMs: r.retryAfterMs,
-            violations: r.violations,
-            requestBodyChars: bodyChars,
-            responseHeaders: r.responseHeaders,
-            responseBodyChars: r.responseBodyChars,
-            responseBytes: r.responseBytes,
-            sse: r.sse, // the writer's texts by reference: most of their pieces are shared by every event of the stream
-          }
-        : undefined;
+    this.rare = hasRare(r)
+      ? {
+          details: r.details,
+          fault: r.fault,
+          stream: r.stream,
+          retryCount: r.retryCount,
+          ignoredFields: r.ignoredFields,
+          bodyHash: r.bodyHash,
+          retryAfterMs: r.retryAfterMs,
+          violations: r.violations,
+          requestBodyChars: bodyChars,
+          responseHeaders: r.responseHeaders,
+          responseBodyChars: r.responseBodyChars,
+          responseBytes: r.responseBytes,
+          sse: r.sse, // the writer's texts by reference: most of their pieces are shared by every event of the stream
+        }
+      : undefined;
   }
 
   /** The record again, with only the fields it had (an absent optional field stays absent), in the record's order. */
   record(): RequestRecord {
-    const common = this as unknown as Record<string, unknown>;
-    const rare = this.rare as Record<string, unknown> | undefined;
-    const out: Record<string, unknown> = {};
-    for (const name of RECORD_FIELDS) {
-      if (name === 'request') {
-        if (this.requestHeaders === undefined) continue;
-        out.request = {
-          headers: headersFromText(this.requestHeaders),
-          ...(this.requestBody === undefined ? {} : { body: this.requestBody }),
-          ...(rare?.requestBodyChars === undefined ? {} : { bodyChars: rare.requestBodyChars }),
-        };
-        continue;
-      }
-      const value = RARE_FIELDS.has(name) ? rare?.[name] : common[name];
-      if (value !== undefined || BASE_FIELDS.has(name)) out[name] = value;
-    }
-    return out as unknown as RequestRecord;
+    return rebuild(this as unknown as Record<string, unknown>, this.rare as Record<string, unknown> | undefined, this.requestHeaders, this.requestBody);
   }
+}
+
+/** Whether a record has any of the fields most requests lack (see Rare); `details` apart, with `withDetails` false. */
+function hasRare(r: RequestRecord, withDetails = true): boolean {
+  return (
+    (withDetails && r.details !== undefined) ||
+    r.fault !== undefined ||
+    r.stream !== undefined ||
+    r.retryCount !== undefined ||
+    r.ignoredFields !== undefined ||
+    r.bodyHash !== undefined ||
+    r.retryAfterMs !== undefined ||
+    r.violations !== undefined ||
+    r.request?.bodyChars !== undefined ||
+    r.responseHeaders !== undefined ||
+    r.responseBodyChars !== undefined ||
+    r.responseBytes !== undefined ||
+    r.sse !== undefined
+  );
+}
+
+/**
+ * A record made again from what an unread entry kept: `common` holds the fields by their record names
+ * (requestHeaders and requestBody apart), `rare` the fields most records lack. Only the fields the record
+ * had (an absent optional field stays absent), in the record's order.
+ */
+function rebuild(common: Record<string, unknown>, rare: Record<string, unknown> | undefined, requestHeaders: string | undefined, requestBody: string | undefined): RequestRecord {
+  const out: Record<string, unknown> = {};
+  for (const name of RECORD_FIELDS) {
+    if (name === 'request') {
+      if (requestHeaders === undefined) continue;
+      out.request = {
+        headers: headersFromText(requestHeaders),
+        ...(requestBody === undefined ? {} : { body: requestBody }),
+        ...(rare?.requestBodyChars === undefined ? {} : { bodyChars: rare.requestBodyChars }),
+      };
+      continue;
+    }
+    const value = RARE_FIELDS.has(name) ? rare?.[name] : common[name];
+    if (value !== undefined || BASE_FIELDS.has(name)) out[name] = value;
+  }
+  return out as unknown as RequestRecord;
 }
 
 /**
@@ -333,6 +347,224 @@ function headersFromText(text: string): Record<string, string> {
   }
   return out;
 }
+
+// What the columns keep of a slot: its numbers, its texts that outlive a request (shared, interned or the
+// mock's own), and the bytes of the texts each request makes anew.
+const enum Num {
+  Time,
+  Latency,
+  Status,
+  Created,
+  PromptTokens,
+  Count,
+}
+const enum Ref {
+  Method,
+  Path,
+  Operation,
+  KeyLabel,
+  ErrorCode,
+  Model,
+  RequestHeaders,
+  ResponseHead,
+  AnswerModel,
+  AnswerFingerprint,
+  Completion,
+  Count,
+}
+const enum Text {
+  RequestId,
+  RequestBody,
+  Response,
+  Details,
+  Count,
+}
+/** What a slot's response was: none, a text (its bytes kept), or a chat answer's recipe (its id's bytes kept). */
+const enum Sent {
+  None,
+  Text,
+  Recipe,
+}
+// Bytes of texts a slot keeps (the request id, the request body, the response text or answer id, a 400's
+// details as JSON); a record whose texts need more is kept as an Unread object. A cache size no entry shows, so it is not in
+// fixtures/limits.json.
+const SLOT_BYTES = 2048;
+// How many distinct paths and model names are kept as one shared text each.
+const MAX_INTERNED = 256;
+
+/** Whether every character of a text is ASCII, so that its Latin-1 bytes give it back exactly. */
+const isAsciiText = (text: string): boolean => Buffer.byteLength(text, 'utf8') === text.length;
+
+/**
+ * Whether JSON gives `details` back exactly: a list of plain objects whose values are texts, null, booleans
+ * or finite numbers (not -0). The details of the mock's own errors are; anything else is kept as it is.
+ */
+function jsonExact(details: readonly unknown[]): boolean {
+  if (!Array.isArray(details)) return false;
+  for (const d of details) {
+    if (d === null || typeof d !== 'object' || Object.getPrototypeOf(d) !== Object.prototype) return false;
+    for (const name in d) {
+      const v = (d as Record<string, unknown>)[name];
+      if (typeof v === 'string' || v === null || typeof v === 'boolean') continue;
+      if (typeof v !== 'number' || !Number.isFinite(v) || Object.is(v, -0)) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * Unread entries of the common kind (no rare field but a 400's details, short ASCII texts, no response or a
+ * JSON text or chat answer recipe), held in columns rather than as objects. Under load the ring holds the last thousand
+ * requests, which live just long enough to be copied out of V8's young generation, and then die in the old
+ * one: an object per entry, with its request id, body and answer id as strings of their own, cost more
+ * than the rest of the journal's work. Here a request adds no object the journal holds: its numbers go
+ * into a Float64Array, the texts it made anew are copied as bytes into its slot of one buffer, and the
+ * texts that repeat (method, path, model, header texts, the completion) are held by reference, interned
+ * where a request made them anew. Reading a slot makes the record again, field for field.
+ */
+class Columns {
+  private readonly numbers: Float64Array;
+  private readonly lengths: Int32Array;
+  private readonly refs: unknown[];
+  private readonly sent: Uint8Array;
+  /** The slots' bytes, made when first needed: a journal that never records costs nothing. */
+  private bytes: Buffer | undefined;
+  private interned = new Map<string, string>();
+
+  constructor(capacity: number) {
+    this.numbers = new Float64Array(capacity * Num.Count);
+    this.lengths = new Int32Array(capacity * Text.Count);
+    this.refs = new Array<unknown>(capacity * Ref.Count).fill(undefined);
+    this.sent = new Uint8Array(capacity);
+  }
+
+  /** The same text, as the one copy of it kept from an earlier request when there is one. */
+  private intern(text: string): string {
+    const seen = this.interned.get(text);
+    if (seen !== undefined) return seen;
+    if (this.interned.size < MAX_INTERNED) this.interned.set(text, text);
+    return text;
+  }
+
+  /** Holds `r` in slot `i` and returns true, or returns false (changing nothing) when it is not of the common kind. */
+  put(i: number, r: RequestRecord, texts: SharedTexts): boolean {
+    if (hasRare(r, false) || (r.details !== undefined && !jsonExact(r.details))) return false;
+    const details = r.details === undefined ? undefined : JSON.stringify(r.details);
+    const body = r.request?.body;
+    const response = r.responseBody;
+    let answer: CompletionText | undefined;
+    let responseText: string | undefined;
+    if (response instanceof CompletionText) answer = response;
+    else if (typeof response === 'string') responseText = response;
+    else if (response !== undefined) return false;
+    const id = r.requestId;
+    const sentText = answer ? answer.id : responseText;
+    const size = id.length + (body?.length ?? 0) + (sentText?.length ?? 0) + (details?.length ?? 0);
+    if (
+      size > SLOT_BYTES ||
+      !isAsciiText(id) ||
+      (body !== undefined && !isAsciiText(body)) ||
+      (sentText !== undefined && !isAsciiText(sentText)) ||
+      (details !== undefined && !isAsciiText(details))
+    ) {
+      return false;
+    }
+
+    const bytes = (this.bytes ??= Buffer.allocUnsafeSlow(this.sent.length * SLOT_BYTES));
+    let at = i * SLOT_BYTES;
+    const lengths = i * Text.Count;
+    at += bytes.write(id, at, 'latin1');
+    this.lengths[lengths + Text.RequestId] = id.length;
+    if (body !== undefined) at += bytes.write(body, at, 'latin1');
+    this.lengths[lengths + Text.RequestBody] = body === undefined ? -1 : body.length;
+    if (sentText !== undefined) at += bytes.write(sentText, at, 'latin1');
+    this.lengths[lengths + Text.Response] = sentText === undefined ? -1 : sentText.length;
+    if (details !== undefined) bytes.write(details, at, 'latin1');
+    this.lengths[lengths + Text.Details] = details === undefined ? -1 : details.length;
+    this.sent[i] = answer ? Sent.Recipe : responseText !== undefined ? Sent.Text : Sent.None;
+
+    const n = i * Num.Count;
+    this.numbers[n + Num.Time] = r.time;
+    this.numbers[n + Num.Latency] = r.latencyMs;
+    this.numbers[n + Num.Status] = r.status;
+    this.numbers[n + Num.Created] = answer ? answer.created : 0;
+    this.numbers[n + Num.PromptTokens] = answer ? answer.promptTokens : 0;
+
+    const refs = this.refs;
+    const k = i * Ref.Count;
+    refs[k + Ref.Method] = r.method;
+    refs[k + Ref.Path] = this.intern(r.path);
+    refs[k + Ref.Operation] = r.operation;
+    refs[k + Ref.KeyLabel] = r.keyLabel;
+    refs[k + Ref.ErrorCode] = r.errorCode;
+    refs[k + Ref.Model] = r.model === undefined ? undefined : this.intern(r.model);
+    refs[k + Ref.RequestHeaders] = r.request && texts.requestHeaders(r.request.headers);
+    refs[k + Ref.ResponseHead] = r.responseHead === undefined ? undefined : texts.responseHead(r.responseHead);
+    refs[k + Ref.AnswerModel] = answer && this.intern(answer.model);
+    refs[k + Ref.AnswerFingerprint] = answer && this.intern(answer.fingerprint);
+    refs[k + Ref.Completion] = answer?.result;
+    return true;
+  }
+
+  /** The record held in slot `i`, made again. */
+  record(i: number): RequestRecord {
+    const bytes = this.bytes!;
+    const lengths = i * Text.Count;
+    let at = i * SLOT_BYTES;
+    const text = (which: Text): string | undefined => {
+      const length = this.lengths[lengths + which]!;
+      if (length < 0) return undefined;
+      at += length;
+      return bytes.toString('latin1', at - length, at);
+    };
+    const requestId = text(Text.RequestId);
+    const requestBody = text(Text.RequestBody);
+    const sentText = text(Text.Response);
+    const details = text(Text.Details);
+    const n = i * Num.Count;
+    const k = i * Ref.Count;
+    const refs = this.refs;
+    const sent = this.sent[i];
+    const responseBody =
+      sent === Sent.Recipe
+        ? new CompletionText(
+            { id: sentText!, created: this.numbers[n + Num.Created]!, model: refs[k + Ref.AnswerModel] as string, fingerprint: refs[k + Ref.AnswerFingerprint] as string },
+            refs[k + Ref.Completion] as CompletionText['result'],
+            this.numbers[n + Num.PromptTokens]!,
+          )
+        : sent === Sent.Text
+          ? sentText
+          : undefined;
+    const common: Record<string, unknown> = {
+      requestId,
+      time: this.numbers[n + Num.Time],
+      method: refs[k + Ref.Method],
+      path: refs[k + Ref.Path],
+      operation: refs[k + Ref.Operation],
+      keyLabel: refs[k + Ref.KeyLabel],
+      status: this.numbers[n + Num.Status],
+      latencyMs: this.numbers[n + Num.Latency],
+      errorCode: refs[k + Ref.ErrorCode],
+      model: refs[k + Ref.Model],
+      responseBody,
+      responseHead: refs[k + Ref.ResponseHead],
+    };
+    const rare = details === undefined ? undefined : { details: JSON.parse(details) as unknown };
+    return rebuild(common, rare, refs[k + Ref.RequestHeaders] as string | undefined, requestBody);
+  }
+
+  /** Lets go of what slot `i` references (its entry has been made, or replaced by an object). */
+  release(i: number): void {
+    this.refs.fill(undefined, i * Ref.Count, (i + 1) * Ref.Count);
+  }
+
+  /** Lets go of everything (the journal was cleared). */
+  clear(): void {
+    this.refs.fill(undefined);
+    this.interned = new Map();
+  }
+}
+
 type Slot = JournalEntry | Unread;
 
 // What an entry keeps of a request (the inspector shows it; memory stays bounded): the records bounds of
@@ -395,6 +627,9 @@ export class Journal {
   private readonly scrubPath: (path: string) => string;
   private readonly clean = new Set<string>();
   private readonly texts = new SharedTexts();
+  /** The unread entries of the common kind; a slot marked in `compact` is held there rather than in `ring`. */
+  private readonly columns: Columns;
+  private readonly compact: Uint8Array;
   private readonly maskText = (text: string): string => this.masked(text);
   private readonly listeners = new Set<JournalListener>();
 
@@ -404,6 +639,8 @@ export class Journal {
     secrets: readonly string[] = [],
   ) {
     this.ring = new Array<Slot | undefined>(Math.max(0, capacity));
+    this.columns = new Columns(Math.max(0, capacity));
+    this.compact = new Uint8Array(Math.max(0, capacity));
     this.scrub = secretScrubber(secrets, { json: false });
     this.scrubPath = (path) => scrubPath(path, this.scrub);
   }
@@ -436,10 +673,20 @@ export class Journal {
       this.listeners.size > 0 ||
       (body !== undefined && body.length > MAX_BODY_CHARS) ||
       (sent !== undefined && !isRecipe(sent) && (typeof sent !== 'string' || sent.length > MAX_RESPONSE_CHARS));
-    const slot: Slot = now ? this.finish(r) : new Unread(r, this.texts);
-    this.ring[this.next] = slot;
-    this.next = (this.next + 1) % this.capacity;
+    const i = this.next;
+    this.next = (i + 1) % this.capacity;
     this.recorded++;
+    if (!now && this.columns.put(i, r, this.texts)) {
+      this.compact[i] = 1;
+      this.ring[i] = undefined;
+      return;
+    }
+    if (this.compact[i]) {
+      this.compact[i] = 0;
+      this.columns.release(i);
+    }
+    const slot: Slot = now ? this.finish(r) : new Unread(r, this.texts);
+    this.ring[i] = slot;
     if (!this.listeners.size) return;
     for (const listener of this.listeners) {
       try {
@@ -530,6 +777,13 @@ export class Journal {
 
   /** The entry in a slot of the ring, made (once) when it is first read. */
   private entryAt(i: number): JournalEntry {
+    if (this.compact[i]) {
+      const entry = this.finish(this.columns.record(i));
+      this.compact[i] = 0;
+      this.columns.release(i);
+      this.ring[i] = entry;
+      return entry;
+    }
     const slot = this.ring[i]!;
     if (!(slot instanceof Unread)) return slot;
     const entry = this.finish(slot.record());
@@ -603,6 +857,8 @@ export class Journal {
   clear(): number {
     const held = Math.min(this.recorded, this.capacity);
     this.ring.fill(undefined);
+    this.compact.fill(0);
+    this.columns.clear();
     this.next = 0;
     this.recorded = 0;
     return held;

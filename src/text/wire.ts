@@ -68,8 +68,8 @@ export class CompletionText implements TextRecipe, ChatHead {
 
   constructor(
     head: ChatHead,
-    private readonly result: Completion,
-    private readonly promptTokens: number,
+    readonly result: Completion,
+    readonly promptTokens: number,
   ) {
     this.id = head.id;
     this.created = head.created;

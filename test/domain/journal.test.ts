@@ -1,7 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
-import { Journal, headersFromBlock } from '../../src/domain/journal.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Journal, headersFromBlock, type JournalEntry } from '../../src/domain/journal.js';
+import { completeText } from '../../src/text/complete.js';
+import { CompletionText } from '../../src/text/wire.js';
 import { loadLimits } from '../../src/domain/limits.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import { requestRecord } from '../helpers.js';
@@ -273,6 +277,135 @@ test('a header set that extends, shortens or reorders a recent one, or a block w
     assert.equal(entries[n]!.responseHeaders, headersFromBlock(heads[i]!.replace(/x-request-id: [^\r]*\r\n/, '')), `head ${i}, status ${status}`);
   }
   assert.equal(entries.at(-1)!.request!.headers, { 'set-cookie': '[masked]' });
+});
+
+// What a chat completion records: a recipe for its answer, the request as it came, the header block.
+const chatRecord = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord => {
+  const completion = completeText({ text: `Hello number ${n}!`, encoding: 'o200k_base' });
+  const answer = new CompletionText({ id: `chatcmpl-${n}abc`, created: 1767225600 + n, model: 'gpt-4o-mini', fingerprint: 'fp_0123456789' }, completion, 12 + n);
+  return record(n, {
+    method: 'POST',
+    path: '/v1/text-provider/chat/completions',
+    operation: 'chat.completions',
+    model: 'gpt-4o-mini',
+    latencyMs: 1.25 + n,
+    request: { headers: { host: 'h', 'content-type': 'application/json', authorization: 'Bearer k' }, body: `{"model":"gpt-4o-mini","n":${n}}` },
+    responseHead: `HTTP/1.1 200 OK\r\nx-request-id: req_${n}\r\ncontent-type: application/json\r\n\r\n`,
+    responseBody: answer,
+    ...extra,
+  });
+};
+
+// The same records, each read later (most are held in the journal's columns, some as objects) and made
+// into its entry at once (a listener follows the journal): the entries must be the same.
+function laterAndAtOnce(records: RequestRecord[], capacity = records.length): [unknown[], unknown[]] {
+  const later = new Journal(capacity, ['sk-live-secret-0123456789']);
+  for (const r of records) later.record(r);
+  const watched = new Journal(capacity, ['sk-live-secret-0123456789']);
+  const seen: unknown[] = [];
+  watched.subscribe((e) => seen.push(e));
+  for (const r of records) watched.record(r);
+  return [later.entries(), seen.slice(-capacity)];
+}
+
+test('every kind of record reads back as it came, whether the journal kept it in columns or as an object', () => {
+  const long = 'x'.repeat(3000);
+  const records: RequestRecord[] = [
+    chatRecord(1),
+    chatRecord(2, { status: 0, latencyMs: 0.07, errorCode: null }),
+    chatRecord(3, { request: { headers: {}, body: '' } }),
+    (({ request: _request, responseHead: _head, ...rest }) => ({ ...rest, model: undefined }))(chatRecord(4)),
+    // A 400: its details and the envelope's text.
+    record(5, {
+      status: 400,
+      errorCode: 'invalid_type',
+      details: [
+        { param: 'messages[0].content', code: 'invalid_type', message: 'Invalid type.', at: 3, ok: true },
+        { param: null, code: 'x', message: 'y' },
+      ],
+      request: { headers: { 'content-type': 'application/json' }, body: '{"messages":[{"content":42}]}' },
+      responseBody: '{"error":{"message":"Invalid type."}}',
+    }),
+    // Texts that are not ASCII, too long for a slot, details JSON would change, a binary body, a key to mask: kept as objects.
+    chatRecord(6, { request: { headers: {}, body: '{"content":"héllo ✓"}' } }),
+    chatRecord(7, { request: { headers: {}, body: `{"pad":"${long}"}` } }),
+    record(8, { details: [{ param: 'a', nested: { b: undefined } }] }),
+    record(16, { details: [new Date(0)] }),
+    record(9, { details: [{ param: 'a', missing: undefined }] }),
+    record(10, { details: [{ n: -0 }] }),
+    record(15, { details: [{ n: Number.NaN }] }),
+    record(11, { responseBody: Buffer.from('binary') }),
+    record(12, { responseBody: 'non-ASCII answer: é ✓' }),
+    record(17, { requestId: 'req_✓' }),
+    record(13, { requestId: 'sk-live-secret-0123456789', request: { headers: { 'x-key': 'sk-live-secret-0123456789' }, body: '{"k":"sk-live-secret-0123456789"}' } }),
+    chatRecord(14, { path: '/v1/text-provider/chat/completions?q=1', model: 'gpt-4o' }),
+  ];
+  const [later, atOnce] = laterAndAtOnce(records);
+  assert.equal(later, atOnce);
+  // The recipe's text, the request's body and the details are really there.
+  const byId = (id: string) => (later as JournalEntry[]).find((e) => e.requestId === id)!;
+  const chat = byId('req_1');
+  assert.ok(chat.responseBody!.includes('"id":"chatcmpl-1abc"') && chat.responseBody!.includes('Hello number 1!'));
+  assert.is(chat.request!.body, '{"model":"gpt-4o-mini","n":1}');
+  assert.is(chat.latencyMs, 2.25);
+  assert.equal(byId('req_5').details, [
+    { param: 'messages[0].content', code: 'invalid_type', message: 'Invalid type.', at: 3, ok: true },
+    { param: null, code: 'x', message: 'y' },
+  ]);
+  assert.is(byId('req_3').request!.body, undefined);
+  assert.is(byId('req_4').request, undefined);
+  assert.ok(byId('sk-l...6789').request!.body!.includes('sk-l...6789'), 'a key in a request kept as an object is masked');
+  assert.ok(Object.is((byId('req_10').details as { n: number }[])[0]!.n, -0), 'JSON would make -0 a 0');
+});
+
+test('a slot used in turn by a record kept in columns and one kept as an object reads back right after every write', () => {
+  const records: RequestRecord[] = [];
+  for (let n = 1; n <= 12; n++) records.push(n % 3 === 0 ? chatRecord(n, { fault: 'one 500' }) : chatRecord(n));
+  for (const capacity of [1, 2, 3, 5]) {
+    const later = new Journal(capacity);
+    const watched = new Journal(capacity);
+    const seen: unknown[] = [];
+    watched.subscribe((e) => seen.push(e));
+    for (const r of records) {
+      later.record(r);
+      watched.record(r);
+      // Read every other time, so that some slots are read (made into entries) and then written over.
+      if (r.time % 2) assert.equal(later.entries(), seen.slice(-Math.min(seen.length, capacity)), `capacity ${capacity} after ${r.time}`);
+    }
+    assert.equal(later.entries(), seen.slice(-capacity));
+    assert.is(later.entries()[0], later.entries()[0], 'an entry is made once');
+    later.clear();
+    assert.equal(later.entries(), []);
+    later.record(chatRecord(99));
+    assert.is(later.entries()[0]!.requestId, 'req_99');
+  }
+});
+
+test('an unread chat completion entry holds none of the objects its request made', async () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const j = new Journal(10);
+  let answer: WeakRef<object> | undefined;
+  let headers: WeakRef<object> | undefined;
+  (() => {
+    const r = chatRecord(1);
+    answer = new WeakRef(r.responseBody as object);
+    headers = new WeakRef(r.request!.headers);
+    j.record(r);
+  })();
+  // A WeakRef holds its target until the current job ends.
+  await new Promise(setImmediate);
+  gc();
+  assert.is(answer!.deref(), undefined, 'the answer recipe is not held');
+  assert.is(headers!.deref(), undefined, 'the request headers object is not held');
+  // A record of another kind is held as it came, until it is read.
+  const kept = chatRecord(2, { fault: 'one 500' });
+  const held = new WeakRef(kept.responseBody as object);
+  j.record(kept);
+  await new Promise(setImmediate);
+  gc();
+  assert.ok(held.deref(), 'a record with a fault keeps its recipe');
+  assert.ok(j.entries()[0]!.responseBody!.includes('Hello number 1!'));
 });
 
 test.run();
