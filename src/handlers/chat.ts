@@ -1,5 +1,5 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
-import { digest, hexFrom, idFrom } from '../lib/ids.js';
+import { digest, hexFrom, idOf } from '../lib/ids.js';
 import { pacingFor } from '../text/pacing.js';
 import { DEFAULT_RULE_ID, selectReply } from '../text/replies.js';
 import { countChatPromptTokens } from '../text/tokenizer.js';
@@ -68,7 +68,7 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
   const usage = usageOf(promptTokens, result.completionTokens);
   const head = {
     // The raw body differs between a streamed and a plain request, so their ids differ, as they do on the real API.
-    id: idFrom(digest('chat.completions', raw), 'chatcmpl-', 29),
+    id: idOf('chatcmpl-', 29, 'chat.completions', raw),
     created: services.now(),
     model: model.id,
     fingerprint: fingerprintOf(model.id),

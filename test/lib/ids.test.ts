@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { digest, hexFrom, idFrom, seedFrom, sha256 } from '../../src/lib/ids.js';
+import { digest, hexFrom, idFrom, idOf, seedFrom, sha256 } from '../../src/lib/ids.js';
 
 // The definition every id and seed rests on: each part, then a NUL, fed to one SHA-256.
 function reference(...parts: (string | Buffer)[]): Buffer {
@@ -33,6 +33,22 @@ test('the same request body keeps the same chat id (bodies stay byte-identical a
   const raw = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say this is a test"}]}';
   assert.is(idFrom(digest('chat.completions', raw), 'chatcmpl-', 29), 'chatcmpl-IPsVARqdHNfXOKi0Y0NVtIxW7Sk2w');
   assert.is(`fp_${hexFrom(digest('gpt-4o-mini'), 10)}`, 'fp_e8b22a2441');
+});
+
+test('idOf gives the id idFrom reads from the digest of the same parts, short or long, ASCII or not', () => {
+  const cases: string[][] = [
+    ['chat.completions', '{"model":"gpt-4o-mini"}'],
+    [],
+    [''],
+    ['naïve 日本語 🎉', 'x'],
+    ['lone \ud800', '\udc00 surrogate halves'],
+    ['video.generate', 'x'.repeat(5000)],
+  ];
+  for (const parts of cases) {
+    for (const length of [0, 3, 29, 40]) assert.is(idOf('p-', length, ...parts), idFrom(digest(...parts), 'p-', length), JSON.stringify(parts).slice(0, 60));
+  }
+  const raw = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say this is a test"}]}';
+  assert.is(idOf('chatcmpl-', 29, 'chat.completions', raw), 'chatcmpl-IPsVARqdHNfXOKi0Y0NVtIxW7Sk2w');
 });
 
 test('sha256 of strings and bytes', () => {
