@@ -22,6 +22,28 @@ function fingerprintOf(model: string): string {
   return fp;
 }
 
+// A request body sent again (a retry, a snapshot test, a load test) gets the same id, and a SHA-256 of the
+// body was the largest single cost of a chat completion: the ids of recent bodies are kept, keyed by the
+// body's text, so a repeat costs one lookup. Bounded like the default replies (text/replies.ts): at most
+// 1,024 bodies of 4,096 characters (8 MiB of keys), the map emptied when full.
+const IDS = { entries: 1024, keyChars: 4096 };
+let chatIds = new Map<string, string>();
+
+/** How many bodies have their chat id kept (at most 1,024). */
+export const keptChatIds = (): number => chatIds.size;
+
+/** The chat.completion id of a request body: chatcmpl- and 29 letters and digits derived from its text. */
+export function chatIdOf(raw: string): string {
+  if (raw.length > IDS.keyChars) return idOf('chatcmpl-', 29, 'chat.completions', raw);
+  let id = chatIds.get(raw);
+  if (id === undefined) {
+    id = idOf('chatcmpl-', 29, 'chat.completions', raw);
+    if (chatIds.size >= IDS.entries) chatIds = new Map();
+    chatIds.set(raw, id);
+  }
+  return id;
+}
+
 /** The completion limit of a request: max_completion_tokens (the newer name) or max_tokens, checked against the model. */
 function maxTokensOf(body: Record<string, unknown>, model: Model): number | undefined {
   const param = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
@@ -68,7 +90,7 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
   const usage = usageOf(promptTokens, result.completionTokens);
   const head = {
     // The raw body differs between a streamed and a plain request, so their ids differ, as they do on the real API.
-    id: idOf('chatcmpl-', 29, 'chat.completions', raw),
+    id: chatIdOf(raw),
     created: services.now(),
     model: model.id,
     fingerprint: fingerprintOf(model.id),

@@ -6,7 +6,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { countChatPromptTokens, countTokens } from '../../src/text/tokenizer.js';
-import { chatCompletions } from '../../src/handlers/chat.js';
+import { chatCompletions, chatIdOf, keptChatIds } from '../../src/handlers/chat.js';
+import { digest, idFrom } from '../../src/lib/ids.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import type { Reply } from '../../src/contract/reply.js';
 import { assertError, assertSchema, get, KEY, pathOf, post, useMock, withMock } from '../helpers.js';
@@ -157,6 +158,23 @@ test('determinism: identical requests give byte-identical bodies, streamed or no
   const sampled = await post(url, CHAT, ask('what is the meaning of life?', { temperature: 1.7, top_p: 0.2, seed: 42 }));
   assert.is(sampled.json.choices[0].message.content, base.json.choices[0].message.content);
   assert.equal(sampled.json.usage, base.json.usage);
+});
+
+test('a chat id is derived from the exact body text, whether made anew or found among the kept ids', () => {
+  const bodies = Array.from({ length: 1100 }, (_, i) => JSON.stringify(ask(`question number ${i}`)));
+  const long = 'y'.repeat(3000);
+  bodies.push(
+    JSON.stringify(ask(`${long}1`)),
+    JSON.stringify(ask(`${long}2`)),
+    JSON.stringify(ask('x'.repeat(5000))),
+    '{"model":"gpt-4o","messages":[{"role":"user","content":"naïve 日本語"}]}',
+  );
+  // Twice over more bodies than are kept: the second pass finds some and makes the others again.
+  for (let pass = 0; pass < 2; pass++) {
+    for (const raw of bodies) assert.is(chatIdOf(raw), idFrom(digest('chat.completions', raw), 'chatcmpl-', 29), raw.slice(0, 60));
+  }
+  assert.is.not(chatIdOf(bodies[0]!), chatIdOf(`${bodies[0]!} `));
+  assert.ok(keptChatIds() > 0 && keptChatIds() <= 1024, `${keptChatIds()} ids kept`);
 });
 
 test('the default reply is never empty, quotes the question and depends only on the conversation', async () => {
