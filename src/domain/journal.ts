@@ -381,8 +381,9 @@ const enum Text {
   Details,
   Count,
 }
-/** What a slot's response was: none, a text (its bytes kept), or a chat answer's recipe (its id's bytes kept). */
+/** Whether a slot holds an entry, and what its response was: none, a text (kept), or a chat answer's recipe (its id kept). */
 const enum Sent {
+  Free,
   None,
   Text,
   Recipe,
@@ -540,13 +541,20 @@ class Columns {
     return rebuild(common, rare, refs[k + Ref.RequestHeaders] as string | undefined, requestBody);
   }
 
-  /** Lets go of what slot `i` references (its entry has been made, or replaced by an object). */
+  /** Whether slot `i` holds an entry not read yet. */
+  holds(i: number): boolean {
+    return this.sent[i] !== Sent.Free;
+  }
+
+  /** Frees slot `i` and lets go of what it references (its entry has been made, or replaced by an object). */
   release(i: number): void {
+    this.sent[i] = Sent.Free;
     this.refs.fill(undefined, i * Ref.Count, (i + 1) * Ref.Count);
   }
 
   /** Lets go of everything (the journal was cleared). */
   clear(): void {
+    this.sent.fill(Sent.Free);
     this.refs.fill(undefined);
     this.lastPath = '';
     this.lastModel = '';
@@ -615,9 +623,8 @@ export class Journal {
   private readonly scrubPath: (path: string) => string;
   private readonly clean = new Set<string>();
   private readonly texts = new SharedTexts();
-  /** The unread entries of the common kind; a slot marked in `compact` is held there rather than in `ring`. */
+  /** The unread entries of the common kind; a slot they hold is empty in `ring`. */
   private readonly columns: Columns;
-  private readonly compact: Uint8Array;
   private readonly maskText = (text: string): string => this.masked(text);
   private readonly listeners = new Set<JournalListener>();
 
@@ -628,7 +635,6 @@ export class Journal {
   ) {
     this.ring = new Array<Slot | undefined>(Math.max(0, capacity));
     this.columns = new Columns(Math.max(0, capacity));
-    this.compact = new Uint8Array(Math.max(0, capacity));
     this.scrub = secretScrubber(secrets, { json: false });
     this.scrubPath = (path) => scrubPath(path, this.scrub);
   }
@@ -665,14 +671,10 @@ export class Journal {
     this.next = (i + 1) % this.capacity;
     this.recorded++;
     if (!now && this.columns.put(i, r, this.texts)) {
-      this.compact[i] = 1;
       this.ring[i] = undefined;
       return;
     }
-    if (this.compact[i]) {
-      this.compact[i] = 0;
-      this.columns.release(i);
-    }
+    if (this.columns.holds(i)) this.columns.release(i);
     const slot: Slot = now ? this.finish(r) : new Unread(r, this.texts);
     this.ring[i] = slot;
     if (!this.listeners.size) return;
@@ -765,9 +767,8 @@ export class Journal {
 
   /** The entry in a slot of the ring, made (once) when it is first read. */
   private entryAt(i: number): JournalEntry {
-    if (this.compact[i]) {
+    if (this.columns.holds(i)) {
       const entry = this.finish(this.columns.record(i));
-      this.compact[i] = 0;
       this.columns.release(i);
       this.ring[i] = entry;
       return entry;
@@ -845,7 +846,6 @@ export class Journal {
   clear(): number {
     const held = Math.min(this.recorded, this.capacity);
     this.ring.fill(undefined);
-    this.compact.fill(0);
     this.columns.clear();
     this.next = 0;
     this.recorded = 0;

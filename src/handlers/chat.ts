@@ -1,5 +1,6 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, hexFrom, idOf } from '../lib/ids.js';
+import { memo } from '../lib/memo.js';
 import { pacingFor } from '../text/pacing.js';
 import { DEFAULT_RULE_ID, selectReply } from '../text/replies.js';
 import { countChatPromptTokens } from '../text/tokenizer.js';
@@ -25,24 +26,13 @@ function fingerprintOf(model: string): string {
 // A request body sent again (a retry, a snapshot test, a load test) gets the same id, and a SHA-256 of the
 // body was the largest single cost of a chat completion: the ids of recent bodies are kept, keyed by the
 // body's text, so a repeat costs one lookup. Bounded like the default replies (text/replies.ts): at most
-// 1,024 bodies of 4,096 characters (8 MiB of keys), the map emptied when full.
+// 1,024 bodies of 4,096 characters (8 MiB of keys).
 const IDS = { entries: 1024, keyChars: 4096 };
-let chatIds = new Map<string, string>();
-
-/** How many bodies have their chat id kept (at most 1,024). */
-export const keptChatIds = (): number => chatIds.size;
+const makeChatId = (raw: string): string => idOf('chatcmpl-', 29, 'chat.completions', raw);
+const keptChatId = memo(IDS.entries, makeChatId);
 
 /** The chat.completion id of a request body: chatcmpl- and 29 letters and digits derived from its text. */
-export function chatIdOf(raw: string): string {
-  if (raw.length > IDS.keyChars) return idOf('chatcmpl-', 29, 'chat.completions', raw);
-  let id = chatIds.get(raw);
-  if (id === undefined) {
-    id = idOf('chatcmpl-', 29, 'chat.completions', raw);
-    if (chatIds.size >= IDS.entries) chatIds = new Map();
-    chatIds.set(raw, id);
-  }
-  return id;
-}
+export const chatIdOf = (raw: string): string => (raw.length > IDS.keyChars ? makeChatId(raw) : keptChatId(raw));
 
 /** The completion limit of a request: max_completion_tokens (the newer name) or max_tokens, checked against the model. */
 function maxTokensOf(body: Record<string, unknown>, model: Model): number | undefined {

@@ -42,9 +42,14 @@ const CODES = Array.from(ALPHABET, (c) => c.charCodeAt(0));
 
 /** An id such as chatcmpl-<29 letters and digits>, derived from a digest. */
 export function idFrom(d: Buffer, prefix: string, length: number): string {
+  return idFromText(d.toString('latin1'), prefix, length);
+}
+
+/** idFrom over a digest held as a Latin-1 string, one character per byte. */
+function idFromText(d: string, prefix: string, length: number): string {
   // One string from the character codes, not one new string per character appended (a chat id made 29).
   const codes = new Array<number>(length);
-  for (let i = 0; i < length; i++) codes[i] = CODES[d[i % d.length]! % CODES.length]!;
+  for (let i = 0; i < length; i++) codes[i] = CODES[d.charCodeAt(i % d.length) % CODES.length]!;
   return prefix + String.fromCharCode.apply(null, codes);
 }
 
@@ -57,9 +62,7 @@ export function idOf(prefix: string, length: number, ...parts: string[]): string
   let size = 0;
   for (const p of parts) size += p.length + 1;
   const d = oneShot && size <= ONE_SHOT_MAX ? crypto.hash('sha256', size ? `${parts.join('\u0000')}\u0000` : '', 'binary') : digest(...parts).toString('latin1');
-  const codes = new Array<number>(length);
-  for (let i = 0; i < length; i++) codes[i] = CODES[d.charCodeAt(i % d.length) % CODES.length]!;
-  return prefix + String.fromCharCode.apply(null, codes);
+  return idFromText(d, prefix, length);
 }
 
 /** A 32-bit unsigned seed from a digest. */

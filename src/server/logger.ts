@@ -7,6 +7,7 @@ import { loadLimits } from '../domain/limits.js';
 import { configSecrets, scrubPath, secretScrubber } from '../domain/secrets.js';
 import { findOperation } from '../contract/operations.js';
 import { stdoutWriter, type LogWriter } from './logWriter.js';
+import { memo } from '../lib/memo.js';
 
 /** The structured logger of the server (pino). */
 export type Logger = pinoModule.Logger;
@@ -79,23 +80,6 @@ function latencyText(ms: number): string {
   const hundredths = Math.round(ms * 100);
   if (ms < 0 || hundredths / 100 !== ms || hundredths > 0x3fffffff) return String(ms);
   return `${String(Math.floor(hundredths / 100))}${HUNDREDTHS[hundredths % 100]!}`;
-}
-
-/**
- * A small map that forgets everything when full: the paths and model names of a server's traffic are
- * few, so each is masked and JSON-escaped once rather than on every line.
- */
-function memo(size: number, make: (key: string) => string): (key: string) => string {
-  let seen = new Map<string, string>();
-  return (key) => {
-    let v = seen.get(key);
-    if (v === undefined) {
-      if (seen.size >= size) seen = new Map();
-      v = make(key);
-      seen.set(key, v);
-    }
-    return v;
-  };
 }
 
 /**
