@@ -3,7 +3,7 @@ import Koa, { type Middleware } from 'koa';
 import { resolveConfig, type Config, type ConfigInput } from '../domain/config.js';
 import { ApiError } from '../contract/errors.js';
 import { authenticate, checkKey } from '../pipeline/auth.js';
-import { renderError, sendFirstError, type ErrorSink } from '../pipeline/errors.js';
+import { renderError, sendError, type ErrorSink } from '../pipeline/errors.js';
 import { createServices } from './services.js';
 import { createRelay, type Relay } from '../relay/relay.js';
 import { boundOperations } from './bindings.js';
@@ -11,7 +11,7 @@ import { faults } from '../pipeline/faults.js';
 import { handle } from '../pipeline/handle.js';
 import { parseBody } from '../pipeline/parseBody.js';
 import { rateLimit } from '../pipeline/rateLimit.js';
-import { beginResponse, reportRequest, requestIdFor, type RequestObserver } from '../pipeline/requestContext.js';
+import { beginResponse, openHead, reportRequest, requestIdFor, type RequestObserver } from '../pipeline/requestContext.js';
 import { responder } from '../pipeline/respond.js';
 import { pathOfUrl, routeTable } from '../pipeline/route.js';
 import { requestState, runSteps, type Step } from '../pipeline/steps.js';
@@ -100,14 +100,18 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     const checked = (ctx.req as CheckedRequest)[CHECKED];
     const started = checked?.started ?? performance.now();
     const state = (ctx.state = requestState(requestIdFor(ctx.req.headers['x-request-id'], services.secrets), checked?.op, checked?.key));
-    beginResponse(ctx.res, state.requestId);
+    beginResponse(state);
     let path = checked?.path;
     try {
       if (!checked) {
         const raw = pathOfUrl(ctx.url);
         state.operation = routes.exact(ctx.method, raw);
         if (state.operation) path = raw;
-        else state.operation = await routes.match(ctx);
+        else {
+          // The router writes headers of its own (Allow): the request's go first, as on every answer.
+          openHead(ctx.res, state);
+          state.operation = await routes.match(ctx);
+        }
       }
       if (state.operation) {
         const refused = await runSteps(perOperation, ctx, state);
@@ -118,6 +122,8 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
       renderError(ctx, state, thrown, report, services.secrets.json);
     } finally {
       state.release?.();
+      // An answer Koa writes after this (or none, the connection gone) carries the request's headers too.
+      if (!ctx.res.headersSent) openHead(ctx.res, state);
       reportRequest(observers, ctx.req, path ?? ctx.path, state, ctx.status, started, ctx.res);
     }
   };
@@ -129,7 +135,8 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
 
   const refuse = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
     const state = requestState(requestIdFor(req.headers['x-request-id'], services.secrets), op, undefined, err);
-    state.responseBody = sendFirstError(res, state.requestId, err);
+    beginResponse(state);
+    state.responseBody = sendError(res, state, err);
     try {
       reportRequest(observers, req, path, state, err.status, started, res);
     } catch (thrown) {

@@ -1,37 +1,24 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { ApiError, ERRORS } from '../contract/errors.js';
-import { JSON_TYPE, setHeaders, writeJson } from './respond.js';
+import { addHeader, takeHead } from './requestContext.js';
+import { writeJson } from './respond.js';
 import type { RequestState } from './steps.js';
 
 /** How a middleware reports an unexpected exception (the logger, once configured). */
 export type ErrorSink = (err: unknown, ctx: { method: string; url: string; requestId?: string }) => void;
 
-/** Writes an error as the whole answer: its status, its headers and the envelope, every secret masked. */
-function sendError(res: ServerResponse, err: ApiError, mask: (json: string) => string): string {
-  res.removeHeader('Content-Disposition');
-  setHeaders(res, err.headers);
-  const text = mask(err.toJson());
-  writeJson(res, err.status, text);
-  return text;
-}
-
 const unmasked = (json: string): string => json;
 
 /**
- * Answers an error on a response nothing was written to yet (the early key check): the same status,
- * headers, in the same order, and body as beginResponse + sendError give, in one writeHead.
+ * Writes an error as the whole answer: its status, its headers and the envelope, every secret masked.
+ * Returns the text written.
  */
-export function sendFirstError(res: ServerResponse, requestId: string, err: ApiError): string {
-  const text = err.toJson();
-  // Set one by one (not as writeHead's object) so that getHeaders() shows them to the journal, as on Koa's path.
-  res.setHeader('x-request-id', requestId);
-  res.setHeader('x-content-type-options', 'nosniff');
-  for (const name in err.headers) res.setHeader(name, err.headers[name]!);
-  res.setHeader('Content-Type', JSON_TYPE);
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.writeHead(err.status);
-  res.end(text);
+export function sendError(res: ServerResponse, state: RequestState, err: ApiError, mask: (json: string) => string = unmasked): string {
+  res.removeHeader('Content-Disposition');
+  for (const name in err.headers) addHeader(res, state, name, err.headers[name]!);
+  const text = mask(err.toJson());
+  writeJson(res, err.status, text, takeHead(state));
   return text;
 }
 
@@ -54,5 +41,5 @@ export function renderError(ctx: Context, state: RequestState, thrown: unknown, 
   }
   state.error = err;
   ctx.respond = false;
-  state.responseBody = sendError(ctx.res, err, mask);
+  state.responseBody = sendError(ctx.res, state, err, mask);
 }

@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import { alterReply, dropConnection, injectedError } from '../domain/faults/apply.js';
 import { faultFromHeaders } from '../domain/faults/header.js';
 import { writePartial } from './partial.js';
+import { addHeader, openHead } from './requestContext.js';
 import { describeFault, type FaultSpec } from '../domain/faults/spec.js';
 import { faultable, type Operation } from '../contract/operations.js';
 import type { Services } from '../domain/services.js';
@@ -37,13 +38,14 @@ function inject(ctx: Context, state: RequestState, fault: FaultSpec, services: S
     return STOP;
   }
   if (fault.status !== undefined) return injectedError({ ...fault, status: fault.status });
-  if (fault.noRetry) ctx.res.setHeader('x-should-retry', 'false');
+  if (fault.noRetry) addHeader(ctx.res, state, 'x-should-retry', 'false');
   return async () => {
     const reply = state.reply;
     if (!reply) return;
     const cut = fault.streamCut ?? fault.stall;
     if (reply.kind !== 'sse' && reply.kind !== 'feed' && cut !== undefined) {
       state.reply = undefined; // written here, so the reply is not written again
+      openHead(ctx.res, state);
       state.stream = await writePartial(ctx, alterReply(reply, fault) as typeof reply, cut, fault.streamCut !== undefined ? 'cut' : 'stall', services.config.timeouts.stallMaxMs);
       return;
     }

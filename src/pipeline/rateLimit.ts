@@ -4,12 +4,13 @@ import { formatDuration, type Admission, type LimitView } from '../domain/rateLi
 import { tokensOf } from '../domain/rateLimits/tokens.js';
 import type { KeyState } from '../domain/keys.js';
 import type { Services } from '../domain/services.js';
+import { addHeader } from './requestContext.js';
 import type { RequestState, Step, StepResult } from './steps.js';
 
-function setLimitHeaders(res: ServerResponse, kind: 'requests' | 'tokens', view: LimitView): void {
-  res.setHeader(`x-ratelimit-limit-${kind}`, String(view.limit));
-  res.setHeader(`x-ratelimit-remaining-${kind}`, String(view.remaining));
-  res.setHeader(`x-ratelimit-reset-${kind}`, formatDuration(view.resetMs));
+function setLimitHeaders(res: ServerResponse, state: RequestState, kind: 'requests' | 'tokens', view: LimitView): void {
+  addHeader(res, state, `x-ratelimit-limit-${kind}`, String(view.limit));
+  addHeader(res, state, `x-ratelimit-remaining-${kind}`, String(view.remaining));
+  addHeader(res, state, `x-ratelimit-reset-${kind}`, formatDuration(view.resetMs));
 }
 
 /** The 429 for a refused request, in OpenAI's words, with the wait in retry-after and retry-after-ms. */
@@ -43,15 +44,15 @@ export function rateLimit(services: Services): Step {
 }
 
 function decide(res: ServerResponse, state: RequestState, key: KeyState, admission: Admission, services: Services): StepResult {
-  setLimitHeaders(res, 'requests', admission.requests);
-  if (admission.tokens) setLimitHeaders(res, 'tokens', admission.tokens);
+  setLimitHeaders(res, state, 'requests', admission.requests);
+  if (admission.tokens) setLimitHeaders(res, state, 'tokens', admission.tokens);
   if (admission.refused) return tooMany(key, admission);
   if (!admission.tokens) return;
   // Tokens are charged once the reply is known.
   return () => {
     const used = tokensOf(state.reply, state.body, services);
     const after = services.state.charge(key, used);
-    if (after instanceof Promise) return after.then((view) => void (view && !res.headersSent && setLimitHeaders(res, 'tokens', view)));
-    if (after) setLimitHeaders(res, 'tokens', after);
+    if (after instanceof Promise) return after.then((view) => void (view && !res.headersSent && setLimitHeaders(res, state, 'tokens', view)));
+    if (after) setLimitHeaders(res, state, 'tokens', after);
   };
 }

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { writeFeed } from './feed.js';
 import { StreamLog, writeSse, type StreamTimers } from './sse.js';
 import type { RequestState } from './steps.js';
+import { addHeader, openHead, takeHead } from './requestContext.js';
 import { loadLimits } from '../domain/limits.js';
 
 // The journal keeps a text answer whole up to this many characters: such an answer with a recipe is
@@ -13,24 +14,25 @@ const JOURNAL_TEXT_CHARS = loadLimits().records.maxResponseBodyChars;
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Ends the response with a JSON text: status, type and length set once, then one write. A response
- * whose client is gone is ended without a body, as Koa would end it.
+ * Ends the response with a JSON text: status, type and length set once, then one write. `head`, the
+ * headers kept with the request (requestContext.ts takeHead), goes out with them in one writeHead. A
+ * response whose client is gone is ended without a body, as Koa would end it.
  */
-export function writeJson(res: ServerResponse, status: number, text: string): void {
+export function writeJson(res: ServerResponse, status: number, text: string, head?: string[]): void {
   res.statusCode = status;
   if (res.writableEnded) return;
-  if (res.socket && !res.socket.writable) {
-    res.end();
-    return;
+  const gone = res.socket && !res.socket.writable;
+  if (!gone) {
+    const length = Buffer.byteLength(text);
+    if (head) head.push('Content-Type', JSON_TYPE, 'Content-Length', String(length));
+    else {
+      res.setHeader('Content-Type', JSON_TYPE);
+      res.setHeader('Content-Length', length);
+    }
   }
-  res.setHeader('Content-Type', JSON_TYPE);
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(text);
-}
-
-/** Sets each of a reply's extra headers on the response. */
-export function setHeaders(res: ServerResponse, headers: Readonly<Record<string, string>> | undefined): void {
-  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
+  if (head) res.writeHead(status, head);
+  if (gone) res.end();
+  else res.end(text);
 }
 
 /** Writes the reply the steps left in state.reply: JSON and streams directly, binary bodies through Koa. */
@@ -39,14 +41,17 @@ export function responder(stallMaxMs: number, timers?: StreamTimers, streamMaxMs
     const reply = state.reply;
     if (!reply) return;
     const res = ctx.res;
-    setHeaders(res, reply.headers);
+    const extra = reply.headers;
+    if (extra) for (const name in extra) addHeader(res, state, name, extra[name]!);
+    // A JSON answer writes the request's headers itself; the others hand them to the response first.
+    if (reply.kind !== 'json') openHead(res, state);
     switch (reply.kind) {
       case 'json': {
         ctx.respond = false; // written here in one go; Koa's body setter would guess the type and measure it again
         const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
         // The journal keeps this text, bounded, when the entry is made; a short one with a recipe as the recipe.
         state.responseBody = reply.recipe && text.length <= JOURNAL_TEXT_CHARS ? reply.recipe : text;
-        writeJson(res, reply.status ?? state.operation?.success.status ?? 200, text);
+        writeJson(res, reply.status ?? state.operation?.success.status ?? 200, text, takeHead(state));
         return;
       }
       case 'binary':

@@ -29,6 +29,8 @@ export interface RequestState {
   responseBody?: string | Buffer | TextRecipe;
   /** A streamed answer's events as written, with their times (pipeline/sse.ts StreamLog). */
   sse?: SentEvents;
+  /** The answer's headers not yet set on the response, as name/value pairs in order (requestContext.ts beginResponse). */
+  head?: string[];
 }
 
 /** A request's state with every field there from the start, so all requests share one object shape. */
@@ -49,6 +51,7 @@ export function requestState(requestId: string, operation?: BoundOperation, key?
     violations: undefined,
     responseBody: undefined,
     sse: undefined,
+    head: undefined,
   };
 }
 

@@ -4,6 +4,7 @@ import { strictId, type SchemaRegistry } from '../contract/schemas.js';
 import type { Limits } from '../domain/limits.js';
 import { toDetails } from '../contract/validation.js';
 import type { EchoMask } from '../domain/secrets.js';
+import { addHeader } from './requestContext.js';
 import type { Step } from './steps.js';
 
 /** Whether a JSON value holds more than `limit` values in all (counted without recursion). */
@@ -37,7 +38,7 @@ export function validate(schemas: SchemaRegistry, strict: boolean, limits: Limit
       const ignored = shape && unknownFields(shape, body, limits.maxIgnoredFields, name);
       if (ignored?.length) {
         state.ignoredFields = ignored;
-        ctx.res.setHeader(IGNORED_FIELDS_HEADER, ignoredFieldsHeader(ignored, limits.ignoredFieldsHeaderChars));
+        addHeader(ctx.res, state, IGNORED_FIELDS_HEADER, ignoredFieldsHeader(ignored, limits.ignoredFieldsHeaderChars));
       }
       return;
     }

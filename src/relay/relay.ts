@@ -10,6 +10,7 @@ import type { Violation } from '../domain/journal.js';
 import { configSecrets, secretScrubber } from '../domain/secrets.js';
 import type { ErrorSink } from '../pipeline/errors.js';
 import { baseUrlOf } from '../pipeline/handle.js';
+import { openHead } from '../pipeline/requestContext.js';
 import { STOP, type RequestState, type Step, type StepResult } from '../pipeline/steps.js';
 import type { Services } from '../domain/services.js';
 import type { Report } from '../tools/conformance/report.js';
@@ -172,6 +173,7 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
       );
       state.violations = undefined;
       const out = ctx.res;
+      openHead(out, state);
       ctx.respond = false;
       ctx.status = res.status;
       out.writeHead(res.status, { ...(out.getHeaders() as Record<string, string>), ...kept, ...(early.length ? { 'x-mock-violations': violationsHeader(early) } : {}) });

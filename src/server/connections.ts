@@ -52,6 +52,15 @@ const IN_FLIGHT = Symbol('inFlight');
 type Tracked = Duplex & { [IN_FLIGHT]?: ServerResponse | undefined };
 
 /**
+ * Makes a response the last on its connection: Node then writes `Connection: close` with its own
+ * headers, after those the mock sets, and closes the connection once it is sent (as for an HTTP/1.0
+ * client). Setting the header instead would put it first and make the answer's head a progressive one.
+ */
+function closeAfter(res: ServerResponse): void {
+  res.shouldKeepAlive = false;
+}
+
+/**
  * Keeps track of a server's connections and their in-flight responses, so that HTTP-level errors get
  * an envelope answer, an unread request body is discarded for a bounded time only, and shutdown can
  * tell idle connections from busy ones.
@@ -85,7 +94,7 @@ export class ConnectionTracker {
   /** Registers a request before the app handles it. */
   request(req: IncomingMessage, res: ServerResponse): void {
     (req.socket as Tracked)[IN_FLIGHT] = res;
-    if (this.closing) res.setHeader('Connection', 'close');
+    if (this.closing) closeAfter(res);
     // One listener shared by every response (it is called with the response as `this`): nothing to
     // allocate per request.
     res.on('close', this.responseClosed);
@@ -163,7 +172,7 @@ export class ConnectionTracker {
     this.closing = true;
     for (const socket of this.sockets) {
       const res = (socket as Tracked)[IN_FLIGHT];
-      if (res && !res.headersSent) res.setHeader('Connection', 'close');
+      if (res && !res.headersSent) closeAfter(res);
     }
     this.closeIdle();
   }

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
-import { assertError, get, pathOf, post, request, useMock, VALID } from '../helpers.js';
+import { assertError, get, pathOf, post, rejection, request, useMock, VALID } from '../helpers.js';
 
 const records: RequestRecord[] = [];
 const mock = useMock(test, {}, { observers: [(r) => records.push(r)] });
@@ -66,6 +66,39 @@ test('observers see each finished request: id, operation, masked key, status, er
   assert.is(r.errorCode, 'not_found');
   assert.is(r.model, undefined);
   assert.is(records.length, 3);
+});
+
+/** The header names of a response, lower-cased, in the order they came. */
+const names = (raw: string[]): string[] => raw.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
+
+test('the request id comes first and no header twice: JSON answers, the early 401, errors, the router, binary bodies, streams', async () => {
+  const { url } = mock();
+  const chat = await post(url, pathOf('chat.completions'), VALID['chat.completions']);
+  assert.equal(names(chat.rawHeaders).slice(0, 5), ['x-request-id', 'x-content-type-options', 'x-mock-reply-rule', 'content-type', 'content-length']);
+  const answers = [
+    chat,
+    await get(url, '/v1/me', null),
+    await post(url, pathOf('chat.completions'), {}),
+    await post(url, pathOf('chat.completions'), VALID['chat.completions'], undefined, { 'x-mock-fault': 'status=503; retry-after=1; no-retry' }),
+    await request(url, '/v1/me', { method: 'OPTIONS' }),
+    await request(url, '/v1/me', { method: 'PUT', body: {} }),
+    await post(url, pathOf('voice.tts'), VALID['voice.tts']),
+    await post(url, pathOf('chat.completions'), { ...VALID['chat.completions'], stream: true }),
+  ];
+  for (const [i, r] of answers.entries()) {
+    const list = names(r.rawHeaders);
+    assert.equal(list.slice(0, 2), ['x-request-id', 'x-content-type-options'], `answer ${i}: ${list.join(', ')}`);
+    assert.is(new Set(list).size, list.length, `answer ${i} repeats a header: ${list.join(', ')}`);
+  }
+  assert.is(answers[3]!.headers['x-should-retry'], 'false');
+  assert.is(answers[5]!.headers.allow, 'HEAD, GET');
+});
+
+test('a connection dropped by a fault is journalled with the headers set before the drop', async () => {
+  const { url } = mock();
+  assert.instance(await rejection(post(url, pathOf('chat.completions'), VALID['chat.completions'], undefined, { 'x-mock-fault': 'reset' })), Error);
+  assert.is(last().fault, 'reset [header]');
+  assert.is(last().responseHeaders?.['x-content-type-options'], 'nosniff');
 });
 
 test.run();
