@@ -69,6 +69,11 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminTo
 
 const str = (v: string | undefined | null): string => (v == null ? 'null' : JSON.stringify(v));
 
+// A request id is letters, digits and `._:-` (requestIdFor): such a text is its own JSON string between
+// quotes, and a test of the pattern costs a fraction of JSON.stringify, a quarter of the line's own time.
+const PLAIN = /^[A-Za-z0-9._:-]*$/;
+const idText = (id: string): string => (PLAIN.test(id) ? `"${id}"` : str(id));
+
 // The texts of a line's time after its second (`123Z`) and of a latency's hundredths (`.05`, `.5`, ``):
 // a line takes them from here rather than formatting a date or a fraction.
 const MILLIS = Array.from({ length: 1000 }, (_, ms) => `${String(ms).padStart(3, '0')}Z`);
@@ -171,7 +176,7 @@ export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adm
       ].join('');
     }
     line[1] = level;
-    line[6] = str(r.requestId);
+    line[6] = idText(r.requestId);
     line[7] = route.text;
     line[9] = latencyText(r.latencyMs);
     line[10] = outcome.text;

@@ -141,6 +141,9 @@ test('every request line is the line pino writes for its fields, as each field c
   const changes: Partial<typeof base>[] = [
     {},
     { requestId: 'req_2', latencyMs: 3 },
+    // An id of the safe characters only is quoted as it is; any other is escaped as JSON.
+    { requestId: 'client-1.a:B_9' },
+    { requestId: 'a "quoted" \\ id\u0001' },
     { method: 'GET' },
     { path: '/v1/me' },
     { operation: 'me' },
