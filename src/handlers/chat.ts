@@ -1,6 +1,6 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, hexFrom, idOf } from '../lib/ids.js';
-import { memo } from '../lib/memo.js';
+import { REQUEST_TEXTS, kept } from '../lib/memo.js';
 import { pacingFor } from '../text/pacing.js';
 import { DEFAULT_RULE_ID, selectReply } from '../text/replies.js';
 import { countChatPromptTokens } from '../text/tokenizer.js';
@@ -25,14 +25,12 @@ function fingerprintOf(model: string): string {
 
 // A request body sent again (a retry, a snapshot test, a load test) gets the same id, and a SHA-256 of the
 // body was the largest single cost of a chat completion: the ids of recent bodies are kept, keyed by the
-// body's text, so a repeat costs one lookup. Bounded like the default replies (text/replies.ts): at most
-// 1,024 bodies of 4,096 characters (8 MiB of keys).
-const IDS = { entries: 1024, keyChars: 4096 };
+// body's text, so a repeat costs one lookup (bounded as every memo of request texts is).
 const makeChatId = (raw: string): string => idOf('chatcmpl-', 29, 'chat.completions', raw);
-const keptChatId = memo(IDS.entries, makeChatId);
+const chatIds = kept<string>(REQUEST_TEXTS.entries, REQUEST_TEXTS.keyChars);
 
 /** The chat.completion id of a request body: chatcmpl- and 29 letters and digits derived from its text. */
-export const chatIdOf = (raw: string): string => (raw.length > IDS.keyChars ? makeChatId(raw) : keptChatId(raw));
+export const chatIdOf = (raw: string): string => chatIds(raw, makeChatId);
 
 /** The completion limit of a request: max_completion_tokens (the newer name) or max_tokens, checked against the model. */
 function maxTokensOf(body: Record<string, unknown>, model: Model): number | undefined {

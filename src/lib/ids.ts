@@ -17,6 +17,9 @@ export function sha256(data: string | Buffer): Buffer {
   return oneShot ? Buffer.from(crypto.hash('sha256', data, 'binary'), 'latin1') : crypto.createHash('sha256').update(data).digest();
 }
 
+// Each part is followed by a NUL, so the bytes hashed are the same whether they are joined or streamed.
+const joined = (parts: readonly string[]): string => (parts.length ? `${parts.join('\u0000')}\u0000` : '');
+
 /** SHA-256 of the parts: the root of every id and seed, so the same request gives the same body. */
 export function digest(...parts: (string | Buffer)[]): Buffer {
   let length = 0;
@@ -25,8 +28,7 @@ export function digest(...parts: (string | Buffer)[]): Buffer {
     length += p.length + 1;
     if (typeof p !== 'string') strings = false;
   }
-  // Each part is followed by a NUL, so the bytes hashed are the same on both paths.
-  if (strings && length <= ONE_SHOT_MAX) return sha256(length ? `${parts.join('\u0000')}\u0000` : '');
+  if (strings && length <= ONE_SHOT_MAX) return sha256(joined(parts as string[]));
   const h = crypto.createHash('sha256');
   // An ASCII string has the same bytes in Latin-1 as in UTF-8, and Latin-1 is a plain copy: a third
   // of the time for a 14 MB base64 body. UTF-8 is as long as the string only when it is all ASCII.
@@ -61,7 +63,7 @@ function idFromText(d: string, prefix: string, length: number): string {
 export function idOf(prefix: string, length: number, ...parts: string[]): string {
   let size = 0;
   for (const p of parts) size += p.length + 1;
-  const d = oneShot && size <= ONE_SHOT_MAX ? crypto.hash('sha256', size ? `${parts.join('\u0000')}\u0000` : '', 'binary') : digest(...parts).toString('latin1');
+  const d = oneShot && size <= ONE_SHOT_MAX ? crypto.hash('sha256', joined(parts), 'binary') : digest(...parts).toString('latin1');
   return idFromText(d, prefix, length);
 }
 

@@ -1,4 +1,5 @@
 import { sha256 } from '../lib/ids.js';
+import { REQUEST_TEXTS, kept } from '../lib/memo.js';
 
 /** A reply rule as written in a rules file (see schemas/reply-rules.json). */
 export type ReplyRule = {
@@ -134,22 +135,13 @@ export function shortenForQuote(text: string): string {
 // Clients send the same conversation again (a retry, a snapshot test, a load test): the default reply
 // of a conversation is kept, keyed by the text its sentences are chosen from, so a repeat costs one
 // lookup instead of a hash and the quoting, and is the same string each time (the completion cache
-// downstream then finds it at once). A conversation whose key is longer than MEMO.keyChars is composed
-// every time; the map is emptied when full (at most 1,024 keys of 4,096 characters: 8 MiB).
-const MEMO = { entries: 1024, keyChars: 4096 };
-let replies = new Map<string, string>();
+// downstream then finds it at once). Bounded as every memo of request texts is (lib/memo.ts).
+const replies = kept<string>(REQUEST_TEXTS.entries, REQUEST_TEXTS.keyChars);
 
 function defaultReply(input: ReplyInput): string {
   // Stable across runs and processes: sentence choice depends only on the request content.
   const source = JSON.stringify([input.model, input.messages.map((m) => [m.role, m.content])]);
-  if (source.length > MEMO.keyChars) return composeDefault(input, source);
-  let text = replies.get(source);
-  if (text === undefined) {
-    text = composeDefault(input, source);
-    if (replies.size >= MEMO.entries) replies = new Map();
-    replies.set(source, text);
-  }
-  return text;
+  return replies(source, () => composeDefault(input, source));
 }
 
 function composeDefault(input: ReplyInput, source: string): string {

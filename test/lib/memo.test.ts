@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { memo } from '../../src/lib/memo.js';
+import { kept, memo } from '../../src/lib/memo.js';
 
 test('memo: each value made once while it is kept, and forgotten once the map is full', () => {
   const made: string[] = [];
@@ -19,6 +19,24 @@ test('memo: each value made once while it is kept, and forgotten once the map is
   assert.equal(made, ['a', 'b', 'c', 'd', 'a']);
   assert.is(upper('d'), 'D');
   assert.equal(made, ['a', 'b', 'c', 'd', 'a']);
+});
+
+test('kept: a key longer than keyChars is worked out every time and never kept', () => {
+  const made: string[] = [];
+  const get = kept<number>(2, 3);
+  const length = (key: string): number => {
+    made.push(key);
+    return key.length;
+  };
+  assert.is(get('abc', length), 3);
+  assert.is(get('abc', length), 3);
+  assert.is(get('abcd', length), 4);
+  assert.is(get('abcd', length), 4);
+  assert.equal(made, ['abc', 'abcd', 'abcd']);
+  // The long key took no room: 'abc' and one more fit before the map is emptied.
+  assert.is(get('xy', length), 2);
+  assert.is(get('abc', length), 3);
+  assert.equal(made, ['abc', 'abcd', 'abcd', 'xy']);
 });
 
 test.run();
