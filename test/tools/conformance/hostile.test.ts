@@ -291,7 +291,7 @@ async function peakOf(runnerMain: string, args: string[]): Promise<{ code: numbe
   return { code, stderr, peak: Number(/peak-rss-kib=(\d+)/.exec(stderr)?.[1]) };
 }
 
-test("memory: endless answers add a bounded amount to the runner's peak RSS, and the peak stays under a ceiling", async () => {
+test("memory: endless answers add a bounded amount to the runner's peak RSS", async () => {
   const server = await hostile(
     (req, res) => {
       const stream = req.url!.includes('chat');
@@ -332,13 +332,11 @@ test("memory: endless answers add a bounded amount to the runner's peak RSS, and
     // quiet machine: +51 MiB on Node.js 20 (172 against 121 MiB in all); Node.js 24's fetch keeps more
     // of a fast endless body in flight, +105 MiB (244 against 139), hence its wider bound.
     const added = Math.round((peak - base.peak) / 1024);
-    const node24 = Number(process.versions.node.split('.')[0]) >= 24;
-    const bound = node24 ? 140 : 96;
+    const bound = Number(process.versions.node.split('.')[0]) >= 24 ? 140 : 96;
+    // Only what the endless bodies add is bounded, not the whole peak: on Node.js 24 the same code's whole
+    // peak (the lower of two runs) measured 227-277 MiB alone, 310 and 409 MiB in full CI runs on a busy
+    // machine, with the calm run rising alike; what they added stayed within its bound every time.
     assert.ok(added < bound, `the endless bodies added ${added} MiB (peak ${Math.round(peak / 1024)} MiB against ${Math.round(base.peak / 1024)} MiB), bound ${bound} MiB`);
-    // A backstop on the whole peak, as much wider on Node.js 24 as its bound above: there the endless run
-    // alone peaked at 227-277 MiB, and at 310 MiB (the lower of two) in a full CI run on a busy machine.
-    const ceiling = node24 ? 350 : 300;
-    assert.ok(peak < ceiling * 1024, `peak RSS ${Math.round(peak / 1024)} MiB, ceiling ${ceiling} MiB`);
   } finally {
     runner.remove();
     await server.close();
