@@ -1,5 +1,8 @@
 // Shared test helpers: a running mock per test, raw HTTP requests, valid bodies, tiny images, media parsers.
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { RequestRecord } from '../src/domain/journal.js';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -232,3 +235,16 @@ export const requestRecord = (over: Partial<RequestRecord> = {}): RequestRecord 
   model: undefined,
   ...over,
 });
+
+/** Runs `fn` with a fresh file open for writing (a log's output), then closes and removes it. */
+export async function withLogFile(fn: (fd: number, file: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
+  const file = join(dir, 'out.log');
+  const fd = openSync(file, 'w');
+  try {
+    await fn(fd, file);
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

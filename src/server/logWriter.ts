@@ -78,24 +78,49 @@ export class LogWriter {
 
   /** Queues one line (ending in a newline); false when it was dropped. */
   write(line: string): boolean {
+    if (this.pending + line.length > this.maxPending) return this.drop();
     // A character is 1 to 3 bytes in UTF-8 (a surrogate pair, 2 characters, is 4): room for 3 each is enough.
-    const most = line.length * 3;
-    if (this.pending + line.length > this.maxPending) {
-      this.dropped++;
-      return false;
-    }
-    if (most > this.cur.length - this.used) {
-      this.seal();
-      if (most > this.cur.length) {
-        // A line longer than a buffer goes in its own.
-        const bytes = Buffer.from(line, 'utf8');
-        this.ready.push({ bytes, lines: 1 });
-        this.readyBytes += bytes.length;
-        if (!this.writing && !this.scheduled) this.schedule();
-        return true;
-      }
-    }
+    if (!this.fits(line.length * 3)) return this.own(Buffer.from(line, 'utf8'));
     this.used += this.cur.write(line, this.used, 'utf8');
+    return this.added();
+  }
+
+  /**
+   * Queues one line (ending in a newline) that `fill` writes as bytes into a buffer at `at`, in at most
+   * `most` bytes, returning where it ended; false when it was dropped. A line written this way is never
+   * a string: no text to build, encode and collect for a line whose pieces are bytes already.
+   */
+  writeWith(most: number, fill: (buf: Buffer, at: number) => number): boolean {
+    if (this.pending + most > this.maxPending) return this.drop();
+    if (!this.fits(most)) {
+      const own = Buffer.allocUnsafe(most);
+      return this.own(own.subarray(0, fill(own, 0)));
+    }
+    this.used = fill(this.cur, this.used);
+    return this.added();
+  }
+
+  private drop(): boolean {
+    this.dropped++;
+    return false;
+  }
+
+  /** Whether `most` bytes fit in the buffer being filled, after starting a new one when they do not fit what is left of it. */
+  private fits(most: number): boolean {
+    if (most <= this.cur.length - this.used) return true;
+    this.seal();
+    return most <= this.cur.length;
+  }
+
+  /** A line longer than a buffer goes in its own. */
+  private own(bytes: Buffer): boolean {
+    this.ready.push({ bytes, lines: 1 });
+    this.readyBytes += bytes.length;
+    if (!this.writing && !this.scheduled) this.schedule();
+    return true;
+  }
+
+  private added(): boolean {
     this.lines++;
     if (!this.writing && !this.scheduled) this.schedule();
     return true;

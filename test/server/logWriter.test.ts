@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LogWriter } from '../../src/server/logWriter.js';
 import { start } from '../../src/server/server.js';
-import { KEY } from '../helpers.js';
+import { KEY, withLogFile } from '../helpers.js';
 
 const CHAT_BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say this is a test' }] });
 
@@ -66,19 +66,6 @@ function waitFor(child: ChildProcess, re: RegExp): Promise<string> {
   });
 }
 
-/** Runs `fn` with a fresh file open for writing, then closes and removes it. */
-async function withLogFile(fn: (fd: number, file: string) => Promise<void>): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
-  const file = join(dir, 'out.log');
-  const fd = openSync(file, 'w');
-  try {
-    await fn(fd, file);
-  } finally {
-    closeSync(fd);
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 test('LogWriter: every line reaches a file, in order, and flush waits for them', () =>
   withLogFile(async (fd, file) => {
     const writer = new LogWriter(fd, { maxWrite: 4096 });
@@ -103,6 +90,47 @@ test('LogWriter: multi-byte text and lines longer than its buffer arrive whole a
     await new Promise<void>((resolve) => writer.flush(() => resolve()));
     assert.equal(readFileSync(file, 'utf8').split('\n').slice(0, -1), expected);
     assert.is(writer.dropped, 0);
+  }));
+
+test('LogWriter: lines written as bytes (writeWith) and as text keep their order, also past its buffer', () =>
+  withLogFile(async (fd, file) => {
+    const writer = new LogWriter(fd, { minWrite: 4096, maxWrite: 8192 });
+    const expected: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const line = `${JSON.stringify({ n: i, text: i % 400 === 9 ? 'y'.repeat(10_000) : `é ${i}` })}\n`;
+      expected.push(line.slice(0, -1));
+      if (i % 2 === 0) writer.write(line);
+      else {
+        const bytes = Buffer.from(line, 'utf8');
+        // Room for more than the line takes, as a writer of bytes asks for its most.
+        writer.writeWith(bytes.length + 10, (buf, at) => at + bytes.copy(buf, at));
+      }
+    }
+    await new Promise<void>((resolve) => writer.flush(() => resolve()));
+    assert.equal(readFileSync(file, 'utf8').split('\n').slice(0, -1), expected);
+    assert.is(writer.dropped, 0);
+  }));
+
+test('LogWriter: a line written as bytes past its bound is dropped and counted, never written', () =>
+  withLogFile(async (fd, file) => {
+    const writer = new LogWriter(fd, { maxPending: 1000 });
+    let kept = 0;
+    let filled = 0;
+    const line = Buffer.from('{"n":"x"}\n'); // 10 bytes
+    for (let i = 0; i < 200; i++) {
+      const ok = writer.writeWith(line.length, (buf, at) => {
+        filled++;
+        return at + line.copy(buf, at);
+      });
+      if (ok) kept++;
+    }
+    assert.is(kept, 100);
+    assert.is(filled, 100);
+    assert.is(writer.dropped, 100);
+    await new Promise<void>((resolve) => writer.flush(() => resolve()));
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    assert.is((JSON.parse(lines[0]!) as { dropped: number }).dropped, 100);
+    assert.is(lines.length, 101);
   }));
 
 test('LogWriter: past its bound it drops and counts, then writes a warning with the count', () =>

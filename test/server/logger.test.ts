@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createLogger, errorLogger, flushLogger, requestLogger } from '../../src/server/logger.js';
+import { LogWriter } from '../../src/server/logWriter.js';
 import { start, type RunningMock } from '../../src/server/server.js';
-import { get, post, request } from '../helpers.js';
+import { get, post, request, requestRecord, withLogFile } from '../helpers.js';
 
 /** A pino destination that keeps every line. */
 function capture() {
@@ -144,6 +146,10 @@ test('every request line is the line pino writes for its fields, as each field c
     // An id of the safe characters only is quoted as it is; any other is escaped as JSON.
     { requestId: 'client-1.a:B_9' },
     { requestId: 'a "quoted" \\ id\u0001' },
+    { requestId: 'a"b' },
+    { requestId: 'a\\b' },
+    { requestId: 'café' },
+    { requestId: 'tab\there\u007f' },
     { method: 'GET' },
     { path: '/v1/me' },
     { operation: 'me' },
@@ -193,6 +199,35 @@ test('every request line is the line pino writes for its fields, as each field c
   }
   assert.equal(out.lines, expected);
 });
+
+test('request lines written as bytes into the stdout writer are the lines written as text to any other destination', () =>
+  withLogFile(async (fd, file) => {
+    const writer = new LogWriter(fd, { minWrite: 4096, maxWrite: 8192 });
+    const text = capture();
+    const toFile = requestLogger(createLogger({ logLevel: 'info', keys: KEYS }, writer), { keys: KEYS });
+    const toText = requestLogger(createLogger({ logLevel: 'info', keys: KEYS }, text), { keys: KEYS });
+    const base = requestRecord({ method: 'POST', path: '/v1/text-provider/chat/completions', operation: 'chat.completions', latencyMs: 1.25, model: 'gpt-4o' });
+    const records = [
+      base,
+      { ...base, requestId: 'a "quoted" \\ id\u0001 é', latencyMs: 0.07 },
+      { ...base, path: `/v1/ünïcode/${SECRET}/😀`, status: 404, operation: undefined, latencyMs: Number.NaN },
+      // A line longer than the writer's buffer.
+      { ...base, model: 'm'.repeat(10_000), fault: 'status=503', errorCode: 'x', latencyMs: 12345.5 },
+      { ...base, status: 500, latencyMs: 1.234, retryCount: 3 },
+      ...Array.from({ length: 500 }, (_, i) => ({ ...base, requestId: `req_${i}`, latencyMs: i / 4 })),
+    ];
+    for (const r of records) {
+      toFile(r);
+      toText(r);
+    }
+    await new Promise<void>((resolve) => writer.flush(() => resolve()));
+    // The two loggers write at different milliseconds: the times are compared as times, the rest as bytes.
+    const untimed = (line: string) => line.replace(/"time":"[^"]*"/, '"time":""');
+    const written = readFileSync(file, 'utf8').split('\n').slice(0, -1);
+    assert.is(written.length, records.length);
+    assert.equal(written.map(untimed), text.lines.map(untimed));
+    assert.not.ok(written.join('\n').includes(SECRET));
+  }));
 
 test('--log-level: warn drops request lines of successful requests; silent drops everything', async () => {
   await withLoggedMock('warn', async (mock, out) => {
