@@ -1,8 +1,8 @@
 // The request log loses nothing silently: every request has its line while the output keeps up, and
 // when it cannot (a pipe nobody reads), the lines dropped are counted in /__health and reported by a
 // warning line once the output takes lines again. No test here asserts on time.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,6 +132,40 @@ test('LogWriter: a line written as bytes past its bound is dropped and counted, 
     assert.is((JSON.parse(lines[0]!) as { dropped: number }).dropped, 100);
     assert.is(lines.length, 101);
   }));
+
+test('LogWriter: into a pipe that takes part of each write, every line arrives whole and in order', async () => {
+  // A named pipe (64 KiB) and a reader that echoes it: the pipe takes part of each 256 KiB write (gathered from many buffers), or
+  // nothing (EAGAIN) until the reader has read, so writes end inside a buffer and between buffers.
+  const dir = mkdtempSync(join(tmpdir(), 'uam-fifo-'));
+  const fifo = join(dir, 'log');
+  execFileSync('mkfifo', [fifo]);
+  // Opened for reading too, so the open neither waits for the reader nor fails before it is there.
+  const fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+  const child = spawn(process.execPath, ['-e', `require('node:fs').createReadStream(${JSON.stringify(fifo)}).pipe(process.stdout)`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const received: Buffer[] = [];
+  child.stdout!.on('data', (d: Buffer) => received.push(d));
+  const ended = new Promise((resolve) => child.stdout!.once('end', resolve));
+  const lineOf = (i: number) => JSON.stringify({ n: i, text: i % 997 === 3 ? 'z'.repeat(9_000) : 'ü'.repeat(i % 40) });
+  try {
+    const writer = new LogWriter(fd, { minWrite: 4096, maxWrite: 256 * 1024, retryMs: 1 });
+    for (let i = 0; i < 20_000; i++) {
+      if (i % 2) writer.write(`${lineOf(i)}\n`);
+      else {
+        const bytes = Buffer.from(`${lineOf(i)}\n`);
+        writer.writeWith(bytes.length, (buf, at) => at + bytes.copy(buf, at));
+      }
+    }
+    await new Promise<void>((resolve) => writer.flush(() => resolve()));
+    assert.is(writer.dropped, 0);
+  } finally {
+    closeSync(fd);
+  }
+  await ended;
+  rmSync(dir, { recursive: true, force: true });
+  const lines = Buffer.concat(received).toString('utf8').split('\n').slice(0, -1);
+  assert.is(lines.length, 20_000);
+  assert.ok(lines.every((l, i) => l === lineOf(i)));
+});
 
 test('LogWriter: past its bound it drops and counts, then writes a warning with the count', () =>
   withLogFile(async (fd, file) => {
