@@ -134,8 +134,8 @@ test('LogWriter: a line written as bytes past its bound is dropped and counted, 
   }));
 
 test('LogWriter: into a pipe that takes part of each write, every line arrives whole and in order', async () => {
-  // A named pipe (64 KiB) and a reader that echoes it: the pipe takes part of each 256 KiB write (gathered from many buffers), or
-  // nothing (EAGAIN) until the reader has read, so writes end inside a buffer and between buffers.
+  // A named pipe (64 KiB) and a reader that echoes it: the pipe takes part of each 256 KiB write, or
+  // nothing (EAGAIN) until the reader has read, so writes end part-way through a line.
   const dir = mkdtempSync(join(tmpdir(), 'uam-fifo-'));
   const fifo = join(dir, 'log');
   execFileSync('mkfifo', [fifo]);
