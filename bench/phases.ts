@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import type { Answer } from './baseline.js';
 import { capture, concurrentStreams, load, send, sequentialCost, type Load } from './load.js';
 import { combine, compare, linearity, median, type LoadFigures, type ScenarioResult } from './report.js';
 import { API_KEY, type Pair, type Scenario } from './scenarios.js';
@@ -86,42 +87,58 @@ export const FLOOR_SCENARIOS = new Set(['chat', 'chat-400', 'chat-401']);
 /**
  * One load scenario on a fresh mock (default logging), then on a fresh baseline that sends the answer the
  * mock gave; for the chat scenarios also the mock with logging off, the stack floor and aimock; `rounds`
- * times, alternating.
+ * times, alternating. The servers the targets compare with the mock run next to it, in turned order from
+ * round to round (mock, silent, floor, aimock; then aimock, floor, silent, mock), and each comparison is
+ * the median of its rounds' ratios: on a shared host the speed of the machine drifts from minute to minute,
+ * and a ratio of two runs seconds apart, in both orders, cancels most of that drift, where a ratio of two
+ * medians may take each from a different round.
  */
 export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResult> {
-  const mock: LoadFigures[] = [];
-  const silent: LoadFigures[] = [];
-  const baseline: LoadFigures[] = [];
-  const floor: LoadFigures[] = [];
-  const aimock: LoadFigures[] = [];
   const chat = FLOOR_SCENARIOS.has(s.name);
-  const withFloor = ctx.floorScript !== null && chat;
-  const withAimock = ctx.aimockScript !== null && chat;
+  const beside: Beside[] = chat ? ['silent'] : [];
+  if (chat && ctx.floorScript !== null) beside.push('floor');
+  if (chat && ctx.aimockScript !== null) beside.push('aimock');
+  const mock: LoadFigures[] = [];
+  const baseline: LoadFigures[] = [];
+  const others: Record<Beside, LoadFigures[]> = { silent: [], floor: [], aimock: [] };
+  const paired: Record<Beside, number[]> = { silent: [], floor: [], aimock: [] };
+  let answer: Answer | undefined;
   let aimockStatus: number | undefined;
   for (let round = 0; round < Math.max(1, ctx.rounds); round++) {
     const mockServer = await startDefaultMock(ctx);
-    let answer;
     try {
-      answer = await capture(mockServer.url, s);
+      answer ??= await capture(mockServer.url, s);
     } catch (err) {
       await mockServer.stop();
       throw err;
     }
-    mock.push(await measure(ctx, mockServer, s, 'mock'));
-    baseline.push(await measure(ctx, await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, s.name, answer), s, 'baseline'));
-    if (chat) silent.push(await measure(ctx, await startMock(ctx.serverCore, ctx.silentFlags), s, 'silent'));
-    if (withFloor) floor.push(await measure(ctx, await startReference(ctx.serverCore, ctx.floorScript!, ctx.dir, s.name, answer), s, 'floor'));
-    if (withAimock) {
-      const server = await startAimock(ctx.serverCore, ctx.aimockScript!, join(ctx.dir, 'aimock.stdout.log'));
-      // aimock answers what it answers (it checks no key, validates nothing): its own status is expected.
-      const own: Scenario = { ...s, path: AIMOCK_CHAT_PATH };
-      aimockStatus ??= (await send(server.url, own)).status;
-      aimock.push(await measure(ctx, server, { ...own, expect: aimockStatus }, 'aimock'));
+    const answered = answer;
+    const measured: Partial<Record<Beside | 'mock', LoadFigures>> = {};
+    const order: (Beside | 'mock')[] = ['mock', ...beside];
+    if (round % 2) order.reverse();
+    for (const who of order) {
+      if (who === 'mock') measured.mock = await measure(ctx, mockServer, s, 'mock');
+      else if (who === 'silent') measured.silent = await measure(ctx, await startMock(ctx.serverCore, ctx.silentFlags), s, 'silent');
+      else if (who === 'floor') measured.floor = await measure(ctx, await startReference(ctx.serverCore, ctx.floorScript!, ctx.dir, s.name, answered), s, 'floor');
+      else {
+        const server = await startAimock(ctx.serverCore, ctx.aimockScript!, join(ctx.dir, 'aimock.stdout.log'));
+        // aimock answers what it answers (it checks no key, validates nothing): its own status is expected.
+        const own: Scenario = { ...s, path: AIMOCK_CHAT_PATH };
+        aimockStatus ??= (await send(server.url, own)).status;
+        measured.aimock = await measure(ctx, server, { ...own, expect: aimockStatus }, 'aimock');
+      }
     }
+    mock.push(measured.mock!);
+    for (const who of beside) {
+      others[who].push(measured[who]!);
+      paired[who].push(measured.mock!.reqPerSec / measured[who]!.reqPerSec);
+    }
+    baseline.push(await measure(ctx, await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, s.name, answered), s, 'baseline'));
   }
   const m = combine(mock);
   const b = combine(baseline);
-  const f = withFloor ? combine(floor) : null;
+  const f = beside.includes('floor') ? combine(others.floor) : null;
+  const pairs = (who: Beside) => (beside.includes(who) ? { [who]: paired[who] } : {});
   return {
     name: s.name,
     title: s.title,
@@ -130,10 +147,14 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
     mock: m,
     ratio: compare(m, b),
     floorRatio: f ? compare(f, b) : null,
-    ...(chat ? { silent: combine(silent) } : {}),
-    ...(withAimock ? { aimock: combine(aimock), aimockStatus } : {}),
+    ...(chat ? { silent: combine(others.silent) } : {}),
+    ...(beside.includes('aimock') ? { aimock: combine(others.aimock), aimockStatus } : {}),
+    ...(beside.length ? { paired: { ...pairs('silent'), ...pairs('floor'), ...pairs('aimock') } } : {}),
   };
 }
+
+/** The servers measured beside the mock in the chat scenarios. */
+type Beside = 'silent' | 'floor' | 'aimock';
 
 async function streamsOn(server: Server, s: Scenario, count: number): Promise<StreamsFigures> {
   try {

@@ -34,6 +34,27 @@ export interface ScenarioResult {
   /** aimock on its own path with the same request body, in the chat scenarios, and the status it answers. */
   readonly aimock?: LoadFigures;
   readonly aimockStatus?: number;
+  /**
+   * The mock's req/s over each server measured next to it, one ratio per round (the two measured seconds
+   * apart, in turned order): the comparisons the targets make are the medians of these.
+   */
+  readonly paired?: { readonly silent?: readonly number[]; readonly floor?: readonly number[]; readonly aimock?: readonly number[] };
+}
+
+/**
+ * The mock's req/s over a server measured beside it: the median of the rounds' ratios where the run kept
+ * them, else the ratio of the two medians (a run saved by an earlier bench).
+ */
+export function besideRatio(s: ScenarioResult, who: 'silent' | 'floor' | 'aimock'): number | null {
+  const rounds = s.paired?.[who];
+  if (rounds?.length) return median([...rounds]);
+  return ratio(s.mock.reqPerSec, s[who]?.reqPerSec);
+}
+
+/** What logging every request costs: 1 - req/s with the default log over req/s with logging off. */
+export function logCost(s: ScenarioResult): number | null {
+  const r = besideRatio(s, 'silent');
+  return r === null ? null : 1 - r;
 }
 
 /** Figures of a server as ratios to the baseline's. */
@@ -120,6 +141,9 @@ export function fmt(n: number | null | undefined, decimals = 0): string {
 /** Formats a ratio as "0.52x", or '-' when missing. */
 export const fmtRatio = (r: number | null | undefined): string => (r == null || !Number.isFinite(r) ? '-' : `${r.toFixed(2)}x`);
 
+/** A fraction as a percentage with one decimal, or - when missing. */
+export const fmtPercent = (r: number | null | undefined): string => (r == null || !Number.isFinite(r) ? '-' : `${(r * 100).toFixed(1)}%`);
+
 /** Lays out rows as an aligned plain-text table; the first row is the header. */
 export function table(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
@@ -167,9 +191,9 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
       cell(r.floor),
       cell(r.baseline),
       cell(r.aimock),
-      fmtRatio(ratio(r.mock.reqPerSec, r.floor?.reqPerSec)),
-      fmtRatio(ratio(r.mock.reqPerSec, r.aimock?.reqPerSec)),
-      r.silent && r.silent.reqPerSec > 0 ? `${fmt((1 - r.mock.reqPerSec / r.silent.reqPerSec) * 100, 1)}%` : '-',
+      fmtRatio(besideRatio(r, 'floor')),
+      fmtRatio(besideRatio(r, 'aimock')),
+      fmtPercent(logCost(r)),
       fmtRatio(ratio(r.mock.p99Ms, r.floor?.p99Ms)),
       `${fmt(r.mock.peakRssMiB, 1)} / ${fmt(r.floor?.peakRssMiB, 1)}`,
       `${r.mock.unexpected ? 'UNEXPECTED' : 'as expected'} / ${r.aimockStatus ?? '-'}`,

@@ -1,4 +1,4 @@
-import { fmt, fmtRatio, ratio, type ScenarioResult } from './report.js';
+import { besideRatio, fmt, fmtPercent, fmtRatio, logCost, ratio, type ScenarioResult } from './report.js';
 import type { StateBench } from './state.js';
 
 /** Everything one run measured, as written by --json. */
@@ -61,9 +61,9 @@ const CONFORMANCE_S = 5;
 export function verdicts(r: BenchResults): Verdict[] {
   const out: Verdict[] = [];
   for (const s of r.scenarios) {
-    const vsFloor = ratio(s.mock.reqPerSec, s.floor?.reqPerSec);
-    const vsAimock = ratio(s.mock.reqPerSec, s.aimock?.reqPerSec);
-    const logCost = s.silent && s.silent.reqPerSec > 0 ? 1 - s.mock.reqPerSec / s.silent.reqPerSec : null;
+    const vsFloor = besideRatio(s, 'floor');
+    const vsAimock = besideRatio(s, 'aimock');
+    const cost = logCost(s);
     const min = FLOOR_RATIO[s.name];
     if (min !== undefined)
       out.push({ target: `${s.title}: req/s, default log / stack floor`, value: fmtRatio(vsFloor), limit: `>= ${min.toFixed(2)}x`, met: vsFloor === null ? null : vsFloor >= min });
@@ -74,9 +74,9 @@ export function verdicts(r: BenchResults): Verdict[] {
     if (maxLog !== undefined)
       out.push({
         target: `${s.title}: cost of the request log (req/s, default vs silent)`,
-        value: logCost === null ? '-' : `${(logCost * 100).toFixed(1)}%`,
+        value: fmtPercent(cost),
         limit: `<= ${maxLog * 100}%`,
-        met: logCost === null ? null : logCost <= maxLog,
+        met: cost === null ? null : cost <= maxLog,
       });
     if (s.floor) {
       const p99 = ratio(s.mock.p99Ms, s.floor.p99Ms);

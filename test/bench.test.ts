@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { combine, compare, linearity, markdownTable, median, percentile, ratio, table, type LoadFigures } from '../bench/report.js';
+import { besideRatio, combine, compare, floorRows, linearity, logCost, markdownTable, median, percentile, ratio, table, type LoadFigures } from '../bench/report.js';
 import { ownerOf, shortUrl, summarise, type CpuProfile } from '../bench/cpuprofile.js';
 import { conversation, paddedPng, text } from '../bench/scenarios.js';
 import { verdicts, type BenchResults } from '../bench/targets.js';
@@ -107,6 +107,25 @@ test('verdicts apply the issue targets to the ratios of the same run', () => {
   assert.is(met['401: peak RSS'], false);
   assert.is(met['1000 concurrent streams complete'], false);
   assert.is(met['1000 concurrent streams: peak RSS'], true);
+});
+
+test("comparisons beside the mock are the medians of the rounds' ratios, where the run kept them", () => {
+  const base = { name: 'chat', title: 'chat', baseline: figures(100, 1, 50), ratio: compare(figures(46, 2, 140), figures(100, 1, 50)) };
+  // The medians of the figures say: 0.77x the floor (not met), a log costing 8% (met); the rounds, each
+  // two servers measured seconds apart, say 0.93x and 12%.
+  const s = { ...base, mock: figures(46, 2, 140), floor: figures(60, 1, 80), silent: figures(50, 2, 140), aimock: figures(20, 5, 90) };
+  assert.is(besideRatio(s, 'floor')!.toFixed(3), (46 / 60).toFixed(3));
+  assert.is(logCost(s)!.toFixed(3), '0.080');
+  const paired = { ...s, paired: { floor: [0.95, 0.8, 0.93], silent: [0.9, 0.85, 0.88], aimock: [2.1, 2.5, 2.2] } };
+  assert.is(besideRatio(paired, 'floor'), 0.93);
+  assert.is(besideRatio(paired, 'aimock'), 2.2);
+  assert.is(logCost(paired)!.toFixed(3), '0.120');
+  const met = Object.fromEntries(verdicts({ machine: {}, options: {}, scenarios: [paired] }).map((v) => [v.target, v]));
+  assert.equal([met['chat: req/s, default log / stack floor']!.met, met['chat: req/s, default log / stack floor']!.value], [true, '0.93x']);
+  assert.equal([met['chat: cost of the request log (req/s, default vs silent)']!.met, met['chat: cost of the request log (req/s, default vs silent)']!.value], [false, '12.0%']);
+  // The printed table shows the same figures as the verdicts.
+  const row = floorRows([paired])![1]!;
+  assert.ok(row.includes('0.93x') && row.includes('2.20x') && row.includes('12.0%'), row.join(' | '));
 });
 
 test('request builders: exact text length, conversations end with a user turn', () => {
