@@ -10,7 +10,11 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
       rows: scenarioRows(r.scenarios),
     });
   const floor = floorRows(r.scenarios);
-  if (floor) out.push({ title: 'Stack floor: minimal Koa + @koa/router + koa-bodyparser + compiled Ajv doing the same; ratios to the baseline', rows: floor });
+  if (floor)
+    out.push({
+      title: "Stack floor: minimal Koa + @koa/router + koa-bodyparser + compiled Ajv doing the same; mock/floor, mock/aimock and the log's cost are medians of the rounds' ratios",
+      rows: floor,
+    });
   if (r.streams) {
     const row = (who: string, f: NonNullable<BenchResults['streams']>['mock'] | null) =>
       f ? [who, `${f.completed}/${f.count}`, fmt(f.seconds, 2), fmt(f.peakRssMiB, 1)] : [who, '-', '-', '-'];
