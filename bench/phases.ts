@@ -138,7 +138,6 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
   const m = combine(mock);
   const b = combine(baseline);
   const f = beside.includes('floor') ? combine(others.floor) : null;
-  const pairs = (who: Beside) => (beside.includes(who) ? { [who]: paired[who] } : {});
   return {
     name: s.name,
     title: s.title,
@@ -149,7 +148,7 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
     floorRatio: f ? compare(f, b) : null,
     ...(chat ? { silent: combine(others.silent) } : {}),
     ...(beside.includes('aimock') ? { aimock: combine(others.aimock), aimockStatus } : {}),
-    ...(beside.length ? { paired: { ...pairs('silent'), ...pairs('floor'), ...pairs('aimock') } } : {}),
+    ...(beside.length ? { paired: Object.fromEntries(beside.map((who) => [who, paired[who]])) } : {}),
   };
 }
 

@@ -11,8 +11,8 @@ type HeadOf = { _header: string };
 /** Something that wants to see each finished request. */
 export type RequestObserver = (record: RequestRecord) => void;
 
-/** What an incoming request id may be to be kept (letters, digits, `._:-`): plainly safe to echo, and a JSON string between quotes as it is. */
-export const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+// An incoming id is kept only when it is plainly safe to echo; anything else is replaced.
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 // Ids only need to be unique: a random prefix per process and a counter cost an increment per request.
 const PREFIX = randomBytes(8).toString('hex');
