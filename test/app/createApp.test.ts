@@ -178,7 +178,15 @@ test('a bad key answered before Koa is byte for byte the answer Koa gives, and i
       assert.match(a, /^HTTP\/1\.1 401 /);
       assert.is(a, b, credential);
     }
-    const entries = (m: typeof early) => m.services.journal.entries().map((e) => ({ ...e, requestId: e.requestId.replace(/req_[0-9a-f]{32}/, 'req_-'), time: 0, latencyMs: 0 }));
+    // The two answers to a request may fall on either side of a second: the Date header is compared by presence.
+    const entries = (m: typeof early) =>
+      m.services.journal.entries().map((e) => ({
+        ...e,
+        requestId: e.requestId.replace(/req_[0-9a-f]{32}/, 'req_-'),
+        time: 0,
+        latencyMs: 0,
+        responseHeaders: e.responseHeaders && { ...e.responseHeaders, ...('date' in e.responseHeaders ? { date: '-' } : {}) },
+      }));
     assert.is(entries(early).length, credentials.length);
     assert.equal(entries(early), entries(koaOnly));
   } finally {
