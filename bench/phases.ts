@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import type { Answer } from './baseline.js';
 import { capture, concurrentStreams, load, send, sequentialCost, type Load } from './load.js';
-import { combine, compare, linearity, median, type LoadFigures, type ScenarioResult } from './report.js';
+import { combine, compare, linearity, median, type Beside, type LoadFigures, type ScenarioResult } from './report.js';
 import { API_KEY, type Pair, type Scenario } from './scenarios.js';
 import { join } from 'node:path';
 import { cliPath, startAimock, startMock, startReference, type Server } from './servers.js';
@@ -151,9 +151,6 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
     ...(beside.length ? { paired: Object.fromEntries(beside.map((who) => [who, paired[who]])) } : {}),
   };
 }
-
-/** The servers measured beside the mock in the chat scenarios. */
-type Beside = 'silent' | 'floor' | 'aimock';
 
 async function streamsOn(server: Server, s: Scenario, count: number): Promise<StreamsFigures> {
   try {

@@ -38,14 +38,17 @@ export interface ScenarioResult {
    * The mock's req/s over each server measured next to it, one ratio per round (the two measured seconds
    * apart, in turned order): the comparisons the targets make are the medians of these.
    */
-  readonly paired?: { readonly silent?: readonly number[]; readonly floor?: readonly number[]; readonly aimock?: readonly number[] };
+  readonly paired?: Partial<Record<Beside, readonly number[]>>;
 }
+
+/** The servers measured beside the mock in the chat scenarios. */
+export type Beside = 'silent' | 'floor' | 'aimock';
 
 /**
  * The mock's req/s over a server measured beside it: the median of the rounds' ratios where the run kept
  * them, else the ratio of the two medians (a run saved by an earlier bench).
  */
-export function besideRatio(s: ScenarioResult, who: 'silent' | 'floor' | 'aimock'): number | null {
+export function besideRatio(s: ScenarioResult, who: Beside): number | null {
   const rounds = s.paired?.[who];
   if (rounds?.length) return median([...rounds]);
   return ratio(s.mock.reqPerSec, s[who]?.reqPerSec);
