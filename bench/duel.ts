@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { capture, load } from './load.js';
 import { settle } from './phases.js';
 import { loadScenarios } from './scenarios.js';
-import { canPin, ensureBuilt, pinSelf, referenceScript, startMock, startProcess, startReference, type Server } from './servers.js';
+import { canPin, ensureBuilt, pinSelf, referenceScript, startMock, startReference, startServe, type Server } from './servers.js';
 
 const USAGE = `Usage: node --import tsx bench/duel.ts [options] SERVER SERVER...
   SERVER            mock | mock-silent | floor | path/to/dist/cli/main.js (another build)
@@ -60,7 +60,7 @@ async function start(name: string, i: number): Promise<Server> {
     }
     return startReference(core, floorScript, dir, scenario!.name, answer);
   }
-  return startProcess([name, 'serve', '--port', '0', '--host', '127.0.0.1'], core, [], log);
+  return startServe(name, core, [], [], log);
 }
 
 const cost: number[][] = positionals.map(() => []);

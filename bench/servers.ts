@@ -176,9 +176,25 @@ function server(child: ChildProcess, url: string, listenMs: number, stdoutFile?:
   };
 }
 
-/** Starts the built mock on a free port; with `stdoutFile`, its stdout (the request log) goes to that file. */
+/**
+ * The flags `npm start` gives `node` before the CLI (package.json's `start` script, the one place they
+ * are written), so the bench runs the mock as `npm start` does: V8 sizes its young generation when the
+ * process starts, and the CLI cannot change that for itself.
+ */
+export function startNodeFlags(script = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start): string[] {
+  const words = script.trim().split(/\s+/);
+  const cli = words.indexOf('dist/cli/main.js');
+  if (words[0] !== 'node' || cli < 0) throw new Error(`package.json's start script is not "node [flags] dist/cli/main.js ...": ${script}`);
+  return words.slice(1, cli);
+}
+
+/** Starts a build's CLI (`serve`) on a free port as `npm start` runs it; with `stdoutFile`, its stdout (the request log) goes to that file. */
+export const startServe = (cli: string, core: number | null, flags: string[], nodeArgs: string[] = [], stdoutFile?: string): Promise<Server> =>
+  startProcess([cli, 'serve', '--port', '0', '--host', '127.0.0.1', ...flags], core, [...startNodeFlags(), ...nodeArgs], stdoutFile);
+
+/** Starts the built mock on a free port as `npm start` runs it; with `stdoutFile`, its stdout (the request log) goes to that file. */
 export const startMock = (core: number | null, flags: string[], nodeArgs: string[] = [], stdoutFile?: string): Promise<Server> =>
-  startProcess([CLI, 'serve', '--port', '0', '--host', '127.0.0.1', ...flags], core, nodeArgs, stdoutFile);
+  startServe(CLI, core, flags, nodeArgs, stdoutFile);
 
 /** Starts aimock (bench/aimock.ts) on a free port, its stdout to `stdoutFile`. */
 export const startAimock = (core: number | null, script: string, stdoutFile?: string): Promise<Server> => startProcess([script], core, [], stdoutFile);

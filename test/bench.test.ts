@@ -4,6 +4,7 @@ import { besideRatio, combine, compare, floorRows, linearity, logCost, markdownT
 import { ownerOf, shortUrl, summarise, type CpuProfile } from '../bench/cpuprofile.js';
 import { conversation, paddedPng, text } from '../bench/scenarios.js';
 import { verdicts, type BenchResults } from '../bench/targets.js';
+import { startNodeFlags } from '../bench/servers.js';
 import { readImageInfo } from '../src/media/imageInfo.js';
 
 const figures = (reqPerSec: number, p99Ms: number, peakRssMiB: number | null): LoadFigures => ({
@@ -126,6 +127,15 @@ test("comparisons beside the mock are the medians of the rounds' ratios, where t
   // The printed table shows the same figures as the verdicts.
   const row = floorRows([paired])![1]!;
   assert.ok(row.includes('0.93x') && row.includes('2.20x') && row.includes('12.0%'), row.join(' | '));
+});
+
+test("the mock is started with the node flags of package.json's start script, read from it", () => {
+  assert.equal(startNodeFlags('node dist/cli/main.js serve'), []);
+  assert.equal(startNodeFlags('node --max-semi-space-size=8 --trace-gc dist/cli/main.js serve'), ['--max-semi-space-size=8', '--trace-gc']);
+  assert.throws(() => startNodeFlags('tsx src/cli/main.ts serve'), /start script/);
+  assert.throws(() => startNodeFlags('node --flag other.js'), /start script/);
+  const own = startNodeFlags();
+  assert.ok(own.length > 0 && own.every((f) => f.startsWith('--')), `package.json's start flags: ${own.join(' ')}`);
 });
 
 test('request builders: exact text length, conversations end with a user turn', () => {

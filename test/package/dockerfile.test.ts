@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { ROOT } from '../../src/lib/paths.js';
 import { start } from '../../src/server/server.js';
 import { run } from './npm.js';
+import { startNodeFlags } from '../../bench/servers.js';
 
 // No Docker engine runs the tests: the Dockerfile is read as text, so what a container needs cannot rot unnoticed.
 
@@ -67,7 +68,9 @@ test('the final stage runs as a non-root user and serves on the exposed port of 
   assert.ok(final.findIndex((i) => i.keyword === 'CMD') > userAt, 'USER comes before CMD');
   assert.match(exposed, /^\d+$/);
   const command = [...execForm(one('ENTRYPOINT').args), ...execForm(one('CMD').args)];
-  assert.equal(command.slice(0, 3), ['node', 'dist/cli/main.js', 'serve']);
+  // node with the flags `npm start` gives it (the young generation's size, which only the command line can set).
+  const flags = startNodeFlags();
+  assert.equal(command.slice(0, 3 + flags.length), ['node', ...flags, 'dist/cli/main.js', 'serve']);
   assert.is(command[command.indexOf('--host') + 1], '0.0.0.0');
   assert.is(command[command.indexOf('--port') + 1], exposed);
   assert.is((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['unified-ai-mock'], 'dist/cli/main.js');
