@@ -181,10 +181,13 @@ function server(child: ChildProcess, url: string, listenMs: number, stdoutFile?:
  * are written), so the bench runs the mock as `npm start` does: V8 sizes its young generation when the
  * process starts, and the CLI cannot change that for itself.
  */
-export function startNodeFlags(script = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start): string[] {
-  const words = script.trim().split(/\s+/);
-  const cli = words.indexOf('dist/cli/main.js');
-  if (words[0] !== 'node' || cli < 0) throw new Error(`package.json's start script is not "node [flags] dist/cli/main.js ...": ${script}`);
+export function startNodeFlags(script?: string): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string }; bin: Record<string, string> };
+  const bin = Object.values(pkg.bin)[0]!; // the CLI the start script runs, as the package names it
+  const start = script ?? pkg.scripts.start;
+  const words = start.trim().split(/\s+/);
+  const cli = words.indexOf(bin);
+  if (words[0] !== 'node' || cli < 0) throw new Error(`package.json's start script is not "node [flags] ${bin} ...": ${start}`);
   return words.slice(1, cli);
 }
 
