@@ -1,7 +1,6 @@
-import { METHODS } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
-import { Router } from '@koa/router';
+import { http, koaRouter } from '../lib/cjs.js';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { pathsOf } from '../contract/operations.js';
 import { hintFor } from '../contract/pathHints.js';
@@ -50,7 +49,7 @@ export function routeTable(ops: readonly Operation[]): Routes {
   // it. So an unusual method on a path the mock serves is a 405 with Allow, and elsewhere a 404, in the
   // envelope like every other answer. (A method the parser does not know never reaches the app: it is a
   // 400 malformed_request from the server; CONNECT is answered there too.)
-  const router = new Router({ methods: METHODS });
+  const router = new koaRouter.Router({ methods: http.METHODS });
   // Most traffic hits paths without parameters: a map finds them at once, where the router would test
   // every route's pattern in turn. Both come from the same table.
   const exact = new Map<string, Map<string, Operation>>(); // by method, then path

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { http } from '../lib/cjs.js';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorTemplate } from '../contract/errors.js';
 import { BODY_READ } from '../pipeline/readBody.js';
@@ -35,7 +36,7 @@ export function clientErrorTemplate(err: Error & { code?: string; reason?: strin
 export function rawErrorResponse(t: ErrorTemplate): string {
   const body = JSON.stringify(new ApiError(t).toBody());
   return [
-    `HTTP/1.1 ${t.status} ${STATUS_CODES[t.status] ?? 'Error'}`,
+    `HTTP/1.1 ${t.status} ${http.STATUS_CODES[t.status] ?? 'Error'}`,
     'Content-Type: application/json',
     `Content-Length: ${Buffer.byteLength(body)}`,
     `x-request-id: req_${randomBytes(16).toString('hex')}`,

@@ -1,6 +1,7 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppHooks, type MockApp } from '../app/createApp.js';
+import { http } from '../lib/cjs.js';
 import { warmTokenizers } from '../text/warmup.js';
 import type { ConfigInput } from '../domain/config.js';
 import { ConnectionTracker } from './connections.js';
@@ -62,7 +63,7 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
   // Node refuses a header timeout longer than the request timeout; the request timeout covers both.
   const headersTimeout = Math.min(timeouts.headersMs, timeouts.requestMs);
   const handler = mock.handler;
-  const server = createServer(
+  const server = http.createServer(
     { requestTimeout: timeouts.requestMs, headersTimeout, keepAliveTimeout: timeouts.keepAliveMs, connectionsCheckingInterval: checkingInterval(headersTimeout) },
     (req, res) => {
       tracker.request(req, res);
