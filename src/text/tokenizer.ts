@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type * as EncodingModule from 'gpt-tokenizer/encoding/o200k_base';
 import type { GptEncoding } from 'gpt-tokenizer/GptEncoding';
 import { Lru } from '../lib/lru.js';
+import { RankIndex } from './rankIndex.js';
 import { readRanks, type Ranks } from './ranks.js';
 import { slices } from './slices.js';
 
@@ -44,6 +45,26 @@ function table(enc: Encoding): Ranks {
   return ranks;
 }
 
+/** The encoder's table from a token's text to its id, where gpt-tokenizer keeps it. */
+type Core = { bytePairStringRankEncoder?: { get(text: string): number | undefined; readonly size: number } };
+const coreOf = (api: Loaded['api']): Core | undefined => (api as { bytePairEncodingCoreProcessor?: Core }).bytePairEncodingCoreProcessor;
+
+/**
+ * Swaps the encoder's Map from a token's text to its id for a RankIndex over the same rank table, the
+ * only use the encoder makes of it being get(): 5 MiB less for o200k_base, for as long as the server
+ * runs. Left as it is when the library keeps that table elsewhere or holds other entries in it.
+ */
+function compactTextLookup(api: Loaded['api'], ranks: Ranks): void {
+  const core = coreOf(api);
+  const map = core?.bytePairStringRankEncoder;
+  if (!(map instanceof Map)) return;
+  const index = new RankIndex(ranks);
+  if (index.size === map.size) core!.bytePairStringRankEncoder = index;
+}
+
+/** What the encoder of an encoding looks a token's text up in (for tests). */
+export const textLookup = (enc: Encoding): unknown => coreOf(load(enc).api)?.bytePairStringRankEncoder;
+
 function load(enc: Encoding): Loaded {
   const hit = loaded.get(enc);
   if (hit) return hit;
@@ -54,6 +75,7 @@ function load(enc: Encoding): Loaded {
   // The library caches up to 100,000 merged pieces; pieces here reach 512 characters, so many distinct
   // long inputs could hold hundreds of MB. A smaller cache keeps memory bounded at little cost.
   api.setMergeCacheSize(MERGE_CACHE_SIZE);
+  compactTextLookup(api, ranks);
   const patterns = requireCjs('gpt-tokenizer/encodingParams/constants') as Record<string, RegExp>;
   const split = patterns[enc === 'o200k_base' ? 'O200K_TOKEN_SPLIT_REGEX' : 'CL100K_TOKEN_SPLIT_REGEX'];
   if (!(split instanceof RegExp)) throw new Error(`gpt-tokenizer has no split pattern for ${enc}`);
