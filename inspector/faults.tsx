@@ -122,7 +122,7 @@ export function FaultsPanel({ operations, onError }: { operations: string[]; onE
             </thead>
             <tbody>
               {rules.map((r) => (
-                <tr>
+                <tr key={r.id}>
                   <td class="mono">{r.id}</td>
                   <td class="mono">{summary(r.match) || 'every request'}</td>
                   <td class="mono">{summary(r.fault)}</td>
@@ -146,7 +146,7 @@ export function FaultsPanel({ operations, onError }: { operations: string[]; onE
             <h3>Removed on this page</h3>
             <ul class="removed">
               {removed.map((r) => (
-                <li>
+                <li key={r.id}>
                   <span class="mono">{r.id}</span> <span class="mono muted">{summary(r.fault)}</span>{' '}
                   <button type="button" class="secondary" onClick={() => enable(r)} aria-label={`Enable rule ${r.id} again`}>
                     Enable
@@ -208,7 +208,7 @@ export function FaultsPanel({ operations, onError }: { operations: string[]; onE
             </thead>
             <tbody>
               {limits.map((k) => (
-                <tr>
+                <tr key={k.key}>
                   <td>
                     {k.label ?? '—'} <span class="mono muted">{k.key}</span>
                   </td>

@@ -194,7 +194,7 @@ function App() {
             {shown.length ? (
               <ul class="rows" ref={listRef} onKeyDown={onListKey} aria-label="Requests, newest first (arrow keys move)">
                 {shown.map((c) => (
-                  <Row chain={c} selected={c.id === open} onOpen={(chain) => setOpen(chain.id)} />
+                  <Row key={c.id} chain={c} selected={c.id === open} onOpen={(chain) => setOpen(chain.id)} />
                 ))}
               </ul>
             ) : (

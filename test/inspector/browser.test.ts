@@ -348,11 +348,17 @@ if (!executable) {
   test('a media download opens as the image itself', async () => {
     const res = await client.images.generate({ model: 'dall-e-3', prompt: 'a lighthouse at dusk', size: '1024x1024' });
     assert.is((await fetch(res.data![0]!.url!)).status, 200);
-    // Opened from the keyboard, not by a click at the row's measured position: a row that arrives from the
-    // live feed between the measure and the click would move the list under the pointer.
-    await page.locator('.row-button', { hasText: 'media.image' }).first().press('Enter');
+    const row = await page.locator('.row-button', { hasText: 'media.image' }).first().elementHandle();
+    // A newer request arrives and is listed above the download: the download's row keeps its request (the
+    // list is keyed by request, so a row never shows another request's content under the pointer).
+    const before = await rows().count();
+    await ask('a newer request, listed above the download');
+    await page.waitForFunction((n) => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length > n, before);
+    assert.match((await row!.innerText()) ?? '', /media\.image/);
+    await row!.press('Enter');
     const img = page.locator('.detail img.media');
     await img.waitFor();
+    assert.match((await img.getAttribute('src')) ?? '', /^\/media\/images\//, 'the detail is the download itself');
     await page.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.detail img.media')?.naturalWidth ?? 0) > 0);
     await page.keyboard.press('Escape');
   });
