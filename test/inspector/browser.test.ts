@@ -65,6 +65,14 @@ const rows = () => page.locator('.rows .row-button');
 // What the server holds, read through the admin API (not through the page).
 const ruleIds = async (): Promise<string[]> => ((await (await fetch(`${mock.url}/__admin/faults`)).json()) as { data: { id: string }[] }).data.map((r) => r.id);
 
+/** Runs `send`, then waits until the page lists one more request: the live feed may trail the response. */
+async function listed<T>(send: () => Promise<T>): Promise<T> {
+  const before = await rows().count();
+  const result = await send();
+  await page.waitForFunction((n) => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length > n, before);
+  return result;
+}
+
 async function openPage(p: Page): Promise<void> {
   await p.goto(mock.inspectorURL);
   await p.locator('.live.on').waitFor();
@@ -141,8 +149,7 @@ if (!executable) {
 
   test('a hostile body is shown as text: no script of it runs', async () => {
     const hostile = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
-    await ask(hostile);
-    await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length >= 4);
+    await listed(() => ask(hostile));
     await rows().first().click();
     const body = page.getByLabel('Request body');
     await body.waitFor();
@@ -154,7 +161,7 @@ if (!executable) {
   test('a hostile response body is shown as text: no script of it runs', async () => {
     // The 404 for an unknown model quotes the model: the response body holds the markup.
     const model = '<script>window.__pwned = 3</script><img src=x onerror="window.__pwned = 4">';
-    await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] }).catch((err: unknown) => assert.instance(err, OpenAI.APIError));
+    await listed(() => client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] }).catch((err: unknown) => assert.instance(err, OpenAI.APIError)));
     await rows().first().click();
     const body = page.getByLabel('Response body');
     await body.waitFor();
@@ -166,9 +173,7 @@ if (!executable) {
 
   test('a body longer than the journal keeps is shown cut, with the bound of fixtures/limits.json', async () => {
     const { maxBodyChars } = loadLimits().records;
-    const before = await rows().count();
-    await ask('b'.repeat(maxBodyChars));
-    await page.waitForFunction((n) => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length > n, before);
+    await listed(() => ask('b'.repeat(maxBodyChars)));
     await rows().first().click();
     const note = page.locator('.detail p', { hasText: 'the journal keeps' }).first();
     await note.waitFor();
@@ -180,21 +185,26 @@ if (!executable) {
   test('a streamed request opens with its events, their offsets and how the stream ended', async () => {
     const paced = { headers: { 'X-Mock-Pacing': 'tps=100' } };
     // A long stream: the journal keeps its start, and the page says how many there were.
-    const long = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Stream me a long answer' }], stream: true });
-    let longChunks = 0;
-    for await (const _ of long) longChunks++;
-    await page.locator('.rows .row-button').first().click();
+    const longChunks = await listed(async () => {
+      const long = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Stream me a long answer' }], stream: true });
+      let n = 0;
+      for await (const _ of long) n++;
+      return n;
+    });
+    await rows().first().click();
     await page.getByRole('table', { name: 'Stream events' }).waitFor();
     const kept = await page.getByRole('table', { name: 'Stream events' }).locator('td.at').count();
     assert.ok(kept > 0 && kept < longChunks + 1, `a long stream is cut: ${kept} of ${longChunks + 1}`);
     assert.match(await page.locator('.stream-note, .detail').first().innerText(), new RegExp(`${longChunks + 1} events[^]*The first ${kept} are shown`));
     await page.keyboard.press('Escape');
     // A short one whole.
-    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }], stream: true }, paced);
-    let chunks = 0;
-    for await (const _ of stream) chunks++;
-    await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelector('.rows .row-button') !== null);
-    await page.locator('.rows .row-button').first().click();
+    const chunks = await listed(async () => {
+      const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }], stream: true }, paced);
+      let n = 0;
+      for await (const _ of stream) n++;
+      return n;
+    });
+    await rows().first().click();
     const table = page.getByRole('table', { name: 'Stream events' });
     await table.waitFor();
     const at = (await table.locator('td.at').allInnerTexts()).map(Number);
@@ -294,9 +304,8 @@ if (!executable) {
 
   test('an image answer opens with its images: b64_json and a link of this server', async () => {
     for (const response_format of ['b64_json', 'url'] as const) {
-      await client.images.generate({ model: 'dall-e-3', prompt: `a harbour, ${response_format}`, size: '1024x1024', response_format });
-      await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button')[0]?.textContent?.includes('images.generate') === true);
-      await page.locator('.rows .row-button').first().click();
+      await listed(() => client.images.generate({ model: 'dall-e-3', prompt: `a harbour, ${response_format}`, size: '1024x1024', response_format }));
+      await rows().first().click();
       await page.locator('.detail .media-row img.media').waitFor();
       await page.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.detail .media-row img.media')?.naturalWidth ?? 0) > 0, null, { timeout: 10000 });
       const src = (await page.locator('.detail .media-row img.media').getAttribute('src')) ?? '';
@@ -351,9 +360,7 @@ if (!executable) {
     const row = await page.locator('.row-button', { hasText: 'media.image' }).first().elementHandle();
     // A newer request arrives and is listed above the download: the download's row keeps its request (the
     // list is keyed by request, so a row never shows another request's content under the pointer).
-    const before = await rows().count();
-    await ask('a newer request, listed above the download');
-    await page.waitForFunction((n) => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length > n, before);
+    await listed(() => ask('a newer request, listed above the download'));
     assert.match((await row!.innerText()) ?? '', /media\.image/);
     await row!.press('Enter');
     const img = page.locator('.detail img.media');
