@@ -23,7 +23,14 @@ const record = (over: Partial<RequestRecord> = {}): RequestRecord =>
   requestRecord({ method: 'POST', path: '/text-provider/chat/completions', operation: 'chat.completions', keyLabel: 'sk...lt', model: 'gpt-4o-mini', ...over });
 
 /** Reads a text/event-stream until `until` holds for what came, then closes it. */
-function readEvents(url: string, path: string, until: (text: string) => boolean, headers: Record<string, string> = {}): Promise<{ status: number; type: string; text: string }> {
+/** Reads a feed until `until` holds; `onReady` is called once its ready event (sent once the feed follows the journal) has arrived. */
+function readEvents(
+  url: string,
+  path: string,
+  until: (text: string) => boolean,
+  headers: Record<string, string> = {},
+  onReady?: () => void,
+): Promise<{ status: number; type: string; text: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url + path, { headers }, (res) => {
       let text = '';
@@ -37,7 +44,9 @@ function readEvents(url: string, path: string, until: (text: string) => boolean,
         return;
       }
       res.on('data', (c: Buffer) => {
+        const before = text;
         text += c.toString();
+        if (!before.includes('event: ready') && text.includes('event: ready')) onReady?.();
         if (until(text)) done();
       });
     });
@@ -351,8 +360,10 @@ test('journal listeners get each entry as journalled, until they unsubscribe; at
 
 test('GET /__admin/requests/events sends each new request as an entry event', () =>
   withMock({}, async (mock) => {
-    const events = readEvents(mock.url, '/__admin/requests/events', (t) => t.includes('event: entry'));
-    await new Promise((r) => setTimeout(r, 100));
+    let following!: () => void;
+    const ready = new Promise<void>((resolve) => (following = resolve));
+    const events = readEvents(mock.url, '/__admin/requests/events', (t) => t.includes('event: entry'), {}, following);
+    await ready;
     await post(mock.url, '/text-provider/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: '<script>x</script>' }] });
     const { status, type, text } = await events;
     assert.is(status, 200);
