@@ -361,7 +361,7 @@ if (!executable) {
     // A newer request arrives and is listed above the download: the download's row keeps its request (the
     // list is keyed by request, so a row never shows another request's content under the pointer).
     await listed(() => ask('a newer request, listed above the download'));
-    assert.match((await row!.innerText()) ?? '', /media\.image/);
+    assert.match(await row!.innerText(), /media\.image/);
     await row!.press('Enter');
     const img = page.locator('.detail img.media');
     await img.waitFor();

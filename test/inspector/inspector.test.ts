@@ -22,8 +22,10 @@ const { maxBodyChars, maxResponseBodyChars, maxHeaders, maxHeaderNameChars, maxH
 const record = (over: Partial<RequestRecord> = {}): RequestRecord =>
   requestRecord({ method: 'POST', path: '/text-provider/chat/completions', operation: 'chat.completions', keyLabel: 'sk...lt', model: 'gpt-4o-mini', ...over });
 
-/** Reads a text/event-stream until `until` holds for what came, then closes it. */
-/** Reads a feed until `until` holds; `onReady` is called once its ready event (sent once the feed follows the journal) has arrived. */
+/**
+ * Reads a text/event-stream until `until` holds for what came, then closes it; `onReady` is called once its
+ * ready event (sent once the feed follows the journal) has arrived.
+ */
 function readEvents(
   url: string,
   path: string,
@@ -43,10 +45,13 @@ function readEvents(
         res.on('end', done);
         return;
       }
+      let ready = false;
       res.on('data', (c: Buffer) => {
-        const before = text;
         text += c.toString();
-        if (!before.includes('event: ready') && text.includes('event: ready')) onReady?.();
+        if (!ready && text.includes('event: ready')) {
+          ready = true;
+          onReady?.();
+        }
         if (until(text)) done();
       });
     });
