@@ -94,6 +94,10 @@ function App() {
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const [open, setOpen] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
+  // While a mouse points at the list, the requests listed then are the only ones shown: a newer request
+  // would push every row down, under the pointer, just as it is about to click one. The newer ones
+  // appear when the pointer leaves; meanwhile the header counts them.
+  const [held, setHeld] = useState<ReadonlySet<string> | undefined>();
   const listRef = useRef<HTMLUListElement>(null);
 
   useEffect(() => {
@@ -127,7 +131,17 @@ function App() {
   }, []);
 
   const chains = useMemo(() => chainsOf(entries), [entries]);
-  const shown = useMemo(() => chains.filter((c) => chainMatches(c, filters)).reverse(), [chains, filters]);
+  const matching = useMemo(() => chains.filter((c) => chainMatches(c, filters)).reverse(), [chains, filters]);
+  const shown = useMemo(() => (held ? matching.filter((c) => held.has(c.id)) : matching), [matching, held]);
+  const waiting = matching.length - shown.length;
+  const hold = (ev: PointerEvent) => {
+    // A touch has no pointer resting on the list: its tap is over before anything could move.
+    if (ev.pointerType !== 'touch') setHeld(new Set(chains.map((c) => c.id)));
+  };
+  const show = (view: 'requests' | 'faults') => {
+    setHeld(undefined); // the list goes away with no pointer leaving it
+    setTab(view);
+  };
   const opened = chains.find((c) => c.id === open);
 
   const onListKey = (ev: KeyboardEvent) => {
@@ -163,15 +177,16 @@ function App() {
           Request inspector <span class="sub">unified-ai-mock</span>
         </h1>
         <nav class="tabs" role="tablist" aria-label="Views">
-          <button type="button" role="tab" id="tab-requests" aria-selected={tab === 'requests'} aria-controls="panel-requests" onClick={() => setTab('requests')}>
+          <button type="button" role="tab" id="tab-requests" aria-selected={tab === 'requests'} aria-controls="panel-requests" onClick={() => show('requests')}>
             Requests <span class="count">{entries.length}</span>
           </button>
-          <button type="button" role="tab" id="tab-faults" aria-selected={tab === 'faults'} aria-controls="panel-faults" onClick={() => setTab('faults')}>
+          <button type="button" role="tab" id="tab-faults" aria-selected={tab === 'faults'} aria-controls="panel-faults" onClick={() => show('faults')}>
             Faults &amp; limits
           </button>
         </nav>
         <span class={live ? 'live on' : 'live'} role="status" aria-live="polite">
           {live ? 'Live' : 'Reconnecting…'}
+          {waiting > 0 && ` · ${waiting} new, listed when the pointer leaves the list`}
         </span>
       </header>
       {error && (
@@ -192,7 +207,14 @@ function App() {
               </button>
             </div>
             {shown.length ? (
-              <ul class="rows" ref={listRef} onKeyDown={onListKey} aria-label="Requests, newest first (arrow keys move)">
+              <ul
+                class="rows"
+                ref={listRef}
+                onKeyDown={onListKey}
+                onPointerEnter={hold}
+                onPointerLeave={() => setHeld(undefined)}
+                aria-label="Requests, newest first (arrow keys move)"
+              >
                 {shown.map((c) => (
                   <Row key={c.id} chain={c} selected={c.id === open} onOpen={(chain) => setOpen(chain.id)} />
                 ))}

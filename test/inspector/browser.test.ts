@@ -44,6 +44,9 @@ interface Player {
   readonly dataset: Record<string, string | undefined>;
   addEventListener(type: 'seeked', listener: () => void, options: { once: boolean }): void;
 }
+interface PointWin {
+  readonly document: { elementFromPoint(x: number, y: number): { closest(selector: string): { getAttribute(name: string): string | null } | null } | null };
+}
 interface PlayerWin {
   readonly document: { querySelector(selector: string): Player };
 }
@@ -65,8 +68,12 @@ const rows = () => page.locator('.rows .row-button');
 // What the server holds, read through the admin API (not through the page).
 const ruleIds = async (): Promise<string[]> => ((await (await fetch(`${mock.url}/__admin/faults`)).json()) as { data: { id: string }[] }).data.map((r) => r.id);
 
+/** Moves the mouse off the request list: while it points at the list, newer requests wait to be listed. */
+const pointAway = () => page.mouse.move(0, 0);
+
 /** Runs `send`, then waits until the page lists one more request: the live feed may trail the response. */
 async function listed<T>(send: () => Promise<T>): Promise<T> {
+  await pointAway();
   const before = await rows().count();
   const result = await send();
   await page.waitForFunction((n) => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length > n, before);
@@ -93,6 +100,10 @@ if (!executable) {
       if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
     });
     await openPage(page);
+  });
+  // A test that clicked a row left the mouse on the list: the next one starts with it elsewhere.
+  test.before.each(async () => {
+    await page?.mouse.move(0, 0);
   });
   test.after(async () => {
     await context?.close();
@@ -226,6 +237,7 @@ if (!executable) {
     await (async () => {
       for await (const _ of cut);
     })().catch(() => undefined);
+    await pointAway();
     await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button')[0]?.textContent?.includes('cut') === true);
     await page.locator('.rows .row-button').first().click();
     await page.locator('.stream-ending', { hasText: 'cut by a fault' }).waitFor();
@@ -368,6 +380,27 @@ if (!executable) {
     assert.match((await img.getAttribute('src')) ?? '', /^\/media\/images\//, 'the detail is the download itself');
     await page.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.detail img.media')?.naturalWidth ?? 0) > 0);
     await page.keyboard.press('Escape');
+  });
+
+  test('while the mouse points at the list, a newer request waits: the row under the pointer stays', async () => {
+    await listed(() => ask('one more, so the list has rows to point at'));
+    const target = rows().nth(1);
+    const chain = await target.getAttribute('data-chain');
+    const box = (await target.boundingBox())!;
+    const at = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+    await page.mouse.move(at.x, at.y);
+    const count = await rows().count();
+    const received = Number(await page.locator('#tab-requests .count').innerText());
+    await ask('a newer request, sent while the pointer rests on a row');
+    // The page has it (the tab counts every request it holds) before the rows are read.
+    await page.locator('#tab-requests .count', { hasText: new RegExp(`^${received + 1}$`) }).waitFor();
+    const under = await page.evaluate((p) => (globalThis as unknown as PointWin).document.elementFromPoint(p.x, p.y)?.closest('.row-button')?.getAttribute('data-chain'), at);
+    assert.is(under, chain, 'the row under the pointer is the one pointed at');
+    assert.is(await rows().count(), count, 'the newer request is not listed yet');
+    assert.match(await page.locator('.live').innerText(), /1 new/);
+    await pointAway();
+    await page.waitForFunction((n) => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length === n + 1, count);
+    assert.not.match(await page.locator('.live').innerText(), /new/);
   });
 
   test('on a phone-sized screen the list and one request are usable', async () => {
