@@ -1,3 +1,4 @@
+import { completionLimitParam } from '../contract/completionLimit.js';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, hexFrom, idOf } from '../lib/ids.js';
 import { REQUEST_TEXTS, kept } from '../lib/memo.js';
@@ -34,7 +35,7 @@ export const chatIdOf = (raw: string): string => chatIds(raw, makeChatId);
 
 /** The completion limit of a request: max_completion_tokens (the newer name) or max_tokens, checked against the model. */
 function maxTokensOf(body: Record<string, unknown>, model: Model): number | undefined {
-  const param = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+  const param = completionLimitParam(body);
   const value = body[param] as number | undefined;
   const ceiling = model.limits.max_output_tokens;
   if (value !== undefined && ceiling !== undefined && value > ceiling) {

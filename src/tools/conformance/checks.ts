@@ -1,3 +1,4 @@
+import { completionLimitParam } from '../../contract/completionLimit.js';
 import { operation, type Success } from '../../contract/operations.js';
 import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
 import { checkChatStream } from './sse.js';
@@ -17,7 +18,7 @@ export interface CheckContext {
 }
 
 /** The checks that read the body; the others need only the status and headers. */
-export const BODY_CHECKS: ReadonlySet<CheckName> = new Set<CheckName>(['error-envelope', 'success-schema', 'sse', 'png-size', 'audio', 'mp4']);
+export const BODY_CHECKS: ReadonlySet<CheckName> = new Set<CheckName>(['error-envelope', 'success-schema', 'sse', 'usage', 'png-size', 'audio', 'mp4']);
 
 // The check of each kind of media a success delivers (the operation row's success.media).
 const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = { png: 'png-size', mp4: 'mp4', audio: 'audio' };
@@ -26,7 +27,7 @@ const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = 
  * The checks a case runs in a profile. `documented` checks the status alone: the API document shows
  * no response body, header or error shape. `full` adds the mock's wire decisions: x-request-id, the
  * error envelope, WWW-Authenticate on 401, retry-after on 429, content types, the success schemas,
- * the stream grammar and the media bytes.
+ * the stream grammar, the token usage of an operation billed in tokens, and the media bytes.
  */
 export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request'>, profile: Profile): CheckName[] {
   if (profile === 'documented') return ['status'];
@@ -40,6 +41,7 @@ export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request'>, pro
     const streamed = (c.request.body as { stream?: unknown } | undefined)?.stream === true;
     if (streamed) out.add('sse');
     else if (operation(c.operation).success.schema) out.add('success-schema');
+    if (!streamed && operation(c.operation).billing?.unit === 'tokens') out.add('usage');
     const kind = operation(c.operation).success.media;
     const media = kind && MEDIA_CHECK[kind];
     if (media && !streamed) out.add(media);
@@ -79,6 +81,27 @@ const mime = (type: string | undefined) => (type ?? '').split(';')[0]!.trim().to
 function schemaProblem(registry: SchemaRegistry, id: string, value: unknown): string | undefined {
   const errors = registry.check(id, value);
   return errors.length ? `${errors[0]!.instancePath || '(body)'} ${errors[0]!.message}` : undefined;
+}
+
+const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
+
+/**
+ * What is wrong with a token answer's `usage`: a total that is not the sum of its parts, or more tokens
+ * generated than the request's `max_tokens` (or `max_completion_tokens`) allows. A gateway that drops
+ * the limit on its way to the model answers 200 all the same, and every call then costs more than the
+ * caller capped it at. A body without usage counts is left to the success schema.
+ */
+function usageProblems(body: unknown, answer: unknown): string[] {
+  const usage = (answer as { usage?: Record<string, unknown> } | undefined)?.usage;
+  const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = usage ?? {};
+  if (!isCount(prompt) || !isCount(completion) || !isCount(total)) return [];
+  const problems: string[] = [];
+  if (total !== prompt + completion) problems.push(`total_tokens ${total} is not prompt_tokens ${prompt} + completion_tokens ${completion}`);
+  const request = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const param = completionLimitParam(request);
+  const limit = request[param];
+  if (typeof limit === 'number' && completion > limit) problems.push(`completion_tokens ${completion} is over the request's ${param} of ${limit}`);
+  return problems;
 }
 
 /**
@@ -135,6 +158,11 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
       case 'success-schema': {
         const problem = schemaProblem(ctx.registry, op.success.schema!, json(ex));
         if (problem) fail(check, `a body matching schemas/${op.success.schema!.split('/').pop()}`, `${problem}: ${excerpt(ex)}`);
+        break;
+      }
+      case 'usage': {
+        const problems = usageProblems(c.request.body, json(ex));
+        if (problems.length) fail(check, "usage that adds up (total_tokens = prompt_tokens + completion_tokens) within the request's completion limit", problems.join('; '));
         break;
       }
       case 'sse': {

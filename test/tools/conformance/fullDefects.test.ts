@@ -102,6 +102,33 @@ test('a chat completion without choices fails the success schema of the non-stre
   assert.match(failureOf(report, 'chat.minimal'), /success-schema: .*choices/);
 });
 
+// A non-streamed chat answer with its usage rewritten by `change`.
+const rewriteUsage =
+  (change: (usage: Record<string, number>) => void): Defect['response'] =>
+  (res, req) => {
+    if (res.status !== 200 || !req.path.endsWith('/chat/completions') || isStream(res.headers)) return;
+    const answer = JSON.parse(res.body.toString()) as { usage: Record<string, number> };
+    change(answer.usage);
+    res.body = Buffer.from(JSON.stringify(answer));
+  };
+const CHAT_200 = ['chat.maximal', 'chat.minimal', 'chat.temperature.at-maximum', 'chat.temperature.at-minimum', 'chat.temperature.fraction'];
+
+test('a gateway that drops max_tokens on its way to the model fails the usage check of the non-streamed chat 200 cases', async () => {
+  // Every case caps the answer at max_tokens 1; the model wrote 16 tokens, and the usage says so.
+  const { failed, report } = await fullRun(
+    { response: rewriteUsage((u) => ((u.completion_tokens = 16), (u.total_tokens = u.prompt_tokens! + 16))) },
+    'chat.minimal,chat.maximal,chat.temperature',
+  );
+  assert.equal(failed, CHAT_200);
+  assert.is(failureOf(report, 'chat.minimal'), "usage: completion_tokens 16 is over the request's max_tokens of 1");
+});
+
+test('usage whose total is not the sum of its parts fails the usage check', async () => {
+  const { failed, report } = await fullRun({ response: rewriteUsage((u) => void (u.total_tokens = u.completion_tokens!)) }, 'chat.minimal,chat.maximal,chat.temperature');
+  assert.equal(failed, CHAT_200);
+  assert.match(failureOf(report, 'chat.maximal'), /^usage: total_tokens 1 is not prompt_tokens \d+ \+ completion_tokens 1$/);
+});
+
 test('images of the wrong size fail the size cases on the PNG check', async () => {
   const { failed, report } = await fullRun(
     { response: (res) => void (res.body = Buffer.from(res.body.toString('latin1').replace(/\/1792x1024\//g, '/1024x1024/'), 'latin1')) },

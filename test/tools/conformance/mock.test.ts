@@ -15,7 +15,8 @@ test('full profile: every case passes, none inconclusive or not applicable', asy
   assert.ok(report.summary.total > 200, `full profile has ${report.summary.total} cases`);
   // The full profile really looks at bodies, streams and media.
   const checks = new Set(report.cases.flatMap((c) => c.expected.checks));
-  for (const name of ['error-envelope', 'success-schema', 'sse', 'png-size', 'mp4', 'audio', 'retry-after', 'www-authenticate', 'request-id']) assert.ok(checks.has(name), name);
+  for (const name of ['error-envelope', 'success-schema', 'sse', 'usage', 'png-size', 'mp4', 'audio', 'retry-after', 'www-authenticate', 'request-id'])
+    assert.ok(checks.has(name), name);
 });
 
 test('full profile with gpt-image-1 (no response_format): nothing fails; the cases that send one are not applicable, saying why', async () => {
