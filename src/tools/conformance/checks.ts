@@ -1,7 +1,7 @@
 import { completionLimitParam } from '../../contract/completionLimit.js';
 import { operation, type Success } from '../../contract/operations.js';
 import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
-import { checkChatStream } from './sse.js';
+import { checkChatStream, parseSse } from './sse.js';
 import { checkMedia } from './mediaChecks.js';
 import type { Case, CheckFailure, CheckName, Exchange, Profile } from './types.js';
 
@@ -38,10 +38,12 @@ export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request'>, pro
   if (status === 429) out.add('retry-after');
   if (status === 200) {
     out.add('content-type');
-    const streamed = (c.request.body as { stream?: unknown } | undefined)?.stream === true;
+    const body = c.request.body as { stream?: unknown; stream_options?: { include_usage?: unknown } } | undefined;
+    const streamed = body?.stream === true;
     if (streamed) out.add('sse');
     else if (operation(c.operation).success.schema) out.add('success-schema');
-    if (!streamed && operation(c.operation).billing?.unit === 'tokens') out.add('usage');
+    // A stream reports its usage only when asked to (stream_options.include_usage), in its last chunk.
+    if (operation(c.operation).billing?.unit === 'tokens' && (!streamed || body?.stream_options?.include_usage === true)) out.add('usage');
     const kind = operation(c.operation).success.media;
     const media = kind && MEDIA_CHECK[kind];
     if (media && !streamed) out.add(media);
@@ -104,6 +106,22 @@ function usageProblems(body: unknown, answer: unknown): string[] {
   return problems;
 }
 
+/** The usage a stream reports when asked to (stream_options.include_usage): there, and right by usageProblems. */
+function streamUsageProblems(body: unknown, stream: Buffer): string[] {
+  // The last usage counts, as a client keeps the last one it reads.
+  let usage: unknown;
+  for (const e of parseSse(stream.toString('utf8')).events) {
+    if (e.data === '[DONE]') continue;
+    try {
+      usage = (JSON.parse(e.data) as { usage?: unknown } | null)?.usage ?? usage;
+    } catch {
+      // Not JSON: the stream grammar check says so.
+    }
+  }
+  if (usage === undefined) return ['no chunk carries usage, though the request set stream_options.include_usage'];
+  return usageProblems(body, { usage });
+}
+
 /**
  * Runs a case's checks on what came back; returns the failures (empty when the case passes).
  *
@@ -161,7 +179,7 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
         break;
       }
       case 'usage': {
-        const problems = usageProblems(c.request.body, json(ex));
+        const problems = c.expect.checks.includes('sse') ? streamUsageProblems(c.request.body, ex.body) : usageProblems(c.request.body, json(ex));
         if (problems.length) fail(check, "usage that adds up (total_tokens = prompt_tokens + completion_tokens) within the request's completion limit", problems.join('; '));
         break;
       }

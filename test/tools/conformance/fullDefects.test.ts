@@ -24,7 +24,7 @@ const isStream = (headers: Record<string, unknown>) => /event-stream/.test(Strin
 
 test('a buffering proxy (the stream arrives in one piece) fails chat.stream on incremental delivery', async () => {
   const { code, failed, report } = await fullRun({ bufferStreams: true, response: () => {} }, 'chat.completions');
-  assert.equal(failed, ['chat.stream']);
+  assert.equal(failed, ['chat.stream', 'chat.stream.usage']);
   assert.match(failureOf(report, 'chat.stream'), /one read/);
   assert.is(code, 1);
 });
@@ -34,7 +34,7 @@ test('a second data: [DONE] fails chat.stream on the grammar', async () => {
     { bufferStreams: true, response: (res) => void (isStream(res.headers) && (res.body = Buffer.concat([res.body, Buffer.from('data: [DONE]\n\n')]))) },
     'chat.stream',
   );
-  assert.equal(failed, ['chat.stream']);
+  assert.equal(failed, ['chat.stream', 'chat.stream.usage']);
   assert.match(failureOf(report, 'chat.stream'), /exactly one 'data: \[DONE\]', found 2/);
 });
 
@@ -55,7 +55,7 @@ test('a stream without the role in its first chunk and two finish_reasons fails 
     },
     'chat.stream',
   );
-  assert.equal(failed, ['chat.stream']);
+  assert.equal(failed, ['chat.stream', 'chat.stream.usage']);
   assert.match(failureOf(report, 'chat.stream'), /role/);
   assert.match(failureOf(report, 'chat.stream'), /finish_reason/);
 });
@@ -111,22 +111,28 @@ const rewriteUsage =
     change(answer.usage);
     res.body = Buffer.from(JSON.stringify(answer));
   };
+// The chat 200 cases the usage check reads: the non-streamed ones of the selection, and the stream that asks for its usage.
+const USAGE_CASES = 'chat.minimal,chat.maximal,chat.temperature,chat.stream';
 const CHAT_200 = ['chat.maximal', 'chat.minimal', 'chat.temperature.at-maximum', 'chat.temperature.at-minimum', 'chat.temperature.fraction'];
 
-test('a gateway that drops max_tokens on its way to the model fails the usage check of the non-streamed chat 200 cases', async () => {
-  // Every case caps the answer at max_tokens 1; the model wrote 16 tokens, and the usage says so.
-  const { failed, report } = await fullRun(
-    { response: rewriteUsage((u) => ((u.completion_tokens = 16), (u.total_tokens = u.prompt_tokens! + 16))) },
-    'chat.minimal,chat.maximal,chat.temperature',
-  );
-  assert.equal(failed, CHAT_200);
-  assert.is(failureOf(report, 'chat.minimal'), "usage: completion_tokens 16 is over the request's max_tokens of 1");
+test('a gateway that drops max_tokens on its way to the model fails the usage check of every chat 200 that reports usage', async () => {
+  // Every case caps the answer at max_tokens 1; without the cap the model writes its whole reply, and its usage says so.
+  const { failed, report } = await fullRun({ request: (r) => void (r.path.endsWith('/chat/completions') && r.json && delete r.json.max_tokens) }, USAGE_CASES);
+  assert.equal(failed, [...CHAT_200, 'chat.stream.usage'].sort());
+  assert.match(failureOf(report, 'chat.minimal'), /^usage: completion_tokens \d+ is over the request's max_tokens of 1$/);
+  assert.match(failureOf(report, 'chat.stream.usage'), /^usage: completion_tokens \d+ is over the request's max_tokens of 1$/);
 });
 
 test('usage whose total is not the sum of its parts fails the usage check', async () => {
-  const { failed, report } = await fullRun({ response: rewriteUsage((u) => void (u.total_tokens = u.completion_tokens!)) }, 'chat.minimal,chat.maximal,chat.temperature');
+  const { failed, report } = await fullRun({ response: rewriteUsage((u) => void (u.total_tokens = u.completion_tokens!)) }, USAGE_CASES);
   assert.equal(failed, CHAT_200);
   assert.match(failureOf(report, 'chat.maximal'), /^usage: total_tokens 1 is not prompt_tokens \d+ \+ completion_tokens 1$/);
+});
+
+test('a gateway that drops stream_options fails the stream that asked for its usage, and nothing else', async () => {
+  const { failed, report } = await fullRun({ request: (r) => void (r.json && delete r.json.stream_options) }, USAGE_CASES);
+  assert.equal(failed, ['chat.stream.usage']);
+  assert.is(failureOf(report, 'chat.stream.usage'), 'usage: no chunk carries usage, though the request set stream_options.include_usage');
 });
 
 test('images of the wrong size fail the size cases on the PNG check', async () => {
