@@ -144,6 +144,33 @@ function syntaxCases(prefix: string, base: Record<string, unknown>): CaseSpec[] 
   }));
 }
 
+const KEY_FIRST_RULE =
+  'Authentication 1 and 3: every request carries the key, and one without it is answered 401 whatever its body (the mock checks the key before it reads the body, as OpenAI does)';
+
+/**
+ * A request without a key whose body is also bad, for every operation that takes one. A server that
+ * parses or validates the body before it checks the key (a body parser mounted ahead of the auth
+ * middleware) answers it 400: it tells a caller with no key what its requests must look like, and a
+ * client missing its key is sent to fix its body first.
+ */
+function keyFirstCases(prefix: string, base: Record<string, unknown>): CaseSpec[] {
+  const bodies: [string, Pick<CaseSpec, 'raw' | 'body'>, string][] = [
+    ['missing-bad-json', { raw: JSON.stringify(base).replace(':', ' ') }, 'malformed JSON'],
+    ['missing-invalid-body', { body: {} }, 'an empty JSON object (every required field missing)'],
+  ];
+  return bodies.map(([kind, request, what]) => ({
+    id: `auth.${kind}.${prefix}`,
+    description: `a request without an Authorization header and with ${what} as its body is answered 401, not 400`,
+    rule: KEY_FIRST_RULE,
+    tags: ['auth', 'invalid'],
+    profile: 'full',
+    billable: false,
+    auth: 'missing',
+    ...request,
+    expect: { status: 401 },
+  }));
+}
+
 const MODEL_RULE = "the mock's model catalogue (fixtures/models.json), a rule per model that the API document does not state";
 
 /**
@@ -245,7 +272,9 @@ export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir:
     const file = fill(readJson(registry, dir, name, CASE_SCHEMA) as CaseFile, values);
     const op = operation(file.operation);
     const handWritten = file.cases.map((spec) => toCase(file, spec, file.base));
-    if (op.method === 'POST' && file.base) handWritten.push(...syntaxCases(file.prefix, file.base).map((spec) => toCase(file, spec, file.base)));
+    if (op.method === 'POST' && file.base) {
+      handWritten.push(...[...syntaxCases(file.prefix, file.base), ...keyFirstCases(file.prefix, file.base)].map((spec) => toCase(file, spec, file.base)));
+    }
     if (file.base) handWritten.push(...modelLimitCases(file.operation, file.prefix, catalogue).map((spec) => toCase(file, spec, file.base)));
     const templates = suite.everyOperation.map(({ name: t, ...spec }) => toCase(file, { ...spec, id: `${t}.${file.prefix}`, billable: false }, file.base));
     const generated = [];

@@ -77,7 +77,7 @@ test('plain-text error bodies fail every error case of the operation on the enve
 
 test('a 401 without WWW-Authenticate fails the auth cases only', async () => {
   const { failed } = await fullRun({ response: (res) => void delete res.headers['www-authenticate'] }, 'voice.tts');
-  assert.equal(failed, ['auth.basic.tts', 'auth.empty.tts', 'auth.missing.tts', 'auth.unknown.tts']);
+  assert.equal(failed, ['auth.basic.tts', 'auth.empty.tts', 'auth.missing-bad-json.tts', 'auth.missing-invalid-body.tts', 'auth.missing.tts', 'auth.unknown.tts']);
 });
 
 test('a 429 without retry-after fails the rate-limit fault cases', async () => {
@@ -133,6 +133,17 @@ test('a gateway that drops stream_options fails the stream that asked for its us
   const { failed, report } = await fullRun({ request: (r) => void (r.json && delete r.json.stream_options) }, USAGE_CASES);
   assert.equal(failed, ['chat.stream.usage']);
   assert.is(failureOf(report, 'chat.stream.usage'), 'usage: no chunk carries usage, though the request set stream_options.include_usage');
+});
+
+test('a server that reads the body before the key (400 for a bad body without one) fails the key-first cases, and nothing else', async () => {
+  // As a body parser mounted ahead of the auth check: a body it refuses is answered before the key is looked at.
+  const keyless = (r: { headers: Record<string, unknown>; json: Record<string, unknown> | undefined; raw: string }) =>
+    !r.headers.authorization && (r.json === undefined ? r.raw.length > 0 : Object.keys(r.json).length === 0);
+  const { failed, report } = await fullRun({ request: (r) => void (keyless(r) && (r.headers.authorization = 'Bearer sk-mock-default')) }, 'auth');
+  const keyFirst = report.cases.filter((c) => /^auth\.missing-(bad-json|invalid-body)\./.test(c.id)).map((c) => c.id);
+  assert.is(keyFirst.length, 12, 'two on each of the six operations that take a body');
+  assert.equal(failed, keyFirst.sort());
+  assert.match(failureOf(report, 'auth.missing-bad-json.chat'), /^status: status 400 /);
 });
 
 test('images of the wrong size fail the size cases on the PNG check', async () => {
