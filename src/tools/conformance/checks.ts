@@ -37,14 +37,15 @@ export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request'>, pro
   if (status === 401) out.add('www-authenticate');
   if (status === 429) out.add('retry-after');
   if (status === 200) {
+    const op = operation(c.operation);
     out.add('content-type');
     const body = c.request.body as { stream?: unknown; stream_options?: { include_usage?: unknown } } | undefined;
     const streamed = body?.stream === true;
     if (streamed) out.add('sse');
-    else if (operation(c.operation).success.schema) out.add('success-schema');
+    else if (op.success.schema) out.add('success-schema');
     // A stream reports its usage only when asked to (stream_options.include_usage), in its last chunk.
-    if (operation(c.operation).billing?.unit === 'tokens' && (!streamed || body?.stream_options?.include_usage === true)) out.add('usage');
-    const kind = operation(c.operation).success.media;
+    if (op.billing?.unit === 'tokens' && (!streamed || body?.stream_options?.include_usage === true)) out.add('usage');
+    const kind = op.success.media;
     const media = kind && MEDIA_CHECK[kind];
     if (media && !streamed) out.add(media);
   }

@@ -120,10 +120,13 @@ const BODY_RULE = 'What the service does: request bodies are JSON objects; Error
  * of another type, and no body at all. A hurried server answers them 500 (the parser threw) or treats
  * them as an empty request.
  */
+/** A valid body made malformed JSON: its first colon missing. */
+const malformed = (base: Record<string, unknown>): string => JSON.stringify(base).replace(':', ' ');
+
 function syntaxCases(prefix: string, base: Record<string, unknown>): CaseSpec[] {
   const text = JSON.stringify(base);
   const bodies: [string, string, string][] = [
-    ['malformed', text.replace(':', ' '), 'malformed JSON (a colon missing)'],
+    ['malformed', malformed(base), 'malformed JSON (a colon missing)'],
     ['truncated', text.slice(0, Math.ceil(text.length / 2)), 'JSON cut off half-way'],
     ['array', `[${text}]`, 'a JSON array holding a valid body'],
     ['number', '42', 'the JSON number 42'],
@@ -155,7 +158,7 @@ const KEY_FIRST_RULE =
  */
 function keyFirstCases(prefix: string, base: Record<string, unknown>): CaseSpec[] {
   const bodies: [string, Pick<CaseSpec, 'raw' | 'body'>, string][] = [
-    ['missing-bad-json', { raw: JSON.stringify(base).replace(':', ' ') }, 'malformed JSON'],
+    ['missing-bad-json', { raw: malformed(base) }, 'malformed JSON'],
     ['missing-invalid-body', { body: {} }, 'an empty JSON object (every required field missing)'],
   ];
   return bodies.map(([kind, request, what]) => ({

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { brokenServer, closeSharedMock, runJson, type Defect, type JsonReport } from './harness.js';
+import { brokenServer, closeSharedMock, runJson, type Defect, type JsonReport, type ProxiedRequest } from './harness.js';
 
 const test = suite('conformance: defects only the full profile sees (wire shapes, streams, media)');
 
@@ -102,15 +102,6 @@ test('a chat completion without choices fails the success schema of the non-stre
   assert.match(failureOf(report, 'chat.minimal'), /success-schema: .*choices/);
 });
 
-// A non-streamed chat answer with its usage rewritten by `change`.
-const rewriteUsage =
-  (change: (usage: Record<string, number>) => void): Defect['response'] =>
-  (res, req) => {
-    if (res.status !== 200 || !req.path.endsWith('/chat/completions') || isStream(res.headers)) return;
-    const answer = JSON.parse(res.body.toString()) as { usage: Record<string, number> };
-    change(answer.usage);
-    res.body = Buffer.from(JSON.stringify(answer));
-  };
 // The chat 200 cases the usage check reads: the non-streamed ones of the selection, and the stream that asks for its usage.
 const USAGE_CASES = 'chat.minimal,chat.maximal,chat.temperature,chat.stream';
 const CHAT_200 = ['chat.maximal', 'chat.minimal', 'chat.temperature.at-maximum', 'chat.temperature.at-minimum', 'chat.temperature.fraction'];
@@ -124,7 +115,14 @@ test('a gateway that drops max_tokens on its way to the model fails the usage ch
 });
 
 test('usage whose total is not the sum of its parts fails the usage check', async () => {
-  const { failed, report } = await fullRun({ response: rewriteUsage((u) => void (u.total_tokens = u.completion_tokens!)) }, USAGE_CASES);
+  // Each non-streamed chat answer's total_tokens made its completion_tokens alone.
+  const response: Defect['response'] = (res, req) => {
+    if (res.status !== 200 || !req.path.endsWith('/chat/completions') || isStream(res.headers)) return;
+    const answer = JSON.parse(res.body.toString()) as { usage: Record<string, number> };
+    answer.usage.total_tokens = answer.usage.completion_tokens!;
+    res.body = Buffer.from(JSON.stringify(answer));
+  };
+  const { failed, report } = await fullRun({ response }, USAGE_CASES);
   assert.equal(failed, CHAT_200);
   assert.match(failureOf(report, 'chat.maximal'), /^usage: total_tokens 1 is not prompt_tokens \d+ \+ completion_tokens 1$/);
 });
@@ -137,8 +135,7 @@ test('a gateway that drops stream_options fails the stream that asked for its us
 
 test('a server that reads the body before the key (400 for a bad body without one) fails the key-first cases, and nothing else', async () => {
   // As a body parser mounted ahead of the auth check: a body it refuses is answered before the key is looked at.
-  const keyless = (r: { headers: Record<string, unknown>; json: Record<string, unknown> | undefined; raw: string }) =>
-    !r.headers.authorization && (r.json === undefined ? r.raw.length > 0 : Object.keys(r.json).length === 0);
+  const keyless = (r: ProxiedRequest) => !r.headers.authorization && (r.json === undefined ? r.raw.length > 0 : Object.keys(r.json).length === 0);
   const { failed, report } = await fullRun({ request: (r) => void (keyless(r) && (r.headers.authorization = 'Bearer sk-mock-default')) }, 'auth');
   const keyFirst = report.cases.filter((c) => /^auth\.missing-(bad-json|invalid-body)\./.test(c.id)).map((c) => c.id);
   assert.is(keyFirst.length, 12, 'two on each of the six operations that take a body');
