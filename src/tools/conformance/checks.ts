@@ -18,7 +18,7 @@ export interface CheckContext {
 }
 
 /** The checks that read the body; the others need only the status and headers. */
-export const BODY_CHECKS: ReadonlySet<CheckName> = new Set<CheckName>(['error-envelope', 'success-schema', 'sse', 'usage', 'png-size', 'audio', 'mp4']);
+export const BODY_CHECKS: ReadonlySet<CheckName> = new Set<CheckName>(['error-envelope', 'success-schema', 'sse', 'usage', 'stop', 'png-size', 'audio', 'mp4']);
 
 // The check of each kind of media a success delivers (the operation row's success.media).
 const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = { png: 'png-size', mp4: 'mp4', audio: 'audio' };
@@ -27,7 +27,8 @@ const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = 
  * The checks a case runs in a profile. `documented` checks the status alone: the API document shows
  * no response body, header or error shape. `full` adds the mock's wire decisions: x-request-id, the
  * error envelope, WWW-Authenticate on 401, retry-after on 429, content types, the success schemas,
- * the stream grammar, the token usage of an operation billed in tokens, and the media bytes.
+ * the stream grammar, the token usage of an operation billed in tokens, a reply free of the request's
+ * stop sequences, and the media bytes.
  */
 export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request'>, profile: Profile): CheckName[] {
   if (profile === 'documented') return ['status'];
@@ -45,6 +46,7 @@ export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request'>, pro
     else if (op.success.schema) out.add('success-schema');
     // A stream reports its usage only when asked to (stream_options.include_usage), in its last chunk.
     if (op.billing?.unit === 'tokens' && (!streamed || body?.stream_options?.include_usage === true)) out.add('usage');
+    if (stopSequences(body).length) out.add('stop');
     const kind = op.success.media;
     const media = kind && MEDIA_CHECK[kind];
     if (media && !streamed) out.add(media);
@@ -123,6 +125,54 @@ function streamUsageProblems(body: unknown, stream: Buffer): string[] {
   return usageProblems(body, { usage });
 }
 
+/** The stop sequences a request sets: the non-empty strings of its `stop` (a list, or one string as OpenAI also takes). */
+function stopSequences(body: unknown): string[] {
+  const stop = body !== null && typeof body === 'object' ? (body as { stop?: unknown }).stop : undefined;
+  const list: unknown[] = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : [];
+  return list.filter((s): s is string => typeof s === 'string' && s !== '');
+}
+
+/** The text of each choice: its message's content, or a stream's delta contents joined in order. */
+function choiceTexts(ex: Exchange, streamed: boolean): Map<number, string> {
+  const texts = new Map<number, string>();
+  const add = (choice: unknown, part: 'message' | 'delta') => {
+    const { index, [part]: said } = (choice ?? {}) as { index?: unknown; message?: { content?: unknown }; delta?: { content?: unknown } };
+    const content = said?.content;
+    if (typeof index === 'number' && typeof content === 'string') texts.set(index, (texts.get(index) ?? '') + content);
+  };
+  if (!streamed) {
+    const choices = (json(ex) as { choices?: unknown } | null | undefined)?.choices;
+    if (Array.isArray(choices)) for (const choice of choices) add(choice, 'message');
+    return texts;
+  }
+  for (const e of parseSse(ex.body.toString('utf8')).events) {
+    if (e.data === '[DONE]') continue;
+    try {
+      const chunk = JSON.parse(e.data) as { choices?: unknown } | null;
+      if (Array.isArray(chunk?.choices)) for (const choice of chunk.choices) add(choice, 'delta');
+    } catch {
+      // Not JSON: the stream grammar check says so.
+    }
+  }
+  return texts;
+}
+
+/**
+ * What is wrong with a reply given stop sequences: a choice's text that contains one. Generation ends
+ * before a stop sequence and the sequence is not returned, so no correct reply holds one, whatever the
+ * model; a gateway that drops `stop` on its way to the model, or cuts after the sequence, returns it.
+ */
+function stopProblems(body: unknown, ex: Exchange, streamed: boolean): string[] {
+  const stops = stopSequences(body);
+  const problems: string[] = [];
+  for (const [index, text] of choiceTexts(ex, streamed)) {
+    const hit = stops.find((s) => text.includes(s));
+    if (hit !== undefined)
+      problems.push(`choice ${index}'s content holds the stop sequence ${JSON.stringify(hit)} at character ${text.indexOf(hit)}: ${JSON.stringify(text.slice(0, 120))}`);
+  }
+  return problems;
+}
+
 /**
  * Runs a case's checks on what came back; returns the failures (empty when the case passes).
  *
@@ -182,6 +232,11 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
       case 'usage': {
         const problems = c.expect.checks.includes('sse') ? streamUsageProblems(c.request.body, ex.body) : usageProblems(c.request.body, json(ex));
         if (problems.length) fail(check, "usage that adds up (total_tokens = prompt_tokens + completion_tokens) within the request's completion limit", problems.join('; '));
+        break;
+      }
+      case 'stop': {
+        const problems = stopProblems(c.request.body, ex, c.expect.checks.includes('sse'));
+        if (problems.length) fail(check, 'a reply that holds none of the stop sequences (generation ends before one)', problems.join('; '));
         break;
       }
       case 'sse': {

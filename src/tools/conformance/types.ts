@@ -9,7 +9,7 @@ export type Verdict = 'pass' | 'fail' | 'inconclusive' | 'not-applicable';
 
 /** Names of the checks a case can carry; `status` is always first. */
 export type CheckName =
-  'status' | 'request-id' | 'error-envelope' | 'www-authenticate' | 'retry-after' | 'content-type' | 'success-schema' | 'sse' | 'usage' | 'png-size' | 'audio' | 'mp4';
+  'status' | 'request-id' | 'error-envelope' | 'www-authenticate' | 'retry-after' | 'content-type' | 'success-schema' | 'sse' | 'usage' | 'stop' | 'png-size' | 'audio' | 'mp4';
 
 /** Paid work a case asks for, in the units providers bill. */
 export interface Cost {

@@ -24,7 +24,7 @@ const isStream = (headers: Record<string, unknown>) => /event-stream/.test(Strin
 
 test('a buffering proxy (the stream arrives in one piece) fails chat.stream on incremental delivery', async () => {
   const { code, failed, report } = await fullRun({ bufferStreams: true, response: () => {} }, 'chat.completions');
-  assert.equal(failed, ['chat.stream', 'chat.stream.usage']);
+  assert.equal(failed, ['chat.stop.stream', 'chat.stream', 'chat.stream.usage']);
   assert.match(failureOf(report, 'chat.stream'), /one read/);
   assert.is(code, 1);
 });
@@ -131,6 +131,37 @@ test('a gateway that drops stream_options fails the stream that asked for its us
   const { failed, report } = await fullRun({ request: (r) => void (r.json && delete r.json.stream_options) }, USAGE_CASES);
   assert.equal(failed, ['chat.stream.usage']);
   assert.is(failureOf(report, 'chat.stream.usage'), 'usage: no chunk carries usage, though the request set stream_options.include_usage');
+});
+
+// The chat 200 cases whose requests set stop: chat.maximal (stop "\n", one token) and the two that ask for "banana" with the
+// stop "anana"; not the generated cases of the stop field's type, which are 400s.
+const STOP_CASES = 'chat.maximal,chat.stop';
+const stopRun = (defect: Defect) => fullRun(defect, STOP_CASES, ['--skip', 'chat.stop.*wrong-type*']);
+
+test('a gateway that drops stop on its way to the model fails the stop check of the cases whose reply runs through it', async () => {
+  const { failed, report } = await stopRun({ request: (r) => void (r.json && delete r.json.stop) });
+  assert.equal(failed, ['chat.stop', 'chat.stop.stream']);
+  assert.match(failureOf(report, 'chat.stop'), /^stop: choice 0's content holds the stop sequence "anana" at character \d+: /);
+  assert.match(failureOf(report, 'chat.stop.stream'), /^stop: choice 0's content holds the stop sequence "anana"/);
+});
+
+test('a gateway that honours stop on one path only fails the case of the other', async () => {
+  const { failed } = await stopRun({ request: (r) => void (r.json?.stream === true && delete r.json.stop) });
+  assert.equal(failed, ['chat.stop.stream']);
+});
+
+test('a reply that ends with the stop sequence it stopped at fails the stop check', async () => {
+  // Cut after the sequence instead of before it: the content keeps it.
+  const response: Defect['response'] = (res, req) => {
+    const stop = req.json?.stop as string[] | undefined;
+    if (res.status !== 200 || !stop?.length || isStream(res.headers)) return;
+    const answer = JSON.parse(res.body.toString()) as { choices: { message: { content: string } }[] };
+    answer.choices[0]!.message.content += stop[0];
+    res.body = Buffer.from(JSON.stringify(answer));
+  };
+  const { failed, report } = await stopRun({ response });
+  assert.equal(failed, ['chat.maximal', 'chat.stop']);
+  assert.match(failureOf(report, 'chat.maximal'), /^stop: choice 0's content holds the stop sequence "\\n"/);
 });
 
 test('a server that reads the body before the key (400 for a bad body without one) fails the key-first cases, and nothing else', async () => {
