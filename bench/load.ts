@@ -16,43 +16,62 @@ export interface Load {
 }
 
 /**
- * Drives `connections` keep-alive connections at the server for `seconds`, each sending the scenario's
- * request as soon as its previous answer has been read in full (streams included).
+ * What a server answered over one or more loads: the loads of a round are taken in slices, in turns
+ * with the other servers', and a server's figures are those of all its slices together.
  */
+export class Tally {
+  private readonly latencies: number[] = [];
+  private readonly statuses: Record<string, number> = {};
+  private unexpected = 0;
+  private seconds = 0;
+
+  /**
+   * Drives `connections` keep-alive connections at the server for `seconds`, each sending the scenario's
+   * request as soon as its previous answer has been read in full (streams included), and adds what it got.
+   */
+  async load(url: string, s: Scenario, connections: number, seconds: number): Promise<void> {
+    const tracker = autocannon({
+      url: url + s.path,
+      method: s.method,
+      headers: s.headers,
+      body: s.body,
+      connections,
+      duration: seconds,
+      timeout: 30,
+    });
+    // autocannon's own histogram keeps whole milliseconds; sub-millisecond latencies need the raw values.
+    tracker.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      this.latencies.push(ms);
+      this.statuses[status] = (this.statuses[status] ?? 0) + 1;
+      if (status !== s.expect) this.unexpected++;
+    });
+    tracker.on('reqError', () => {
+      this.statuses.error = (this.statuses.error ?? 0) + 1;
+      this.unexpected++;
+    });
+    this.seconds += ((await tracker) as { duration: number }).duration;
+  }
+
+  /** The figures of every load added so far. */
+  figures(): Load {
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    return {
+      reqPerSec: sorted.length / this.seconds,
+      p50Ms: percentile(sorted, 0.5),
+      p99Ms: percentile(sorted, 0.99),
+      meanMs: mean(sorted),
+      responses: sorted.length,
+      unexpected: this.unexpected,
+      statuses: { ...this.statuses },
+    };
+  }
+}
+
+/** One load of `seconds` (see Tally.load) and its figures. */
 export async function load(url: string, s: Scenario, connections: number, seconds: number): Promise<Load> {
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  let unexpected = 0;
-  const tracker = autocannon({
-    url: url + s.path,
-    method: s.method,
-    headers: s.headers,
-    body: s.body,
-    connections,
-    duration: seconds,
-    timeout: 30,
-  });
-  // autocannon's own histogram keeps whole milliseconds; sub-millisecond latencies need the raw values.
-  tracker.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
-    latencies.push(ms);
-    statuses[status] = (statuses[status] ?? 0) + 1;
-    if (status !== s.expect) unexpected++;
-  });
-  tracker.on('reqError', () => {
-    statuses.error = (statuses.error ?? 0) + 1;
-    unexpected++;
-  });
-  const result = (await tracker) as { duration: number };
-  latencies.sort((a, b) => a - b);
-  return {
-    reqPerSec: latencies.length / result.duration,
-    p50Ms: percentile(latencies, 0.5),
-    p99Ms: percentile(latencies, 0.99),
-    meanMs: mean(latencies),
-    responses: latencies.length,
-    unexpected,
-    statuses,
-  };
+  const tally = new Tally();
+  await tally.load(url, s, connections, seconds);
+  return tally.figures();
 }
 
 /** One request with its whole answer. */

@@ -6,7 +6,7 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
   const out: { title: string; rows: string[][] }[] = [];
   if (r.scenarios.length)
     out.push({
-      title: `Load: -c ${r.options.connections}, ${r.options.warmup} s warm-up, ${r.options.duration} s measured${Number(r.options.rounds) > 1 ? `, median of ${r.options.rounds} alternating rounds` : ''}; ratio = mock / baseline`,
+      title: `Load: -c ${r.options.connections}, ${r.options.warmup} s warm-up, ${r.options.duration} s measured${r.options.slice ? `, in turns of ${r.options.slice} s` : ''}${Number(r.options.rounds) > 1 ? `, median of ${r.options.rounds} rounds` : ''}; ratio = mock / baseline`,
       rows: scenarioRows(r.scenarios),
     });
   const floor = floorRows(r.scenarios);

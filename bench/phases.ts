@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import type { Answer } from './baseline.js';
-import { capture, concurrentStreams, load, send, sequentialCost, type Load } from './load.js';
+import { capture, concurrentStreams, load, send, sequentialCost, Tally, type Load } from './load.js';
 import { combine, compare, linearity, median, type Beside, type LoadFigures, type ScenarioResult } from './report.js';
 import { API_KEY, type Pair, type Scenario } from './scenarios.js';
 import { join } from 'node:path';
@@ -15,6 +15,11 @@ export interface Context {
   readonly warmup: number;
   /** Measurements of each server per scenario, alternating; figures are their medians. */
   readonly rounds: number;
+  /**
+   * Seconds of one slice: in a round, the servers compared are loaded in turns, a slice each, until each
+   * has had `duration` seconds, so that all of them see the same minutes of a shared host.
+   */
+  readonly slice: number;
   /** The mock's flags: none, so it runs as `npm start` does, logging every request to stdout. */
   readonly mockFlags: string[];
   /** The flags of the mock with its logging off (`--log-level silent`), measured beside it in the chat scenarios. */
@@ -28,13 +33,14 @@ export interface Context {
   readonly log: (line: string) => void;
 }
 
-const figures = (l: Load, server: Server, cpuBefore: number | null): LoadFigures => ({
+/** A load's figures, with the server's CPU seconds spent on it (null where they cannot be read). */
+const figures = (l: Load, server: Server, cpuSeconds: number | null): LoadFigures => ({
   reqPerSec: l.reqPerSec,
   p50Ms: l.p50Ms,
   p99Ms: l.p99Ms,
   meanMs: l.meanMs,
   peakRssMiB: server.peakRssMiB(),
-  cpuUsPerReq: cpuBefore === null || !l.responses ? null : ((server.cpuSeconds()! - cpuBefore) * 1e6) / l.responses,
+  cpuUsPerReq: cpuSeconds === null || !l.responses ? null : (cpuSeconds * 1e6) / l.responses,
   responses: l.responses,
   unexpected: l.unexpected,
 });
@@ -74,8 +80,9 @@ export async function measure(ctx: Context, server: Server, s: Scenario, who: st
     if (ctx.warmup > 0) await load(server.url, s, ctx.connections, ctx.warmup);
     const cpuBefore = server.cpuSeconds();
     const l = await load(server.url, s, ctx.connections, ctx.duration);
+    const cpuAfter = server.cpuSeconds();
     if (l.unexpected) ctx.log(`  warning: ${who} ${s.name}: ${l.unexpected} unexpected answers ${JSON.stringify(l.statuses)}`);
-    return figures(l, server, cpuBefore);
+    return figures(l, server, cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore);
   } finally {
     await server.stop();
   }
@@ -84,14 +91,54 @@ export async function measure(ctx: Context, server: Server, s: Scenario, who: st
 /** The scenarios for which the stack floor (Koa + router + body parser + Ajv) is measured too. */
 export const FLOOR_SCENARIOS = new Set(['chat', 'chat-400', 'chat-401']);
 
+/** A server of a round, and the request it is sent (aimock has its own path and status). */
+interface Contender {
+  readonly who: Beside | 'mock' | 'baseline';
+  readonly server: Server;
+  readonly scenario: Scenario;
+}
+
 /**
- * One load scenario on a fresh mock (default logging), then on a fresh baseline that sends the answer the
- * mock gave; for the chat scenarios also the mock with logging off, the stack floor and aimock; `rounds`
- * times, alternating. The servers the targets compare with the mock run next to it, in turned order from
- * round to round (mock, silent, floor, aimock; then aimock, floor, silent, mock), and each comparison is
- * the median of its rounds' ratios: on a shared host the speed of the machine drifts from minute to minute,
- * and a ratio of two runs seconds apart, in both orders, cancels most of that drift, where a ratio of two
- * medians may take each from a different round.
+ * Measures servers that run at the same time, each loaded alone in its turn: each is settled and warmed
+ * up, then they take turns a slice at a time (in turned order from slice to slice) until each has had
+ * `ctx.duration` seconds. On a shared host the speed of the machine changes from one second to the next,
+ * by 10-30% on the host these figures come from: runs of ten seconds one after the other each see a
+ * different machine, where slices of a second in turns see the same one.
+ */
+export async function interleaved(ctx: Context, contenders: readonly Contender[], round: number): Promise<Map<Contender['who'], LoadFigures>> {
+  for (const c of contenders) {
+    await settle(c.server);
+    if (ctx.warmup > 0) await load(c.server.url, c.scenario, ctx.connections, ctx.warmup);
+  }
+  const slices = Math.max(1, Math.round(ctx.duration / ctx.slice));
+  const tallies = contenders.map(() => new Tally());
+  const cpu = contenders.map((c): number | null => (c.server.cpuSeconds() === null ? null : 0));
+  for (let i = 0; i < slices; i++) {
+    const order = contenders.map((_, k) => k);
+    if ((i + round) % 2) order.reverse();
+    for (const k of order) {
+      const { server, scenario: s } = contenders[k]!;
+      const before = server.cpuSeconds();
+      await tallies[k]!.load(server.url, s, ctx.connections, ctx.duration / slices);
+      const after = server.cpuSeconds();
+      cpu[k] = cpu[k] === null || before === null || after === null ? null : cpu[k]! + after - before;
+    }
+  }
+  const result = new Map<Contender['who'], LoadFigures>();
+  contenders.forEach((c, k) => {
+    const l = tallies[k]!.figures();
+    if (l.unexpected) ctx.log(`  warning: ${c.who} ${c.scenario.name}: ${l.unexpected} unexpected answers ${JSON.stringify(l.statuses)}`);
+    result.set(c.who, figures(l, c.server, cpu[k] ?? null));
+  });
+  return result;
+}
+
+/**
+ * One load scenario, `rounds` times: the mock (default logging) and a baseline that sends the answer the
+ * mock gave, and for the chat scenarios also the mock with logging off, the stack floor and aimock. In a
+ * round they all run at once and are loaded in turns, a slice at a time (see `interleaved`), and each
+ * comparison the targets make (mock/floor, mock/aimock, the log's cost) is the median of the rounds'
+ * own ratios.
  */
 export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResult> {
   const chat = FLOOR_SCENARIOS.has(s.name);
@@ -105,35 +152,34 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
   let answer: Answer | undefined;
   let aimockStatus: number | undefined;
   for (let round = 0; round < Math.max(1, ctx.rounds); round++) {
-    const mockServer = await startDefaultMock(ctx);
+    const contenders: Contender[] = [];
     try {
+      const mockServer = await startDefaultMock(ctx);
+      contenders.push({ who: 'mock', server: mockServer, scenario: s });
       answer ??= await capture(mockServer.url, s);
-    } catch (err) {
-      await mockServer.stop();
-      throw err;
-    }
-    const answered = answer;
-    const measured: Partial<Record<Beside | 'mock', LoadFigures>> = {};
-    const order: (Beside | 'mock')[] = ['mock', ...beside];
-    if (round % 2) order.reverse();
-    for (const who of order) {
-      if (who === 'mock') measured.mock = await measure(ctx, mockServer, s, 'mock');
-      else if (who === 'silent') measured.silent = await measure(ctx, await startMock(ctx.serverCore, ctx.silentFlags), s, 'silent');
-      else if (who === 'floor') measured.floor = await measure(ctx, await startReference(ctx.serverCore, ctx.floorScript!, ctx.dir, s.name, answered), s, 'floor');
-      else {
-        const server = await startAimock(ctx.serverCore, ctx.aimockScript!, join(ctx.dir, 'aimock.stdout.log'));
-        // aimock answers what it answers (it checks no key, validates nothing): its own status is expected.
-        const own: Scenario = { ...s, path: AIMOCK_CHAT_PATH };
-        aimockStatus ??= (await send(server.url, own)).status;
-        measured.aimock = await measure(ctx, server, { ...own, expect: aimockStatus }, 'aimock');
+      for (const who of beside) {
+        if (who === 'silent') contenders.push({ who, server: await startMock(ctx.serverCore, ctx.silentFlags), scenario: s });
+        else if (who === 'floor') contenders.push({ who, server: await startReference(ctx.serverCore, ctx.floorScript!, ctx.dir, s.name, answer), scenario: s });
+        else {
+          const server = await startAimock(ctx.serverCore, ctx.aimockScript!, join(ctx.dir, 'aimock.stdout.log'));
+          const own: Scenario = { ...s, path: AIMOCK_CHAT_PATH };
+          const at = contenders.push({ who, server, scenario: own }) - 1;
+          // aimock answers what it answers (it checks no key, validates nothing): its own status is expected.
+          aimockStatus ??= (await send(server.url, own)).status;
+          contenders[at] = { who, server, scenario: { ...own, expect: aimockStatus } };
+        }
       }
+      contenders.push({ who: 'baseline', server: await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, s.name, answer), scenario: s });
+      const measured = await interleaved(ctx, contenders, round);
+      mock.push(measured.get('mock')!);
+      baseline.push(measured.get('baseline')!);
+      for (const who of beside) {
+        others[who].push(measured.get(who)!);
+        paired[who].push(measured.get('mock')!.reqPerSec / measured.get(who)!.reqPerSec);
+      }
+    } finally {
+      await Promise.all(contenders.map((c) => c.server.stop()));
     }
-    mock.push(measured.mock!);
-    for (const who of beside) {
-      others[who].push(measured[who]!);
-      paired[who].push(measured.mock!.reqPerSec / measured[who]!.reqPerSec);
-    }
-    baseline.push(await measure(ctx, await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, s.name, answered), s, 'baseline'));
   }
   const m = combine(mock);
   const b = combine(baseline);

@@ -18,7 +18,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --duration S      measured seconds per scenario and server   (default 10)
   --warmup S        warm-up seconds before each measurement    (default 3)
   --connections N   concurrent connections                     (default 50)
-  --rounds N        measure each scenario N times, alternating servers; report medians (default 1)
+  --rounds N        measure each scenario N times; report medians            (default 1)
+  --slice S         in a round, the servers compared run at once and are loaded in turns, S seconds
+                    at a time, until each has had its measured seconds        (default 1)
   --only NAMES      comma-separated: chat, chat-400, chat-401, images, tts, stream, edit,
                     streams, linearity, startup, conformance, state (memory vs --state redis)
   --streams N       concurrent streams in the streams check    (default 1000)
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     warmup: { type: 'string' },
     connections: { type: 'string' },
     rounds: { type: 'string' },
+    slice: { type: 'string' },
     only: { type: 'string' },
     streams: { type: 'string' },
     json: { type: 'string' },
@@ -59,6 +62,11 @@ const pin = canPin();
 
 const num = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Number(v));
 const quick = values.quick === true;
+const slice = num(values.slice, quick ? 0.5 : 1);
+if (!(slice > 0 && Number.isFinite(slice))) {
+  process.stderr.write(`--slice must be a positive number of seconds, got ${values.slice}\n${USAGE}`);
+  process.exit(2);
+}
 const only = values.only?.split(',').map((s) => s.trim());
 const wanted = (name: string) => !only || only.includes(name);
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -89,6 +97,7 @@ async function main(): Promise<void> {
     duration: num(values.duration, quick ? 2 : 10),
     warmup: num(values.warmup, quick ? 1 : 3),
     rounds: num(values.rounds, 1),
+    slice,
     mockFlags: [],
     silentFlags: silentFlags(),
     baselineScript: referenceScript('baseline'),
@@ -99,7 +108,16 @@ async function main(): Promise<void> {
   };
   const results: BenchResults = {
     machine: machine(),
-    options: { connections: ctx.connections, duration: ctx.duration, warmup: ctx.warmup, rounds: ctx.rounds, mockFlags: ctx.mockFlags, mockStdout: 'a file', quick },
+    options: {
+      connections: ctx.connections,
+      duration: ctx.duration,
+      warmup: ctx.warmup,
+      rounds: ctx.rounds,
+      slice: ctx.slice,
+      mockFlags: ctx.mockFlags,
+      mockStdout: 'a file',
+      quick,
+    },
     scenarios: [],
   };
   // A phase that fails (a scenario the mock cannot serve) is reported, and the others still run.
