@@ -48,7 +48,7 @@ const FAMILIES: readonly [string, string, string][] = [
   ['tts', '`text` length (2500), `voice_id`, `model_id`, `voice_settings` and its ranges; body syntax', 'Voice-provider speech request; Limits (text length)'],
   ['speech', '`voice`, `style`, `rate` and `pitch` (−50 to 50), `text`, SSML; body syntax', 'Cloud-provider speech request; Limits (rate, pitch)'],
   ['speech@ssml', 'every invalid cloud speech request again with SSML text', 'Endpoints, 6 (SSML), and the cloud speech rules'],
-  ['me', '`GET /v1/me` with a valid key', 'Authentication (the identity call)'],
+  ['me', '`GET /v1/me` with a valid key, and with the scheme written `bearer`', 'Authentication (the identity call)'],
 ];
 
 const familyOf = (c: Case): string => c.id.split('.')[0]!;

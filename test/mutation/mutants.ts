@@ -77,6 +77,7 @@ export interface Mutant {
 interface CaseFile {
   operation: string;
   prefix: string;
+  cases?: { id: string; auth?: string }[];
   base?: Record<string, unknown>;
   documented?: Record<string, { keywords: string[] }>;
   variants?: { name: string; set: Record<string, unknown> }[];
@@ -367,6 +368,30 @@ function authMutants(files: readonly CaseFile[]): Mutant[] {
   });
 }
 
+/**
+ * The scheme's name compared case-sensitively, so `bearer KEY` is refused as Basic would be: a narrowing,
+ * for each operation whose cases send the scheme in lower case (an HTTP scheme name is case-insensitive).
+ */
+function schemeCaseMutants(files: readonly CaseFile[]): Mutant[] {
+  return files.flatMap((file) => {
+    const op = operation(file.operation);
+    const here = onPath(op);
+    const lowercase = new Set((file.cases ?? []).filter((c) => c.auth === 'lowercase').map((c) => c.id));
+    if (!lowercase.size) return [];
+    return [
+      {
+        id: `auth:${op.id}:scheme-case`,
+        operation: op.id,
+        family: 'auth',
+        rule: `${op.id}: the scheme 'bearer' in lower case is refused (compared case-sensitively)`,
+        documented: false,
+        names: (id) => lowercase.has(id),
+        act: (req) => (here(req) && /^bearer /.test(req.headers.authorization ?? '') ? { kind: 'auth', authorization: `Basic ${VALID_KEY}` } : { kind: 'forward' }),
+      },
+    ];
+  });
+}
+
 /** Status mutants: each documented status the suite provokes, answered with another one. */
 function statusMutants(files: readonly CaseFile[]): Mutant[] {
   const swaps: [number, number, boolean][] = [
@@ -487,7 +512,15 @@ function catalogueMutants(files: readonly CaseFile[], imageNamed: string): Mutan
 /** Every mutant of the contract, for the runner's default values against the mock. */
 export function allMutants(values: Record<string, string>): Mutant[] {
   const files = caseFiles(values);
-  return [...schemaMutants(files), ...coerceMutants(files), ...bodyMutants(files), ...authMutants(files), ...statusMutants(files), ...catalogueMutants(files, values.imageModel!)];
+  return [
+    ...schemaMutants(files),
+    ...coerceMutants(files),
+    ...bodyMutants(files),
+    ...authMutants(files),
+    ...schemeCaseMutants(files),
+    ...statusMutants(files),
+    ...catalogueMutants(files, values.imageModel!),
+  ];
 }
 
 /** The documented operations, for the runner's --only. */

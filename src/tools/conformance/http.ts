@@ -39,6 +39,8 @@ export function authorization(target: Target, mode: AuthMode): string | undefine
   switch (mode) {
     case 'valid':
       return `Bearer ${target.apiKey}`;
+    case 'lowercase':
+      return `bearer ${target.apiKey}`;
     case 'basic':
       return `Basic ${target.apiKey}`;
     case 'empty':

@@ -2,7 +2,7 @@
 export type Profile = 'documented' | 'full';
 
 /** How a case authenticates: the configured key, or one of the four wrong ways the API document answers with 401. */
-export type AuthMode = 'valid' | 'missing' | 'basic' | 'empty' | 'unknown';
+export type AuthMode = 'valid' | 'lowercase' | 'missing' | 'basic' | 'empty' | 'unknown';
 
 /** A case's outcome. Only `fail` fails a run. */
 export type Verdict = 'pass' | 'fail' | 'inconclusive' | 'not-applicable';

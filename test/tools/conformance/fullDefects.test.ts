@@ -164,6 +164,12 @@ test('a reply that ends with the stop sequence it stopped at fails the stop chec
   assert.match(failureOf(report, 'chat.maximal'), /^stop: choice 0's content holds the stop sequence "\\n"/);
 });
 
+test('a gateway that compares the scheme case-sensitively (refusing bearer) fails the lowercase case, and nothing else', async () => {
+  const { failed, report } = await fullRun({ request: (r) => void (/^bearer /.test(r.headers.authorization ?? '') && (r.headers.authorization = 'Basic refused')) }, 'me');
+  assert.equal(failed, ['me.scheme-lowercase']);
+  assert.match(failureOf(report, 'me.scheme-lowercase'), /^status: status 401/);
+});
+
 test('a server that reads the body before the key (400 for a bad body without one) fails the key-first cases, and nothing else', async () => {
   // As a body parser mounted ahead of the auth check: a body it refuses is answered before the key is looked at.
   const keyless = (r: ProxiedRequest) => !r.headers.authorization && (r.json === undefined ? r.raw.length > 0 : Object.keys(r.json).length === 0);
