@@ -18,7 +18,7 @@ export interface CheckContext {
 }
 
 /** The checks that read the body; the others need only the status and headers. */
-export const BODY_CHECKS: ReadonlySet<CheckName> = new Set<CheckName>(['error-envelope', 'success-schema', 'sse', 'usage', 'stop', 'png-size', 'audio', 'mp4']);
+export const BODY_CHECKS: ReadonlySet<CheckName> = new Set<CheckName>(['error-envelope', 'error-param', 'success-schema', 'sse', 'usage', 'stop', 'png-size', 'audio', 'mp4']);
 
 // The check of each kind of media a success delivers (the operation row's success.media).
 const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = { png: 'png-size', mp4: 'mp4', audio: 'audio' };
@@ -26,15 +26,16 @@ const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = 
 /**
  * The checks a case runs in a profile. `documented` checks the status alone: the API document shows
  * no response body, header or error shape. `full` adds the mock's wire decisions: x-request-id, the
- * error envelope, WWW-Authenticate on 401, retry-after on 429, content types, the success schemas,
+ * error envelope (and, on a 400 for one field, its `param` naming that field), WWW-Authenticate on 401, retry-after on 429, content types, the success schemas,
  * the stream grammar, the token usage of an operation billed in tokens, a reply free of the request's
  * stop sequences, and the media bytes.
  */
-export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request'>, profile: Profile): CheckName[] {
+export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request' | 'field'>, profile: Profile): CheckName[] {
   if (profile === 'documented') return ['status'];
   const { status } = c.expect;
   const out = new Set<CheckName>(['status', 'request-id']);
   if (status >= 400) out.add('error-envelope');
+  if (status === 400 && c.field) out.add('error-param');
   if (status === 401) out.add('www-authenticate');
   if (status === 429) out.add('retry-after');
   if (status === 200) {
@@ -125,6 +126,20 @@ function streamUsageProblems(body: unknown, stream: Buffer): string[] {
   return usageProblems(body, { usage });
 }
 
+/** The names in a field's path, whatever its notation: `/messages/0/role`, `messages[0].role` and `messages.[0].role` are messages, 0, role. */
+const pathNames = (path: string): string[] => path.split(/[./[\]]+/).filter(Boolean);
+
+/**
+ * Whether an error's `param` names the field a request broke: the field itself or a member it belongs
+ * to (`messages` for `messages[0].role`), in any of the usual notations; never null, and never the body.
+ */
+function namesField(param: unknown, field: string): boolean {
+  if (typeof param !== 'string') return false;
+  const named = pathNames(param);
+  const wanted = pathNames(field);
+  return named.length > 0 && named.length <= wanted.length && named.every((name, i) => name === wanted[i]);
+}
+
 /** The stop sequences a request sets: the non-empty strings of its `stop` (a list, or one string as OpenAI also takes). */
 function stopSequences(body: unknown): string[] {
   const stop = body !== null && typeof body === 'object' ? (body as { stop?: unknown }).stop : undefined;
@@ -209,6 +224,13 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
             ? `content-type ${ex.headers['content-type'] ?? 'none'}`
             : schemaProblem(ctx.registry, schemaId('error.json'), json(ex));
         if (problem) fail(check, 'the error envelope {"error":{"message","type","param","code"}} as application/json', `${problem}: ${excerpt(ex)}`);
+        break;
+      }
+      case 'error-param': {
+        const param = (json(ex) as { error?: { param?: unknown } } | null | undefined)?.error?.param;
+        const field = pathNames(c.field ?? '').join('.');
+        if (!namesField(param, c.field ?? ''))
+          fail(check, `error.param naming ${field} (or a member it belongs to), the field the request broke`, `param ${JSON.stringify(param) ?? 'absent'}: ${excerpt(ex)}`);
         break;
       }
       case 'www-authenticate':

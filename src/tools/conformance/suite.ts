@@ -24,6 +24,8 @@ interface CaseSpec {
   set?: Record<string, unknown>;
   unset?: string[];
   expect: { status: number; checks?: CheckName[] };
+  /** The field (a JSON pointer) whose rule the case breaks. */
+  field?: string;
   requires?: Case['requires'];
   tests429?: boolean;
 }
@@ -108,6 +110,7 @@ function toCase(file: CaseFile, spec: CaseSpec, base: Record<string, unknown> | 
       ...(spec.raw !== undefined ? { raw: spec.raw } : {}),
     },
     expect: { status: spec.expect.status, checks: spec.expect.checks ?? [] },
+    ...(spec.field ? { field: spec.field } : {}),
     ...(spec.requires ? { requires: spec.requires } : {}),
     ...(spec.tests429 ? { tests429: true } : {}),
   };
@@ -184,8 +187,9 @@ const MODEL_RULE = "the mock's model catalogue (fixtures/models.json), a rule pe
  * values that leaves one out.
  */
 function modelLimitCases(operationId: string, prefix: string, catalogue: Catalogue): CaseSpec[] {
-  const spec = (id: string, description: string, set: Record<string, unknown>): CaseSpec => ({
+  const spec = (id: string, description: string, set: Record<string, unknown>, field: string): CaseSpec => ({
     id: `${prefix}.model-limit.${id}`,
+    field,
     description,
     rule: MODEL_RULE,
     tags: ['invalid', 'models', 'generated'],
@@ -202,7 +206,7 @@ function modelLimitCases(operationId: string, prefix: string, catalogue: Catalog
   };
   if (operationId === 'chat.completions') {
     const out = distinct('text', 'max_output_tokens').map(([m, max]) =>
-      spec(`max_tokens-${slug(m.id)}`, `max_tokens one over ${m.id}'s output limit (${max}) is rejected with 400`, { '/model': m.id, '/max_tokens': max + 1 }),
+      spec(`max_tokens-${slug(m.id)}`, `max_tokens one over ${m.id}'s output limit (${max}) is rejected with 400`, { '/model': m.id, '/max_tokens': max + 1 }, '/max_tokens'),
     );
     const ctx = catalogue
       .ofKind('text')
@@ -213,16 +217,21 @@ function modelLimitCases(operationId: string, prefix: string, catalogue: Catalog
     // " hello" is one token in every encoding the catalogue names: window + 8 of them overflow it.
     if (ctx)
       out.push(
-        spec('context-window', `a prompt longer than ${ctx.id}'s context window (${ctx.limits.context_window} tokens) is rejected with 400`, {
-          '/model': ctx.id,
-          '/messages/0/content': 'hello'.concat(' hello'.repeat(ctx.limits.context_window! + 8)),
-        }),
+        spec(
+          'context-window',
+          `a prompt longer than ${ctx.id}'s context window (${ctx.limits.context_window} tokens) is rejected with 400`,
+          {
+            '/model': ctx.id,
+            '/messages/0/content': 'hello'.concat(' hello'.repeat(ctx.limits.context_window! + 8)),
+          },
+          '/messages',
+        ),
       );
     return out;
   }
   if (operationId === 'images.generate') {
     const out = distinct('image', 'max_n').map(([m, max]) =>
-      spec(`n-${slug(m.id)}`, `n = ${max + 1} for ${m.id}, one over its limit of ${max}, is rejected with 400`, { '/model': m.id, '/n': max + 1 }),
+      spec(`n-${slug(m.id)}`, `n = ${max + 1} for ${m.id}, one over its limit of ${max}, is rejected with 400`, { '/model': m.id, '/n': max + 1 }, '/n'),
     );
     // Every value some image model answers in; a model refuses those it does not take, its own default first
     // (gpt-image-1 refuses even b64_json, the format it always answers in: a server must not wave that through).
@@ -239,7 +248,12 @@ function modelLimitCases(operationId: string, prefix: string, catalogue: Catalog
       if (value === undefined) continue;
       const takes = taken.length ? `takes only ${taken.join(' or ')}` : `takes no response_format (it always answers ${fallback})`;
       out.push(
-        spec(`response_format-${slug(m.id)}`, `response_format = "${value}" for ${m.id}, which ${takes}, is rejected with 400`, { '/model': m.id, '/response_format': value }),
+        spec(
+          `response_format-${slug(m.id)}`,
+          `response_format = "${value}" for ${m.id}, which ${takes}, is rejected with 400`,
+          { '/model': m.id, '/response_format': value },
+          '/response_format',
+        ),
       );
     }
     return out;
@@ -298,7 +312,8 @@ export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir:
         const billable = g.status === 200 && isPaid(file.operation);
         // A valid boundary equal to a hand-written request would only cost money twice.
         if (billable && seen.has(JSON.stringify(g.body))) continue;
-        generated.push(toCase(file, { ...g, ...requirementOf(file.operation, g), billable, body: g.body, expect: { status: g.status } }, file.base));
+        const field = g.status === 400 ? { field: g.pointer } : {};
+        generated.push(toCase(file, { ...g, ...requirementOf(file.operation, g), ...field, billable, body: g.body, expect: { status: g.status } }, file.base));
       }
       // The same invalid requests on the other paths: free, and what a rule checked on one path only misses.
       for (const variant of file.variants ?? []) {
@@ -308,7 +323,7 @@ export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir:
         for (const g of generate(`${file.prefix}@${variant.name}`, base)) {
           if (g.status !== 400 || own.some((p) => g.pointer === p || g.pointer.startsWith(`${p}/`))) continue;
           const rule = `${g.rule}; on the ${variant.name} path (${variant.rule})`;
-          generated.push(toCase(file, { ...g, rule, tags: [...g.tags, 'variant', variant.name], billable: false, body: g.body, expect: { status: 400 } }, base));
+          generated.push(toCase(file, { ...g, rule, tags: [...g.tags, 'variant', variant.name], field: g.pointer, billable: false, body: g.body, expect: { status: 400 } }, base));
         }
       }
     }

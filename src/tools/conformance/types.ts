@@ -9,7 +9,20 @@ export type Verdict = 'pass' | 'fail' | 'inconclusive' | 'not-applicable';
 
 /** Names of the checks a case can carry; `status` is always first. */
 export type CheckName =
-  'status' | 'request-id' | 'error-envelope' | 'www-authenticate' | 'retry-after' | 'content-type' | 'success-schema' | 'sse' | 'usage' | 'stop' | 'png-size' | 'audio' | 'mp4';
+  | 'status'
+  | 'request-id'
+  | 'error-envelope'
+  | 'www-authenticate'
+  | 'retry-after'
+  | 'content-type'
+  | 'success-schema'
+  | 'sse'
+  | 'usage'
+  | 'stop'
+  | 'error-param'
+  | 'png-size'
+  | 'audio'
+  | 'mp4';
 
 /** Paid work a case asks for, in the units providers bill. */
 export interface Cost {
@@ -42,6 +55,8 @@ export interface Case {
     readonly raw?: string;
   };
   readonly expect: { readonly status: number; readonly checks: readonly CheckName[] };
+  /** The request field (a JSON pointer) whose rule the case breaks: the 400 names it in error.param. */
+  readonly field?: string;
   /**
    * What the target must offer, else the case is not applicable: fault headers, a given image model, an
    * image model that takes this `response_format` value.

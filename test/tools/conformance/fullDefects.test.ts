@@ -75,6 +75,42 @@ test('plain-text error bodies fail every error case of the operation on the enve
   assert.match(failureOf(report, 'auth.missing.me'), /error-envelope/);
 });
 
+/** Every 400 of the operation answered with its error's param replaced. */
+const param400 = (param: (was: unknown) => unknown): Defect => ({
+  response: (res) => {
+    if (res.status !== 400) return;
+    const answer = JSON.parse(res.body.toString()) as { error: { param: unknown } };
+    answer.error.param = param(answer.error.param);
+    res.body = Buffer.from(JSON.stringify(answer));
+  },
+});
+const withCheck = (report: JsonReport, check: string) => report.cases.filter((c) => c.expected.checks.includes(check)).map((c) => c.id);
+
+test('400s whose error names no field (param null) fail every case that breaks one field, and nothing else', async () => {
+  const { failed, report } = await fullRun(
+    param400(() => null),
+    'voice.tts',
+  );
+  const named = withCheck(report, 'error-param');
+  assert.ok(named.includes('tts.text.above-max-length') && named.includes('tts.voice_settings.stability.wrong-type'), named.join());
+  assert.not.ok(named.includes('tts.body.malformed'));
+  assert.equal(failed, named.sort());
+  assert.match(failureOf(report, 'tts.text.above-max-length'), /^error-param: param null: /);
+});
+
+test('400s that name another field fail, and those that name the field or the member it belongs to pass', async () => {
+  // Always "text": right for the cases on text; voice_settings.stability named as "voice_settings" passes too.
+  const { failed, report } = await fullRun(
+    param400((was) => (String(was).startsWith('voice_settings') ? 'voice_settings' : 'text')),
+    'voice.tts',
+  );
+  const named = withCheck(report, 'error-param');
+  const wrong = named.filter((id) => !/^tts\.(text|voice_settings)\./.test(id));
+  assert.ok(wrong.includes('tts.voice_id.missing'), wrong.join());
+  assert.equal(failed, wrong.sort());
+  assert.match(failureOf(report, 'tts.voice_id.missing'), /^error-param: param "text"/);
+});
+
 test('a 401 without WWW-Authenticate fails the auth cases only', async () => {
   const { failed } = await fullRun({ response: (res) => void delete res.headers['www-authenticate'] }, 'voice.tts');
   assert.equal(failed, ['auth.basic.tts', 'auth.empty.tts', 'auth.missing-bad-json.tts', 'auth.missing-invalid-body.tts', 'auth.missing.tts', 'auth.unknown.tts']);
