@@ -25,7 +25,7 @@ const FAMILIES: readonly [string, string, string][] = [
   ['fault', 'an injected 500 and 429 (tag `rate-limit`) on each operation, when the target honours the fault headers', "Errors (429, 500): the mock's fault headers"],
   [
     'chat',
-    "valid minimal, maximal and streamed requests, a stream that asks for its usage, and replies held to a stop sequence; `messages` and each message's `role` and `content`, `temperature`, `top_p`, `max_tokens`, `stop` and its items, `stream`, `stream_options`, `seed`, `user`; body syntax; models and per-model limits",
+    "valid minimal, maximal and streamed requests, a stream that asks for its usage, replies held to a stop sequence, and a charset in the Content-Type; `messages` and each message's `role` and `content`, `temperature`, `top_p`, `max_tokens`, `stop` and its items, `stream`, `stream_options`, `seed`, `user`; body syntax; models and per-model limits",
     'Chat request; Limits (temperature, top_p); What the service does (JSON object bodies)',
   ],
   ['chat@stream', 'every invalid chat request again with `stream: true` (the streamed path)', 'Endpoints, note 1, and the Chat request rules'],

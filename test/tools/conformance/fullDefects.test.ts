@@ -111,6 +111,19 @@ test('400s that name another field fail, and those that name the field or the me
   assert.match(failureOf(report, 'tts.voice_id.missing'), /^error-param: param "text"/);
 });
 
+test('a gateway that takes only the exact Content-Type application/json fails the charset case, and nothing else', async () => {
+  const response: Defect['response'] = (res, req) => {
+    const type = req.headers['content-type'];
+    if (type === undefined || type === 'application/json') return;
+    res.status = 415;
+    res.headers = { 'content-type': 'application/json', 'x-request-id': 'req_refused' };
+    res.body = Buffer.from(JSON.stringify({ error: { message: 'Unsupported media type', type: 'invalid_request_error', param: null, code: null } }));
+  };
+  const { failed, report } = await fullRun({ response }, 'chat.completions');
+  assert.equal(failed, ['chat.content-type.charset']);
+  assert.match(failureOf(report, 'chat.content-type.charset'), /^status: status 415/);
+});
+
 test('a 401 without WWW-Authenticate fails the auth cases only', async () => {
   const { failed } = await fullRun({ response: (res) => void delete res.headers['www-authenticate'] }, 'voice.tts');
   assert.equal(failed, ['auth.basic.tts', 'auth.empty.tts', 'auth.missing-bad-json.tts', 'auth.missing-invalid-body.tts', 'auth.missing.tts', 'auth.unknown.tts']);
