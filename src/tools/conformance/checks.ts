@@ -26,9 +26,9 @@ const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = 
 /**
  * The checks a case runs in a profile. `documented` checks the status alone: the API document shows
  * no response body, header or error shape. `full` adds the mock's wire decisions: x-request-id, the
- * error envelope (and, on a 400 for one field, its `param` naming that field), WWW-Authenticate on 401, retry-after on 429, content types, the success schemas,
- * the stream grammar, the token usage of an operation billed in tokens, a reply free of the request's
- * stop sequences, and the media bytes.
+ * error envelope (and, on a 400 for one field, its `param` naming that field), WWW-Authenticate on
+ * 401, retry-after on 429, content types, the success schemas, the stream grammar, the token usage of
+ * an operation billed in tokens, a reply free of the request's stop sequences, and the media bytes.
  */
 export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request' | 'field'>, profile: Profile): CheckName[] {
   if (profile === 'documented') return ['status'];
