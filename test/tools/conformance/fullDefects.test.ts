@@ -92,7 +92,8 @@ test('400s whose error names no field (param null) fail every case that breaks o
     'voice.tts',
   );
   const named = withCheck(report, 'error-param');
-  assert.ok(named.includes('tts.text.above-max-length') && named.includes('tts.voice_settings.stability.wrong-type'), named.join());
+  // Generated cases, and a hand-written one that names its field.
+  assert.ok(named.includes('tts.text.above-max-length') && named.includes('tts.voice_settings.stability.wrong-type') && named.includes('tts.voice_id.unknown'), named.join());
   assert.not.ok(named.includes('tts.body.malformed'));
   assert.equal(failed, named.sort());
   assert.match(failureOf(report, 'tts.text.above-max-length'), /^error-param: param null: /);
