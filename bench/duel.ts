@@ -5,8 +5,8 @@
  * build as `npm start` runs it, its log to a file), `mock-silent` (logging off), `floor` (the stack
  * floor), or the path of another build's `dist/cli/main.js` (run as `npm start` runs it).
  *
- * Why: one server at a time, as the bench measures, two rounds of the same server differ by 10% and more
- * on a shared host, more than most changes. Side by side, a neighbour that slows the core slows every
+ * Why: one server at a time, two rounds of the same server differ by 10% and more on a shared host,
+ * more than most changes (the bench loads its servers in turns, a slice at a time, for that reason). Side by side, a neighbour that slows the core slows every
  * server alike, and their ratio moved by a few percent across rounds. The servers share the core's
  * caches and switch on it, so each one's µs per request is higher than it is alone: read the ratios.
  */

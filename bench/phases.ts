@@ -13,7 +13,7 @@ export interface Context {
   readonly connections: number;
   readonly duration: number;
   readonly warmup: number;
-  /** Measurements of each server per scenario, alternating; figures are their medians. */
+  /** Measurements of each server per scenario, each with fresh servers; figures are their medians. */
   readonly rounds: number;
   /**
    * Seconds of one slice: in a round, the servers compared are loaded in turns, a slice each, until each

@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: the mock against a bare node:http baseline, one server at a time on loopback, the
- * server pinned to core 0 and this load generator to core 1. Prints req/s, p50/p99 latency and peak
+ * `npm run bench`: the mock against a bare node:http baseline (and, in the chat scenarios, the silent
+ * mock, the stack floor and aimock) on loopback, the servers pinned to core 0 and loaded in turns, a
+ * slice at a time, by this load generator on core 1. Prints req/s, p50/p99 latency and peak
  * RSS per scenario with the mock's ratios to the baseline; asserts nothing about time.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
