@@ -58,7 +58,17 @@ async function checkPng(c: Case, body: Record<string, unknown> | undefined, how:
   const expected = `${n} PNG image${n > 1 ? 's' : ''} of ${size}`;
   const data = Array.isArray(body?.data) ? (body!.data as { url?: unknown; b64_json?: unknown }[]) : [];
   if (data.length !== n) return { expected, actual: `${data.length} entries in data` };
+  // A client that asked for b64_json reads b64_json (and one that asked for url, url): a gateway that drops
+  // response_format on its way answers in the model's default form, and the client finds nothing.
+  const form = req.response_format === 'url' || req.response_format === 'b64_json' ? req.response_format : undefined;
   for (const item of data) {
+    if (form && typeof item[form] !== 'string') {
+      const other = form === 'url' ? 'b64_json' : 'url';
+      return {
+        expected: `${expected}, each as ${form} (the request's response_format)`,
+        actual: `an entry ${typeof item[other] === 'string' ? `with ${other} instead` : `without ${form}`}`,
+      };
+    }
     const file = await imageBytes(item, how);
     if ('actual' in file) return { expected: file.expected ?? expected, actual: file.actual };
     const got = pngSize(file.bytes);

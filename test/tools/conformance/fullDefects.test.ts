@@ -239,6 +239,15 @@ test('images of the wrong size fail the size cases on the PNG check', async () =
   assert.match(failureOf(report, 'images.size.enum-1792x1024'), /png-size: a PNG of 1024x1024/);
 });
 
+test('a gateway that drops a valid response_format fails the case that asks for b64_json on the PNG check', async () => {
+  // The model then answers in its default form (a url for the run's image model), where the client reads b64_json;
+  // nor is the per-model rule applied (gpt-image-1 takes no response_format).
+  const drop = (r: ProxiedRequest) => r.path.endsWith('/images/generations') && ['url', 'b64_json'].includes(r.json?.response_format as string) && delete r.json!.response_format;
+  const { failed, report } = await fullRun({ request: (r) => void drop(r) }, 'images.generate');
+  assert.equal(failed, ['images.model-limit.response_format-gpt-image-1', 'images.response_format.enum-b64_json']);
+  assert.match(failureOf(report, 'images.response_format.enum-b64_json'), /^png-size: an entry with url instead$/);
+});
+
 test('a video shorter than asked fails the 16-second case on the MP4 check', async () => {
   const { failed, report } = await fullRun(
     { response: (res) => void (res.body = Buffer.from(res.body.toString('latin1').replace(/\/16\/(\d+)\.mp4/g, '/8/$1.mp4'), 'latin1')) },
