@@ -73,15 +73,25 @@ export const startDefaultMock = (ctx: Context, flags: string[] = [], nodeArgs: s
 /** aimock's path for the chat scenarios: the same request, sent where aimock serves it. */
 export const AIMOCK_CHAT_PATH = '/v1/chat/completions';
 
+/** Settles a started server, then loads it for the warm-up. */
+async function warmUp(ctx: Context, server: Server, s: Scenario): Promise<void> {
+  await settle(server);
+  if (ctx.warmup > 0) await load(server.url, s, ctx.connections, ctx.warmup);
+}
+
+/** Says so when a server answered anything but the scenario's expected status. */
+function warnUnexpected(ctx: Context, who: string, s: Scenario, l: Load): void {
+  if (l.unexpected) ctx.log(`  warning: ${who} ${s.name}: ${l.unexpected} unexpected answers ${JSON.stringify(l.statuses)}`);
+}
+
 /** Loads one started server with a scenario (warm-up, then the measurement) and stops it. */
 export async function measure(ctx: Context, server: Server, s: Scenario, who: string): Promise<LoadFigures> {
   try {
-    await settle(server);
-    if (ctx.warmup > 0) await load(server.url, s, ctx.connections, ctx.warmup);
+    await warmUp(ctx, server, s);
     const cpuBefore = server.cpuSeconds();
     const l = await load(server.url, s, ctx.connections, ctx.duration);
     const cpuAfter = server.cpuSeconds();
-    if (l.unexpected) ctx.log(`  warning: ${who} ${s.name}: ${l.unexpected} unexpected answers ${JSON.stringify(l.statuses)}`);
+    warnUnexpected(ctx, who, s, l);
     return figures(l, server, cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore);
   } finally {
     await server.stop();
@@ -106,10 +116,7 @@ interface Contender {
  * different machine, where slices of a second in turns see the same one.
  */
 export async function interleaved(ctx: Context, contenders: readonly Contender[], round: number): Promise<Map<Contender['who'], LoadFigures>> {
-  for (const c of contenders) {
-    await settle(c.server);
-    if (ctx.warmup > 0) await load(c.server.url, c.scenario, ctx.connections, ctx.warmup);
-  }
+  for (const c of contenders) await warmUp(ctx, c.server, c.scenario);
   const slices = Math.max(1, Math.round(ctx.duration / ctx.slice));
   const tallies = contenders.map(() => new Tally());
   const cpu = contenders.map((c): number | null => (c.server.cpuSeconds() === null ? null : 0));
@@ -127,7 +134,7 @@ export async function interleaved(ctx: Context, contenders: readonly Contender[]
   const result = new Map<Contender['who'], LoadFigures>();
   contenders.forEach((c, k) => {
     const l = tallies[k]!.figures();
-    if (l.unexpected) ctx.log(`  warning: ${c.who} ${c.scenario.name}: ${l.unexpected} unexpected answers ${JSON.stringify(l.statuses)}`);
+    warnUnexpected(ctx, c.who, c.scenario, l);
     result.set(c.who, figures(l, c.server, cpu[k] ?? null));
   });
   return result;

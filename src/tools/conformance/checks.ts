@@ -228,9 +228,13 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
       }
       case 'error-param': {
         const param = (json(ex) as { error?: { param?: unknown } } | null | undefined)?.error?.param;
-        const field = pathNames(c.field ?? '').join('.');
-        if (!namesField(param, c.field ?? ''))
-          fail(check, `error.param naming ${field} (or a member it belongs to), the field the request broke`, `param ${JSON.stringify(param) ?? 'absent'}: ${excerpt(ex)}`);
+        const field = c.field ?? '';
+        if (!namesField(param, field))
+          fail(
+            check,
+            `error.param naming ${pathNames(field).join('.')} (or a member it belongs to), the field the request broke`,
+            `param ${JSON.stringify(param) ?? 'absent'}: ${excerpt(ex)}`,
+          );
         break;
       }
       case 'www-authenticate':

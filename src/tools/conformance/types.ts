@@ -1,7 +1,7 @@
 /** The two depths of checking: what the API document states, or also the mock's wire decisions. */
 export type Profile = 'documented' | 'full';
 
-/** How a case authenticates: the configured key, or one of the four wrong ways the API document answers with 401. */
+/** How a case authenticates: the configured key (as `Bearer`, or with the scheme in lower case), or one of the four wrong ways the API document answers with 401. */
 export type AuthMode = 'valid' | 'lowercase' | 'missing' | 'basic' | 'empty' | 'unknown';
 
 /** A case's outcome. Only `fail` fails a run. */
