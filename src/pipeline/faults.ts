@@ -75,6 +75,7 @@ function apply(ctx: Context, state: RequestState, services: Services, chosen: Ch
   if (!chosen) return;
   const { fault } = chosen;
   state.fault = chosen.label;
+  state.faultSpec = fault;
   if (!fault.delayMs) return inject(ctx, state, fault, services);
   return waitOrLeave(ctx, services, fault.delayMs).then((left): StepResult => {
     if (!left) return inject(ctx, state, fault, services);

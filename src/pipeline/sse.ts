@@ -32,7 +32,8 @@ const cancelYield = (handle: unknown): void => clearImmediate(handle as NodeJS.I
 // Without pacing, events go out in batches; yielding between batches lets other connections run
 // and lets each batch leave as its own write, so a client sees the stream arrive incrementally.
 const BATCH = 8;
-const BROKEN_EVENT = '{"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"delta":{"content":';
+/** A chunk whose JSON is cut off: what `malformed` sends in place of a stream's event. */
+export const BROKEN_EVENT = '{"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"delta":{"content":';
 
 // What a stream's log keeps for the inspector: the first events up to the journal's bounds; `total` counts the rest.
 const { maxStreamEvents: LOG_MAX_EVENTS, maxStreamEventChars: LOG_MAX_CHARS } = loadLimits().records;

@@ -4,6 +4,7 @@ import type { BoundOperation } from './handler.js';
 import type { KeyState } from '../domain/keys.js';
 import type { Reply, TextRecipe } from '../contract/reply.js';
 import type { SentEvents, Violation } from '../domain/journal.js';
+import type { FaultSpec } from '../domain/faults/spec.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
 export interface RequestState {
@@ -15,7 +16,9 @@ export interface RequestState {
   raw?: string;
   reply?: Reply;
   error?: ApiError;
+  /** The injected fault, as the journal shows it, and as applied (a relayed stream applies it as it goes). */
   fault?: string;
+  faultSpec?: FaultSpec;
   stream?: string;
   /** Gives back the room the request's body holds in the body budget; called once the request is over. */
   release?: () => void;
@@ -44,6 +47,7 @@ export function requestState(requestId: string, operation?: BoundOperation, key?
     reply: undefined,
     error,
     fault: undefined,
+    faultSpec: undefined,
     stream: undefined,
     release: undefined,
     transportStatus: undefined,

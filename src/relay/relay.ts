@@ -1,7 +1,7 @@
 // Proxy, record and replay: the answer of the API's operations from a real implementation or from cassettes.
 // It takes the handler's place in the steps (createApp), so authentication, rate limits, body parsing and
 // faults run before it as they do before any handler.
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { ApiError, ERRORS, templateForStatus } from '../contract/errors.js';
 import type { Operation } from '../contract/operations.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
@@ -19,6 +19,7 @@ import type { Exchange } from '../tools/conformance/types.js';
 import type { Context } from 'koa';
 import { CASSETTE_VERSION, CassetteStore, isText, normaliseRequest, requestHash, type Cassette, type RecordedEvent } from './cassette.js';
 import { requestViolations, responseViolations, violationsHeader, ViolationLog, type Judged } from './validation.js';
+import { RelayedStreamFault } from './streamFault.js';
 
 /** The validating proxy's report: the conformance runner's, one failed case per exchange with violations. */
 export type ViolationsReport = Report;
@@ -119,9 +120,12 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
     void write.finally(() => pending.delete(write));
   };
 
+  /** The exchange's departures, the upstream's first (the header names the first), with no secret in them. */
+  const departures = (j: Judged, found: Violation[]): Violation[] =>
+    [...found, ...requestViolations(j)].map((v) => ({ rule: v.rule, expected: scrubPlain(v.expected), actual: scrubPlain(v.actual) }));
+  /** Judges an exchange once it is over: its departures go to the journal and the report. */
   const judge = (state: RequestState, j: Judged, status: number, found: Violation[], ms: number) => {
-    // The upstream's departures first: the header names the first.
-    const all = [...found, ...requestViolations(j)].map((v) => ({ rule: v.rule, expected: scrubPlain(v.expected), actual: scrubPlain(v.actual) }));
+    const all = departures(j, found);
     if (all.length) state.violations = all;
     log.add(j, status, all, ms);
     return all;
@@ -163,15 +167,13 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
     const mockBase = baseUrlOf(ctx, services);
 
     if (/^text\/event-stream/i.test(type ?? '')) {
-      // A stream goes through as it arrives: the head at once, each read as it comes.
-      const early = judge(
-        state,
-        judged,
-        res.status,
-        await responseViolations(judged, { status: res.status, headers: rawHeaders, body: Buffer.alloc(0), ms: 0 }, 'documented', schemas),
-        0,
-      );
-      state.violations = undefined;
+      // A stream goes through as it arrives: the head at once, each read as it comes. Its head's
+      // departures are in the header; the whole exchange is judged once the stream is over.
+      const headFound = await responseViolations(judged, { status: res.status, headers: rawHeaders, body: Buffer.alloc(0), ms: 0 }, 'documented', schemas);
+      const early = departures(judged, headFound);
+      // A stream fault (stream-cut, stall, malformed) applies to a successful stream as the mock applies
+      // it to its own: the events then go out a block at a time, as each completes.
+      const fault = res.status >= 200 && res.status < 300 ? RelayedStreamFault.of(state.faultSpec) : undefined;
       const out = ctx.res;
       openHead(out, state);
       ctx.respond = false;
@@ -183,21 +185,32 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
       const events: RecordedEvent[] = [];
       const decoder = new TextDecoder();
       let text = '';
+      // Whether the upstream's stream was read to its end (a fault may end it first).
+      let read = false;
       try {
         for await (const chunk of res.body ?? []) {
           const t = Math.round(performance.now() - head);
           const bytes = Buffer.from(chunk as Uint8Array);
           chunks.push(bytes);
           reads.push(bytes.length);
-          if (!out.destroyed) out.write(bytes);
+          if (!fault && !out.destroyed) out.write(bytes);
           text += decoder.decode(bytes, { stream: true }).replace(/\r\n?/g, '\n');
           for (let cut = text.indexOf('\n\n'); cut >= 0; cut = text.indexOf('\n\n')) {
-            for (const e of parseSse(text.slice(0, cut + 2)).events) events.push({ t, data: e.data });
+            const block = text.slice(0, cut + 2);
+            for (const e of parseSse(block).events) events.push({ t, data: e.data });
             text = text.slice(cut + 2);
+            const sent = fault?.take(block);
+            if (sent && !out.destroyed) out.write(sent);
           }
+          // The client gets nothing more: the upstream's answer is not read further.
+          if (fault?.over) break;
         }
-        state.stream = 'completed';
-        out.end();
+        read = true;
+        if (fault?.ending) state.stream = await endEarly(out, fault.end(), fault.ending, config.timeouts.stallMaxMs);
+        else {
+          state.stream = 'completed';
+          out.end(fault?.end() ?? '');
+        }
       } catch {
         state.stream = out.destroyed ? 'aborted' : 'cut';
         out.destroy();
@@ -205,15 +218,14 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
       ctx.res.off('close', onClose);
       const endMs = Math.round(performance.now() - head);
       const body = Buffer.concat(chunks);
-      state.violations = undefined;
-      judge(
-        state,
-        judged,
-        res.status,
-        await responseViolations(judged, { status: res.status, headers: rawHeaders, body, reads, ms: endMs }, profile, schemas),
-        performance.now() - started,
-      );
-      if (state.stream === 'completed') record(state, op, ctx, { status: res.status, headers: kept, events, endMs });
+      // A stream that a fault ended, or that the client left, is judged by its head: the rest of the
+      // upstream's answer was never read, and is not the upstream's departure.
+      const faultEnded = fault?.over === true && events.at(-1)?.data !== '[DONE]';
+      const partial = faultEnded || state.stream === 'aborted';
+      const found = partial ? headFound : await responseViolations(judged, { status: res.status, headers: rawHeaders, body, reads, ms: endMs }, profile, schemas);
+      judge(state, judged, res.status, found, performance.now() - started);
+      // The cassette holds the upstream's whole answer as it came, whatever a fault made of it for the client.
+      if (read && !partial) record(state, op, ctx, { status: res.status, headers: kept, events, endMs });
       return STOP;
     }
 
@@ -251,6 +263,30 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
       return config.violationsReport ? log.write(config.violationsReport) : [];
     },
   };
+}
+
+/**
+ * Ends a relayed stream as its fault says, after `rest` (the event it still held): cut once the bytes have
+ * left, or held silent until the client leaves or `stallMaxMs` passes, then cut. Resolves with how it ended.
+ */
+function endEarly(out: ServerResponse, rest: string, ending: 'cut' | 'stall', stallMaxMs: number): Promise<'cut' | 'stalled' | 'aborted'> {
+  if (out.destroyed) return Promise.resolve('aborted');
+  return new Promise((resolve) => {
+    if (ending === 'cut') {
+      // Destroying in the same tick as the writes would drop them: cut once they have left.
+      out.write(rest, () => {
+        out.destroy();
+        resolve('cut');
+      });
+      return;
+    }
+    if (rest) out.write(rest);
+    const timer = setTimeout(() => out.destroy(), stallMaxMs);
+    out.once('close', () => {
+      clearTimeout(timer);
+      resolve('stalled');
+    });
+  });
 }
 
 /** Runs validate, then handle, as the steps would without a relay. */

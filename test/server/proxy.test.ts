@@ -16,6 +16,7 @@ import { serveConfig } from '../../src/cli/main.js';
 import { startMockServer } from '../../src/server/programmatic.js';
 import { defaultKeys } from '../../src/domain/config.js';
 import { normaliseRequest, requestHash } from '../../src/relay/cassette.js';
+import { RelayedStreamFault } from '../../src/relay/streamFault.js';
 import { operation } from '../../src/contract/operations.js';
 import { get, pathOf, post, tinyPng, type Res } from '../helpers.js';
 
@@ -312,6 +313,125 @@ test('a planted departure upstream (200 for temperature 3) is a violation in the
   assert.is(json.cases[0].failures[0].check, 'response.status');
   for (const text of [junit, JSON.stringify(json), ...log.lines])
     for (const secret of [UPSTREAM_KEY, CLIENT_KEY]) assert.not.ok(text.includes(secret), 'a key in a report or log line');
+});
+
+/** A streamed chat completion that may end early: its status, its events' data, and whether it ended cleanly. */
+function faulted(url: string, key: string, fault?: string, headers: Record<string, string> = {}): Promise<{ status: number; data: string[]; complete: boolean }> {
+  const payload = JSON.stringify(CHAT);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      new URL(pathOf('chat.completions'), url),
+      { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(fault ? { 'x-mock-fault': fault } : {}), ...headers } },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        res.on('error', () => undefined); // a cut stream ends in 'aborted': what it brought is the answer
+        res.on('close', () => resolve({ status: res.statusCode!, data: [...text.matchAll(/^data: (.*)$/gm)].map((m) => m[1]!), complete: res.complete }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+test('stream faults apply to a relayed stream as to the mock own: cut, stalled and broken, judged and recorded once', async () => {
+  const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }], timeouts: { stallMaxMs: 200 } });
+  const cassettes = tempDir();
+  const proxy = await start({
+    port: 0,
+    keys: [{ key: CLIENT_KEY, scopes: SCOPES }],
+    proxy: upstream.url,
+    upstreamKey: UPSTREAM_KEY,
+    record: cassettes,
+    validationProfile: 'full',
+    timeouts: { stallMaxMs: 200 },
+  });
+  try {
+    const plain = await faulted(proxy.url, CLIENT_KEY);
+    assert.ok(plain.complete && plain.data.length > 6 && plain.data.at(-1) === '[DONE]', 'the stream relayed whole');
+    for (const fault of ['stream-cut=3', 'stall=2', 'malformed', 'malformed;stream-cut=1', 'stream-cut=0', 'stream-cut=500', 'stall=500']) {
+      // The same fault on the upstream mock's own answer is what the relayed stream must look like.
+      const own = await faulted(upstream.url, UPSTREAM_KEY, fault);
+      const relayed = await faulted(proxy.url, CLIENT_KEY, fault);
+      assert.is(relayed.status, 200, fault);
+      assert.equal(relayed.data, own.data, fault);
+      assert.is(relayed.complete, own.complete, fault);
+    }
+    // Paced, the upstream's events come one read at a time: the cut comes before its stream's end,
+    // which is then not read, nor judged as the upstream's (it is no departure of the upstream's).
+    const cut = await faulted(proxy.url, CLIENT_KEY, 'stream-cut=3', { 'x-mock-pacing': 'ttft=0; tps=40' });
+    assert.is(cut.data.length, 3);
+    assert.not.ok(cut.complete);
+    const broken = await faulted(proxy.url, CLIENT_KEY, 'malformed');
+    assert.throws(() => JSON.parse(broken.data[1]!));
+    assert.is(broken.data.at(-1), '[DONE]');
+    // The journal says how each relayed stream ended.
+    const ends = proxy.services.journal.entries().map((e) => `${e.fault ?? '-'} ${e.stream}`);
+    assert.ok(ends.includes('stream-cut=3 [header] cut'), ends.join(', '));
+    assert.ok(ends.includes('stall=2 [header] stalled'), ends.join(', '));
+    assert.ok(ends.includes('malformed [header] completed'), ends.join(', '));
+    // Every exchange is judged once, and none of the client's faults is the upstream's departure.
+    const stats = proxy.relay!.stats();
+    assert.is(stats.exchanges, 10);
+    assert.is(proxy.services.journal.entries().filter((e) => e.violations).length, 0);
+    assert.is(stats.withViolations, 0);
+  } finally {
+    await proxy.close();
+    await upstream.close();
+  }
+  // What the upstream answered is recorded whole (one cassette: the same request each time), with its [DONE].
+  const files = filesUnder(cassettes);
+  assert.is(files.length, 1);
+  const cassette = JSON.parse(readFileSync(files[0]!, 'utf8'));
+  assert.is(cassette.response.events.at(-1).data, '[DONE]');
+});
+
+test('a relayed stream fault counts events, not blocks: a comment goes through, and a lone event is the one broken', () => {
+  const blocks = [': keep-alive\n\n', 'data: {"n":1}\n\n', 'event: note\ndata: {"n":2}\n\n', 'data: [DONE]\n\n'];
+  const through = (fault: Parameters<typeof RelayedStreamFault.of>[0]) => {
+    const f = RelayedStreamFault.of(fault)!;
+    return blocks.map((b) => f.take(b)).join('') + f.end();
+  };
+  assert.is(RelayedStreamFault.of({ status: 503 }), undefined);
+  assert.is(through({ streamCut: 1 }), ': keep-alive\n\ndata: {"n":1}\n\n');
+  assert.is(through({ stall: 5 }), ': keep-alive\n\ndata: {"n":1}\n\nevent: note\ndata: {"n":2}\n\n');
+  assert.is(through({ streamCut: 0 }), '');
+  assert.match(through({ malformed: true }), /^: keep-alive\n\ndata: \{"n":1\}\n\ndata: \{"id":"chatcmpl-broken"[^\n]*\n\ndata: \[DONE\]\n\n$/);
+  // A stream of one event: that event is the one broken, before [DONE] or at the end of what came.
+  const lone = RelayedStreamFault.of({ malformed: true })!;
+  assert.match(lone.take('data: {"n":1}\n\n') + lone.take('data: [DONE]\n\n'), /^data: \{"id":"chatcmpl-broken"[^\n]*\n\ndata: \[DONE\]\n\n$/);
+  const cutShort = RelayedStreamFault.of({ malformed: true })!;
+  assert.match(cutShort.take('data: {"n":1}\n\n') + cutShort.end(), /^data: \{"id":"chatcmpl-broken"[^\n]*\n\n$/);
+});
+
+test('a client that leaves a relayed stream is no departure of the upstream', async () => {
+  const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
+  const proxy = await start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, validationProfile: 'full' });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest(
+        new URL(pathOf('chat.completions'), proxy.url),
+        { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=0; tps=40' } },
+        (res) => {
+          res.once('data', () => req.destroy());
+          res.on('error', () => undefined);
+          res.on('close', () => resolve());
+        },
+      );
+      req.on('error', () => undefined);
+      req.once('close', () => resolve());
+      req.end(JSON.stringify(CHAT), () => undefined);
+      setTimeout(() => reject(new Error('the stream did not end')), 10_000).unref();
+    });
+    let entry;
+    for (let tries = 0; tries < 200 && !(entry = proxy.services.journal.entries()[0]); tries++) await new Promise((r) => setTimeout(r, 10));
+    assert.is(entry?.stream, 'aborted');
+    assert.is(entry?.violations, undefined);
+    assert.is(proxy.relay!.stats().withViolations, 0);
+  } finally {
+    await proxy.close();
+    await upstream.close();
+  }
 });
 
 test('a cassette that cannot be written is logged and counted, and the answer still goes out', async () => {
