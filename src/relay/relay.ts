@@ -131,12 +131,12 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
     return all;
   };
 
-  const forward = async (ctx: Context, state: RequestState, validate: Step): Promise<StepResult> => {
+  const forward = async (ctx: Context, state: RequestState, validate: Step, handle: Step): Promise<StepResult> => {
     const op = state.operation!;
     const url = ctx.req.url ?? ctx.url;
     const started = performance.now();
     const refused = op.requestSchema ? validate(ctx, state) : undefined;
-    const judged: Judged = { requestId: state.requestId, op, method: ctx.method, path: url, body: state.body, refusal: refused instanceof ApiError ? refused : undefined };
+    let judged: Judged = { requestId: state.requestId, op, method: ctx.method, path: url, body: state.body, refusal: refused instanceof ApiError ? refused : undefined };
     const left = new AbortController();
     const onClose = () => left.abort();
     ctx.res.once('close', onClose);
@@ -160,6 +160,8 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
       return new ApiError(templateForStatus(502), { code: 'upstream_unreachable', message: `The upstream ${base} did not answer: ${scrubPlain((err as Error).message)}` });
     }
     const head = performance.now();
+    // A 400 to a body the schema accepts: would the mock refuse it too, by a rule of its own?
+    if (!judged.refusal && res.status === 400) judged = { ...judged, unsettled: await mockRefusal(ctx, state, handle) };
     const rawHeaders: Record<string, string> = {};
     res.headers.forEach((value, name) => (rawHeaders[name] = value));
     const kept = relayHeaders(rawHeaders, scrubPlain);
@@ -254,7 +256,7 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
     step: (validate, handle) =>
       function relay(ctx, state) {
         if (!relayed(state.operation!)) return both(validate, handle, ctx, state);
-        return forward(ctx, state, validate);
+        return forward(ctx, state, validate, handle);
       },
     stats: () => ({ ...stats, exchanges: log.counts.exchanges, withViolations: log.counts.withViolations }),
     violations: () => log.report(),
@@ -287,6 +289,20 @@ function endEarly(out: ServerResponse, rest: string, ending: 'cut' | 'stall', st
       resolve('stalled');
     });
   });
+}
+
+/**
+ * The error the mock's own handler answers this request with (a rule of its catalogue, or content it
+ * cannot read), or undefined when it would answer it. The handler works on a copy of the request's state:
+ * nothing of its answer reaches the client.
+ */
+async function mockRefusal(ctx: Context, state: RequestState, handle: Step): Promise<ApiError | undefined> {
+  try {
+    const result = await handle(ctx, { ...state });
+    return result instanceof ApiError ? result : undefined;
+  } catch (err) {
+    return err instanceof ApiError && err.status < 500 ? err : undefined;
+  }
 }
 
 /** Runs validate, then handle, as the steps would without a relay. */

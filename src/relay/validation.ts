@@ -26,16 +26,28 @@ export interface Judged {
   readonly method: string;
   readonly path: string;
   readonly body: Record<string, unknown> | undefined;
-  /** What the mock's own request rules say: undefined when the request is valid, else the error the mock would answer. */
+  /** What the request schema says: undefined when the body matches it, else the error the mock would answer. */
   readonly refusal: ApiError | undefined;
+  /**
+   * The mock's own refusal of a body the schema accepts, by a rule beyond the schema (a per-model limit,
+   * a model or voice not in its catalogue, an image it cannot decode, SSML it cannot parse). Worked out
+   * only when the upstream answers such a body with a 400, which is then judged as that refusal: the
+   * upstream refuses what the mock refuses, and breaks no rule.
+   */
+  readonly unsettled?: ApiError;
 }
 
 /** The case the conformance runner would have written for this request: its expected status and checks. */
 function caseOf(j: Judged, profile: Profile): Case {
-  const status = j.refusal?.status ?? j.op.success.status ?? 200;
+  const success = j.op.success.status ?? 200;
+  const status = j.refusal?.status ?? j.unsettled?.status ?? success;
   const base = { operation: j.op.id, request: { method: j.method as 'GET' | 'POST', path: j.path, auth: 'valid' as const, headers: {}, body: j.body } };
   const checks = checksFor({ ...base, expect: { status, checks: [] } }, profile).filter((c) => !DOWNLOADS.has(c));
-  const rule = j.refusal ? `a request that breaks the request schema is refused with ${status} (${j.refusal.message})` : `a valid ${j.op.id} request succeeds with ${status}`;
+  const rule = j.refusal
+    ? `a request that breaks the request schema is refused with ${status} (${j.refusal.message})`
+    : j.unsettled
+      ? `a ${j.op.id} request that breaks a rule beyond the request schema is refused with ${status} (${j.unsettled.message})`
+      : `a valid ${j.op.id} request succeeds with ${status}`;
   return { id: j.requestId, description: `${j.method} ${j.path}`, rule, tags: ['proxy'], profile, billable: false, cost: zeroCost(), expect: { status, checks }, ...base };
 }
 

@@ -434,6 +434,54 @@ test('a client that leaves a relayed stream is no departure of the upstream', as
   }
 });
 
+// Bodies the request schema accepts that the mock refuses by a rule beyond it (the document's own limit
+// of n for dall-e-3, the catalogue, an image it cannot read): a correct upstream refuses them too.
+const REFUSED_BEYOND_SCHEMA: { path: string; body: unknown }[] = [
+  { path: pathOf('images.generate'), body: { model: 'dall-e-3', prompt: 'a lighthouse', n: 2 } },
+  { path: pathOf('chat.completions'), body: { model: 'gpt-4o-mini', max_tokens: 10_000_000, messages: [{ role: 'user', content: 'Hi' }] } },
+  { path: pathOf('chat.completions'), body: { model: 'no-such-model', messages: [{ role: 'user', content: 'Hi' }] } },
+  { path: pathOf('voice.tts'), body: { text: 'Hello', voice_id: 'nosuchvoice' } },
+  { path: pathOf('images.edit'), body: { prompt: 'purple', image: Buffer.from('not an image at all').toString('base64') } },
+];
+
+test('a 400 for a rule beyond the schema that the mock applies too is no departure of the upstream; a 400 for a body the mock answers is', async () => {
+  const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
+  // A gateway that refuses every call with a well-formed 400.
+  const refusing = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'Invalid request.', type: 'invalid_request_error', param: null, code: null } }));
+    });
+  });
+  await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+  const refusingUrl = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
+  const proxyTo = (url: string) => start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: url, upstreamKey: UPSTREAM_KEY, validationProfile: 'full' });
+  const correct = await proxyTo(upstream.url);
+  const wrong = await proxyTo(refusingUrl);
+  try {
+    for (const { path, body } of REFUSED_BEYOND_SCHEMA) {
+      const res = await post(correct.url, path, body, CLIENT_KEY);
+      assert.is(res.status, 400, path);
+      assert.is(res.headers['x-mock-violations'], undefined, `${path} ${JSON.stringify(body)}`);
+      // The same refusal from a gateway whose error names no field: still no departure of the status.
+      const elsewhere = await post(wrong.url, path, body, CLIENT_KEY);
+      assert.is(elsewhere.status, 400);
+      assert.not.match(String(elsewhere.headers['x-mock-violations'] ?? ''), /response\.status/, path);
+    }
+    assert.is(correct.relay!.stats().withViolations, 0);
+    // A body the mock answers, refused: that is the upstream's departure.
+    const valid = await post(wrong.url, pathOf('chat.completions'), { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }, CLIENT_KEY);
+    assert.is(valid.status, 400);
+    assert.match(String(valid.headers['x-mock-violations']), /^1; response\.status$/);
+  } finally {
+    await correct.close();
+    await wrong.close();
+    await upstream.close();
+    refusing.close();
+  }
+});
+
 test('a cassette that cannot be written is logged and counted, and the answer still goes out', async () => {
   const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
   const blocker = join(tempDir(), 'a-file');
