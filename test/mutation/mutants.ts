@@ -64,7 +64,7 @@ export interface Mutant {
   readonly id: string;
   /** The operation the weakening applies to; the runner is run on its cases only. */
   readonly operation: string;
-  readonly family: 'schema' | 'path' | 'coerce' | 'body' | 'auth' | 'status' | 'catalogue';
+  readonly family: 'schema' | 'path' | 'coerce' | 'body' | 'auth' | 'status' | 'catalogue' | 'ignore';
   /** The rule as a sentence, for reports. */
   readonly rule: string;
   /** Whether the API document states the rule: then the documented profile must kill the mutant. */
@@ -77,7 +77,7 @@ export interface Mutant {
 interface CaseFile {
   operation: string;
   prefix: string;
-  cases?: { id: string; auth?: string }[];
+  cases?: { id: string; auth?: string; set?: Record<string, unknown> }[];
   base?: Record<string, unknown>;
   documented?: Record<string, { keywords: string[] }>;
   variants?: { name: string; set: Record<string, unknown> }[];
@@ -277,15 +277,20 @@ function schemaMutants(files: readonly CaseFile[]): Mutant[] {
   return out;
 }
 
+/** Each case file of an operation with a request schema: its operation, the schema, a validity test and a path test. */
+function withSchemas(files: readonly CaseFile[]): { file: CaseFile; op: Operation; schema: Node; valid: (b: unknown) => boolean; here: (req: Incoming) => boolean }[] {
+  return files.flatMap((file) => {
+    const op = operation(file.operation);
+    const id = op.requestSchema;
+    if (!id || !file.base) return [];
+    return [{ file, op, schema: registry.get(id).schema as Node, valid: (b: unknown) => registry.check(id, b).length === 0, here: onPath(op) }];
+  });
+}
+
 /** Coercion mutants: a lax parser that turns the string form of a number or boolean into the value, per field. */
 function coerceMutants(files: readonly CaseFile[]): Mutant[] {
   const out: Mutant[] = [];
-  for (const file of files) {
-    const op = operation(file.operation);
-    if (!op.requestSchema || !file.base) continue;
-    const schema = registry.get(op.requestSchema).schema as Node;
-    const valid = (b: unknown) => registry.check(op.requestSchema!, b).length === 0;
-    const here = onPath(op);
+  for (const { file, op, schema, valid, here } of withSchemas(files)) {
     for (const { node, instance } of nodes(schema)) {
       const types = [node.type ?? (node.enum?.every((v) => typeof v === 'number') ? 'number' : [])].flat();
       const kind = types.find((t) => t === 'number' || t === 'integer' || t === 'boolean');
@@ -422,6 +427,62 @@ function statusMutants(files: readonly CaseFile[]): Mutant[] {
   });
 }
 
+/** Removes every value a schema path stands for (`*` is every index of an array); true when one was there. */
+function removeAt(doc: unknown, pointer: string): boolean {
+  const keys = pointer.split('/').slice(1);
+  const last = keys.pop()!;
+  const parents = keys.length ? valuesAt(doc, `/${keys.join('/')}`).map((x) => x.value) : [doc];
+  let removed = false;
+  for (const parent of parents) {
+    if (isObject(parent) && last in parent) {
+      delete parent[last];
+      removed = true;
+    }
+  }
+  return removed;
+}
+
+/**
+ * Ignore mutants: each optional field of each request schema validated, then ignored: the server answers
+ * a valid request as if the field were not there (a gateway that drops `stop` or `max_tokens` on the way
+ * to the model, or `response_format` on the way back). The API document names these fields but shows no
+ * response, so the effect of one is judged by the full profile only. A removal that leaves the body
+ * invalid (a field required when another has some value) is not an ignored field: it is forwarded as is.
+ */
+function ignoreMutants(files: readonly CaseFile[]): Mutant[] {
+  const out: Mutant[] = [];
+  for (const { file, op, schema, valid, here } of withSchemas(files)) {
+    for (const { node, instance, schemaPath } of nodes(schema)) {
+      if (/\/(if|then)(\/|$)/.test(schemaPath)) continue;
+      for (const name of Object.keys(node.properties ?? {})) {
+        if (node.required?.includes(name)) continue;
+        const field = `${instance}/${name}`;
+        const label = fieldOf(field);
+        // The cases that set the field, a member of it or the object that holds it, and those whose id names it.
+        const at = field.replace(/\/\*/g, '/0');
+        const related = (p: string) => p === at || p.startsWith(`${at}/`) || at.startsWith(`${p}/`);
+        const setting = new Set((file.cases ?? []).filter((c) => Object.keys(c.set ?? {}).some(related)).map((c) => c.id));
+        out.push({
+          id: `ignore:${op.id}:${label}`,
+          operation: op.id,
+          family: 'ignore',
+          rule: `${op.id}: ${label} is validated, then ignored`,
+          documented: false,
+          names: (id) => setting.has(id) || (id.startsWith(`${file.prefix}.`) && id.includes(name)),
+          act: (req) => {
+            if (!here(req)) return { kind: 'forward' };
+            const p = parse(req.raw);
+            if (!p.ok || !isObject(p.value) || !valid(p.value)) return { kind: 'forward' };
+            const stripped = clone(p.value);
+            return removeAt(stripped, field) && valid(stripped) ? { kind: 'body', body: JSON.stringify(stripped) } : { kind: 'forward' };
+          },
+        });
+      }
+    }
+  }
+  return out;
+}
+
 type Limit = 'max_n' | 'max_output_tokens' | 'context_window' | 'max_characters';
 
 /** How each per-model rule is broken by a server that does not enforce it: the request it would repair, and the cases that name it. */
@@ -520,6 +581,7 @@ export function allMutants(values: Record<string, string>): Mutant[] {
     ...schemeCaseMutants(files),
     ...statusMutants(files),
     ...catalogueMutants(files, values.imageModel!),
+    ...ignoreMutants(files),
   ];
 }
 

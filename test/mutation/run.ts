@@ -30,7 +30,9 @@ export interface Score {
   readonly total: number;
   /** Survivors listed as equivalent, with their reasons. */
   readonly equivalent: readonly (MutantResult & { reason: string })[];
-  /** Survivors that are not listed: each one a gap in the suite. */
+  /** Survivors listed as known gaps of the suite, each with what would catch it. */
+  readonly gaps: readonly (MutantResult & { reason: string })[];
+  /** Survivors that are not listed: each one a gap nobody has looked at. */
   readonly survivors: readonly MutantResult[];
   /** Listed equivalents that no longer survive (the list is stale). */
   readonly stale: readonly string[];
@@ -38,7 +40,10 @@ export interface Score {
 
 /** The equivalent mutants, each with its reason (test/mutation/equivalent.json). */
 export const EQUIVALENT_FILE = fileURLToPath(new URL('./equivalent.json', import.meta.url));
-export const readEquivalents = (): Equivalent[] => (JSON.parse(readFileSync(EQUIVALENT_FILE, 'utf8')) as { equivalent: Equivalent[] }).equivalent;
+const listed = (): { equivalent: Equivalent[]; gaps?: Equivalent[] } => JSON.parse(readFileSync(EQUIVALENT_FILE, 'utf8')) as { equivalent: Equivalent[]; gaps?: Equivalent[] };
+export const readEquivalents = (): Equivalent[] => listed().equivalent;
+/** The known gaps: survivors a check could catch, not written yet (the same file). */
+export const readGaps = (): Equivalent[] => listed().gaps ?? [];
 
 /** The runner's default values against the mock (the same the CLI fills the suite with). */
 export function runnerValues(): Record<string, string> {
@@ -89,15 +94,17 @@ export async function score(options: { concurrency?: number; only?: (m: Mutant) 
       }
     };
     await Promise.all(Array.from({ length: options.concurrency ?? 4 }, worker));
-    const listed = new Map(readEquivalents().map((e) => [e.id, e.reason]));
+    const equivalents = new Map(readEquivalents().map((e) => [e.id, e.reason]));
+    const gaps = new Map(readGaps().map((e) => [e.id, e.reason]));
     const alive = results.filter((r) => !r.killed);
     return {
       results,
       killed: results.length - alive.length,
       total: results.length,
-      equivalent: alive.filter((r) => listed.has(r.mutant.id)).map((r) => ({ ...r, reason: listed.get(r.mutant.id)! })),
-      survivors: alive.filter((r) => !listed.has(r.mutant.id)),
-      stale: [...listed.keys()].filter((id) => !alive.some((r) => r.mutant.id === id)),
+      equivalent: alive.filter((r) => equivalents.has(r.mutant.id)).map((r) => ({ ...r, reason: equivalents.get(r.mutant.id)! })),
+      gaps: alive.filter((r) => gaps.has(r.mutant.id)).map((r) => ({ ...r, reason: gaps.get(r.mutant.id)! })),
+      survivors: alive.filter((r) => !equivalents.has(r.mutant.id) && !gaps.has(r.mutant.id)),
+      stale: [...equivalents.keys(), ...gaps.keys()].filter((id) => !alive.some((r) => r.mutant.id === id)),
     };
   } finally {
     await double?.close();

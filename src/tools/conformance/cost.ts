@@ -1,3 +1,4 @@
+import { completionLimitParam } from '../../contract/completionLimit.js';
 import { operation, type Billing } from '../../contract/operations.js';
 import { loadLimits } from '../../domain/limits.js';
 import type { Cost } from './types.js';
@@ -23,14 +24,16 @@ const fallback = (unit: Billing['unit']): number => (unit === 'tokens' ? 256 : u
 
 /**
  * The paid units a successful request costs, as providers bill them (the operation row's billing):
- * chat tokens (max_tokens), images (n), video seconds (duration) and synthesised characters (text).
+ * chat tokens (max_tokens, or max_completion_tokens), images (n), video seconds (duration) and synthesised characters (text).
  */
 export function estimateCost(operationId: string, body: unknown): Cost {
   const b = (body ?? {}) as Record<string, unknown>;
   const cost = zeroCost();
   const billing = operation(operationId).billing;
   if (!billing) return cost;
-  const value = billing.field === undefined ? undefined : b[billing.field];
+  // A chat request bounds its tokens by max_completion_tokens when it has it (the newer name), else max_tokens.
+  const field = billing.field === 'max_tokens' ? completionLimitParam(b) : billing.field;
+  const value = field === undefined ? undefined : b[field];
   cost[billing.unit] = billing.unit === 'characters' ? chars(value) : num(value, fallback(billing.unit));
   return cost;
 }

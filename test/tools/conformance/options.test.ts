@@ -49,6 +49,8 @@ test('--media-allow-private: off unless given; the help names it', () => {
 test('cost: units per operation and their text', () => {
   assert.equal(estimateCost('chat.completions', { max_tokens: 1 }), { tokens: 1, images: 0, videoSeconds: 0, characters: 0 });
   assert.is(estimateCost('chat.completions', {}).tokens, 256);
+  // max_completion_tokens, the newer name, bounds the reply in its place, as the mock and the usage check read it.
+  assert.is(estimateCost('chat.completions', { max_completion_tokens: 3, max_tokens: 50 }).tokens, 3);
   assert.is(estimateCost('images.generate', { n: 2 }).images, 2);
   assert.is(estimateCost('images.edit', {}).images, 1);
   assert.is(estimateCost('video.generate', {}).videoSeconds, 4);
