@@ -27,6 +27,8 @@ export interface Success {
    */
   readonly media?: 'png' | 'mp4' | 'audio';
   readonly sizeFrom?: 'input';
+  /** Where a JSON success echoes the request's `seed` (a JSON pointer), when the request sets one. */
+  readonly seedAt?: string;
   /**
    * True when the body is also served in part: one byte range (`Range: bytes=a-b`, `a-` or `-n`) is a 206
    * with `Content-Range`, a range past the end a 416, and the 200 says `Accept-Ranges: bytes`.
@@ -130,7 +132,7 @@ const ROWS = [
     documented: true,
     auth: 'key',
     requestSchema: schemaId('image-edit-request.json'),
-    success: { ...json('image-edit-response.json'), media: 'png', sizeFrom: 'input' },
+    success: { ...json('image-edit-response.json'), media: 'png', sizeFrom: 'input', seedAt: '/seed' },
     billing: { unit: 'images' },
     doc: {
       tag: 'image-provider',
@@ -145,7 +147,7 @@ const ROWS = [
     documented: true,
     auth: 'key',
     requestSchema: schemaId('video-request.json'),
-    success: { ...json('video-task.json'), media: 'mp4' },
+    success: { ...json('video-task.json'), media: 'mp4', seedAt: '/video/seed' },
     billing: { unit: 'videoSeconds', field: 'duration' },
     doc: {
       tag: 'video-provider',

@@ -77,7 +77,7 @@ export interface Mutant {
 interface CaseFile {
   operation: string;
   prefix: string;
-  cases?: { id: string; auth?: string; set?: Record<string, unknown> }[];
+  cases?: { id: string; auth?: string; set?: Record<string, unknown>; body?: unknown }[];
   base?: Record<string, unknown>;
   documented?: Record<string, { keywords: string[] }>;
   variants?: { name: string; set: Record<string, unknown> }[];
@@ -458,10 +458,13 @@ function ignoreMutants(files: readonly CaseFile[]): Mutant[] {
         if (node.required?.includes(name)) continue;
         const field = `${instance}/${name}`;
         const label = fieldOf(field);
-        // The cases that set the field, a member of it or the object that holds it, and those whose id names it.
+        // The cases that set the field, a member of it or the object that holds it (or send a whole body
+        // with it), and those whose id names it.
         const at = field.replace(/\/\*/g, '/0');
         const related = (p: string) => p === at || p.startsWith(`${at}/`) || at.startsWith(`${p}/`);
-        const setting = new Set((file.cases ?? []).filter((c) => Object.keys(c.set ?? {}).some(related)).map((c) => c.id));
+        const setting = new Set(
+          (file.cases ?? []).filter((c) => Object.keys(c.set ?? {}).some(related) || (c.body !== undefined && valuesAt(c.body, field).length > 0)).map((c) => c.id),
+        );
         out.push({
           id: `ignore:${op.id}:${label}`,
           operation: op.id,

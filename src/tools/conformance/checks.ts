@@ -4,6 +4,7 @@ import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
 import { checkChatStream, parseSse } from './sse.js';
 import { checkMedia } from './mediaChecks.js';
 import type { Case, CheckFailure, CheckName, Exchange, Profile } from './types.js';
+import { getAt } from './pointer.js';
 
 /** What the checks need besides the exchange. */
 export interface CheckContext {
@@ -18,7 +19,18 @@ export interface CheckContext {
 }
 
 /** The checks that read the body; the others need only the status and headers. */
-export const BODY_CHECKS: ReadonlySet<CheckName> = new Set<CheckName>(['error-envelope', 'error-param', 'success-schema', 'sse', 'usage', 'stop', 'png-size', 'audio', 'mp4']);
+export const BODY_CHECKS: ReadonlySet<CheckName> = new Set<CheckName>([
+  'error-envelope',
+  'error-param',
+  'success-schema',
+  'sse',
+  'usage',
+  'stop',
+  'seed',
+  'png-size',
+  'audio',
+  'mp4',
+]);
 
 // The check of each kind of media a success delivers (the operation row's success.media).
 const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = { png: 'png-size', mp4: 'mp4', audio: 'audio' };
@@ -28,7 +40,8 @@ const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = 
  * no response body, header or error shape. `full` adds the mock's wire decisions: x-request-id, the
  * error envelope (and, on a 400 for one field, its `param` naming that field), WWW-Authenticate on
  * 401, retry-after on 429, content types, the success schemas, the stream grammar, the token usage of
- * an operation billed in tokens, a reply free of the request's stop sequences, and the media bytes.
+ * an operation billed in tokens, a reply free of the request's stop sequences, the seed an answer
+ * echoes, and the media bytes.
  */
 export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request' | 'field'>, profile: Profile): CheckName[] {
   if (profile === 'documented') return ['status'];
@@ -48,6 +61,7 @@ export function checksFor(c: Pick<Case, 'operation' | 'expect' | 'request' | 'fi
     // A stream reports its usage only when asked to (stream_options.include_usage), in its last chunk.
     if (op.billing?.unit === 'tokens' && (!streamed || body?.stream_options?.include_usage === true)) out.add('usage');
     if (stopSequences(body).length) out.add('stop');
+    if (op.success.seedAt && seedOf(body) !== undefined) out.add('seed');
     const kind = op.success.media;
     const media = kind && MEDIA_CHECK[kind];
     if (media && !streamed) out.add(media);
@@ -141,6 +155,12 @@ function namesField(param: unknown, field: string): boolean {
 }
 
 /** The stop sequences a request sets: the non-empty strings of its `stop` (a list, or one string as OpenAI also takes). */
+/** A request's seed when it is one an answer can echo as it is: a whole number from 0 to 2^32 - 1. */
+function seedOf(body: unknown): number | undefined {
+  const seed = body !== null && typeof body === 'object' ? (body as { seed?: unknown }).seed : undefined;
+  return Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) < 2 ** 32 ? (seed as number) : undefined;
+}
+
 function stopSequences(body: unknown): string[] {
   const stop = body !== null && typeof body === 'object' ? (body as { stop?: unknown }).stop : undefined;
   const list: unknown[] = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : [];
@@ -263,6 +283,15 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
       case 'stop': {
         const problems = stopProblems(c.request.body, ex, c.expect.checks.includes('sse'));
         if (problems.length) fail(check, 'a reply that holds none of the stop sequences (generation ends before one)', problems.join('; '));
+        break;
+      }
+      case 'seed': {
+        // Where the answer has no seed yet (a video task still queued), there is nothing to compare.
+        const at = operation(c.operation).success.seedAt!;
+        const got = getAt(json(ex), at);
+        const seed = seedOf(c.request.body);
+        if (got !== undefined && got !== null && got !== seed)
+          fail(check, `the request's seed ${seed} at ${at} (the answer echoes the seed it used)`, `${JSON.stringify(got)}: ${excerpt(ex)}`);
         break;
       }
       case 'sse': {

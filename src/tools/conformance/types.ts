@@ -19,6 +19,7 @@ export type CheckName =
   | 'sse'
   | 'usage'
   | 'stop'
+  | 'seed'
   | 'error-param'
   | 'png-size'
   | 'audio'

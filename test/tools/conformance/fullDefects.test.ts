@@ -230,6 +230,25 @@ test('a server that reads the body before the key (400 for a bad body without on
   assert.match(failureOf(report, 'auth.missing-bad-json.chat'), /^status: status 400 /);
 });
 
+test('a gateway that drops seed fails the cases that set one on the seed check, and one that answers its own seed too', async () => {
+  // The edit's seed cases and the maximal video (seed 42): the answer then echoes a seed of the server's choosing.
+  const dropped = await fullRun({ request: (r) => void (r.json && delete r.json.seed) }, 'edit.seed,video.maximal', [
+    '--skip',
+    '*wrong-type*,*not-integer*,*fraction*,*below*,*above*',
+  ]);
+  assert.equal(dropped.failed, ['edit.seed.at-maximum', 'edit.seed.at-minimum', 'video.maximal']);
+  assert.match(failureOf(dropped.report, 'video.maximal'), /^seed: \d+: /);
+  // A server that uses the seed but answers another (off by one) fails the same way; one that echoes it passes.
+  const response: Defect['response'] = (res, req) => {
+    if (res.status !== 200 || !req.path.endsWith('/image-edit')) return;
+    const answer = JSON.parse(res.body.toString()) as { seed: number };
+    answer.seed += 1;
+    res.body = Buffer.from(JSON.stringify(answer));
+  };
+  const offByOne = await fullRun({ response }, 'edit.seed,video.maximal', ['--skip', '*wrong-type*,*not-integer*,*fraction*,*below*,*above*']);
+  assert.equal(offByOne.failed, ['edit.seed.at-maximum', 'edit.seed.at-minimum']);
+});
+
 test('images of the wrong size fail the size cases on the PNG check', async () => {
   const { failed, report } = await fullRun(
     { response: (res) => void (res.body = Buffer.from(res.body.toString('latin1').replace(/\/1792x1024\//g, '/1024x1024/'), 'latin1')) },

@@ -15,7 +15,21 @@ test('full profile: every case passes, none inconclusive or not applicable', asy
   assert.ok(report.summary.total > 200, `full profile has ${report.summary.total} cases`);
   // The full profile really looks at bodies, streams and media.
   const checks = new Set(report.cases.flatMap((c) => c.expected.checks));
-  for (const name of ['error-envelope', 'error-param', 'success-schema', 'sse', 'usage', 'stop', 'png-size', 'mp4', 'audio', 'retry-after', 'www-authenticate', 'request-id'])
+  for (const name of [
+    'error-envelope',
+    'error-param',
+    'success-schema',
+    'sse',
+    'usage',
+    'stop',
+    'seed',
+    'png-size',
+    'mp4',
+    'audio',
+    'retry-after',
+    'www-authenticate',
+    'request-id',
+  ])
     assert.ok(checks.has(name), name);
 });
 
