@@ -187,26 +187,29 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
       const events: RecordedEvent[] = [];
       const decoder = new TextDecoder();
       let text = '';
-      // Whether the upstream's stream was read to its end (a fault may end it first).
+      // False when reading the upstream's stream failed (it broke off, or the client left and the read was aborted).
       let read = false;
       try {
-        for await (const chunk of res.body ?? []) {
-          const t = Math.round(performance.now() - head);
-          const bytes = Buffer.from(chunk as Uint8Array);
-          chunks.push(bytes);
-          reads.push(bytes.length);
-          if (!fault && !out.destroyed) out.write(bytes);
-          text += decoder.decode(bytes, { stream: true }).replace(/\r\n?/g, '\n');
-          for (let cut = text.indexOf('\n\n'); cut >= 0; cut = text.indexOf('\n\n')) {
-            const block = text.slice(0, cut + 2);
-            for (const e of parseSse(block).events) events.push({ t, data: e.data });
-            text = text.slice(cut + 2);
-            const sent = fault?.take(block);
-            if (sent && !out.destroyed) out.write(sent);
+        // A cut or stall after no event at all comes at once, without waiting for the upstream's first.
+        if (fault?.over) await res.body?.cancel().catch(() => undefined);
+        else
+          for await (const chunk of res.body ?? []) {
+            const t = Math.round(performance.now() - head);
+            const bytes = Buffer.from(chunk as Uint8Array);
+            chunks.push(bytes);
+            reads.push(bytes.length);
+            if (!fault && !out.destroyed) out.write(bytes);
+            text += decoder.decode(bytes, { stream: true }).replace(/\r\n?/g, '\n');
+            for (let cut = text.indexOf('\n\n'); cut >= 0; cut = text.indexOf('\n\n')) {
+              const block = text.slice(0, cut + 2);
+              for (const e of parseSse(block).events) events.push({ t, data: e.data });
+              text = text.slice(cut + 2);
+              const sent = fault?.take(block);
+              if (sent && !out.destroyed) out.write(sent);
+            }
+            // The client gets nothing more: the upstream's answer is not read further.
+            if (fault?.over) break;
           }
-          // The client gets nothing more: the upstream's answer is not read further.
-          if (fault?.over) break;
-        }
         read = true;
         if (fault?.ending) state.stream = await endEarly(out, fault.end(), fault.ending, config.timeouts.stallMaxMs);
         else {
