@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { start } from '../../../src/server/server.js';
 import { closeSharedMock, runCli, runJson, sharedMock } from './harness.js';
 
 const test = suite('conformance: the mock passes the whole suite');
@@ -31,6 +32,24 @@ test('full profile: every case passes, none inconclusive or not applicable', asy
     'request-id',
   ])
     assert.ok(checks.has(name), name);
+});
+
+test('the whole suite through the validating proxy in front of the mock: the proxy flags only the requests the runner breaks on purpose', async () => {
+  const { url } = await sharedMock();
+  const proxy = await start({ port: 0, proxy: url, upstreamKey: 'sk-mock-default', validationProfile: 'full', journalSize: 5000 });
+  try {
+    const { code, failed } = await runJson(proxy.url, ['--profile', 'full']);
+    assert.equal(failed, []);
+    assert.is(code, 0);
+    // Every departure the proxy saw is the client's (a body the request schema refuses); the mock, as an
+    // upstream, departs from nothing: any other rule here is a false alarm about a correct server.
+    const entries = proxy.services.journal.entries();
+    const upstream = entries.flatMap((e) => (e.violations ?? []).filter((v) => v.rule !== 'request.schema').map((v) => `${e.operation} ${e.status} ${v.rule}: ${v.actual}`));
+    assert.equal(upstream, []);
+    assert.ok(entries.filter((e) => e.violations?.some((v) => v.rule === 'request.schema')).length > 300, "the runner's invalid requests are judged as such");
+  } finally {
+    await proxy.close();
+  }
 });
 
 test('full profile with gpt-image-1 (no response_format): nothing fails; the cases that send one are not applicable, saying why', async () => {
