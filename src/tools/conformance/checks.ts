@@ -154,13 +154,13 @@ function namesField(param: unknown, field: string): boolean {
   return named.length > 0 && named.length <= wanted.length && named.every((name, i) => name === wanted[i]);
 }
 
-/** The stop sequences a request sets: the non-empty strings of its `stop` (a list, or one string as OpenAI also takes). */
 /** A request's seed when it is one an answer can echo as it is: a whole number from 0 to 2^32 - 1. */
 function seedOf(body: unknown): number | undefined {
   const seed = body !== null && typeof body === 'object' ? (body as { seed?: unknown }).seed : undefined;
   return Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) < 2 ** 32 ? (seed as number) : undefined;
 }
 
+/** The stop sequences a request sets: the non-empty strings of its `stop` (a list, or one string as OpenAI also takes). */
 function stopSequences(body: unknown): string[] {
   const stop = body !== null && typeof body === 'object' ? (body as { stop?: unknown }).stop : undefined;
   const list: unknown[] = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : [];

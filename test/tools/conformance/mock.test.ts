@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { start } from '../../../src/server/server.js';
+import { BODY_CHECKS } from '../../../src/tools/conformance/checks.js';
 import { closeSharedMock, runCli, runJson, sharedMock } from './harness.js';
 
 const test = suite('conformance: the mock passes the whole suite');
@@ -16,22 +17,7 @@ test('full profile: every case passes, none inconclusive or not applicable', asy
   assert.ok(report.summary.total > 200, `full profile has ${report.summary.total} cases`);
   // The full profile really looks at bodies, streams and media.
   const checks = new Set(report.cases.flatMap((c) => c.expected.checks));
-  for (const name of [
-    'error-envelope',
-    'error-param',
-    'success-schema',
-    'sse',
-    'usage',
-    'stop',
-    'seed',
-    'png-size',
-    'mp4',
-    'audio',
-    'retry-after',
-    'www-authenticate',
-    'request-id',
-  ])
-    assert.ok(checks.has(name), name);
+  for (const name of [...BODY_CHECKS, 'retry-after', 'www-authenticate', 'request-id', 'content-type']) assert.ok(checks.has(name), name);
 });
 
 test('the whole suite through the validating proxy in front of the mock: the proxy flags only the requests the runner breaks on purpose', async () => {
