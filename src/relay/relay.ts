@@ -222,12 +222,14 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
       }
       ctx.res.off('close', onClose);
       const endMs = Math.round(performance.now() - head);
+      // As the runner counts it: from the request, so a stream held back whole shows its wait.
+      const ms = Math.round(performance.now() - started);
       const body = Buffer.concat(chunks);
       // A stream that a fault ended, or that the client left, is judged by its head: the rest of the
       // upstream's answer was never read, and is not the upstream's departure.
       const faultEnded = fault?.over === true && events.at(-1)?.data !== '[DONE]';
       const partial = faultEnded || state.stream === 'aborted';
-      const found = partial ? headFound : await responseViolations(judged, { status: res.status, headers: rawHeaders, body, reads, ms: endMs }, profile, schemas);
+      const found = partial ? headFound : await responseViolations(judged, { status: res.status, headers: rawHeaders, body, reads, ms }, profile, schemas);
       judge(state, judged, res.status, found, performance.now() - started);
       // The cassette holds the upstream's whole answer as it came, whatever a fault made of it for the client.
       if (read && !partial) record(state, op, ctx, { status: res.status, headers: kept, events, endMs });
@@ -242,8 +244,7 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
       return new ApiError(templateForStatus(502), { code: 'upstream_failed', message: `The upstream's answer could not be read: ${scrubPlain((err as Error).message)}` });
     }
     ctx.res.off('close', onClose);
-    const ms = performance.now() - head;
-    const exchange: Exchange = { status: res.status, headers: rawHeaders, body, ms };
+    const exchange: Exchange = { status: res.status, headers: rawHeaders, body, ms: Math.round(performance.now() - started) };
     const violations = judge(state, judged, res.status, await responseViolations(judged, exchange, profile, schemas), performance.now() - started);
     if (!(res.status >= 500 || res.status === 429)) record(state, op, ctx, async () => ({ status: res.status, headers: kept, body: await store!.storeBody(body, type) }));
     const headers: Record<string, string> = { ...kept };

@@ -434,6 +434,66 @@ test('a client that leaves a relayed stream is no departure of the upstream', as
   }
 });
 
+/**
+ * A gateway that buffers event streams: it asks the mock (paced as a model is, 20 tokens a second) and
+ * sends the answer on only once it is whole, head and body in one write.
+ */
+async function bufferingUpstream(mockUrl: string): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const answer = await fetch(mockUrl + req.url!, {
+        method: req.method,
+        headers: { authorization: req.headers.authorization!, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=0; tps=20' },
+        body: Buffer.concat(chunks),
+      });
+      const body = Buffer.from(await answer.arrayBuffer());
+      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type')!, 'x-request-id': answer.headers.get('x-request-id')!, 'content-length': body.length });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+test('delivery: a fast upstream whose short streams arrive whole is no departure; one that holds back a paced stream is', async () => {
+  const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
+  const buffering = await bufferingUpstream(upstream.url);
+  const direct = await start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, validationProfile: 'full' });
+  const held = await start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: buffering.url, upstreamKey: UPSTREAM_KEY, validationProfile: 'full' });
+  try {
+    // The mock unpaced, as `npm start` runs it: a short stream often comes in the proxy's one read.
+    for (let i = 0; i < 8; i++) {
+      const r = await streamed(direct.url, pathOf('chat.completions'), { ...CHAT, messages: [{ role: 'user', content: 'Hi' }] }, CLIENT_KEY);
+      assert.is(r.status, 200);
+    }
+    // Each exchange is judged once its stream is over, just after the client has it all.
+    const entries = async (mock: RunningMock, n: number) => {
+      for (let tries = 0; tries < 200 && mock.services.journal.entries().length < n; tries++) await new Promise((r) => setTimeout(r, 10));
+      return mock.services.journal.entries();
+    };
+    assert.equal(
+      (await entries(direct, 8)).map((e) => e.violations),
+      Array(8).fill(undefined),
+    );
+    const r = await streamed(held.url, pathOf('chat.completions'), CHAT, CLIENT_KEY);
+    assert.is(r.status, 200);
+    assert.ok(r.text.endsWith('data: [DONE]\n\n'), 'the held stream is relayed whole');
+    const [entry] = await entries(held, 1);
+    assert.equal(
+      entry?.violations?.map((v) => v.rule),
+      ['response.sse'],
+    );
+    assert.match(entry!.violations![0]!.actual, /the whole stream arrived in one read, \d+ ms after the request/);
+  } finally {
+    await held.close();
+    await direct.close();
+    buffering.server.close();
+    await upstream.close();
+  }
+});
+
 // Bodies the request schema accepts that the mock refuses by a rule beyond it (the document's own limit
 // of n for dall-e-3, the catalogue, an image it cannot read): a correct upstream refuses them too.
 const REFUSED_BEYOND_SCHEMA: { path: string; body: unknown }[] = [

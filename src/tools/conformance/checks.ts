@@ -295,7 +295,7 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
         break;
       }
       case 'sse': {
-        const problems = checkChatStream(ex.body, ex.reads, (chunk) => schemaProblem(ctx.registry, schemaId('chat-completion-chunk.json'), chunk));
+        const problems = checkChatStream(ex.body, ex.reads, ex.ms, (chunk) => schemaProblem(ctx.registry, schemaId('chat-completion-chunk.json'), chunk));
         if (problems.length) fail(check, 'a chat.completion.chunk event stream ending in one data: [DONE], delivered incrementally', problems.join('; '));
         break;
       }

@@ -32,11 +32,21 @@ interface Chunk {
 }
 
 /**
+ * How long a stream must take, from the request to its last byte, before its delivery in one read
+ * counts as buffering: a tenth of a second, about the least delay a person notices. A stream that
+ * arrives whole sooner (a fast upstream: the mock unpaced, a cache) cannot be told from a buffered one
+ * from the outside, and no client waits on it; a buffered stream in front of a model that takes time per
+ * token arrives whole after that time, and fails.
+ */
+export const BUFFERING_SHOWS_AFTER_MS = 100;
+
+/**
  * The chat stream grammar: every event a chat.completion.chunk with one id, the first carrying the
  * role, exactly one finish_reason, exactly one `data: [DONE]` as the last event with nothing after
- * it, and delivery in more than one read with the first event before the end. Returns the problems.
+ * it, and, for a stream that took at least BUFFERING_SHOWS_AFTER_MS (`ms`, from the request to its
+ * end), delivery in more than one read with the first event before the end. Returns the problems.
  */
-export function checkChatStream(body: Buffer, reads: readonly number[] | undefined, validChunk: (chunk: unknown) => string | undefined): string[] {
+export function checkChatStream(body: Buffer, reads: readonly number[] | undefined, ms: number, validChunk: (chunk: unknown) => string | undefined): string[] {
   const problems: string[] = [];
   const text = body.toString('utf8');
   const { events, trailing } = parseSse(text);
@@ -61,12 +71,13 @@ export function checkChatStream(body: Buffer, reads: readonly number[] | undefin
   if (withChoices.length && typeof withChoices[0]!.choices![0]!.delta?.role !== 'string') problems.push('the first chunk does not carry the role');
   const finishes = withChoices.filter((c) => c.choices!.some((ch) => ch.finish_reason !== null && ch.finish_reason !== undefined)).length;
   if (finishes !== 1) problems.push(`expected exactly one chunk with a finish_reason, found ${finishes}`);
-  if (reads) {
+  if (reads && ms >= BUFFERING_SHOWS_AFTER_MS) {
     // The first event must be complete before the read that ends the stream begins.
     const firstEventEnd = body.indexOf('\n\n') + 2;
     const lastReadStart = body.length - (reads[reads.length - 1] ?? 0);
-    if (reads.length < 2) problems.push('the whole stream arrived in one read (buffered, not incremental)');
-    else if (firstEventEnd < 2 || firstEventEnd > lastReadStart) problems.push('the first event did not arrive before the end of the stream');
+    if (reads.length < 2) problems.push(`the whole stream arrived in one read, ${Math.round(ms)} ms after the request (buffered, not incremental)`);
+    else if (firstEventEnd < 2 || firstEventEnd > lastReadStart)
+      problems.push(`the first event did not arrive before the end of the stream, ${Math.round(ms)} ms after the request`);
   }
   return problems;
 }

@@ -1,12 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkChatStream, parseSse } from '../../../src/tools/conformance/sse.js';
+import { BUFFERING_SHOWS_AFTER_MS, checkChatStream, parseSse } from '../../../src/tools/conformance/sse.js';
 
 const chunk = (delta: object, finish: string | null = null, id = 'c1') =>
   `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 const good = chunk({ role: 'assistant', content: '' }) + chunk({ content: 'Hi' }) + chunk({}, 'stop') + 'data: [DONE]\n\n';
 const ok = () => undefined;
-const check = (text: string, reads?: number[]) => checkChatStream(Buffer.from(text), reads, ok);
+const check = (text: string, reads?: number[], ms = 300) => checkChatStream(Buffer.from(text), reads, ms, ok);
 
 test('parseSse: blank-line events, joined data lines, comments, CRLF, event names, trailing bytes', () => {
   const { events, trailing } = parseSse(': comment\r\nevent: x\r\ndata: a\r\ndata: b\r\n\r\ndata:c\n\nid: 1\n\ndata: partial');
@@ -31,12 +31,20 @@ test('each grammar rule is reported', () => {
   assert.match(check(chunk({ role: 'assistant' }) + chunk({}, 'stop', 'c2') + 'data: [DONE]\n\n').join(), /share one id/);
   assert.match(check('data: {broken\n\n' + good).join(), /not JSON/);
   assert.match(check('data: [DONE]\n\n').join(), /no chunk/);
-  assert.match(checkChatStream(Buffer.from(good), undefined, () => 'bad chunk').join(), /chunk schema: bad chunk/);
+  assert.match(checkChatStream(Buffer.from(good), undefined, 300, () => 'bad chunk').join(), /chunk schema: bad chunk/);
 });
 
 test('incremental delivery: one read, or the first event only in the last read, fails', () => {
   assert.match(check(good, [good.length]).join(), /one read/);
   assert.match(check(good, [10, good.length - 10]).join(), /first event did not arrive before the end/);
+  assert.match(check(good, [good.length], BUFFERING_SHOWS_AFTER_MS).join(), /one read, 100 ms after the request/);
+});
+
+test('a stream that arrives whole sooner than buffering could show is not judged on its delivery', () => {
+  // A fast upstream (the mock unpaced) sends a short stream within a few milliseconds: one read or many.
+  assert.equal(check(good, [good.length], BUFFERING_SHOWS_AFTER_MS - 1), []);
+  assert.equal(check(good, [10, good.length - 10], 5), []);
+  assert.match(check(good + 'data: [DONE]\n\n', [good.length + 14], 5).join(), /found 2/, 'the grammar is judged however fast');
 });
 
 test.run();
