@@ -182,7 +182,8 @@ export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adm
   return (r) => {
     const level = r.status >= 500 && !r.fault ? 'warn' : r.status < 400 && findOperation(r.operation)?.probe ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
-    const now = Date.now();
+    // The record's own time: the line and the journal entry of a request say the same millisecond.
+    const now = r.time;
     const second = Math.floor(now / 1000);
     if (second !== lastSecond) {
       lastSecond = second;
