@@ -54,7 +54,13 @@ export interface Limits {
  * compiled. createServices checks the file with checkLimits at start-up, so a broken one stops the server there.
  */
 export function loadLimits(dir: string = FIXTURES_DIR): Limits {
-  return JSON.parse(readFileSync(join(dir, 'limits.json'), 'utf8')) as Limits;
+  const file = join(dir, 'limits.json');
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Limits;
+  } catch (err) {
+    // Read as a module loads, so the process stops here: the first line says which file, and what to do.
+    throw new Error(`${file} could not be read as JSON (${(err as Error).message}); restore it from the package, or fix it against schemas/limits.json`);
+  }
 }
 
 /** Checks limits read from a file against schemas/limits.json; a broken file throws an Error naming each bad field. */

@@ -1,7 +1,8 @@
 // fixtures/limits.json is checked against schemas/limits.json at start-up (createServices), and the Limits type of
 // src/domain/limits.ts is held to the same schema: one value of the type names every field, so tsc rejects it when
 // the type gains or loses a field, and the test below fails when the schema lists other fields than it.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -74,6 +75,19 @@ function differences(schemaNode: SchemaNode, value: unknown, path = ''): string[
 
 test('fixtures/limits.json matches schemas/limits.json, and loadLimits reads it as it is', () => {
   assert.equal(checkLimits(loadLimits(), schemas()), readFixture());
+});
+
+test('a limits file that is not JSON stops the load with the file named and what to do, not a bare parse error', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'uam-limits-'));
+  try {
+    writeFileSync(join(dir, 'limits.json'), '{"records": ');
+    assert.throws(
+      () => loadLimits(dir),
+      (err: Error) => err.message.startsWith(`${join(dir, 'limits.json')} could not be read as JSON (`) && /restore it from the package/.test(err.message),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('the Limits type and schemas/limits.json list the same fields, nested ones too', () => {
