@@ -74,7 +74,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const report = hooks.report ?? defaultReport;
   // With proxy or replay, the relay takes the handler's place (and runs validate itself): faults and
   // rate limits still run before it, and operations it does not relay still get validate then handle.
-  const relay = createRelay(config, services, schemas, report);
+  const relay = createRelay(config, services, schemas, report, hooks.streamTimers);
   const check = validate(schemas, config.strict, services.limits.requests, services.secrets);
 
   // Per operation, in order: who is calling, may they, what did they send, is a fault asked for,

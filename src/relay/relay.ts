@@ -11,6 +11,7 @@ import { configSecrets, secretScrubber } from '../domain/secrets.js';
 import type { ErrorSink } from '../pipeline/errors.js';
 import { baseUrlOf } from '../pipeline/handle.js';
 import { openHead } from '../pipeline/requestContext.js';
+import type { StreamTimers } from '../pipeline/sse.js';
 import { STOP, type RequestState, type Step, type StepResult } from '../pipeline/steps.js';
 import type { Services } from '../domain/services.js';
 import type { Report } from '../tools/conformance/report.js';
@@ -73,7 +74,7 @@ const NOT_RELAYED = new Set([...HOP_BY_HOP, 'content-length', 'content-encoding'
 const MAX_UPSTREAM_BODY = 256 * 1024 * 1024;
 
 /** Checks the relay settings and builds the relay; undefined when the mock answers by itself. */
-export function createRelay(config: Config, services: Services, schemas: SchemaRegistry, report: ErrorSink): Relay | undefined {
+export function createRelay(config: Config, services: Services, schemas: SchemaRegistry, report: ErrorSink, timers?: StreamTimers): Relay | undefined {
   if (config.proxy && config.replay) throw new ConfigError('proxy and replay exclude each other: record with --proxy URL --record DIR, replay with --replay DIR');
   if (config.record && !config.proxy) throw new ConfigError('record needs proxy: cassettes are recorded from a real upstream (--proxy URL --record DIR)');
   if (!config.proxy && !config.replay) return undefined;
@@ -211,7 +212,7 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
             if (fault?.over) break;
           }
         read = true;
-        if (fault?.ending) state.stream = await endEarly(out, fault.end(), fault.ending, config.timeouts.stallMaxMs);
+        if (fault?.ending) state.stream = await endEarly(out, fault.end(), fault.ending, config.timeouts.stallMaxMs, timers);
         else {
           state.stream = 'completed';
           out.end(fault?.end() ?? '');
@@ -273,9 +274,10 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
 
 /**
  * Ends a relayed stream as its fault says, after `rest` (the event it still held): cut once the bytes have
- * left, or held silent until the client leaves or `stallMaxMs` passes, then cut. Resolves with how it ended.
+ * left, or held silent until the client leaves or `stallMaxMs` passes, then cut. At shutdown (the server's
+ * stream timers run out) a stall ends at once and cleanly, as the mock's own does. Resolves with how it ended.
  */
-function endEarly(out: ServerResponse, rest: string, ending: 'cut' | 'stall', stallMaxMs: number): Promise<'cut' | 'stalled' | 'aborted'> {
+function endEarly(out: ServerResponse, rest: string, ending: 'cut' | 'stall', stallMaxMs: number, timers?: StreamTimers): Promise<'cut' | 'stalled' | 'aborted'> {
   if (out.destroyed) return Promise.resolve('aborted');
   return new Promise((resolve) => {
     if (ending === 'cut') {
@@ -287,9 +289,11 @@ function endEarly(out: ServerResponse, rest: string, ending: 'cut' | 'stall', st
       return;
     }
     if (rest) out.write(rest);
-    const timer = setTimeout(() => out.destroy(), stallMaxMs);
+    const end = () => (timers?.stopping?.aborted ? out.end() : out.destroy());
+    const timer = timers ? timers.setTimeout(end, stallMaxMs) : setTimeout(end, stallMaxMs);
     out.once('close', () => {
-      clearTimeout(timer);
+      if (timers) timers.clearTimeout(timer);
+      else clearTimeout(timer as NodeJS.Timeout);
       resolve('stalled');
     });
   });

@@ -386,6 +386,45 @@ test('stream faults apply to a relayed stream as to the mock own: cut, stalled a
   assert.is(cassette.response.events.at(-1).data, '[DONE]');
 });
 
+test('shutdown: a relayed stream held by a stall fault ends cleanly at once, as the mock own does', async () => {
+  const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
+  // Without the shutdown's word, the stall would hold until stallMaxMs, then drop the connection.
+  const proxy = await start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, timeouts: { stallMaxMs: 5_000 } });
+  try {
+    let stopped: Promise<void> | undefined;
+    const ending = await new Promise<{ how: string; text: string }>((resolve, reject) => {
+      const req = httpRequest(
+        new URL(pathOf('chat.completions'), proxy.url),
+        { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json', 'x-mock-fault': 'stall=2' } },
+        (res) => {
+          let out = '';
+          res.on('data', (d: Buffer) => {
+            out += d.toString();
+            // Both events are in: the stream is now held by the stall.
+            if (!stopped && out.split('\n\n').length > 2) stopped = proxy.shutdown(60_000);
+          });
+          res.on('end', () => resolve({ how: 'end', text: out }));
+          res.on('aborted', () => resolve({ how: 'aborted', text: out }));
+          res.on('error', () => resolve({ how: 'error', text: out }));
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify(CHAT));
+    });
+    await stopped;
+    assert.is(ending.how, 'end');
+    assert.is(ending.text.split('\n\n').filter(Boolean).length, 2);
+    assert.not.match(ending.text, /\[DONE\]/);
+    assert.equal(
+      proxy.services.journal.entries().map((e) => e.stream),
+      ['stalled'],
+    );
+  } finally {
+    await proxy.close();
+    await upstream.close();
+  }
+});
+
 test('a relayed stream fault counts events, not blocks: a comment goes through, and a lone event is the one broken', () => {
   const blocks = [': keep-alive\n\n', 'data: {"n":1}\n\n', 'event: note\ndata: {"n":2}\n\n', 'data: [DONE]\n\n'];
   const through = (fault: Parameters<typeof RelayedStreamFault.of>[0]) => {
