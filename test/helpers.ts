@@ -248,3 +248,32 @@ export async function withLogFile(fn: (fd: number, file: string) => Promise<void
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * A streamed chat completion held by `stall=2`: once both events are in, the server is shut down with a
+ * long grace period. Resolves with how the response ended for the client and what it brought.
+ */
+export async function stallThenShutdown(mock: RunningMock, path: string, key: string, body: unknown): Promise<{ how: string; text: string }> {
+  let stopped: Promise<void> | undefined;
+  const ending = await new Promise<{ how: string; text: string }>((resolve, reject) => {
+    const req = httpRequest(
+      new URL(path, mock.url),
+      { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-mock-fault': 'stall=2' } },
+      (res) => {
+        let out = '';
+        res.on('data', (d: Buffer) => {
+          out += d.toString();
+          // Both events are in: the stream is now held by the stall.
+          if (!stopped && out.split('\n\n').length > 2) stopped = mock.shutdown(60_000);
+        });
+        res.on('end', () => resolve({ how: 'end', text: out }));
+        res.on('aborted', () => resolve({ how: 'aborted', text: out }));
+        res.on('error', () => resolve({ how: 'error', text: out }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+  await stopped;
+  return ending;
+}

@@ -18,7 +18,7 @@ import { defaultKeys } from '../../src/domain/config.js';
 import { normaliseRequest, requestHash } from '../../src/relay/cassette.js';
 import { RelayedStreamFault } from '../../src/relay/streamFault.js';
 import { operation } from '../../src/contract/operations.js';
-import { get, pathOf, post, tinyPng, type Res } from '../helpers.js';
+import { get, pathOf, post, stallThenShutdown, tinyPng, type Res } from '../helpers.js';
 
 const SCOPES = defaultKeys()[0]!.scopes!;
 const UPSTREAM_KEY = 'sk-upstream-secret-7f3a9c21d4';
@@ -391,27 +391,7 @@ test('shutdown: a relayed stream held by a stall fault ends cleanly at once, as 
   // Without the shutdown's word, the stall would hold until stallMaxMs, then drop the connection.
   const proxy = await start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, timeouts: { stallMaxMs: 5_000 } });
   try {
-    let stopped: Promise<void> | undefined;
-    const ending = await new Promise<{ how: string; text: string }>((resolve, reject) => {
-      const req = httpRequest(
-        new URL(pathOf('chat.completions'), proxy.url),
-        { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json', 'x-mock-fault': 'stall=2' } },
-        (res) => {
-          let out = '';
-          res.on('data', (d: Buffer) => {
-            out += d.toString();
-            // Both events are in: the stream is now held by the stall.
-            if (!stopped && out.split('\n\n').length > 2) stopped = proxy.shutdown(60_000);
-          });
-          res.on('end', () => resolve({ how: 'end', text: out }));
-          res.on('aborted', () => resolve({ how: 'aborted', text: out }));
-          res.on('error', () => resolve({ how: 'error', text: out }));
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify(CHAT));
-    });
-    await stopped;
+    const ending = await stallThenShutdown(proxy, pathOf('chat.completions'), CLIENT_KEY, CHAT);
     assert.is(ending.how, 'end');
     assert.is(ending.text.split('\n\n').filter(Boolean).length, 2);
     assert.not.match(ending.text, /\[DONE\]/);

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { clientErrorTemplate, rawErrorResponse } from '../../src/server/connections.js';
 import { start } from '../../src/server/server.js';
-import { get, KEY } from '../helpers.js';
+import { get, KEY, stallThenShutdown } from '../helpers.js';
 
 const closed = (s: Socket) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
 
@@ -78,28 +78,7 @@ test('shutdown: a paced stream is finished at full speed with data: [DONE]', asy
 
 test('shutdown: a stream held by a stall fault ends cleanly at once, without [DONE]', async () => {
   const mock = await start({ port: 0 });
-  const body = JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'long answer' }] });
-  let stopped: Promise<void> | undefined;
-  const ending = await new Promise<{ how: string; text: string }>((resolve, reject) => {
-    const req = httpRequest(
-      `${mock.url}/v1/text-provider/chat/completions`,
-      { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-fault': 'stall=2' } },
-      (res) => {
-        let out = '';
-        res.on('data', (d: Buffer) => {
-          out += d.toString();
-          // Both events are in: the stream is now held by the stall.
-          if (!stopped && out.split('\n\n').length > 2) stopped = mock.shutdown(60_000);
-        });
-        res.on('end', () => resolve({ how: 'end', text: out }));
-        res.on('aborted', () => resolve({ how: 'aborted', text: out }));
-        res.on('error', () => resolve({ how: 'error', text: out }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-  await stopped;
+  const ending = await stallThenShutdown(mock, '/v1/text-provider/chat/completions', KEY, { model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'long answer' }] });
   assert.is(ending.how, 'end');
   assert.is(ending.text.split('\n\n').filter(Boolean).length, 2);
   assert.not.match(ending.text, /\[DONE\]/);
