@@ -21,7 +21,8 @@ export interface StreamTimers {
   readonly stopping?: AbortSignal;
 }
 
-const realTimers: StreamTimers = {
+/** The process's own clock and timers: what a stream waits with when no server gives it its own. */
+export const realTimers: StreamTimers = {
   now: () => performance.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),

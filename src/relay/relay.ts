@@ -11,7 +11,7 @@ import { configSecrets, secretScrubber } from '../domain/secrets.js';
 import type { ErrorSink } from '../pipeline/errors.js';
 import { baseUrlOf } from '../pipeline/handle.js';
 import { openHead } from '../pipeline/requestContext.js';
-import type { StreamTimers } from '../pipeline/sse.js';
+import { realTimers, type StreamTimers } from '../pipeline/sse.js';
 import { STOP, type RequestState, type Step, type StepResult } from '../pipeline/steps.js';
 import type { Services } from '../domain/services.js';
 import type { Report } from '../tools/conformance/report.js';
@@ -277,7 +277,7 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
  * left, or held silent until the client leaves or `stallMaxMs` passes, then cut. At shutdown (the server's
  * stream timers run out) a stall ends at once and cleanly, as the mock's own does. Resolves with how it ended.
  */
-function endEarly(out: ServerResponse, rest: string, ending: 'cut' | 'stall', stallMaxMs: number, timers?: StreamTimers): Promise<'cut' | 'stalled' | 'aborted'> {
+function endEarly(out: ServerResponse, rest: string, ending: 'cut' | 'stall', stallMaxMs: number, timers: StreamTimers = realTimers): Promise<'cut' | 'stalled' | 'aborted'> {
   if (out.destroyed) return Promise.resolve('aborted');
   return new Promise((resolve) => {
     if (ending === 'cut') {
@@ -289,11 +289,9 @@ function endEarly(out: ServerResponse, rest: string, ending: 'cut' | 'stall', st
       return;
     }
     if (rest) out.write(rest);
-    const end = () => (timers?.stopping?.aborted ? out.end() : out.destroy());
-    const timer = timers ? timers.setTimeout(end, stallMaxMs) : setTimeout(end, stallMaxMs);
+    const timer = timers.setTimeout(() => (timers.stopping?.aborted ? out.end() : out.destroy()), stallMaxMs);
     out.once('close', () => {
-      if (timers) timers.clearTimeout(timer);
-      else clearTimeout(timer as NodeJS.Timeout);
+      timers.clearTimeout(timer);
       resolve('stalled');
     });
   });
