@@ -28,7 +28,7 @@ export function parseSse(text: string): { events: SseEvent[]; trailing: string }
 interface Chunk {
   id?: unknown;
   object?: unknown;
-  choices?: { delta?: { role?: unknown }; finish_reason?: unknown }[];
+  choices?: { delta?: { role?: unknown; content?: unknown }; finish_reason?: unknown }[];
 }
 
 /**
@@ -41,10 +41,19 @@ interface Chunk {
 export const BUFFERING_SHOWS_AFTER_MS = 100;
 
 /**
+ * How many chunks with content a stream must carry before its delivery is judged. A model makes a short
+ * reply at once: a one-token reply's role, token and finish chunks leave together at the first token,
+ * buffered or not, and arrive in one read from a correct service. Four tokens take a model several
+ * steps, long enough apart to arrive in reads of their own when nothing holds them back.
+ */
+export const BUFFERING_SHOWS_AFTER_CHUNKS = 4;
+
+/**
  * The chat stream grammar: every event a chat.completion.chunk with one id, the first carrying the
  * role, exactly one finish_reason, exactly one `data: [DONE]` as the last event with nothing after
  * it, and, for a stream that took at least BUFFERING_SHOWS_AFTER_MS (`ms`, from the request to its
- * end), delivery in more than one read with the first event before the end. Returns the problems.
+ * end) and carried at least BUFFERING_SHOWS_AFTER_CHUNKS chunks with content, delivery in more than
+ * one read with the first event before the end. Returns the problems.
  */
 export function checkChatStream(body: Buffer, reads: readonly number[] | undefined, ms: number, validChunk: (chunk: unknown) => string | undefined): string[] {
   const problems: string[] = [];
@@ -71,7 +80,8 @@ export function checkChatStream(body: Buffer, reads: readonly number[] | undefin
   if (withChoices.length && typeof withChoices[0]!.choices![0]!.delta?.role !== 'string') problems.push('the first chunk does not carry the role');
   const finishes = withChoices.filter((c) => c.choices!.some((ch) => ch.finish_reason !== null && ch.finish_reason !== undefined)).length;
   if (finishes !== 1) problems.push(`expected exactly one chunk with a finish_reason, found ${finishes}`);
-  if (reads && ms >= BUFFERING_SHOWS_AFTER_MS) {
+  const withContent = withChoices.filter((c) => c.choices!.some((ch) => typeof ch.delta?.content === 'string' && ch.delta.content !== '')).length;
+  if (reads && ms >= BUFFERING_SHOWS_AFTER_MS && withContent >= BUFFERING_SHOWS_AFTER_CHUNKS) {
     // The first event must be complete before the read that ends the stream begins.
     const firstEventEnd = body.indexOf('\n\n') + 2;
     const lastReadStart = body.length - (reads[reads.length - 1] ?? 0);

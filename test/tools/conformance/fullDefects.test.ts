@@ -24,7 +24,9 @@ const isStream = (headers: Record<string, unknown>) => /event-stream/.test(Strin
 
 test('a buffering proxy (the stream arrives in one piece) fails chat.stream on incremental delivery', async () => {
   const { code, failed, report } = await fullRun({ bufferStreams: true, response: () => {} }, 'chat.completions');
-  assert.equal(failed, ['chat.stop.stream', 'chat.stream', 'chat.stream.usage']);
+  // chat.stream.usage asks for one token: its role, token and finish chunks arriving together after a
+  // while is what a correct service's model sends too, so it is not judged on its delivery.
+  assert.equal(failed, ['chat.stop.stream', 'chat.stream']);
   assert.match(failureOf(report, 'chat.stream'), /one read/);
   assert.is(code, 1);
 });

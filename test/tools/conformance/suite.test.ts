@@ -42,12 +42,12 @@ test('billable means a 200 on a paid operation, and every billable case has a co
         c.id,
       );
   }
-  // A reply held to a stop sequence needs room to reach it (10 tokens); every other paid chat case asks for one token.
+  // A reply held to a stop sequence needs room to reach it (10 tokens), and the stream whose delivery is
+  // judged needs tokens a model makes steps apart (16); every other paid chat case asks for one token.
   const chat = cases.filter((c) => c.billable && c.operation === 'chat.completions');
-  const stopped = ['chat.stop', 'chat.stop.stream'];
   assert.equal(
     chat.filter((c) => c.cost.tokens !== 1).map((c) => `${c.id} ${c.cost.tokens}`),
-    stopped.map((id) => `${id} 10`),
+    ['chat.stream 16', 'chat.stop 10', 'chat.stop.stream 10'],
     'paid chat cases use max_tokens 1',
   );
   assert.ok(
