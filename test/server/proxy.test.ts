@@ -70,6 +70,15 @@ function streamed(url: string, path: string, body: unknown, key: string, headers
   });
 }
 
+/**
+ * The journal once it holds `n` entries (or after two seconds, whatever it holds): a relayed exchange is
+ * judged and journalled once its stream is over, just after the client has had all of it.
+ */
+async function journalled(mock: RunningMock, n: number) {
+  for (let tries = 0; tries < 200 && mock.services.journal.entries().length < n; tries++) await new Promise((r) => setTimeout(r, 10));
+  return mock.services.journal.entries();
+}
+
 const gaps = (times: readonly number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -442,8 +451,7 @@ test('a client that leaves a relayed stream is no departure of the upstream', as
       req.end(JSON.stringify(CHAT), () => undefined);
       setTimeout(() => reject(new Error('the stream did not end')), 10_000).unref();
     });
-    let entry;
-    for (let tries = 0; tries < 200 && !(entry = proxy.services.journal.entries()[0]); tries++) await new Promise((r) => setTimeout(r, 10));
+    const [entry] = await journalled(proxy, 1);
     assert.is(entry?.stream, 'aborted');
     assert.is(entry?.violations, undefined);
     assert.is(proxy.relay!.stats().withViolations, 0);
@@ -487,19 +495,14 @@ test('delivery: a fast upstream whose short streams arrive whole is no departure
       const r = await streamed(direct.url, pathOf('chat.completions'), { ...CHAT, messages: [{ role: 'user', content: 'Hi' }] }, CLIENT_KEY);
       assert.is(r.status, 200);
     }
-    // Each exchange is judged once its stream is over, just after the client has it all.
-    const entries = async (mock: RunningMock, n: number) => {
-      for (let tries = 0; tries < 200 && mock.services.journal.entries().length < n; tries++) await new Promise((r) => setTimeout(r, 10));
-      return mock.services.journal.entries();
-    };
     assert.equal(
-      (await entries(direct, 8)).map((e) => e.violations),
+      (await journalled(direct, 8)).map((e) => e.violations),
       Array(8).fill(undefined),
     );
     const r = await streamed(held.url, pathOf('chat.completions'), CHAT, CLIENT_KEY);
     assert.is(r.status, 200);
     assert.ok(r.text.endsWith('data: [DONE]\n\n'), 'the held stream is relayed whole');
-    const [entry] = await entries(held, 1);
+    const [entry] = await journalled(held, 1);
     assert.equal(
       entry?.violations?.map((v) => v.rule),
       ['response.sse'],
