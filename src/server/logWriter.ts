@@ -51,6 +51,8 @@ export class LogWriter {
   /** The last write failed for good (EPIPE): no warning is written into an output that is gone. */
   private failing = false;
   private waiters: (() => void)[] = [];
+  /** Writes the lines kept aside by their writer (see writeLater), when some are. */
+  private gatherer: (() => void) | undefined;
   private readonly maxPending: number;
   private readonly maxWrite: number;
   private readonly retryMs: number;
@@ -78,6 +80,7 @@ export class LogWriter {
 
   /** Queues one line (ending in a newline); false when it was dropped. */
   write(line: string): boolean {
+    this.gather();
     if (this.pending + line.length > this.maxPending) return this.drop();
     // A character is 1 to 3 bytes in UTF-8 (a surrogate pair, 2 characters, is 4): room for 3 each is enough.
     if (!this.fits(line.length * 3)) return this.own(Buffer.from(line, 'utf8'));
@@ -91,6 +94,7 @@ export class LogWriter {
    * a string: no text to build, encode and collect for a line whose pieces are bytes already.
    */
   writeWith(most: number, fill: (buf: Buffer, at: number) => number): boolean {
+    this.gather();
     if (this.pending + most > this.maxPending) return this.drop();
     if (!this.fits(most)) {
       const own = Buffer.allocUnsafe(most);
@@ -98,6 +102,28 @@ export class LogWriter {
     }
     this.used = fill(this.cur, this.used);
     return this.added();
+  }
+
+  /**
+   * Says that lines are kept aside by their writer, to be written by `gather` (with write or writeWith)
+   * at the last moment: just before the next write is taken, at a flush, and before any line given
+   * directly, so every line keeps its place. A write is scheduled as for a line given.
+   *
+   * A server that logs every request uses it to make its lines a batch at a time, in one loop, instead
+   * of one at a time between the requests' own work: run between requests, the line's code and the
+   * bytes it copies have left the caches, and the same line costs several times what it costs in a loop.
+   */
+  writeLater(gather: () => void): void {
+    this.gatherer = gather;
+    if (!this.writing && !this.scheduled) this.schedule();
+  }
+
+  /** Has the lines kept aside written in now. */
+  private gather(): void {
+    const gather = this.gatherer;
+    if (gather === undefined) return;
+    this.gatherer = undefined;
+    gather();
   }
 
   private drop(): boolean {
@@ -169,6 +195,7 @@ export class LogWriter {
 
   /** Takes up to maxWrite bytes of waiting lines (at least one buffer), after a warning when lines were dropped since the last one. */
   private take(): void {
+    this.gather();
     this.seal();
     const taken: Buffer[] = [];
     let bytes = 0;
@@ -239,7 +266,7 @@ export class LogWriter {
     }
     if (!err) this.failing = false;
     if (this.chunk !== undefined || this.used + this.readyBytes >= this.minWrite || this.waiters.length || (this.dropped > this.reported && !this.failing)) this.next();
-    else if (this.used || this.ready.length) this.schedule();
+    else if (this.used || this.ready.length || this.gatherer) this.schedule();
     else this.next(); // nothing waiting: resolves flush() callers
   };
 }

@@ -117,6 +117,9 @@ function writeLatency(buf: Buffer, at: number, ms: number): number {
 // The most bytes a latency takes: String() of any number is at most 25 characters ("-1.2345678901234567e-308").
 const MAX_LATENCY_BYTES = 25;
 
+// Lines kept aside for the stdout writer at most, before they are made at once (see requestLogger).
+const QUEUED_LINES = 1024;
+
 /**
  * An observer that writes one line per finished request; a 5xx nobody asked for is a warning, and a
  * health check is a debug line (a container probe every few seconds would fill the log at info).
@@ -127,6 +130,10 @@ const MAX_LATENCY_BYTES = 25;
  * masked once per distinct value, the path before it is cut (the line's own scrubbing could not
  * recognise a key percent-encoded, or cut in two); the key label is the key's mask, made once per key;
  * the rest is the mock's own words.
+ *
+ * Into the stdout writer, a request only notes its line's pieces (its level, time, id and latency, and
+ * the two runs of bytes it shares with the lines around it), and the lines are made when the writer
+ * gathers them for a write, up to QUEUED_LINES at a time, in one loop (LogWriter.writeLater).
  */
 export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adminToken'> = { keys: [] }): RequestObserver {
   const scrub = secretScrubber(configSecrets(config), { json: false });
@@ -154,11 +161,29 @@ export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adm
     retryCount: undefined as number | undefined,
     bytes: Buffer.alloc(0) as Buffer,
   };
-  // The line being written: its level's head, its millisecond, its id and latency.
+  // The line being written: its level's head, its millisecond, its id and latency, and its two runs.
   let head = HEAD.info;
   let millis = 0;
   let id = '';
   let latency = 0;
+  let routeBytes: Buffer = route.bytes;
+  let outcomeBytes: Buffer = outcome.bytes;
+  /** Makes a line of these pieces the next to fill; returns the most bytes it can take. */
+  const prepare = (lineHead: Buffer, time: number, lineId: string, lineLatency: number, lineRoute: Buffer, lineOutcome: Buffer): number => {
+    const second = Math.floor(time / 1000);
+    if (second !== lastSecond) {
+      lastSecond = second;
+      secondBytes = bytes(new Date(second * 1000).toISOString().slice(0, -4));
+    }
+    head = lineHead;
+    millis = time - second * 1000;
+    id = lineId;
+    latency = lineLatency;
+    routeBytes = lineRoute;
+    outcomeBytes = lineOutcome;
+    // An id escaped as JSON takes at most 6 bytes a character (\u0001); any other piece is bytes already.
+    return head.length + secondBytes.length + 3 + AFTER_TIME.length + 6 * id.length + 2 + routeBytes.length + LATENCY.length + MAX_LATENCY_BYTES + outcomeBytes.length;
+  };
   const fill = (buf: Buffer, start: number): number => {
     buf.set(head, start);
     let at = start + head.length;
@@ -171,24 +196,29 @@ export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adm
     at += AFTER_TIME.length;
     const idEnd = writePlainString(buf, at, id);
     at = idEnd < 0 ? at + buf.write(str(id), at, 'utf8') : idEnd;
-    buf.set(route.bytes, at);
-    at += route.bytes.length;
+    buf.set(routeBytes, at);
+    at += routeBytes.length;
     buf.set(LATENCY, at);
     at = writeLatency(buf, at + LATENCY.length, latency);
-    buf.set(outcome.bytes, at);
-    return at + outcome.bytes.length;
+    buf.set(outcomeBytes, at);
+    return at + outcomeBytes.length;
+  };
+  // The lines kept aside: per line, four pieces (head, id, and the two runs) and two numbers (time, latency).
+  const pieces: (Buffer | string)[] = new Array<Buffer | string>(4 * QUEUED_LINES).fill('');
+  const numbers = new Float64Array(2 * QUEUED_LINES);
+  let queued = 0;
+  const gather = (): void => {
+    const count = queued;
+    queued = 0;
+    for (let k = 0; k < count; k++) {
+      const most = prepare(pieces[4 * k] as Buffer, numbers[2 * k]!, pieces[4 * k + 1] as string, numbers[2 * k + 1]!, pieces[4 * k + 2] as Buffer, pieces[4 * k + 3] as Buffer);
+      writer!.writeWith(most, fill);
+    }
   };
   let scratch: Buffer = Buffer.alloc(1024);
   return (r) => {
     const level = r.status >= 500 && !r.fault ? 'warn' : r.status < 400 && findOperation(r.operation)?.probe ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
-    // The record's own time: the line and the journal entry of a request say the same millisecond.
-    const now = r.time;
-    const second = Math.floor(now / 1000);
-    if (second !== lastSecond) {
-      lastSecond = second;
-      secondBytes = bytes(new Date(second * 1000).toISOString().slice(0, -4));
-    }
     if (r.method !== route.method || r.path !== route.path || r.operation !== route.operation || r.status !== route.status || route.bytes.length === 0) {
       route.method = r.method;
       route.path = r.path;
@@ -221,16 +251,20 @@ export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adm
         ',"msg":"request"}\n',
       ].join(''));
     }
-    head = HEAD[level];
-    millis = now - second * 1000;
-    id = r.requestId;
-    latency = r.latencyMs;
-    // An id escaped as JSON takes at most 6 bytes a character (\u0001); any other piece is bytes already.
-    const most = head.length + secondBytes.length + 3 + AFTER_TIME.length + 6 * id.length + 2 + route.bytes.length + LATENCY.length + MAX_LATENCY_BYTES + outcome.bytes.length;
+    // The record's own time: the line and the journal entry of a request say the same millisecond.
     if (writer) {
-      writer.writeWith(most, fill);
+      if (queued === QUEUED_LINES) gather();
+      const k = queued++;
+      pieces[4 * k] = HEAD[level];
+      pieces[4 * k + 1] = r.requestId;
+      pieces[4 * k + 2] = route.bytes;
+      pieces[4 * k + 3] = outcome.bytes;
+      numbers[2 * k] = r.time;
+      numbers[2 * k + 1] = r.latencyMs;
+      if (k === 0) writer.writeLater(gather);
       return;
     }
+    const most = prepare(HEAD[level], r.time, r.requestId, r.latencyMs, route.bytes, outcome.bytes);
     if (scratch.length < most) scratch = Buffer.alloc(Math.max(most, scratch.length * 2));
     stream.write(scratch.toString('utf8', 0, fill(scratch, 0)));
   };

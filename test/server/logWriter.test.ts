@@ -111,6 +111,56 @@ test('LogWriter: lines written as bytes (writeWith) and as text keep their order
     assert.is(writer.dropped, 0);
   }));
 
+test('LogWriter: lines kept aside (writeLater) keep their place among lines given directly, and flush writes them', () =>
+  withLogFile(async (fd, file) => {
+    const writer = new LogWriter(fd, { minWrite: 4096, maxWrite: 8192 });
+    const expected: string[] = [];
+    let aside: string[] = [];
+    let gathered = 0;
+    const gather = () => {
+      gathered++;
+      const lines = aside;
+      aside = [];
+      for (const line of lines) writer.write(`${line}\n`);
+    };
+    // The last two lines are kept aside, for the flush to gather.
+    for (let i = 0; i < 3002; i++) {
+      const line = JSON.stringify({ n: i, text: i % 700 === 5 ? 'z'.repeat(9000) : `${i}` });
+      expected.push(line);
+      if (i % 7 === 3) writer.write(`${line}\n`);
+      else {
+        aside.push(line);
+        writer.writeLater(gather);
+      }
+    }
+    await new Promise<void>((resolve) => writer.flush(() => resolve()));
+    assert.equal(readFileSync(file, 'utf8').split('\n').slice(0, -1), expected);
+    assert.is(aside.length, 0);
+    // Once before each direct line (each follows lines kept aside), and once at the flush.
+    assert.is(gathered, expected.filter((_, i) => i % 7 === 3).length + 1);
+    assert.is(writer.dropped, 0);
+  }));
+
+test('LogWriter: lines kept aside go out without a flush, and past its bound are dropped and counted', () =>
+  withLogFile(async (fd, file) => {
+    const writer = new LogWriter(fd, { maxPending: 1000 });
+    const line = '{"n":"x"}\n'; // 10 bytes
+    writer.writeLater(() => {
+      for (let i = 0; i < 200; i++) writer.write(line);
+    });
+    // No flush: the writer gathers them for its next write, and the dropped ones get their warning.
+    const deadline = Date.now() + 5000;
+    let lines: string[] = [];
+    while (lines.length < 101 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    }
+    assert.is(writer.dropped, 100);
+    assert.is(lines.length, 101);
+    assert.is(lines.filter((l) => l === '{"n":"x"}').length, 100);
+    assert.is((JSON.parse(lines.find((l) => l.includes('dropped'))!) as { dropped: number }).dropped, 100);
+  }));
+
 test('LogWriter: a line written as bytes past its bound is dropped and counted, never written', () =>
   withLogFile(async (fd, file) => {
     const writer = new LogWriter(fd, { maxPending: 1000 });

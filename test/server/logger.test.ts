@@ -216,7 +216,8 @@ test('request lines written as bytes into the stdout writer are the lines writte
       // A line longer than the writer's buffer.
       { ...base, model: 'm'.repeat(10_000), fault: 'status=503', errorCode: 'x', latencyMs: 12345.5 },
       { ...base, status: 500, latencyMs: 1.234, retryCount: 3 },
-      ...Array.from({ length: 500 }, (_, i) => ({ ...base, requestId: `req_${i}`, latencyMs: i / 4 })),
+      // More lines than the logger keeps aside before it makes them, across changes of the second.
+      ...Array.from({ length: 2500 }, (_, i) => ({ ...base, requestId: `req_${i}`, latencyMs: i / 4, time: base.time + i * 7 })),
     ];
     for (const r of records) {
       toFile(r);
@@ -229,6 +230,24 @@ test('request lines written as bytes into the stdout writer are the lines writte
     assert.is(written.length, records.length);
     assert.equal(written.map(untimed), text.lines.map(untimed));
     assert.not.ok(written.join('\n').includes(SECRET));
+  }));
+
+test('into the stdout writer, request lines come before any line logged after them, and a flush writes them', () =>
+  withLogFile(async (fd, file) => {
+    const logger = createLogger({ logLevel: 'info', keys: KEYS }, new LogWriter(fd));
+    const log = requestLogger(logger, { keys: KEYS });
+    for (let i = 0; i < 3; i++) log(requestRecord({ requestId: `req_${i}` }));
+    logger.info({ signal: 'SIGTERM' }, 'shutting down');
+    log(requestRecord({ requestId: 'req_3' }));
+    await flushLogger(logger);
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { reqId?: string; msg: string });
+    assert.equal(
+      lines.map((l) => l.reqId ?? l.msg),
+      ['req_0', 'req_1', 'req_2', 'shutting down', 'req_3'],
+    );
   }));
 
 test('--log-level: warn drops request lines of successful requests; silent drops everything', async () => {
