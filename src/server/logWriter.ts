@@ -47,7 +47,9 @@ export class LogWriter {
   private chunk: Buffer | undefined;
   private chunkLines = 0;
   private writing = false;
+  /** A call of `next` is pending: at most one ever is (`timer` when it waits, else an immediate). */
   private scheduled = false;
+  private timer: NodeJS.Timeout | undefined;
   /** The last write failed for good (EPIPE): no warning is written into an output that is gone. */
   private failing = false;
   private waiters: (() => void)[] = [];
@@ -171,7 +173,7 @@ export class LogWriter {
   private schedule(): void {
     this.scheduled = true;
     if (this.used + this.readyBytes >= this.minWrite || this.waiters.length) setImmediate(this.next);
-    else setTimeout(this.next, this.delayMs).unref();
+    else this.timer = setTimeout(this.next, this.delayMs).unref();
   }
 
   /** Calls `done` once every queued line has been written (or dropped). */
@@ -181,8 +183,11 @@ export class LogWriter {
     else {
       this.waiters.push(() => done());
       // At once, not after the gathering delay: that timer does not keep the process alive, and a
-      // process that flushes before it exits has nothing else that does.
-      if (!this.writing) {
+      // process that flushes before it exits has nothing else that does. A wait pending is cut short,
+      // not doubled: two pending calls would each start a write, and go on scheduling one another.
+      if (!this.writing && (!this.scheduled || this.timer !== undefined)) {
+        clearTimeout(this.timer);
+        this.timer = undefined;
         this.scheduled = true;
         setImmediate(this.next);
       }
@@ -224,9 +229,11 @@ export class LogWriter {
   }
 
   private readonly next = (): void => {
-    this.scheduled = false;
-    if (this.writing) return;
+    this.timer = undefined;
+    // Lines a gather adds while they are taken schedule no other call: they go out with this write.
+    this.scheduled = true;
     if (this.chunk === undefined) this.take();
+    this.scheduled = false;
     if (this.chunk === undefined) {
       const waiters = this.waiters;
       this.waiters = [];
@@ -250,7 +257,7 @@ export class LogWriter {
       if (err.code === 'EAGAIN' || err.code === 'EBUSY') {
         // The output is full: try again shortly; new lines queue up to the bound meanwhile.
         this.scheduled = true;
-        setTimeout(this.next, this.retryMs).unref();
+        this.timer = setTimeout(this.next, this.retryMs).unref();
         return;
       }
       // The output is gone (EPIPE, closed): the lines of this write are lost, and counted.

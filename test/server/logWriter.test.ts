@@ -161,6 +161,38 @@ test('LogWriter: lines kept aside go out without a flush, and past its bound are
     assert.is((JSON.parse(lines.find((l) => l.includes('dropped'))!) as { dropped: number }).dropped, 100);
   }));
 
+test('LogWriter: lines kept aside steadily go out one write per wait, and a flush cuts a wait short without doubling it', () =>
+  withLogFile(async (fd, file) => {
+    const delayMs = 25;
+    const writer = new LogWriter(fd, { delayMs });
+    // As a server logging every request does: a line noted every millisecond, the writer told of them
+    // when the first of a batch is noted, and the batch made when the writer gathers it for a write.
+    let queued = 0;
+    let gathers = 0;
+    let lines = 0;
+    const gather = (): void => {
+      gathers++;
+      for (; queued > 0; queued--) writer.write(`{"n":${lines++}}\n`);
+    };
+    const note = (): void => {
+      if (queued++ === 0) writer.writeLater(gather);
+    };
+    const started = performance.now();
+    const ticker = setInterval(note, 1);
+    for (let i = 0; i < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await new Promise<void>((resolve) => writer.flush(() => resolve()));
+    }
+    clearInterval(ticker);
+    await new Promise<void>((resolve) => writer.flush(() => resolve()));
+    const elapsed = performance.now() - started;
+    // Every write but those a flush brought forward waited its delay (a timer fires at most 1 ms early).
+    assert.ok(gathers <= elapsed / (delayMs - 1) + 3 + 2, `${gathers} writes in ${elapsed.toFixed(0)} ms, at most one per ${delayMs} ms wanted`);
+    const written = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    assert.is(written.length, lines);
+    assert.ok(lines > 100, `${lines} lines`);
+  }));
+
 test('LogWriter: a line written as bytes past its bound is dropped and counted, never written', () =>
   withLogFile(async (fd, file) => {
     const writer = new LogWriter(fd, { maxPending: 1000 });
