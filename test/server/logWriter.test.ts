@@ -190,7 +190,7 @@ test('LogWriter: lines kept aside steadily go out one write per wait, and a flus
     assert.ok(gathers <= elapsed / (delayMs - 1) + 3 + 2, `${gathers} writes in ${elapsed.toFixed(0)} ms, at most one per ${delayMs} ms wanted`);
     const written = readFileSync(file, 'utf8').split('\n').filter(Boolean);
     assert.is(written.length, lines);
-    assert.ok(lines > 100, `${lines} lines`);
+    assert.ok(lines >= 50, `${lines} lines noted`);
   }));
 
 test('LogWriter: a line written as bytes past its bound is dropped and counted, never written', () =>
