@@ -80,7 +80,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   // Per operation, in order: who is calling, may they, what did they send, is a fault asked for,
   // is the body valid, and the answer.
   const perOperation: Step[] = [
-    authenticate(services.keys, config.adminToken),
+    authenticate(services.keys, config),
     rateLimit(services),
     parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget),
     faults(services),

@@ -46,6 +46,7 @@ const ALL_SCOPES = defaultKeys()[0]?.scopes ?? [];
 // A repeatable flag's values as its setting: the one thing the schema cannot say.
 const LISTS: Readonly<Record<string, (values: string[]) => unknown>> = {
   keys: (values) => values.map((key, i) => ({ key, label: `cli-${i + 1}`, scopes: ALL_SCOPES })),
+  allowedHosts: (values) => values,
 };
 
 const num = (flag: string, v: string) => {

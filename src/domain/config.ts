@@ -37,6 +37,8 @@ export interface Config {
   faultHeaders: boolean;
   faultRules: unknown[];
   adminToken?: string;
+  /** Host names the admin API answers to without an admin token, besides the loopback names and the publicUrl host. */
+  allowedHosts: string[];
   journalSize: number;
   /** `memory`, or the Redis URL of the state every instance shares (rate limits, fault rules, journal, video tasks). */
   state: string;

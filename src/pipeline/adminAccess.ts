@@ -1,12 +1,16 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import { ApiError, ERRORS } from '../contract/errors.js';
+import { JSON_TYPE } from './parseBody.js';
 import { STOP, type RequestState } from './steps.js';
 
-// The admin API's rule (docs/faults.md#admin-api, docs/inspector.md#access-and-security): without an admin
-// token, loopback clients only; with one, `Authorization: Bearer TOKEN` from anywhere, or, for a browser
-// (which cannot add that header to a navigation, an EventSource or a media element), the session cookie
-// that opening `/__admin/?token=TOKEN` once sets.
+// The admin API's rule (docs/inspector.md#access-and-security): without an admin token, loopback clients
+// whose Host names this machine (a page on a domain that rebinds to 127.0.0.1 is a loopback client too);
+// with one, `Authorization: Bearer TOKEN` from anywhere, or, for a browser (which cannot add that header to
+// a navigation, an EventSource or a media element), the session cookie that opening `/__admin/?token=TOKEN`
+// once sets. In both modes a web page of another origin can neither change the mock's state nor load an
+// admin answer into itself: browsers say where a request comes from (Origin, Sec-Fetch-Site), and a change
+// must carry a JSON body, no body, or the inspector's own header, none of which a cross-site form can send.
 
 /** True for a peer address on this machine (IPv4 127/8, IPv6 ::1, and IPv4-mapped 127/8). */
 export function isLoopback(address: string | undefined): boolean {
@@ -23,8 +27,98 @@ const same = (sent: string, expected: Buffer): boolean => timingSafeEqual(sha256
 /** The header the inspector page sends with every call: a cross-site form cannot set it, and a cross-origin fetch that sets it needs a preflight the mock never allows. */
 export const ADMIN_HEADER = 'x-uam-admin';
 
-/** Methods that only read: no same-origin check for them (their answers are not readable cross-origin: the mock sends no CORS headers). */
+/** Methods that only read: they need no Origin match (their answers are not readable cross-origin: the mock sends no CORS headers). */
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** What the admin rule is made of: the configuration's admin token, public URL and allowed host names. */
+export interface AdminRule {
+  readonly adminToken?: string | undefined;
+  readonly publicUrl?: string | undefined;
+  readonly allowedHosts?: readonly string[] | undefined;
+}
+
+/** The host name of a Host header, lower case, without its port (`[::1]` keeps its brackets, as a URL's hostname does). */
+export function hostName(host: string): string {
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '');
+  return name.toLowerCase();
+}
+
+/** True for a host name that can only mean this machine: `localhost`, an address of 127/8, `[::1]`. */
+export function isLoopbackName(name: string): boolean {
+  if (name === 'localhost' || name === '[::1]') return true;
+  const parts = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(name);
+  return parts !== null && parts.slice(1).every((p) => Number(p) <= 255);
+}
+
+/**
+ * The Host check of loopback trust: true when a Host names this machine, the host of `--public-url`, or a
+ * name of `--allowed-host` (`*.NAME`: any subdomain of NAME). A name a DNS server can point at 127.0.0.1
+ * (DNS rebinding) is none of them, unless the user listed it.
+ */
+export function hostCheck(publicUrl: string | undefined, allowed: readonly string[] = []): (host: string | undefined) => boolean {
+  const exact = new Set(allowed.filter((a) => !a.startsWith('*.')).map((a) => a.toLowerCase()));
+  const suffixes = allowed.filter((a) => a.startsWith('*.')).map((a) => a.slice(1).toLowerCase());
+  if (publicUrl) exact.add(new URL(publicUrl).hostname.toLowerCase());
+  return (host) => {
+    // No Host at all is HTTP/1.0 from a script: a browser always sends one.
+    if (host === undefined) return true;
+    const name = hostName(host);
+    return isLoopbackName(name) || exact.has(name) || suffixes.some((s) => name.endsWith(s) && name.length > s.length);
+  };
+}
+
+const FOREIGN_HOST = new ApiError(ERRORS.ADMIN_FORBIDDEN, {
+  message:
+    'The admin API and the inspector answer only requests addressed to this machine by a loopback name (localhost, 127.0.0.1, [::1]), the host of --public-url, or a name given with --allowed-host NAME: a web page on a domain that resolves to 127.0.0.1 (DNS rebinding) must not read the journal. Reach the mock by one of those names, or start it with --allowed-host NAME.',
+});
+const CROSS_SITE = new ApiError(ERRORS.ADMIN_FORBIDDEN, {
+  message:
+    "A request from a web page of another origin may not reach the admin API: its Origin or Sec-Fetch-Site says it is not this server's own page. Scripts and SDKs, which send no Origin, are not affected.",
+});
+const NOT_JSON = new ApiError(ERRORS.UNSUPPORTED_CONTENT_TYPE, {
+  message: `A change through the admin API takes a JSON body (Content-Type: application/json) or no body; a form or text body is what a cross-site page can send, so it is refused. The inspector page sends ${ADMIN_HEADER}: 1 instead.`,
+});
+
+/**
+ * A page's origin is this server's when it is the origin the request was addressed to (`http://` or, behind
+ * a TLS proxy, `https://` and the Host), or the origin of `--public-url` (a proxy that rewrites Host).
+ */
+function ownOrigin(origin: string, host: string | undefined, publicOrigin: string | undefined): boolean {
+  return origin === publicOrigin || (host !== undefined && (origin === `http://${host}` || origin === `https://${host}`));
+}
+
+/**
+ * True when a browser says the request comes from a page of another origin and it may not reach the admin
+ * API: a change (any method but GET, HEAD, OPTIONS) with a foreign Origin, or any request whose
+ * Sec-Fetch-Site is another site or origin, unless it is a top-level navigation (a link to the inspector
+ * followed from elsewhere). This is the fetch-metadata resource isolation policy; a client that sends
+ * neither header (curl, the SDKs, a script) is not a browser page and is never refused here.
+ */
+function fromForeignPage(ctx: Context, publicOrigin: string | undefined): boolean {
+  const { headers, method } = ctx.req;
+  const origin = headers.origin;
+  const safe = SAFE.has(method ?? '');
+  if (origin !== undefined && !safe && !ownOrigin(origin, headers.host, publicOrigin)) return true;
+  const site = headers['sec-fetch-site'];
+  if (site === undefined || site === 'same-origin' || site === 'none') return false;
+  return !(safe && headers['sec-fetch-mode'] === 'navigate');
+}
+
+/** True for a change whose body a cross-site form or no-cors fetch could have sent: a body that is not JSON, without the inspector's header. */
+function simpleBody(ctx: Context): boolean {
+  const { headers, method } = ctx.req;
+  if (SAFE.has(method ?? '') || headers[ADMIN_HEADER] === '1') return false;
+  const type = headers['content-type'];
+  if (type !== undefined) return !JSON_TYPE.test(type);
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** The checks every admin request passes in both modes, before its credentials are looked at. */
+function browserChecks(ctx: Context, publicOrigin: string | undefined): void {
+  if (fromForeignPage(ctx, publicOrigin)) throw CROSS_SITE;
+  if (simpleBody(ctx)) throw NOT_JSON;
+}
 
 const LOOPBACK_ONLY = new ApiError(ERRORS.ADMIN_FORBIDDEN, {
   message: 'The admin API answers only clients on the same machine. Start the server with --admin-token TOKEN and send Authorization: Bearer TOKEN to use it from elsewhere.',
@@ -80,10 +174,15 @@ function fromThisOrigin(ctx: Context): boolean {
  * (STOP). The cookie's value is an HMAC of the token under a key made when the server starts: it is not
  * the token, cannot be made without it, and no cookie of an earlier run opens a later one.
  */
-export function adminAccess(adminToken: string | undefined): (ctx: Context, state: RequestState) => void | typeof STOP {
+export function adminAccess(rule: AdminRule = {}): (ctx: Context, state: RequestState) => void | typeof STOP {
+  const { adminToken, publicUrl } = rule;
+  const publicOrigin = publicUrl ? new URL(publicUrl).origin : undefined;
   if (adminToken === undefined) {
+    const hostAllowed = hostCheck(publicUrl, rule.allowedHosts);
     return (ctx) => {
       if (!isLoopback(ctx.req.socket.remoteAddress)) throw LOOPBACK_ONLY;
+      if (!hostAllowed(ctx.req.headers.host)) throw FOREIGN_HOST;
+      browserChecks(ctx, publicOrigin);
     };
   }
   const token = sha256(adminToken);
@@ -91,6 +190,7 @@ export function adminAccess(adminToken: string | undefined): (ctx: Context, stat
   const sessionDigest = sha256(session);
   return (ctx, state) => {
     const { headers, method } = ctx.req;
+    browserChecks(ctx, publicOrigin);
     if (state.operation?.id === 'admin.inspector') {
       const sent = queryToken(ctx.req.url ?? '');
       if (sent !== undefined) {

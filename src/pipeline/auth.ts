@@ -2,7 +2,7 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import { findKey } from '../domain/keys.js';
 import type { KeyState } from '../domain/keys.js';
 import type { Step } from './steps.js';
-import { adminAccess } from './adminAccess.js';
+import { adminAccess, type AdminRule } from './adminAccess.js';
 
 // The admin rule (loopback, the admin token, the inspector's session cookie) lives in adminAccess.ts.
 export { isLoopback } from './adminAccess.js';
@@ -37,12 +37,12 @@ export function checkKey(keys: readonly KeyState[], authorization: string | unde
  * Checks the bearer key of operations that need one (or the admin rule) and counts the request against
  * the key. A key found before the request reached Koa (the server's early 401 check) is taken as found.
  */
-export function authenticate(keys: readonly KeyState[], adminToken?: string): Step {
+export function authenticate(keys: readonly KeyState[], admin: AdminRule = {}): Step {
   if (!keys.length) throw new Error('auth: at least one API key must be configured');
-  const admin = adminAccess(adminToken);
+  const adminRule = adminAccess(admin);
   return function authenticate(ctx, state) {
     const op = state.operation!;
-    if (op.auth === 'admin') return admin(ctx, state);
+    if (op.auth === 'admin') return adminRule(ctx, state);
     if (op.auth === 'key') {
       const key = state.key ?? checkKey(keys, ctx.req.headers.authorization);
       if (key instanceof ApiError) return key;

@@ -4,7 +4,8 @@ import type { BodyBudget } from '../domain/bodyBudget.js';
 import { readBody } from './readBody.js';
 import type { Step } from './steps.js';
 
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+/** A JSON media type: `application/json` or any `application/...+json`, with or without parameters. */
+export const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 // Fatal: bytes that are not UTF-8 are an error, never silently replaced by U+FFFD.
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

@@ -131,6 +131,7 @@ const EVERY_FIELD: Complete<Config> = {
   faultHeaders: false,
   faultRules: [],
   adminToken: 'admin-token',
+  allowedHosts: ['dev.test'],
   journalSize: 1,
   state: 'redis://127.0.0.1:6379',
   mediaCache: { entries: 1, bytes: 1 },

@@ -3,9 +3,9 @@
 // .ci/run installs it). Without one, these tests print one line saying so and are skipped.
 // INSPECTOR_SCREENSHOTS=1 also writes docs/inspector-*.png (the pictures in docs/inspector.md).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { test } from 'uvu';
@@ -13,17 +13,7 @@ import * as assert from 'uvu/assert';
 import { loadLimits } from '../../src/domain/limits.js';
 import { ROOT } from '../../src/lib/paths.js';
 import { startMockServer, type MockServer } from '../../src/server/programmatic.js';
-
-/** The system's Chromium: the first of these names on PATH. */
-export function findChromium(): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
-      const file = join(dir, name);
-      if (dir && existsSync(file)) return file;
-    }
-  }
-  return undefined;
-}
+import { CHROMIUM_ARGS, findChromium } from './chromium.js';
 
 /** The little of the page's DOM the checks read (functions run in the page: the CSP forbids string evaluation). */
 interface Win {
@@ -51,7 +41,6 @@ interface PlayerWin {
   readonly document: { querySelector(selector: string): Player };
 }
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const SHOTS = process.env.INSPECTOR_SCREENSHOTS === '1';
 const executable = findChromium();
 
@@ -93,7 +82,7 @@ if (!executable) {
     mock = await startMockServer();
     client = new OpenAI({ baseURL: mock.openaiBaseURL, apiKey: mock.apiKey, maxRetries: 0 });
     profile = mkdtempSync(join(tmpdir(), 'uam-chromium-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: executable, headless: true, args: ARGS, viewport: { width: 1280, height: 800 } });
+    context = await chromium.launchPersistentContext(profile, { executablePath: executable, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
     page.on('console', (msg) => {

@@ -128,7 +128,7 @@ test('a forged, stale or misplaced cookie is refused: 403 for the page, the feed
   });
 });
 
-test('a change with the cookie must come from the page: its Origin and x-uam-admin: 1; bearer scripts are unaffected', () =>
+test('a change with the cookie must come from the page: its Origin and x-uam-admin: 1; bearer scripts need no header', () =>
   withLoggedMock(async (mock) => {
     const { cookie } = await login(mock.url);
     const host = new URL(mock.url).host;
@@ -149,7 +149,9 @@ test('a change with the cookie must come from the page: its Origin and x-uam-adm
       200,
       'no Origin: the header suffices',
     );
-    assert.is((await add({ origin: 'http://evil.example' }, TOKEN)).status, 201, 'a bearer script is not held to the page rule');
+    assert.is((await add({}, TOKEN)).status, 201, 'a bearer script (no Origin) needs no x-uam-admin');
+    // A foreign Origin says a page sent it: no page of another origin may change state, whatever it holds.
+    assert.is((await add({ origin: 'http://evil.example' }, TOKEN)).status, 403, 'a bearer call from a foreign page');
   }));
 
 test('the token never reaches the request log: not from a login, a wrong login, or a bearer call', () =>

@@ -85,7 +85,7 @@ export function securitySchemes(): Record<string, Json> {
       type: 'http',
       scheme: 'bearer',
       description:
-        'The admin API is separate from the API keys. Without `--admin-token` it answers clients on the same machine (loopback) with no credentials; with `--admin-token TOKEN` it requires `Authorization: Bearer TOKEN` from every client, or the session cookie a browser gets by opening `/__admin/?token=TOKEN` once (see docs/inspector.md). Anyone else gets a 403.',
+        'The admin API is separate from the API keys. Without `--admin-token` it answers clients on the same machine (loopback) with no credentials, when they address it by a loopback name, the `--public-url` host or an `--allowed-host` name (against DNS rebinding); with `--admin-token TOKEN` it requires `Authorization: Bearer TOKEN` from every client, or the session cookie a browser gets by opening `/__admin/?token=TOKEN` once (see docs/inspector.md). Anyone else gets a 403, and so does a change sent by a web page of another origin.',
       ...EXTENSION,
     },
   };
