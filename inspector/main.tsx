@@ -27,6 +27,15 @@ function FilterBar({ entries, filters, set }: { entries: Entry[]; filters: Filte
   const all = (values: string[]): [string, string][] => values.map((v) => [v, v]);
   return (
     <div class="filters" role="group" aria-label="Filters">
+      <label class="filter search">
+        <span>Search</span>
+        <input
+          type="search"
+          value={filters.text}
+          placeholder="request id, model, key or a word of the body"
+          onInput={(e) => set({ ...filters, text: (e.target as HTMLInputElement).value })}
+        />
+      </label>
       <Select label="Operation" value={filters.operation} options={[['', 'all'], ...all(ops)]} onChange={(operation) => set({ ...filters, operation })} />
       <Select
         label="Status"
@@ -47,7 +56,7 @@ function FilterBar({ entries, filters, set }: { entries: Entry[]; filters: Filte
         ]}
         onChange={(fault) => set({ ...filters, fault })}
       />
-      {(filters.operation || filters.status || filters.key || filters.fault) && (
+      {(filters.operation || filters.status || filters.key || filters.fault || filters.text) && (
         <button type="button" class="link" onClick={() => set(NO_FILTERS)}>
           Clear filters
         </button>

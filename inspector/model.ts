@@ -40,8 +40,23 @@ export interface Filters {
   status: string;
   key: string;
   fault: string;
+  /** Words searched for in the request id, model, key label, path and request body, in any case. */
+  text: string;
 }
-export const NO_FILTERS: Filters = { operation: '', status: '', key: '', fault: '' };
+export const NO_FILTERS: Filters = { operation: '', status: '', key: '', fault: '', text: '' };
+
+/**
+ * Whether an entry holds every word of a search: in its request id (the client's x-request-id, when it
+ * sent a safe one), model, key label, path or request body (as the journal keeps it: masked, its first
+ * records.maxBodyChars). So a person finds the one request their test sent among hundreds, by its id or
+ * by a word of its prompt.
+ */
+export function textMatches(e: Entry, text: string): boolean {
+  const words = text.toLowerCase().split(/\s+/).filter(Boolean);
+  if (!words.length) return true;
+  const haystack = [e.requestId, e.model, e.keyLabel, e.path, e.request?.body].filter(Boolean).join('\n').toLowerCase();
+  return words.every((w) => haystack.includes(w));
+}
 
 /** The status class a filter names: `2xx`, `4xx`, `5xx`, `0` (no response), or one exact status. */
 export function statusMatches(status: number, wanted: string): boolean {
@@ -57,7 +72,8 @@ export function chainMatches(chain: Chain, f: Filters): boolean {
       (!f.operation || e.operation === f.operation) &&
       statusMatches(e.status, f.status) &&
       (!f.key || e.keyLabel === f.key) &&
-      (!f.fault || (f.fault === 'any' ? Boolean(e.fault) : f.fault === 'none' ? !e.fault : (e.fault ?? '').includes(f.fault))),
+      (!f.fault || (f.fault === 'any' ? Boolean(e.fault) : f.fault === 'none' ? !e.fault : (e.fault ?? '').includes(f.fault))) &&
+      textMatches(e, f.text),
   );
 }
 

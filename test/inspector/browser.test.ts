@@ -353,6 +353,28 @@ if (!executable) {
     await page.getByRole('button', { name: 'Clear filters' }).click();
   });
 
+  test('the search box finds one request among many by its x-request-id, or by a word of its prompt', async () => {
+    await listed(() =>
+      client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'plain' }] }, { headers: { 'x-request-id': 'ci-run-7-find-me' } }),
+    );
+    await listed(() => ask('Describe a pelican on a bicycle'));
+    await listed(() => ask('Describe a heron'));
+    const search = page.getByLabel('Search');
+    const only = async (text: string, expected: RegExp) => {
+      await search.fill(text);
+      await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length === 1);
+      await rows().first().click();
+      assert.match(await page.locator('.detail').innerText(), expected);
+    };
+    await only('ci-run-7-find-me', /ci-run-7-find-me/);
+    await only('PELICAN bicycle', /pelican on a bicycle/);
+    await search.fill('no request says this');
+    await page.getByText('No request matches the filters.').waitFor();
+    await only('heron', /a heron/);
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    assert.is(await search.inputValue(), '');
+  });
+
   test('a media download opens as the image itself', async () => {
     const res = await client.images.generate({ model: 'dall-e-3', prompt: 'a lighthouse at dusk', size: '1024x1024' });
     assert.is((await fetch(res.data![0]!.url!)).status, 200);
