@@ -6,7 +6,7 @@ import { FaultRules, RuleError } from '../domain/faults/rules.js';
 import { Journal } from '../domain/journal.js';
 import { ResponseBodies } from '../domain/responseBodies.js';
 import { keyStates } from '../domain/keys.js';
-import { checkLimits, loadLimits } from '../domain/limits.js';
+import { checkLimits, loadLimits, type Limits } from '../domain/limits.js';
 import { MediaStore } from '../domain/mediaStore.js';
 import { MemoryState } from '../domain/state/memory.js';
 import { RedisState } from '../domain/state/redis.js';
@@ -40,7 +40,7 @@ function faultRulesOf(config: Config, schemas: SchemaRegistry): FaultRules {
 }
 
 /** The state the pipeline and the admin API use: this instance's own objects, or Redis shared by many. */
-function stateOf(config: Config, schemas: SchemaRegistry, parts: Pick<Services, 'rateLimits' | 'faultRules' | 'journal' | 'videoTasks'>, clock: Clock): StateStore {
+function stateOf(config: Config, schemas: SchemaRegistry, parts: Pick<Services, 'rateLimits' | 'faultRules' | 'journal' | 'videoTasks'>, clock: Clock, limits: Limits): StateStore {
   if (config.state === 'memory') return new MemoryState(parts.rateLimits, parts.faultRules, parts.journal, parts.videoTasks);
   return new RedisState({
     url: config.state,
@@ -49,6 +49,7 @@ function stateOf(config: Config, schemas: SchemaRegistry, parts: Pick<Services, 
     checker: () => faultRulesOf({ ...config, faultRules: [] }, schemas),
     journalSize: config.journalSize,
     secrets: configSecrets(config),
+    healthPingMs: limits.state.healthPingMs,
   });
 }
 
@@ -65,7 +66,7 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   };
   return {
     ...parts,
-    state: stateOf(config, schemas, parts, clock),
+    state: stateOf(config, schemas, parts, clock, limits),
     responseBodies: new ResponseBodies(config.journalSize, configSecrets(config)),
     config,
     schemas,

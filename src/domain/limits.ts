@@ -37,6 +37,7 @@ export interface Limits {
     maxStreamEventChars: number;
     maxHeldResponseBytes: number;
   };
+  readonly state: { healthPingMs: number };
   readonly images: { defaultSize: string; defaultQuality: string; defaultStyle: string };
   readonly imageEdit: { maxWidth: number; maxHeight: number };
   readonly video: { defaultDuration: number; defaultResolution: string; fps: number; tasksKept: number };

@@ -6,13 +6,14 @@ const HEALTHY = JSON.stringify({ status: 'ok' });
 
 /**
  * GET /__health: 200 `{"status":"ok"}` while the server accepts requests (no key, never faulted).
- * With shared state (Redis) it also says which instance answered; while Redis cannot be reached it is a
- * 503 with the reason, so a load balancer stops sending this instance requests it could only refuse.
- * It reads the client's connection state: a probe never waits on Redis. With logging to stdout, `log.dropped`
- * counts the log lines dropped because nobody read stdout fast enough (0 while it keeps up).
+ * With shared state (Redis) it also says which instance answered; while Redis cannot be reached, or does
+ * not answer a PING within `state.healthPingMs` (stopped or hung: its connection stays open), it is a 503
+ * with the reason, so a load balancer stops sending this instance requests it could only refuse. In
+ * memory it waits on nothing. With logging to stdout, `log.dropped` counts the log lines dropped because
+ * nobody read stdout fast enough (0 while it keeps up).
  */
-export const health: Handler = ({ services }) => {
-  const state = services.state.health();
+export const health: Handler = async ({ services }) => {
+  const state = await services.state.health();
   const dropped = services.logDropped?.();
   if (state.kind === 'memory') return { kind: 'json', body: typeof dropped === 'number' ? `{"status":"ok","log":{"dropped":${dropped}}}` : HEALTHY };
   const { ok, reason, instance, unrecorded } = state;

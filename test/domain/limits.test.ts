@@ -40,6 +40,7 @@ const EVERY_FIELD: Limits = {
     maxStreamEventChars: 1,
     maxHeldResponseBytes: 1,
   },
+  state: { healthPingMs: 1 },
   images: { defaultSize: '1024x1024', defaultQuality: 'hd', defaultStyle: 'natural' },
   imageEdit: { maxWidth: 1, maxHeight: 1 },
   video: { defaultDuration: 8, defaultResolution: '768x768', fps: 1, tasksKept: 1 },

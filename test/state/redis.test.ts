@@ -159,12 +159,30 @@ if (!bin) {
     assert.is((await get(b.url, '/video-provider/generate/vid_nosuchtask')).status, 404);
   });
 
+  t('Redis stopped, not killed (SIGSTOP): /__health turns 503 and says why, within its PING wait; on SIGCONT it is ok again', async () => {
+    const { healthPingMs } = a.services.limits.state;
+    assert.is((await get(a.url, '/__health', null)).status, 200);
+    redis.pause();
+    try {
+      // The connection is still open and ready: only the missing answer tells.
+      const health = await get(a.url, '/__health', null);
+      assert.is(health.status, 503);
+      assert.is(health.json.status, 'unavailable');
+      assert.match(health.json.reason, new RegExp(`^Redis at redis://127\\.0\\.0\\.1:\\d+ did not answer a PING within ${healthPingMs} ms`));
+      assert.is((await get(b.url, '/__health', null)).status, 503, 'each instance asks for itself');
+    } finally {
+      redis.resume();
+    }
+    assert.is((await get(a.url, '/__health', null)).status, 200);
+    assert.is((await get(b.url, '/__health', null)).json.status, 'ok');
+  });
+
   t('Redis away: 503 state_unavailable, /__health 503 with the reason, lost journal records counted; back: recovery', async () => {
     const client = new Redis(redis.url);
     await client.set('uam:marker', '1');
     await client.quit();
     await redis.stop('SIGKILL');
-    for (let i = 0; i < 100 && a.services.state.health().ok; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && (await a.services.state.health()).ok; i++) await new Promise((r) => setTimeout(r, 20));
     const limited = await get(a.url, '/v1/me', LIMITED);
     assert.is(limited.status, 503);
     assert.is(limited.json.error.code, 'state_unavailable');

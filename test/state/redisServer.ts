@@ -79,6 +79,16 @@ export class TestRedis {
     await exited;
   }
 
+  /** Stops the process without ending it (SIGSTOP): its connections stay open, and nothing answers on them. */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** Lets a paused process go on (SIGCONT): it answers what was sent to it meanwhile. */
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   async dispose(): Promise<void> {
     await this.stop();
     rmSync(this.dir, { recursive: true, force: true });

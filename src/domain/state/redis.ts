@@ -77,6 +77,8 @@ export interface RedisStateOptions {
   readonly secrets: readonly string[];
   readonly prefix?: string;
   readonly instance?: string;
+  /** How long the health check waits for a PING's answer (`state.healthPingMs` of fixtures/limits.json). */
+  readonly healthPingMs: number;
 }
 
 /**
@@ -404,15 +406,34 @@ export class RedisState implements StateStore {
     });
   }
 
-  health(): StateHealth {
-    const ok = this.redis.status === 'ready';
-    return {
+  /**
+   * Whether Redis answers now. A connection that is not ready says so at once; a ready one is asked a PING,
+   * since a Redis that is stopped (SIGSTOP) or hung keeps its connection open and only its silence tells.
+   * The probe waits at most `healthPingMs`, so it answers within a probe's own timeout either way.
+   */
+  async health(): Promise<StateHealth> {
+    const view = (reason?: string): StateHealth => ({
       kind: 'redis',
-      ok,
-      ...(ok ? {} : { reason: `Redis at ${this.where} is ${this.redis.status}: ${this.lastError}` }),
+      ok: reason === undefined,
+      ...(reason === undefined ? {} : { reason }),
       instance: this.instance,
       unrecorded: this.unrecorded,
-    };
+    });
+    if (this.redis.status !== 'ready') return view(`Redis at ${this.where} is ${this.redis.status}: ${this.lastError}`);
+    const limit = this.options.healthPingMs;
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<'silent'>((resolve) => {
+      timer = setTimeout(resolve, limit, 'silent');
+    });
+    try {
+      const answer = await Promise.race([this.redis.ping(), silent]);
+      if (answer === 'silent') return view(`Redis at ${this.where} did not answer a PING within ${limit} ms: it is stopped, hung or overloaded`);
+      return view();
+    } catch (err) {
+      return view(`Redis at ${this.where} did not answer a PING: ${(err as Error)?.message ?? String(err)}`);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {

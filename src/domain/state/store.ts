@@ -74,7 +74,7 @@ export interface StateStore {
   /** The task after counting this poll; undefined when there is none. */
   pollVideo(id: string): Maybe<VideoTask | undefined>;
 
-  health(): StateHealth;
+  health(): Maybe<StateHealth>;
   /** Resolves true once shared state answers, false after `timeoutMs` (absent in memory: always ready). */
   ready?(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
