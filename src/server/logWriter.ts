@@ -21,8 +21,10 @@ interface Chunk {
 }
 
 /**
- * Log lines written to a file descriptor asynchronously, in batches: every line given in one turn of the
- * event loop goes out in one write(2), off the request path. The lines waiting are bounded: when the
+ * Log lines written to a file descriptor asynchronously, in batches, off the request path: lines wait until
+ * `minWrite` bytes (64 KiB) have gathered or `delayMs` (20 ms) has passed, then go out in one write(2), and
+ * at most one write (or one wait for it) is pending at a time, so a server logging every request writes
+ * about once per delay, not once per turn of the event loop. The lines waiting are bounded: when the
  * output cannot keep up (a pipe nobody reads), a new line past the bound is dropped and counted, and a
  * warning with the count is written as soon as the output takes lines again. Nothing is lost silently.
  *
