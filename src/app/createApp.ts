@@ -11,7 +11,7 @@ import { faults } from '../pipeline/faults.js';
 import { handle } from '../pipeline/handle.js';
 import { parseBody } from '../pipeline/parseBody.js';
 import { rateLimit } from '../pipeline/rateLimit.js';
-import { beginResponse, openHead, reportRequest, requestIdFor, type RequestObserver } from '../pipeline/requestContext.js';
+import { beginResponse, openHead, reportRequest, requestIdFor, type Reporting, type RequestObserver } from '../pipeline/requestContext.js';
 import { responder } from '../pipeline/respond.js';
 import { pathOfUrl, routeTable } from '../pipeline/route.js';
 import { requestState, runSteps, type Step } from '../pipeline/steps.js';
@@ -82,16 +82,17 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const perOperation: Step[] = [
     authenticate(services.keys, config.adminToken),
     rateLimit(services),
-    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget),
+    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget, services.limits.messages.maxQuotedChars),
     faults(services),
     ...(relay ? [relay.step(check, handle(services))] : [check, handle(services)]),
   ];
-  const respond = responder(config.timeouts.stallMaxMs, hooks.streamTimers, config.timeouts.streamMaxMs);
-  const routes = routeTable(boundOperations);
+  const respond = responder(services.limits.records, config.timeouts.stallMaxMs, hooks.streamTimers, config.timeouts.streamMaxMs);
+  const routes = routeTable(boundOperations, services.limits.messages.maxPathChars);
   const observers: RequestObserver[] = [...(hooks.observers ?? []), (record) => services.state.append(record), (record) => services.responseBodies.keep(record)];
   // With shared state the journal is in Redis; this instance's own journal then records only while an
   // inspector follows it, so the live feed still carries the requests this instance answers.
   if (services.state.kind !== 'memory') observers.push((record) => services.journal.listening && services.journal.record(record));
+  const reporting: Reporting = { observers, maxModelChars: services.limits.records.maxModelChars };
 
   // Every request, in order: its id and security headers (requestContext), the error envelope around
   // everything after (errors), the operation (exact map, else the router: 404 or 405), the per-operation
@@ -124,7 +125,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
       state.release?.();
       // An answer Koa writes after this (or none, the connection gone) carries the request's headers too.
       if (!ctx.res.headersSent) openHead(ctx.res, state);
-      reportRequest(observers, ctx.req, path ?? ctx.path, state, ctx.status, started, ctx.res);
+      reportRequest(reporting, ctx.req, path ?? ctx.path, state, ctx.status, started, ctx.res);
     }
   };
 
@@ -138,7 +139,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     beginResponse(state);
     state.responseBody = sendError(res, state, err);
     try {
-      reportRequest(observers, req, path, state, err.status, started, res);
+      reportRequest(reporting, req, path, state, err.status, started, res);
     } catch (thrown) {
       report(thrown, { method: req.method ?? '', url: req.url ?? '', requestId: state.requestId });
     }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { findOperation } from '../contract/operations.js';
 import { isRecipe, type TextRecipe } from '../contract/reply.js';
 import { CompletionText } from '../text/wire.js';
-import { loadLimits } from './limits.js';
+import { packageLimits } from './limits.js';
 import { scrubPath, secretScrubber } from './secrets.js';
 
 /** What is known about one finished request; observers (journal, log) receive it. */
@@ -575,7 +575,7 @@ const {
   maxResponseBodyChars: MAX_RESPONSE_CHARS,
   maxStreamEvents: MAX_EVENTS,
   maxStreamEventChars: MAX_EVENT_CHARS,
-} = loadLimits().records;
+} = packageLimits().records;
 // Headers that carry a credential: their value is never kept.
 const CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'set-cookie', 'ocp-apim-subscription-key', 'x-goog-api-key']);
 // How many inspector pages may watch the journal at once: a guard on the server's work per request (each

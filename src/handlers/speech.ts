@@ -50,7 +50,7 @@ export const cloudSpeech: Handler = async ({ body, headers, services }) => {
   if (!format) {
     throw new ApiError(ERRORS.UNSUPPORTED_OUTPUT_FORMAT, {
       param: 'X-Microsoft-OutputFormat',
-      message: `Unsupported X-Microsoft-OutputFormat '${formatName.slice(0, 64)}'. Supported: ${Object.keys(speech.outputFormats).join(', ')}.`,
+      message: `Unsupported X-Microsoft-OutputFormat '${formatName.slice(0, services.limits.messages.maxQuotedChars)}'. Supported: ${Object.keys(speech.outputFormats).join(', ')}.`,
     });
   }
   let text = body.text as string;

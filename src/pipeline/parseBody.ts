@@ -80,8 +80,11 @@ function parseJson(bytes: Buffer, maxDepth: number): { text: string; value: unkn
   }
 }
 
-/** Reads the JSON body of operations that take one: content type, encoding and size are checked first. */
-export function parseBody(limitBytes: number, maxDepth: number, budget: BodyBudget): Step {
+/**
+ * Reads the JSON body of operations that take one: content type, encoding and size are checked first.
+ * `maxQuotedChars` (messages.maxQuotedChars of fixtures/limits.json): how much of a refused Content-Type the 415 quotes.
+ */
+export function parseBody(limitBytes: number, maxDepth: number, budget: BodyBudget, maxQuotedChars: number): Step {
   return async function parseBody(ctx, state) {
     if (!state.operation!.requestSchema) return;
     const headers = ctx.req.headers;
@@ -96,7 +99,9 @@ export function parseBody(limitBytes: number, maxDepth: number, budget: BodyBudg
     const type = headers['content-type'] ?? '';
     if (!JSON_TYPE.test(type)) {
       return new ApiError(ERRORS.UNSUPPORTED_CONTENT_TYPE, {
-        message: type ? `Content-Type must be 'application/json', but got '${type.slice(0, 64)}'.` : "The request has no Content-Type; send 'Content-Type: application/json'.",
+        message: type
+          ? `Content-Type must be 'application/json', but got '${type.slice(0, maxQuotedChars)}'.`
+          : "The request has no Content-Type; send 'Content-Type: application/json'.",
       });
     }
     // A large body waits for room in the budget before a byte of it is read; the room is given back when

@@ -11,6 +11,12 @@ type HeadOf = { _header: string };
 /** Something that wants to see each finished request. */
 export type RequestObserver = (record: RequestRecord) => void;
 
+/** Who is told of each finished request, and the bound of what a record quotes of it (services.limits.records), set once per app. */
+export interface Reporting {
+  readonly observers: readonly RequestObserver[];
+  readonly maxModelChars: number;
+}
+
 // An incoming id is kept only when it is plainly safe to echo; anything else is replaced.
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -76,7 +82,7 @@ export function openHead(res: ServerResponse, state: RequestState): void {
  * So too the response's body (the JSON text written, or the binary body) and a stream's events.
  */
 export function reportRequest(
-  observers: readonly RequestObserver[],
+  { observers, maxModelChars }: Reporting,
   req: IncomingMessage,
   path: string,
   state: RequestState,
@@ -102,7 +108,7 @@ export function reportRequest(
     fault: state.fault,
     stream: state.stream,
     retryCount: Number.isFinite(retry) ? retry : undefined,
-    model: typeof model === 'string' ? model.slice(0, 128) : undefined,
+    model: typeof model === 'string' ? model.slice(0, maxModelChars) : undefined,
     // References (no copy): the text or bytes sent and a stream's events; the journal bounds and masks them.
     responseBody: state.responseBody,
     sse: state.sse,

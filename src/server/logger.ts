@@ -3,11 +3,14 @@ import type pinoModule from 'pino';
 import type { Config } from '../domain/config.js';
 import type { ErrorSink } from '../pipeline/errors.js';
 import type { RequestObserver } from '../pipeline/requestContext.js';
-import { loadLimits } from '../domain/limits.js';
+import type { Limits } from '../domain/limits.js';
 import { configSecrets, scrubPath, secretScrubber } from '../domain/secrets.js';
 import { findOperation } from '../contract/operations.js';
 import { LogWriter, stdoutWriter } from './logWriter.js';
 import { memo } from '../lib/memo.js';
+
+/** The bounds of a log line: the records fields of fixtures/limits.json (services.limits). */
+export type LogBounds = Pick<Limits['records'], 'maxPathChars'>;
 
 /** The structured logger of the server (pino). */
 export type Logger = pinoModule.Logger;
@@ -38,9 +41,6 @@ const REDACT = [
   '*.token',
   '*.adminToken',
 ];
-
-// A line longer than this is a sign of an attack or a bug, not useful to read: paths are cut before it.
-const MAX_PATH = loadLimits().records.maxPathChars;
 
 /**
  * Stdout, written in batches off the request path (LogWriter): when nobody reads it, lines past 16 MiB
@@ -135,13 +135,15 @@ const QUEUED_LINES = 1024;
  * the two runs of bytes it shares with the lines around it), and the lines are made when the writer
  * gathers them for a write, up to QUEUED_LINES at a time, in one loop (LogWriter.writeLater).
  */
-export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adminToken'> = { keys: [] }): RequestObserver {
+export function requestLogger(logger: Logger, records: LogBounds, config: Pick<Config, 'keys' | 'adminToken'> = { keys: [] }): RequestObserver {
+  // A line longer than this is a sign of an attack or a bug, not useful to read: paths are cut before it.
+  const maxPath = records.maxPathChars;
   const scrub = secretScrubber(configSecrets(config), { json: false });
   const stream = (logger as unknown as Record<symbol, LogDestination>)[pino().symbols.streamSym]!;
   const writer = stream instanceof LogWriter ? stream : undefined;
   const pathText = memo(1024, (raw) => {
     const path = scrubPath(raw, scrub);
-    return str(path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}...` : path);
+    return str(path.length > maxPath ? `${path.slice(0, maxPath)}...` : path);
   });
   const clientText = memo(256, (v) => str(scrub(v)));
   const plain = memo(256, str);
@@ -271,9 +273,10 @@ export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adm
 }
 
 /** An error sink that logs unexpected errors with their stack (for the operator; clients never see it). */
-export function errorLogger(logger: Logger): ErrorSink {
+export function errorLogger(logger: Logger, records: LogBounds): ErrorSink {
+  const maxPath = records.maxPathChars;
   return (err, where) => {
-    logger.error({ err, reqId: where.requestId ?? null, method: where.method, path: where.url.split('?')[0]!.slice(0, MAX_PATH) }, 'unexpected error');
+    logger.error({ err, reqId: where.requestId ?? null, method: where.method, path: where.url.split('?')[0]!.slice(0, maxPath) }, 'unexpected error');
   };
 }
 

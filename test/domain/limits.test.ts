@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkLimits, loadLimits, type Limits } from '../../src/domain/limits.js';
+import { checkLimits, loadLimits, packageLimits, type Limits } from '../../src/domain/limits.js';
 import { FIXTURES_DIR, SCHEMAS_DIR } from '../../src/lib/paths.js';
 import { assertSchema, schemas } from '../helpers.js';
 
@@ -39,7 +39,10 @@ const EVERY_FIELD: Limits = {
     maxStreamEvents: 1,
     maxStreamEventChars: 1,
     maxHeldResponseBytes: 1,
+    maxModelChars: 1,
   },
+  messages: { maxQuotedChars: 1, maxPathChars: 1, maxReasonChars: 1 },
+  proxyReport: { maxRequests: 1, maxBodyChars: 1 },
   images: { defaultSize: '1024x1024', defaultQuality: 'hd', defaultStyle: 'natural' },
   imageEdit: { maxWidth: 1, maxHeight: 1 },
   video: { defaultDuration: 8, defaultResolution: '768x768', fps: 1, tasksKept: 1 },
@@ -75,6 +78,12 @@ function differences(schemaNode: SchemaNode, value: unknown, path = ''): string[
 
 test('fixtures/limits.json matches schemas/limits.json, and loadLimits reads it as it is', () => {
   assert.equal(checkLimits(loadLimits(), schemas()), readFixture());
+});
+
+test('packageLimits, where the mock reads its limits, gives the file checked, read once per schema registry', () => {
+  const limits = packageLimits(schemas());
+  assert.equal(limits, readFixture());
+  assert.is(packageLimits(schemas()), limits, 'one reading for every server of the process');
 });
 
 test('a limits file that is not JSON stops the load with the file named and what to do, not a bare parse error', () => {
