@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { findOperation } from '../contract/operations.js';
 import { isRecipe, type TextRecipe } from '../contract/reply.js';
 import { CompletionText } from '../text/wire.js';
+import { flattenString as flat } from '../lib/internals.js';
 import { packageLimits } from './limits.js';
 import { scrubPath, secretScrubber } from './secrets.js';
 
@@ -329,16 +330,6 @@ function headerText(headers: RequestDetail['headers']): string {
     if (value !== undefined) parts.push(name, ': ', Array.isArray(value) ? value.join(', ') : String(value), '\n');
   }
   return parts.join('');
-}
-
-/**
- * The same text, flattened. A text built by `+` (Node's header block, the JSON of an answer) is a tree of
- * its pieces in V8, and holding it holds every piece: a hundred requests' worth of small objects for the
- * garbage collector to copy. Converting a string to a number makes V8 flatten it in place, into one piece.
- */
-function flat<T>(value: T): T {
-  if (typeof value === 'string') Number(value);
-  return value;
 }
 
 function headersFromText(text: string): Record<string, string> {

@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestRecord } from '../domain/journal.js';
+import { writtenHead } from '../lib/internals.js';
 import type { RequestState } from './steps.js';
 
 export type { RequestRecord } from '../domain/journal.js';
-
-// Node keeps the header block it wrote for a response (an internal field since Node 0.x, still there in 24).
-type HeadOf = { _header: string };
 
 /** Something that wants to see each finished request. */
 export type RequestObserver = (record: RequestRecord) => void;
@@ -94,6 +92,7 @@ export function reportRequest(
   const retry = Number.parseInt(req.headers['x-stainless-retry-count'] as string, 10);
   const model = state.body?.model;
   const hint = Number(state.error?.headers['retry-after-ms']);
+  const head = res && writtenHead(res);
   const record: RequestRecord = {
     requestId: state.requestId,
     time: Date.now(),
@@ -116,12 +115,9 @@ export function reportRequest(
     ...(Number.isFinite(hint) ? { retryAfterMs: hint } : {}),
     ...(state.violations?.length ? { violations: state.violations } : {}),
     request: { headers: req.headers, body: state.raw },
-    // The header block Node wrote (read by the journal only when the entry is read), else the headers set so far.
-    ...(res
-      ? typeof (res as unknown as Partial<HeadOf>)._header === 'string'
-        ? { responseHead: (res as unknown as HeadOf)._header }
-        : { responseHeaders: res.getHeaders() }
-      : {}),
+    // The header block Node wrote (read by the journal only when the entry is read), else the headers set
+    // so far (before the head is written, or where Node keeps no block).
+    ...(res ? (head !== undefined ? { responseHead: head } : { responseHeaders: res.getHeaders() }) : {}),
   };
   for (const observe of observers) observe(record);
 }

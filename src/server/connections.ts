@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { http } from '../lib/cjs.js';
+import { closeAfter } from '../lib/internals.js';
 import type { Duplex } from 'node:stream';
 import { ApiError, ERRORS, type ErrorTemplate } from '../contract/errors.js';
 import type { Limits } from '../domain/limits.js';
@@ -60,15 +61,6 @@ export function rawErrorResponse(t: ErrorTemplate): string {
 // would be written and rehashed on every request.
 const IN_FLIGHT = Symbol('inFlight');
 type Tracked = Duplex & { [IN_FLIGHT]?: ServerResponse | undefined };
-
-/**
- * Makes a response the last on its connection: Node then writes `Connection: close` with its own
- * headers, after those the mock sets, and closes the connection once it is sent (as for an HTTP/1.0
- * client). Setting the header instead would put it first and make the answer's head a progressive one.
- */
-function closeAfter(res: ServerResponse): void {
-  res.shouldKeepAlive = false;
-}
 
 /**
  * Keeps track of a server's connections and their in-flight responses, so that HTTP-level errors get

@@ -54,7 +54,7 @@ export function stdoutDestination(): LogWriter {
 export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminToken'>, destination: LogDestination): Logger {
   const scrub = secretScrubber(configSecrets(config));
   const make = pino();
-  return make(
+  const logger = make(
     {
       level: config.logLevel,
       base: undefined,
@@ -65,7 +65,13 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminTo
     },
     destination,
   );
+  destinations.set(logger, destination);
+  return logger;
 }
+
+// Each logger's destination, as createLogger was given it: requestLogger writes its lines there itself.
+// (pino keeps it under a symbol of its own, which no documentation promises.)
+const destinations = new WeakMap<Logger, LogDestination>();
 
 const str = (v: string | undefined | null): string => (v == null ? 'null' : JSON.stringify(v));
 
@@ -125,8 +131,9 @@ const QUEUED_LINES = 1024;
  * health check is a debug line (a container probe every few seconds would fill the log at info).
  *
  * The line is the one pino would write for these fields, written here as bytes and handed straight to
- * the logger's destination: no object to serialise, no redaction pass, no scrubbing regex over the line,
- * and, into the stdout writer, no string at all. What a client chose (the path, the model name) is
+ * the logger's destination (the one createLogger was given: `logger` must be made by createLogger): no
+ * object to serialise, no redaction pass, no scrubbing regex over the line, and, into the stdout writer,
+ * no string at all. What a client chose (the path, the model name) is
  * masked once per distinct value, the path before it is cut (the line's own scrubbing could not
  * recognise a key percent-encoded, or cut in two); the key label is the key's mask, made once per key;
  * the rest is the mock's own words.
@@ -139,7 +146,8 @@ export function requestLogger(logger: Logger, records: LogBounds, config: Pick<C
   // A line longer than this is a sign of an attack or a bug, not useful to read: paths are cut before it.
   const maxPath = records.maxPathChars;
   const scrub = secretScrubber(configSecrets(config), { json: false });
-  const stream = (logger as unknown as Record<symbol, LogDestination>)[pino().symbols.streamSym]!;
+  const stream = destinations.get(logger);
+  if (!stream) throw new Error('requestLogger writes to the destination of a logger made by createLogger');
   const writer = stream instanceof LogWriter ? stream : undefined;
   const pathText = memo(1024, (raw) => {
     const path = scrubPath(raw, scrub);

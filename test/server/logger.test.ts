@@ -120,6 +120,9 @@ test('health checks are logged at debug, so a container probe does not fill the 
       ['warn', 503],
     ],
   );
+  // Lines go to the destination createLogger was given, known without reading pino's own fields: a logger
+  // made elsewhere is refused at once, not written to through a field pino may rename.
+  assert.throws(() => requestLogger(logger.child({}), RECORDS), /a logger made by createLogger/);
 });
 
 test('every request line is the line pino writes for its fields, as each field changes and changes back', () => {
