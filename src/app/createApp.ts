@@ -134,7 +134,21 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   app.use(serve);
   const koa = app.callback();
 
-  const refuse = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
+  /**
+   * Answers a request refused by the key check without Koa. It repeats, in this order, what a request
+   * refused by the authenticate step goes through in Koa's lifecycle and serve:
+   * 1. serve's start: the request id (requestIdFor) and the headers every answer carries (beginResponse);
+   * 2. what renderError does for an ApiError there: the envelope and its headers, in one writeHead and
+   *    end (sendError); Koa's own respond is turned off for it there (ctx.respond = false), so Koa adds
+   *    nothing to the answer but what it did to the response before serve ran;
+   * 3. serve's finally: the record for the journal and the log (reportRequest), an observer's failure
+   *    reported as Koa's error path reports one.
+   * It skips what such a request never needs: the Koa context, the route lookup Koa would redo, the
+   * steps after the key check. test/app/createApp.test.ts compares its answers and records with Koa's,
+   * byte for byte, so that a Koa release that changes its lifecycle (headers it adds, the status it
+   * leaves) fails there.
+   */
+  const refuseBeforeKoa = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
     const state = requestState(requestIdFor(req.headers['x-request-id'], services.secrets), op, undefined, err);
     beginResponse(state);
     state.responseBody = sendError(res, state, err);
@@ -155,7 +169,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     const op = url.startsWith('/') ? routes.exact(req.method ?? '', path) : undefined;
     if (op?.auth === 'key') {
       const key = checkKey(services.keys, req.headers.authorization);
-      if (key instanceof ApiError) return refuse(req, res, op, path, key, started);
+      if (key instanceof ApiError) return refuseBeforeKoa(req, res, op, path, key, started);
       (req as CheckedRequest)[CHECKED] = { op, key, path, started };
     }
     void koa(req, res);
