@@ -11,7 +11,7 @@ import { faults } from '../pipeline/faults.js';
 import { handle } from '../pipeline/handle.js';
 import { parseBody } from '../pipeline/parseBody.js';
 import { rateLimit } from '../pipeline/rateLimit.js';
-import { beginResponse, openHead, reportRequest, requestIdFor, type Reporting, type RequestObserver } from '../pipeline/requestContext.js';
+import { beginResponse, openHead, reportRequest, requestIdFor, type IdRule, type Reporting, type RequestObserver } from '../pipeline/requestContext.js';
 import { responder } from '../pipeline/respond.js';
 import { pathOfUrl, routeTable } from '../pipeline/route.js';
 import { requestState, runSteps, type Step } from '../pipeline/steps.js';
@@ -82,7 +82,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const perOperation: Step[] = [
     authenticate(services.keys, config.adminToken),
     rateLimit(services),
-    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget, services.limits.messages.maxQuotedChars),
+    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget, services.limits.messages),
     faults(services),
     ...(relay ? [relay.step(check, handle(services))] : [check, handle(services)]),
   ];
@@ -93,6 +93,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   // inspector follows it, so the live feed still carries the requests this instance answers.
   if (services.state.kind !== 'memory') observers.push((record) => services.journal.listening && services.journal.record(record));
   const reporting: Reporting = { observers, maxModelChars: services.limits.records.maxModelChars };
+  const idRule: IdRule = { maxChars: services.limits.requests.maxRequestIdChars, secrets: services.secrets };
 
   // Every request, in order: its id and security headers (requestContext), the error envelope around
   // everything after (errors), the operation (exact map, else the router: 404 or 405), the per-operation
@@ -100,7 +101,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const serve: Middleware = async function serve(ctx) {
     const checked = (ctx.req as CheckedRequest)[CHECKED];
     const started = checked?.started ?? performance.now();
-    const state = (ctx.state = requestState(requestIdFor(ctx.req.headers['x-request-id'], services.secrets), checked?.op, checked?.key));
+    const state = (ctx.state = requestState(requestIdFor(ctx.req.headers['x-request-id'], idRule), checked?.op, checked?.key));
     beginResponse(state);
     let path = checked?.path;
     try {
@@ -149,7 +150,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
    * leaves) fails there.
    */
   const refuseBeforeKoa = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
-    const state = requestState(requestIdFor(req.headers['x-request-id'], services.secrets), op, undefined, err);
+    const state = requestState(requestIdFor(req.headers['x-request-id'], idRule), op, undefined, err);
     beginResponse(state);
     state.responseBody = sendError(res, state, err);
     try {

@@ -24,6 +24,7 @@ export interface Limits {
     largeBodyBytes: number;
     maxIgnoredFields: number;
     ignoredFieldsHeaderChars: number;
+    maxRequestIdChars: number;
   };
   readonly records: {
     maxPathChars: number;
@@ -38,7 +39,15 @@ export interface Limits {
     maxHeldResponseBytes: number;
     maxModelChars: number;
   };
-  readonly messages: { maxQuotedChars: number; maxPathChars: number; maxReasonChars: number };
+  readonly messages: {
+    maxQuotedChars: number;
+    maxPathChars: number;
+    maxReasonChars: number;
+    maxJsonErrorChars: number;
+    maxEncodingChars: number;
+    maxPacingPartChars: number;
+    maxSsmlValueChars: number;
+  };
   readonly proxyReport: { maxRequests: number; maxBodyChars: number };
   readonly images: { defaultSize: string; defaultQuality: string; defaultStyle: string };
   readonly imageEdit: { maxWidth: number; maxHeight: number };

@@ -98,7 +98,7 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
     kind: 'sse',
     events: chunkEvents(head, result, usage, includeUsage),
     ending: 'done',
-    pacing: controls ? pacingFor(headers, services.config.pacing, services.config.timeouts.streamMaxMs) : services.config.pacing,
+    pacing: controls ? pacingFor(headers, services.config.pacing, services.config.timeouts.streamMaxMs, services.limits.messages.maxPacingPartChars) : services.config.pacing,
     headers: replyHeaders,
   };
 };

@@ -3,6 +3,7 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import type { BodyBudget } from '../domain/bodyBudget.js';
 import { readBody } from './readBody.js';
 import type { Step } from './steps.js';
+import type { Limits } from '../domain/limits.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -59,7 +60,7 @@ function closingQuote(text: string, open: number): number {
 const EXTERNAL_STRING_BYTES = 1024 * 1024;
 
 /** Decodes and parses the body bytes; undefined for an empty body. */
-function parseJson(bytes: Buffer, maxDepth: number): { text: string; value: unknown } {
+function parseJson(bytes: Buffer, maxDepth: number, maxErrorChars: number): { text: string; value: unknown } {
   let text: string;
   try {
     text = bytes.length < EXTERNAL_STRING_BYTES && isAscii(bytes) ? bytes.toString('latin1') : UTF8.decode(bytes);
@@ -76,22 +77,28 @@ function parseJson(bytes: Buffer, maxDepth: number): { text: string; value: unkn
   try {
     return { text, value: JSON.parse(text, text.includes('__proto__') ? noProto : undefined) };
   } catch (err) {
-    throw new ApiError(ERRORS.INVALID_JSON, { message: `The request body is not valid JSON: ${(err as Error).message.slice(0, 120)}.` });
+    throw new ApiError(ERRORS.INVALID_JSON, { message: `The request body is not valid JSON: ${(err as Error).message.slice(0, maxErrorChars)}.` });
   }
 }
 
 /**
  * Reads the JSON body of operations that take one: content type, encoding and size are checked first.
- * `maxQuotedChars` (messages.maxQuotedChars of fixtures/limits.json): how much of a refused Content-Type the 415 quotes.
+ * `messages` (of fixtures/limits.json): how much of a refused Content-Type, Content-Encoding or JSON
+ * parser message the refusal quotes.
  */
-export function parseBody(limitBytes: number, maxDepth: number, budget: BodyBudget, maxQuotedChars: number): Step {
+export function parseBody(
+  limitBytes: number,
+  maxDepth: number,
+  budget: BodyBudget,
+  messages: Pick<Limits['messages'], 'maxQuotedChars' | 'maxEncodingChars' | 'maxJsonErrorChars'>,
+): Step {
   return async function parseBody(ctx, state) {
     if (!state.operation!.requestSchema) return;
     const headers = ctx.req.headers;
     const encoding = headers['content-encoding']?.toLowerCase();
     if (encoding && encoding !== 'identity') {
       return new ApiError(ERRORS.UNSUPPORTED_ENCODING, {
-        message: `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, 32)}). Send the JSON uncompressed.`,
+        message: `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, messages.maxEncodingChars)}). Send the JSON uncompressed.`,
       });
     }
     const declared = Number(headers['content-length']);
@@ -100,7 +107,7 @@ export function parseBody(limitBytes: number, maxDepth: number, budget: BodyBudg
     if (!JSON_TYPE.test(type)) {
       return new ApiError(ERRORS.UNSUPPORTED_CONTENT_TYPE, {
         message: type
-          ? `Content-Type must be 'application/json', but got '${type.slice(0, maxQuotedChars)}'.`
+          ? `Content-Type must be 'application/json', but got '${type.slice(0, messages.maxQuotedChars)}'.`
           : "The request has no Content-Type; send 'Content-Type: application/json'.",
       });
     }
@@ -112,7 +119,7 @@ export function parseBody(limitBytes: number, maxDepth: number, budget: BodyBudg
     }
     // Only the bytes are read (size limit, Content-Length, aborted uploads); decoding and parsing are
     // done here, strictly.
-    const { text, value } = parseJson(await readBody(ctx.req, limitBytes), maxDepth);
+    const { text, value } = parseJson(await readBody(ctx.req, limitBytes), maxDepth, messages.maxJsonErrorChars);
     if (!value || typeof value !== 'object' || Array.isArray(value)) {
       return new ApiError(ERRORS.BODY_NOT_OBJECT, { message: `The request body must be a JSON object, but got ${jsonKind(value)}.` });
     }

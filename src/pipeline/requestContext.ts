@@ -15,19 +15,26 @@ export interface Reporting {
   readonly maxModelChars: number;
 }
 
-// An incoming id is kept only when it is plainly safe to echo; anything else is replaced.
-const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+// An incoming id is kept only when it is plainly safe to echo (and not too long: IdRule); anything else is replaced.
+const SAFE_ID = /^[A-Za-z0-9._:-]+$/;
+
+/** When a client's x-request-id is echoed: at most requests.maxRequestIdChars (fixtures/limits.json), and holding no configured secret. Made once per app. */
+export interface IdRule {
+  readonly maxChars: number;
+  readonly secrets?: { holds(text: string): boolean };
+}
 
 // Ids only need to be unique: a random prefix per process and a counter cost an increment per request.
 const PREFIX = randomBytes(8).toString('hex');
 let issued = 0;
 
 /**
- * The request's id: the client's x-request-id when it is safe to echo, else req_ and 32 hex digits. An id
- * that holds a configured secret is not safe to echo: it is replaced too.
+ * The request's id: the client's x-request-id when it is safe to echo by `rule`, else req_ and 32 hex
+ * digits. An id that holds a configured secret is not safe to echo: it is replaced too. Without a rule
+ * (an answer to no parsed request) the id is always made.
  */
-export function requestIdFor(incoming: string | string[] | undefined, secrets?: { holds(text: string): boolean }): string {
-  if (typeof incoming === 'string' && SAFE_ID.test(incoming) && !secrets?.holds(incoming)) return incoming;
+export function requestIdFor(incoming: string | string[] | undefined, rule?: IdRule): string {
+  if (rule && typeof incoming === 'string' && incoming.length <= rule.maxChars && SAFE_ID.test(incoming) && !rule.secrets?.holds(incoming)) return incoming;
   return `req_${PREFIX}${(issued++).toString(16).padStart(16, '0')}`;
 }
 

@@ -1,7 +1,8 @@
-// What the journal keeps of a request, what a message quotes of one and what the validating proxy's report
-// keeps are set in one place, the records, messages and proxyReport fields of fixtures/limits.json. The
-// documents may state those figures for the reader, but name the field beside each: a figure stated
-// beside a field's name must be that field's value, so the prose cannot drift from the file.
+// What a request may send, what the journal keeps of it, what a message quotes of it and what the validating
+// proxy's report keeps are set in one place, the requests, records, messages and proxyReport fields of
+// fixtures/limits.json. The documents may state those figures for the reader, but name the field beside
+// each: a figure stated beside a field's name must be that field's value, so the prose cannot drift from
+// the file.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -11,11 +12,11 @@ import { loadLimits } from '../../src/domain/limits.js';
 import { ROOT } from '../../src/lib/paths.js';
 
 // The groups whose every field is a bound a user can see, by `group.field`.
-const GROUPS = ['records', 'messages', 'proxyReport'] as const;
+const GROUPS = ['requests', 'records', 'messages', 'proxyReport'] as const;
 const limits = loadLimits();
 const bounds = new Map<string, number>(GROUPS.flatMap((g) => Object.entries(limits[g]).map(([field, value]): [string, number] => [`${g}.${field}`, value])));
-// `messages.` also starts a chat body's path in the documents (messages.0.content): a bound's name starts with max.
-const NAMED = new RegExp(`\\b(?:${GROUPS.join('|')})\\.max[A-Z]\\w*`, 'g');
+// A bound is named `group.field`, the field in camelCase (`messages.0.content`, a chat body's path, is not one).
+const NAMED = new RegExp(`(?<![\\w./-])(?:${GROUPS.join('|')})\\.[a-z]+[A-Z]\\w*`, 'g');
 
 /** The ways a document may write `value`: 8192, 8 KiB, 32 MiB. */
 function spellings(value: number): string[] {
@@ -56,7 +57,7 @@ function namingBlocks(): { where: string; block: string }[] {
   return out.filter(({ block }) => block.match(NAMED));
 }
 
-test('a figure stated beside a records, messages or proxyReport field of fixtures/limits.json is that field value', () => {
+test('a figure stated beside a requests, records, messages or proxyReport field of fixtures/limits.json is that field value', () => {
   let checked = 0;
   for (const { where, block } of namingBlocks()) {
     for (const [name] of block.matchAll(NAMED)) {
@@ -70,7 +71,7 @@ test('a figure stated beside a records, messages or proxyReport field of fixture
   assert.ok(checked >= bounds.size, `the check found the fields named (${checked})`);
 });
 
-test('every records, messages and proxyReport field of fixtures/limits.json is named in the documents', () => {
+test('every requests, records, messages and proxyReport field of fixtures/limits.json is named in the documents', () => {
   const text = namingBlocks()
     .map(({ block }) => block)
     .join('\n');

@@ -27,7 +27,7 @@ const resolved = (node: SchemaNode): SchemaNode => (node.$ref?.startsWith('#/$de
 
 /** Every field of Limits, each with a value the schema accepts (one output format stands for the map of them). */
 const EVERY_FIELD: Limits = {
-  requests: { maxJsonDepth: 1, maxDetails: 1, maxValuesForAllErrors: 1, largeBodyBytes: 1, maxIgnoredFields: 1, ignoredFieldsHeaderChars: 1 },
+  requests: { maxJsonDepth: 1, maxDetails: 1, maxValuesForAllErrors: 1, largeBodyBytes: 1, maxIgnoredFields: 1, ignoredFieldsHeaderChars: 1, maxRequestIdChars: 1 },
   records: {
     maxPathChars: 1,
     maxDetails: 1,
@@ -41,7 +41,7 @@ const EVERY_FIELD: Limits = {
     maxHeldResponseBytes: 1,
     maxModelChars: 1,
   },
-  messages: { maxQuotedChars: 1, maxPathChars: 1, maxReasonChars: 1 },
+  messages: { maxQuotedChars: 1, maxPathChars: 1, maxReasonChars: 1, maxJsonErrorChars: 1, maxEncodingChars: 1, maxPacingPartChars: 1, maxSsmlValueChars: 1 },
   proxyReport: { maxRequests: 1, maxBodyChars: 1 },
   images: { defaultSize: '1024x1024', defaultQuality: 'hd', defaultStyle: 'natural' },
   imageEdit: { maxWidth: 1, maxHeight: 1 },
