@@ -96,7 +96,8 @@ const checked = new WeakMap<SchemaRegistry, Limits>();
  * The package's limits (fixtures/limits.json), checked against schemas/limits.json: the one place the mock
  * reads them. createServices takes them from here into `services.limits`, and passes them on to whoever
  * needs a bound; tools that run without a server (the OpenAPI document, the conformance runner's defaults)
- * call it when they need them, never as a module loads.
+ * call it when they need them. One module still reads it as it loads: journal.ts, for the records bounds
+ * (they belong in the Journal's constructor, from services.limits.records).
  */
 export function packageLimits(schemas: SchemaRegistry = SchemaRegistry.shared()): Limits {
   let limits = checked.get(schemas);
