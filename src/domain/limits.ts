@@ -101,6 +101,12 @@ const checked = new WeakMap<SchemaRegistry, Limits>();
  */
 export function packageLimits(schemas: SchemaRegistry = SchemaRegistry.shared()): Limits {
   let limits = checked.get(schemas);
-  if (!limits) checked.set(schemas, (limits = checkLimits(loadLimits(), schemas)));
+  if (!limits) checked.set(schemas, (limits = deepFreeze(checkLimits(loadLimits(), schemas))));
   return limits;
+}
+
+// Shared by every server of the process: frozen, so none can change another's bounds.
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') for (const child of Object.values(value)) deepFreeze(child);
+  return Object.freeze(value);
 }

@@ -84,6 +84,8 @@ test('packageLimits, where the mock reads its limits, gives the file checked, re
   const limits = packageLimits(schemas());
   assert.equal(limits, readFixture());
   assert.is(packageLimits(schemas()), limits, 'one reading for every server of the process');
+  assert.throws(() => ((limits.records as { maxBodyChars: number }).maxBodyChars = 1), TypeError, 'shared, so frozen');
+  assert.ok(Object.isFrozen(limits.speech.outputFormats[limits.speech.defaultOutputFormat]), 'to the leaves');
 });
 
 test('a limits file that is not JSON stops the load with the file named and what to do, not a bare parse error', () => {
