@@ -11,7 +11,7 @@ import { faults } from '../pipeline/faults.js';
 import { handle } from '../pipeline/handle.js';
 import { parseBody } from '../pipeline/parseBody.js';
 import { rateLimit } from '../pipeline/rateLimit.js';
-import { beginResponse, openHead, reportRequest, requestIdFor, type RequestObserver } from '../pipeline/requestContext.js';
+import { beginResponse, openHead, reportRequest, requestIdFor, type IdRule, type Reporting, type RequestObserver } from '../pipeline/requestContext.js';
 import { responder } from '../pipeline/respond.js';
 import { pathOfUrl, routeTable } from '../pipeline/route.js';
 import { requestState, runSteps, type Step } from '../pipeline/steps.js';
@@ -82,16 +82,18 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const perOperation: Step[] = [
     authenticate(services.keys, config),
     rateLimit(services),
-    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget),
+    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget, services.limits.messages),
     faults(services),
     ...(relay ? [relay.step(check, handle(services))] : [check, handle(services)]),
   ];
-  const respond = responder(config.timeouts.stallMaxMs, hooks.streamTimers, config.timeouts.streamMaxMs);
-  const routes = routeTable(boundOperations);
+  const respond = responder(services.limits.records, config.timeouts.stallMaxMs, hooks.streamTimers, config.timeouts.streamMaxMs);
+  const routes = routeTable(boundOperations, services.limits.messages.maxPathChars);
   const observers: RequestObserver[] = [...(hooks.observers ?? []), (record) => services.state.append(record), (record) => services.responseBodies.keep(record)];
   // With shared state the journal is in Redis; this instance's own journal then records only while an
   // inspector follows it, so the live feed still carries the requests this instance answers.
   if (services.state.kind !== 'memory') observers.push((record) => services.journal.listening && services.journal.record(record));
+  const reporting: Reporting = { observers, maxModelChars: services.limits.records.maxModelChars };
+  const idRule: IdRule = { maxChars: services.limits.requests.maxRequestIdChars, secrets: services.secrets };
 
   // Every request, in order: its id and security headers (requestContext), the error envelope around
   // everything after (errors), the operation (exact map, else the router: 404 or 405), the per-operation
@@ -99,7 +101,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const serve: Middleware = async function serve(ctx) {
     const checked = (ctx.req as CheckedRequest)[CHECKED];
     const started = checked?.started ?? performance.now();
-    const state = (ctx.state = requestState(requestIdFor(ctx.req.headers['x-request-id'], services.secrets), checked?.op, checked?.key));
+    const state = (ctx.state = requestState(requestIdFor(ctx.req.headers['x-request-id'], idRule), checked?.op, checked?.key));
     beginResponse(state);
     let path = checked?.path;
     try {
@@ -124,7 +126,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
       state.release?.();
       // An answer Koa writes after this (or none, the connection gone) carries the request's headers too.
       if (!ctx.res.headersSent) openHead(ctx.res, state);
-      reportRequest(observers, ctx.req, path ?? ctx.path, state, ctx.status, started, ctx.res);
+      reportRequest(reporting, ctx.req, path ?? ctx.path, state, ctx.status, started, ctx.res);
     }
   };
 
@@ -133,12 +135,26 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   app.use(serve);
   const koa = app.callback();
 
-  const refuse = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
-    const state = requestState(requestIdFor(req.headers['x-request-id'], services.secrets), op, undefined, err);
+  /**
+   * Answers a request refused by the key check without Koa. It repeats, in this order, what a request
+   * refused by the authenticate step goes through in Koa's lifecycle and serve:
+   * 1. serve's start: the request id (requestIdFor) and the headers every answer carries (beginResponse);
+   * 2. what renderError does for an ApiError there: the envelope and its headers, in one writeHead and
+   *    end (sendError); Koa's own respond is turned off for it there (ctx.respond = false), so Koa adds
+   *    nothing to the answer but what it did to the response before serve ran;
+   * 3. serve's finally: the record for the journal and the log (reportRequest), an observer's failure
+   *    reported as Koa's error path reports one.
+   * It skips what such a request never needs: the Koa context, the route lookup Koa would redo, the
+   * steps after the key check. test/app/createApp.test.ts compares its answers and records with Koa's,
+   * byte for byte, so that a Koa release that changes its lifecycle (headers it adds, the status it
+   * leaves) fails there.
+   */
+  const refuseBeforeKoa = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
+    const state = requestState(requestIdFor(req.headers['x-request-id'], idRule), op, undefined, err);
     beginResponse(state);
     state.responseBody = sendError(res, state, err);
     try {
-      reportRequest(observers, req, path, state, err.status, started, res);
+      reportRequest(reporting, req, path, state, err.status, started, res);
     } catch (thrown) {
       report(thrown, { method: req.method ?? '', url: req.url ?? '', requestId: state.requestId });
     }
@@ -154,7 +170,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     const op = url.startsWith('/') ? routes.exact(req.method ?? '', path) : undefined;
     if (op?.auth === 'key') {
       const key = checkKey(services.keys, req.headers.authorization);
-      if (key instanceof ApiError) return refuse(req, res, op, path, key, started);
+      if (key instanceof ApiError) return refuseBeforeKoa(req, res, op, path, key, started);
       (req as CheckedRequest)[CHECKED] = { op, key, path, started };
     }
     void koa(req, res);

@@ -6,7 +6,7 @@ import { FaultRules, RuleError } from '../domain/faults/rules.js';
 import { Journal } from '../domain/journal.js';
 import { ResponseBodies } from '../domain/responseBodies.js';
 import { keyStates } from '../domain/keys.js';
-import { checkLimits, loadLimits, type Limits } from '../domain/limits.js';
+import { packageLimits, type Limits } from '../domain/limits.js';
 import { MediaStore } from '../domain/mediaStore.js';
 import { MemoryState } from '../domain/state/memory.js';
 import { RedisState } from '../domain/state/redis.js';
@@ -55,8 +55,9 @@ function stateOf(config: Config, schemas: SchemaRegistry, parts: Pick<Services, 
 
 /** Builds the services of one server from its checked configuration: catalogue, keys, limits, state. */
 export function createServices(config: Config, schemas: SchemaRegistry): Services {
-  // Checked here, at start-up, like the catalogue: a broken fixtures/limits.json stops the server before it listens.
-  const limits = checkLimits(loadLimits(), schemas);
+  // Checked here, at start-up, like the catalogue: a broken fixtures/limits.json stops the server before it
+  // listens. Every bound the server applies comes from these, passed on to whoever needs it.
+  const limits = packageLimits(schemas);
   const clock = systemClock();
   const parts = {
     rateLimits: new RateLimiter(clock),
@@ -67,7 +68,7 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   return {
     ...parts,
     state: stateOf(config, schemas, parts, clock, limits),
-    responseBodies: new ResponseBodies(config.journalSize, configSecrets(config)),
+    responseBodies: new ResponseBodies(limits.records, config.journalSize, configSecrets(config)),
     config,
     schemas,
     catalogue: new Catalogue(schemas),

@@ -50,6 +50,19 @@ export const ERRORS = {
   // Sent as the last event of a stream that runs past timeouts.streamMaxMs (the 200 head is out by then); 504 names what it is.
   STREAM_TIME_LIMIT: { status: 504, type: 'server_error', code: 'stream_time_limit', message: "The stream ran past the server's stream time limit and was ended." },
   STATE_UNAVAILABLE: { status: 503, type: 'server_error', code: 'state_unavailable', message: "The mock's shared state (Redis) cannot be reached; retry shortly." },
+  // Written straight to the socket (src/server/connections.ts): Node's HTTP parser or its timers refused the
+  // request before the app saw it, and the connection is closed after the answer.
+  REQUEST_TIMEOUT: {
+    status: 408,
+    type: 'invalid_request_error',
+    code: 'request_timeout',
+    message: 'The request (headers and body) did not arrive in time; the connection is closed.',
+  },
+  HEADERS_TOO_LARGE: { status: 431, type: 'invalid_request_error', code: 'request_header_fields_too_large', message: 'The request headers are too large.' },
+  CHUNK_EXTENSIONS_TOO_LARGE: { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: 'The chunk extensions of the request body are too large.' },
+  CONNECT_NOT_ALLOWED: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: 'CONNECT is not supported: this server is not a proxy.' },
+  INCOMPLETE_REQUEST: { status: 400, type: 'invalid_request_error', code: 'incomplete_request', message: 'The connection ended before the request was complete.' },
+  MALFORMED_REQUEST: { status: 400, type: 'invalid_request_error', code: 'malformed_request', message: 'The request is not valid HTTP/1.1.' },
 } as const satisfies Record<string, ErrorTemplate>;
 
 /** One violated rule, as listed in the envelope's `details`. */

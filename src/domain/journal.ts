@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { findOperation } from '../contract/operations.js';
 import { isRecipe, type TextRecipe } from '../contract/reply.js';
 import { CompletionText } from '../text/wire.js';
-import { loadLimits } from './limits.js';
+import { flattenString as flat } from '../lib/internals.js';
+import { packageLimits } from './limits.js';
 import { scrubPath, secretScrubber } from './secrets.js';
 
 /** What is known about one finished request; observers (journal, log) receive it. */
@@ -331,16 +332,6 @@ function headerText(headers: RequestDetail['headers']): string {
   return parts.join('');
 }
 
-/**
- * The same text, flattened. A text built by `+` (Node's header block, the JSON of an answer) is a tree of
- * its pieces in V8, and holding it holds every piece: a hundred requests' worth of small objects for the
- * garbage collector to copy. Converting a string to a number makes V8 flatten it in place, into one piece.
- */
-function flat<T>(value: T): T {
-  if (typeof value === 'string') Number(value);
-  return value;
-}
-
 function headersFromText(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of text.split('\n')) {
@@ -575,7 +566,7 @@ const {
   maxResponseBodyChars: MAX_RESPONSE_CHARS,
   maxStreamEvents: MAX_EVENTS,
   maxStreamEventChars: MAX_EVENT_CHARS,
-} = loadLimits().records;
+} = packageLimits().records;
 // Headers that carry a credential: their value is never kept.
 const CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'set-cookie', 'ocp-apim-subscription-key', 'x-goog-api-key']);
 // How many inspector pages may watch the journal at once: a guard on the server's work per request (each

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
+import { SchemaRegistry, schemaId } from '../contract/schemas.js';
 import { toDetails } from '../contract/validation.js';
 import { FIXTURES_DIR } from '../lib/paths.js';
 
@@ -24,6 +24,7 @@ export interface Limits {
     largeBodyBytes: number;
     maxIgnoredFields: number;
     ignoredFieldsHeaderChars: number;
+    maxRequestIdChars: number;
   };
   readonly records: {
     maxPathChars: number;
@@ -36,8 +37,19 @@ export interface Limits {
     maxStreamEvents: number;
     maxStreamEventChars: number;
     maxHeldResponseBytes: number;
+    maxModelChars: number;
   };
   readonly state: { healthPingMs: number };
+  readonly messages: {
+    maxQuotedChars: number;
+    maxPathChars: number;
+    maxReasonChars: number;
+    maxJsonErrorChars: number;
+    maxEncodingChars: number;
+    maxPacingPartChars: number;
+    maxSsmlValueChars: number;
+  };
+  readonly proxyReport: { maxRequests: number; maxBodyChars: number };
   readonly images: { defaultSize: string; defaultQuality: string; defaultStyle: string };
   readonly imageEdit: { maxWidth: number; maxHeight: number };
   readonly video: { defaultDuration: number; defaultResolution: string; fps: number; tasksKept: number };
@@ -51,15 +63,15 @@ export interface Limits {
 }
 
 /**
- * Reads fixtures/limits.json, unchecked: modules read their bounds from it as they load, before any schema is
- * compiled. createServices checks the file with checkLimits at start-up, so a broken one stops the server there.
+ * Reads fixtures/limits.json, unchecked. The mock reads it through packageLimits, checked; tests read it
+ * here to compare with what the mock does.
  */
 export function loadLimits(dir: string = FIXTURES_DIR): Limits {
   const file = join(dir, 'limits.json');
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as Limits;
   } catch (err) {
-    // Read as a module loads, so the process stops here: the first line says which file, and what to do.
+    // Read at start-up, so the process stops here: the first line says which file, and what to do.
     throw new Error(`${file} could not be read as JSON (${(err as Error).message}); restore it from the package, or fix it against schemas/limits.json`);
   }
 }
@@ -76,4 +88,26 @@ export function checkLimits(data: unknown, schemas: SchemaRegistry, file = 'fixt
   const { defaultOutputFormat, outputFormats } = limits.speech;
   if (!Object.hasOwn(outputFormats, defaultOutputFormat)) throw new Error(`${file}: speech.defaultOutputFormat ${defaultOutputFormat} is not one of speech.outputFormats`);
   return limits;
+}
+
+// Checked once per registry: every server of a process (tests build hundreds) shares the one reading.
+const checked = new WeakMap<SchemaRegistry, Limits>();
+
+/**
+ * The package's limits (fixtures/limits.json), checked against schemas/limits.json: the one place the mock
+ * reads them. createServices takes them from here into `services.limits`, and passes them on to whoever
+ * needs a bound; tools that run without a server (the OpenAPI document, the conformance runner's defaults)
+ * call it when they need them. One module still reads it as it loads: journal.ts, for the records bounds
+ * (they belong in the Journal's constructor, from services.limits.records).
+ */
+export function packageLimits(schemas: SchemaRegistry = SchemaRegistry.shared()): Limits {
+  let limits = checked.get(schemas);
+  if (!limits) checked.set(schemas, (limits = deepFreeze(checkLimits(loadLimits(), schemas))));
+  return limits;
+}
+
+// Shared by every server of the process: frozen, so none can change another's bounds.
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') for (const child of Object.values(value)) deepFreeze(child);
+  return Object.freeze(value);
 }

@@ -2,7 +2,7 @@ import { findOperation } from '../contract/operations.js';
 import { isRecipe } from '../contract/reply.js';
 import { Lru } from '../lib/lru.js';
 import type { RequestRecord } from './journal.js';
-import { loadLimits } from './limits.js';
+import type { Limits } from './limits.js';
 import { secretScrubber } from './secrets.js';
 
 /** A response body held for the inspector: its Content-Type and the bytes (or JSON text) the reply had. */
@@ -11,9 +11,6 @@ export interface HeldBody {
   readonly body: Buffer | string;
 }
 
-// The journal keeps a text body's first records.maxResponseBodyChars itself; only longer ones (an image
-// answer's b64_json) are held here. The store's size: records.maxHeldResponseBytes (fixtures/limits.json).
-const { maxResponseBodyChars: JOURNAL_TEXT_CHARS, maxHeldResponseBytes: DEFAULT_MAX_BYTES } = loadLimits().records;
 // Text types are masked when read: a relayed answer or a reply that echoes the prompt may quote a key.
 const TEXT_TYPE = /^(text\/|application\/(?:json|[\w.+-]*\+json|xml|x-ndjson))/i;
 const HEAD_TYPE = /\r\ncontent-type:[ \t]*([^\r]*)/i;
@@ -38,8 +35,18 @@ function contentTypeOf(r: RequestRecord): string | undefined {
 export class ResponseBodies {
   private readonly held: Lru<HeldBody>;
   private readonly scrub: (text: string) => string;
+  // The journal keeps a text body's first records.maxResponseBodyChars itself; only longer ones (an image
+  // answer's b64_json) are held here.
+  private readonly journalTextChars: number;
 
-  constructor(maxEntries: number, secrets: readonly string[] = [], maxBytes = DEFAULT_MAX_BYTES) {
+  /** `records`: the records bounds of fixtures/limits.json (`maxBytes`, the store's size, is records.maxHeldResponseBytes unless given). */
+  constructor(
+    records: Pick<Limits['records'], 'maxResponseBodyChars' | 'maxHeldResponseBytes'>,
+    maxEntries: number,
+    secrets: readonly string[] = [],
+    maxBytes = records.maxHeldResponseBytes,
+  ) {
+    this.journalTextChars = records.maxResponseBodyChars;
     this.held = new Lru<HeldBody>(Math.max(0, maxEntries), maxBytes);
     this.scrub = secretScrubber(secrets, { json: false });
   }
@@ -48,7 +55,7 @@ export class ResponseBodies {
   keep(r: RequestRecord): void {
     const body = r.responseBody;
     // A recipe is recorded only for a text the journal keeps whole (pipeline/respond.ts).
-    if (body === undefined || isRecipe(body) || (typeof body === 'string' && body.length <= JOURNAL_TEXT_CHARS)) return;
+    if (body === undefined || isRecipe(body) || (typeof body === 'string' && body.length <= this.journalTextChars)) return;
     if (r.path.startsWith('/__admin') || findOperation(r.operation)?.probe) return;
     const contentType = contentTypeOf(r) ?? (typeof body === 'string' ? 'application/json; charset=utf-8' : 'application/octet-stream');
     this.held.set(r.requestId, { contentType, body }, typeof body === 'string' ? body.length * 2 : body.length);

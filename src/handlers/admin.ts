@@ -38,7 +38,7 @@ export const addFaultRule: Handler = ({ body, services }) => {
 export const deleteFaultRule: Handler = ({ params, services }) => {
   const id = params.id ?? '';
   return json(services.state.deleteRule(id), (deleted) => {
-    if (!deleted) throw new ApiError(ERRORS.NOT_FOUND, { code: 'rule_not_found', message: `No fault rule with id '${id.slice(0, 64)}'.` });
+    if (!deleted) throw new ApiError(ERRORS.NOT_FOUND, { code: 'rule_not_found', message: `No fault rule with id '${id.slice(0, services.limits.messages.maxQuotedChars)}'.` });
     return { id, deleted: true };
   });
 };

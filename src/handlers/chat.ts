@@ -70,7 +70,10 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
   const ruleId = typeof ruleHeader === 'string' ? ruleHeader : undefined;
   const selected = selectReply(services.replyRules, { messages, model: model.id, ruleId });
   if ('error' in selected) {
-    throw new ApiError(ERRORS.UNKNOWN_REPLY_RULE, { param: RULE_HEADER, message: `No reply rule with id '${selected.ruleId.slice(0, 64)}' (header ${RULE_HEADER}).` });
+    throw new ApiError(ERRORS.UNKNOWN_REPLY_RULE, {
+      param: RULE_HEADER,
+      message: `No reply rule with id '${selected.ruleId.slice(0, services.limits.messages.maxQuotedChars)}' (header ${RULE_HEADER}).`,
+    });
   }
   // The default reply quotes the question: a configured key in it comes back masked, as everywhere else.
   const text = selected.ruleId === DEFAULT_RULE_ID ? services.secrets.text(selected.text) : selected.text;
@@ -95,7 +98,7 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
     kind: 'sse',
     events: chunkEvents(head, result, usage, includeUsage),
     ending: 'done',
-    pacing: controls ? pacingFor(headers, services.config.pacing, services.config.timeouts.streamMaxMs) : services.config.pacing,
+    pacing: controls ? pacingFor(headers, services.config.pacing, services.config.timeouts.streamMaxMs, services.limits.messages.maxPacingPartChars) : services.config.pacing,
     headers: replyHeaders,
   };
 };

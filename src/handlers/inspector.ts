@@ -69,20 +69,25 @@ const mib = (bytes: number): string => `${Number((bytes / 1048576).toFixed(1))} 
  */
 export const responseBody: Handler = ({ params, headers, services }) => {
   const id = params.id ?? '';
+  const { maxQuotedChars } = services.limits.messages;
   const held = services.responseBodies.get(id);
   if (!held) {
     throw new ApiError(ERRORS.NOT_FOUND, {
       code: 'response_body_not_found',
-      message: `No response body is held for request '${id.slice(0, 64)}': only binary and long answers are held, the most recent ${mib(services.limits.records.maxHeldResponseBytes)}.`,
+      message: `No response body is held for request '${id.slice(0, maxQuotedChars)}': only binary and long answers are held, the most recent ${mib(services.limits.records.maxHeldResponseBytes)}.`,
     });
   }
-  return rangedReply(headers, {
-    contentType: held.contentType,
-    body: held.body,
-    headers: BODY_HEADERS,
-    refusalHeaders: BODY_HEADERS,
-    name: `the body of request '${id.slice(0, 64)}'`,
-  });
+  return rangedReply(
+    headers,
+    {
+      contentType: held.contentType,
+      body: held.body,
+      headers: BODY_HEADERS,
+      refusalHeaders: BODY_HEADERS,
+      name: `the body of request '${id.slice(0, maxQuotedChars)}'`,
+    },
+    maxQuotedChars,
+  );
 };
 
 /**

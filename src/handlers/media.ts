@@ -21,7 +21,7 @@ export const serveImage: Handler = ({ params, headers, services }) => {
   if (!sizes.has(params.size ?? '')) throw new ApiError(ERRORS.NOT_FOUND, { message: 'Unknown image size.' });
   const [w, h] = parseSize(params.size!);
   const png = services.media.png(w, h, seedOf(params.file, 'png'));
-  return rangedReply(headers, { contentType: 'image/png', body: png, headers: MEDIA_HEADERS, name: 'this image' });
+  return rangedReply(headers, { contentType: 'image/png', body: png, headers: MEDIA_HEADERS, name: 'this image' }, services.limits.messages.maxQuotedChars);
 };
 
 /** GET /media/videos/:resolution/:duration/:file: the MP4 behind a video task's URL; it takes byte ranges, so that a player can seek. */
@@ -32,5 +32,5 @@ export const serveVideo: Handler = ({ params, headers, services }) => {
   const duration = Number(params.duration);
   if (!resolutions.has(params.resolution ?? '') || !durations.has(duration)) throw new ApiError(ERRORS.NOT_FOUND, { message: 'Unknown video format.' });
   const mp4 = services.media.mp4(params.resolution!, duration, seedOf(params.file, 'mp4'));
-  return rangedReply(headers, { contentType: 'video/mp4', body: mp4, headers: MEDIA_HEADERS, name: 'this video' });
+  return rangedReply(headers, { contentType: 'video/mp4', body: mp4, headers: MEDIA_HEADERS, name: 'this video' }, services.limits.messages.maxQuotedChars);
 };

@@ -50,7 +50,7 @@ export const cloudSpeech: Handler = async ({ body, headers, services }) => {
   if (!format) {
     throw new ApiError(ERRORS.UNSUPPORTED_OUTPUT_FORMAT, {
       param: 'X-Microsoft-OutputFormat',
-      message: `Unsupported X-Microsoft-OutputFormat '${formatName.slice(0, 64)}'. Supported: ${Object.keys(speech.outputFormats).join(', ')}.`,
+      message: `Unsupported X-Microsoft-OutputFormat '${formatName.slice(0, services.limits.messages.maxQuotedChars)}'. Supported: ${Object.keys(speech.outputFormats).join(', ')}.`,
     });
   }
   let text = body.text as string;
@@ -60,7 +60,7 @@ export const cloudSpeech: Handler = async ({ body, headers, services }) => {
   if (SSML_START.test(text.trimStart())) {
     // The XML parser loads on the first SSML request: most clients never send SSML, and start-up stays short.
     const { parseSsml } = await import('../text/ssml.js');
-    const ssml = parseSsml(text);
+    const ssml = parseSsml(text, services.limits.messages.maxSsmlValueChars);
     voice = ssml.voice ?? voice;
     rate = ssml.ratePercent ?? rate;
     pitch = ssml.pitchPercent ?? pitch;

@@ -42,7 +42,8 @@ export const generateVideo: Handler = ({ body, raw, baseUrl, services }) => {
 export const getVideo: Handler = ({ params, services }) => {
   const id = params.id ?? '';
   const answer = (task: VideoTask | undefined): Reply => {
-    if (!task) throw new ApiError(ERRORS.NOT_FOUND, { param: 'id', code: 'task_not_found', message: `No video task with id '${id.slice(0, 64)}'.` });
+    if (!task)
+      throw new ApiError(ERRORS.NOT_FOUND, { param: 'id', code: 'task_not_found', message: `No video task with id '${id.slice(0, services.limits.messages.maxQuotedChars)}'.` });
     return { kind: 'json', body: view(task, services.config.video.progress) };
   };
   // The poll is counted by the state (atomically in Redis, where several instances may serve one task).

@@ -3,6 +3,7 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import type { BodyBudget } from '../domain/bodyBudget.js';
 import { readBody } from './readBody.js';
 import type { Step } from './steps.js';
+import type { Limits } from '../domain/limits.js';
 
 /** A JSON media type: `application/json` or any `application/...+json`, with or without parameters. */
 export const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -60,7 +61,7 @@ function closingQuote(text: string, open: number): number {
 const EXTERNAL_STRING_BYTES = 1024 * 1024;
 
 /** Decodes and parses the body bytes; undefined for an empty body. */
-function parseJson(bytes: Buffer, maxDepth: number): { text: string; value: unknown } {
+function parseJson(bytes: Buffer, maxDepth: number, maxErrorChars: number): { text: string; value: unknown } {
   let text: string;
   try {
     text = bytes.length < EXTERNAL_STRING_BYTES && isAscii(bytes) ? bytes.toString('latin1') : UTF8.decode(bytes);
@@ -77,19 +78,28 @@ function parseJson(bytes: Buffer, maxDepth: number): { text: string; value: unkn
   try {
     return { text, value: JSON.parse(text, text.includes('__proto__') ? noProto : undefined) };
   } catch (err) {
-    throw new ApiError(ERRORS.INVALID_JSON, { message: `The request body is not valid JSON: ${(err as Error).message.slice(0, 120)}.` });
+    throw new ApiError(ERRORS.INVALID_JSON, { message: `The request body is not valid JSON: ${(err as Error).message.slice(0, maxErrorChars)}.` });
   }
 }
 
-/** Reads the JSON body of operations that take one: content type, encoding and size are checked first. */
-export function parseBody(limitBytes: number, maxDepth: number, budget: BodyBudget): Step {
+/**
+ * Reads the JSON body of operations that take one: content type, encoding and size are checked first.
+ * `messages` (of fixtures/limits.json): how much of a refused Content-Type, Content-Encoding or JSON
+ * parser message the refusal quotes.
+ */
+export function parseBody(
+  limitBytes: number,
+  maxDepth: number,
+  budget: BodyBudget,
+  messages: Pick<Limits['messages'], 'maxQuotedChars' | 'maxEncodingChars' | 'maxJsonErrorChars'>,
+): Step {
   return async function parseBody(ctx, state) {
     if (!state.operation!.requestSchema) return;
     const headers = ctx.req.headers;
     const encoding = headers['content-encoding']?.toLowerCase();
     if (encoding && encoding !== 'identity') {
       return new ApiError(ERRORS.UNSUPPORTED_ENCODING, {
-        message: `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, 32)}). Send the JSON uncompressed.`,
+        message: `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, messages.maxEncodingChars)}). Send the JSON uncompressed.`,
       });
     }
     const declared = Number(headers['content-length']);
@@ -97,7 +107,9 @@ export function parseBody(limitBytes: number, maxDepth: number, budget: BodyBudg
     const type = headers['content-type'] ?? '';
     if (!JSON_TYPE.test(type)) {
       return new ApiError(ERRORS.UNSUPPORTED_CONTENT_TYPE, {
-        message: type ? `Content-Type must be 'application/json', but got '${type.slice(0, 64)}'.` : "The request has no Content-Type; send 'Content-Type: application/json'.",
+        message: type
+          ? `Content-Type must be 'application/json', but got '${type.slice(0, messages.maxQuotedChars)}'.`
+          : "The request has no Content-Type; send 'Content-Type: application/json'.",
       });
     }
     // A large body waits for room in the budget before a byte of it is read; the room is given back when
@@ -108,7 +120,7 @@ export function parseBody(limitBytes: number, maxDepth: number, budget: BodyBudg
     }
     // Only the bytes are read (size limit, Content-Length, aborted uploads); decoding and parsing are
     // done here, strictly.
-    const { text, value } = parseJson(await readBody(ctx.req, limitBytes), maxDepth);
+    const { text, value } = parseJson(await readBody(ctx.req, limitBytes), maxDepth, messages.maxJsonErrorChars);
     if (!value || typeof value !== 'object' || Array.isArray(value)) {
       return new ApiError(ERRORS.BODY_NOT_OBJECT, { message: `The request body must be a JSON object, but got ${jsonKind(value)}.` });
     }

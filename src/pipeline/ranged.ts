@@ -21,8 +21,9 @@ export interface RangedBody {
  * that starts past the end is a 416 `range_not_satisfiable` with `Content-Range: bytes *\/size`. Several
  * ranges, another unit or a malformed header get the whole body (see parseByteRange), and so does a
  * request with If-Range: the answer carries no validator, so none can match (RFC 9110 section 13.1.5).
+ * `maxQuotedChars` (messages.maxQuotedChars of fixtures/limits.json): how much of the Range the 416 quotes.
  */
-export function rangedReply(headers: HandlerRequest['headers'], served: RangedBody): Reply {
+export function rangedReply(headers: HandlerRequest['headers'], served: RangedBody, maxQuotedChars: number): Reply {
   const { body, contentType } = served;
   const ok = { ...served.headers, 'accept-ranges': 'bytes' };
   // Node joins a Range header sent twice into one value, with a comma: two ranges, so the whole body.
@@ -30,7 +31,7 @@ export function rangedReply(headers: HandlerRequest['headers'], served: RangedBo
   const range = parseByteRange(asked, body.length);
   if (range === 'unsatisfiable') {
     throw new ApiError(ERRORS.RANGE_NOT_SATISFIABLE, {
-      message: `The range '${asked!.slice(0, 64)}' does not overlap ${served.name}, which is ${body.length} bytes long.`,
+      message: `The range '${asked!.slice(0, maxQuotedChars)}' does not overlap ${served.name}, which is ${body.length} bytes long.`,
       headers: { ...served.refusalHeaders, 'content-range': `bytes */${body.length}` },
     });
   }

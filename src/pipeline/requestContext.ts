@@ -1,29 +1,40 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestRecord } from '../domain/journal.js';
+import { writtenHead } from '../lib/internals.js';
 import type { RequestState } from './steps.js';
 
 export type { RequestRecord } from '../domain/journal.js';
 
-// Node keeps the header block it wrote for a response (an internal field since Node 0.x, still there in 24).
-type HeadOf = { _header: string };
-
 /** Something that wants to see each finished request. */
 export type RequestObserver = (record: RequestRecord) => void;
 
-// An incoming id is kept only when it is plainly safe to echo; anything else is replaced.
-const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Who is told of each finished request, and the bound of what a record quotes of it (services.limits.records), set once per app. */
+export interface Reporting {
+  readonly observers: readonly RequestObserver[];
+  readonly maxModelChars: number;
+}
+
+// An incoming id is kept only when it is plainly safe to echo (and not too long: IdRule); anything else is replaced.
+const SAFE_ID = /^[A-Za-z0-9._:-]+$/;
+
+/** When a client's x-request-id is echoed: at most requests.maxRequestIdChars (fixtures/limits.json), and holding no configured secret. Made once per app. */
+export interface IdRule {
+  readonly maxChars: number;
+  readonly secrets?: { holds(text: string): boolean };
+}
 
 // Ids only need to be unique: a random prefix per process and a counter cost an increment per request.
 const PREFIX = randomBytes(8).toString('hex');
 let issued = 0;
 
 /**
- * The request's id: the client's x-request-id when it is safe to echo, else req_ and 32 hex digits. An id
- * that holds a configured secret is not safe to echo: it is replaced too.
+ * The request's id: the client's x-request-id when it is safe to echo by `rule`, else req_ and 32 hex
+ * digits. An id that holds a configured secret is not safe to echo: it is replaced too. Without a rule
+ * (an answer to no parsed request) the id is always made.
  */
-export function requestIdFor(incoming: string | string[] | undefined, secrets?: { holds(text: string): boolean }): string {
-  if (typeof incoming === 'string' && SAFE_ID.test(incoming) && !secrets?.holds(incoming)) return incoming;
+export function requestIdFor(incoming: string | string[] | undefined, rule?: IdRule): string {
+  if (rule && typeof incoming === 'string' && incoming.length <= rule.maxChars && SAFE_ID.test(incoming) && !rule.secrets?.holds(incoming)) return incoming;
   return `req_${PREFIX}${(issued++).toString(16).padStart(16, '0')}`;
 }
 
@@ -76,7 +87,7 @@ export function openHead(res: ServerResponse, state: RequestState): void {
  * So too the response's body (the JSON text written, or the binary body) and a stream's events.
  */
 export function reportRequest(
-  observers: readonly RequestObserver[],
+  { observers, maxModelChars }: Reporting,
   req: IncomingMessage,
   path: string,
   state: RequestState,
@@ -88,6 +99,7 @@ export function reportRequest(
   const retry = Number.parseInt(req.headers['x-stainless-retry-count'] as string, 10);
   const model = state.body?.model;
   const hint = Number(state.error?.headers['retry-after-ms']);
+  const head = res && writtenHead(res);
   const record: RequestRecord = {
     requestId: state.requestId,
     time: Date.now(),
@@ -102,7 +114,7 @@ export function reportRequest(
     fault: state.fault,
     stream: state.stream,
     retryCount: Number.isFinite(retry) ? retry : undefined,
-    model: typeof model === 'string' ? model.slice(0, 128) : undefined,
+    model: typeof model === 'string' ? model.slice(0, maxModelChars) : undefined,
     // References (no copy): the text or bytes sent and a stream's events; the journal bounds and masks them.
     responseBody: state.responseBody,
     sse: state.sse,
@@ -110,12 +122,9 @@ export function reportRequest(
     ...(Number.isFinite(hint) ? { retryAfterMs: hint } : {}),
     ...(state.violations?.length ? { violations: state.violations } : {}),
     request: { headers: req.headers, body: state.raw },
-    // The header block Node wrote (read by the journal only when the entry is read), else the headers set so far.
-    ...(res
-      ? typeof (res as unknown as Partial<HeadOf>)._header === 'string'
-        ? { responseHead: (res as unknown as HeadOf)._header }
-        : { responseHeaders: res.getHeaders() }
-      : {}),
+    // The header block Node wrote (read by the journal only when the entry is read), else the headers set
+    // so far (before the head is written, or where Node keeps no block).
+    ...(res ? (head !== undefined ? { responseHead: head } : { responseHeaders: res.getHeaders() }) : {}),
   };
   for (const observe of observers) observe(record);
 }

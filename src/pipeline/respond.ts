@@ -1,14 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { writeFeed } from './feed.js';
-import { StreamLog, writeSse, type StreamTimers } from './sse.js';
+import { StreamLog, writeSse, type StreamLogBounds, type StreamTimers } from './sse.js';
 import type { RequestState } from './steps.js';
 import { addHeader, openHead, takeHead } from './requestContext.js';
-import { loadLimits } from '../domain/limits.js';
+import type { Limits } from '../domain/limits.js';
 
-// The journal keeps a text answer whole up to this many characters: such an answer with a recipe is
-// journalled as its recipe (longer ones are held as they are, by the journal and the body store).
-const JOURNAL_TEXT_CHARS = loadLimits().records.maxResponseBodyChars;
+/** The records bounds of fixtures/limits.json (services.limits) the writer keeps to for the journal. */
+export type ResponderBounds = StreamLogBounds & Pick<Limits['records'], 'maxResponseBodyChars'>;
 
 /** The Content-Type of every JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -36,7 +35,10 @@ export function writeJson(res: ServerResponse, status: number, text: string, hea
 }
 
 /** Writes the reply the steps left in state.reply: JSON and streams directly, binary bodies through Koa. */
-export function responder(stallMaxMs: number, timers?: StreamTimers, streamMaxMs?: number): (ctx: Context, state: RequestState) => void | Promise<void> {
+export function responder(records: ResponderBounds, stallMaxMs: number, timers?: StreamTimers, streamMaxMs?: number): (ctx: Context, state: RequestState) => void | Promise<void> {
+  // The journal keeps a text answer whole up to this many characters: such an answer with a recipe is
+  // journalled as its recipe (longer ones are held as they are, by the journal and the body store).
+  const journalTextChars = records.maxResponseBodyChars;
   return function respond(ctx, state) {
     const reply = state.reply;
     if (!reply) return;
@@ -50,7 +52,7 @@ export function responder(stallMaxMs: number, timers?: StreamTimers, streamMaxMs
         ctx.respond = false; // written here in one go; Koa's body setter would guess the type and measure it again
         const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
         // The journal keeps this text, bounded, when the entry is made; a short one with a recipe as the recipe.
-        state.responseBody = reply.recipe && text.length <= JOURNAL_TEXT_CHARS ? reply.recipe : text;
+        state.responseBody = reply.recipe && text.length <= journalTextChars ? reply.recipe : text;
         writeJson(res, reply.status ?? state.operation?.success.status ?? 200, text, takeHead(state));
         return;
       }
@@ -61,14 +63,21 @@ export function responder(stallMaxMs: number, timers?: StreamTimers, streamMaxMs
         state.responseBody = reply.body;
         return;
       case 'sse':
-        return stream(ctx, state, stallMaxMs, timers, streamMaxMs);
+        return stream(ctx, state, records, stallMaxMs, timers, streamMaxMs);
       case 'feed':
         return writeFeed(ctx, reply, timers?.stopping);
     }
   };
 }
 
-async function stream(ctx: Context, state: RequestState, stallMaxMs: number, timers: StreamTimers | undefined, streamMaxMs: number | undefined): Promise<void> {
+async function stream(
+  ctx: Context,
+  state: RequestState,
+  records: StreamLogBounds,
+  stallMaxMs: number,
+  timers: StreamTimers | undefined,
+  streamMaxMs: number | undefined,
+): Promise<void> {
   const reply = state.reply as Extract<RequestState['reply'], { kind: 'sse' }>;
   ctx.respond = false; // Koa hands the socket to the stream writer
   ctx.status = 200;
@@ -80,6 +89,6 @@ async function stream(ctx: Context, state: RequestState, stallMaxMs: number, tim
   // Send the head now: otherwise it waits for the first event, and a long time to first token
   // would look like a server that does not answer at all.
   ctx.res.flushHeaders();
-  const log = (state.sse = new StreamLog());
+  const log = (state.sse = new StreamLog(records));
   state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers, streamMaxMs, log);
 }

@@ -28,9 +28,9 @@ export function pathOfUrl(url: string): string {
 
 /**
  * A path as a message shows it: percent-decoded where it decodes (so the server's echo mask finds a key
- * sent percent-encoded, as the journal does), cut to 200 characters.
+ * sent percent-encoded, as the journal does), cut to `max` characters (messages.maxPathChars).
  */
-function shown(path: string): string {
+function shown(path: string, max: number): string {
   let out = path;
   if (path.includes('%')) {
     try {
@@ -39,11 +39,14 @@ function shown(path: string): string {
       // not UTF-8 once decoded: shown as sent
     }
   }
-  return out.slice(0, 200);
+  return out.slice(0, max);
 }
 
-/** The routes of the operations table, looked up in a map where the path has no parameters. */
-export function routeTable(ops: readonly Operation[]): Routes {
+/**
+ * The routes of the operations table, looked up in a map where the path has no parameters. `maxPathChars`
+ * (messages.maxPathChars of fixtures/limits.json): how much of an unknown path a 404 or 405 message shows.
+ */
+export function routeTable(ops: readonly Operation[], maxPathChars: number): Routes {
   // Every method Node's HTTP parser accepts counts as implemented (PROPFIND, TRACE, M-SEARCH, ...): the
   // router's default list is the seven common ones, and any other method got a bare 501 text/plain from
   // it. So an unusual method on a path the mock serves is a 405 with Allow, and elsewhere a 404, in the
@@ -71,12 +74,12 @@ export function routeTable(ops: readonly Operation[]): Routes {
       if (op) return op;
       if (ctx.status === 405)
         throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, {
-          message: `Method ${ctx.method} is not allowed on ${shown(ctx.path)}.`,
+          message: `Method ${ctx.method} is not allowed on ${shown(ctx.path, maxPathChars)}.`,
           headers: { Allow: String(ctx.response.get('Allow')) },
         });
       if (ctx.status === 404 && ctx.body === undefined) {
         const hint = hintFor(ctx.path);
-        throw new ApiError(ERRORS.NOT_FOUND, { message: `Unknown path: ${ctx.method} ${shown(ctx.path)}.${hint ? ` ${hint}` : ''}` });
+        throw new ApiError(ERRORS.NOT_FOUND, { message: `Unknown path: ${ctx.method} ${shown(ctx.path, maxPathChars)}.${hint ? ` ${hint}` : ''}` });
       }
       return undefined;
     },

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
 import type { SentEvent, SentEvents } from '../domain/journal.js';
-import { loadLimits } from '../domain/limits.js';
+import type { Limits } from '../domain/limits.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
@@ -36,8 +36,8 @@ const BATCH = 8;
 /** A chunk whose JSON is cut off: what `malformed` sends in place of a stream's event. */
 export const BROKEN_EVENT = '{"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"delta":{"content":';
 
-// What a stream's log keeps for the inspector: the first events up to the journal's bounds; `total` counts the rest.
-const { maxStreamEvents: LOG_MAX_EVENTS, maxStreamEventChars: LOG_MAX_CHARS } = loadLimits().records;
+/** The bounds a stream's log keeps to: the records fields of fixtures/limits.json, from services.limits. */
+export type StreamLogBounds = Pick<Limits['records'], 'maxStreamEvents' | 'maxStreamEventChars'>;
 
 /**
  * The events a stream actually wrote, for the journal (the inspector shows them with their timing): the
@@ -52,11 +52,19 @@ export class StreamLog implements SentEvents {
   private chars = 0;
   /** The writer's clock when the stream began (its head was sent just before). */
   start = 0;
+  // What the log keeps for the inspector: the first events up to the journal's bounds; `total` counts the rest.
+  private readonly maxEvents: number;
+  private readonly maxChars: number;
+
+  constructor(bounds: StreamLogBounds) {
+    this.maxEvents = bounds.maxStreamEvents;
+    this.maxChars = bounds.maxStreamEventChars;
+  }
 
   /** Notes one event written at `now` (the writer's clock). */
   note(data: string, now: number): void {
     this.total++;
-    if (this.texts.length >= LOG_MAX_EVENTS || this.chars >= LOG_MAX_CHARS) return;
+    if (this.texts.length >= this.maxEvents || this.chars >= this.maxChars) return;
     this.chars += data.length;
     this.texts.push(data);
     this.times.push(Math.round((now - this.start) * 10) / 10);

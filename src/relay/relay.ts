@@ -97,7 +97,7 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
 
   const base = config.proxy!.replace(/\/+$/, '');
   const store = config.record ? new CassetteStore(config.record) : undefined;
-  const log = new ViolationLog(base, profile, scrub);
+  const log = new ViolationLog(base, profile, scrub, services.limits.proxyReport);
 
   /** Writes a cassette in the background; a failure is logged and counted, and close() waits for every write. */
   const record = (state: RequestState, op: Operation, ctx: Context, response: Cassette['response'] | (() => Promise<Cassette['response']>)) => {

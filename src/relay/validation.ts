@@ -5,6 +5,7 @@ import type { ApiError } from '../contract/errors.js';
 import type { Operation } from '../contract/operations.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
 import type { Violation } from '../domain/journal.js';
+import type { Limits } from '../domain/limits.js';
 import { checksFor, evaluate } from '../tools/conformance/checks.js';
 import { zeroCost } from '../tools/conformance/cost.js';
 import { summarize, type Report } from '../tools/conformance/report.js';
@@ -15,9 +16,6 @@ import { writeAtomic } from './cassette.js';
 
 // Checks that download the media a link points to: not run inline, they would add a second upstream call to every answer.
 const DOWNLOADS: ReadonlySet<CheckName> = new Set<CheckName>(['png-size', 'mp4']);
-// Requests kept in the report at most (the counts cover every exchange).
-const MAX_KEPT = 1000;
-const MAX_BODY_CHARS = 2000;
 
 /** One exchange to judge. */
 export interface Judged {
@@ -81,6 +79,8 @@ export class ViolationLog {
     private readonly target: string,
     private readonly profile: Profile,
     private readonly scrub: (text: string) => string,
+    /** What the report keeps (proxyReport of fixtures/limits.json): its counts cover every exchange. */
+    private readonly bounds: Limits['proxyReport'],
   ) {}
 
   /** Counts an exchange; one with violations is kept for the report. */
@@ -88,8 +88,9 @@ export class ViolationLog {
     this.seen++;
     if (!violations.length) return;
     this.failed++;
-    if (this.kept.length >= MAX_KEPT) return;
+    if (this.kept.length >= this.bounds.maxRequests) return;
     const body = j.body === undefined ? undefined : JSON.stringify(j.body);
+    const maxBody = this.bounds.maxBodyChars;
     this.kept.push({
       case: caseOf(j, this.profile),
       verdict: 'fail',
@@ -97,7 +98,7 @@ export class ViolationLog {
       failures: violations.map((v) => ({ check: v.rule as CheckName, expected: v.expected, actual: v.actual })),
       attempts: 1,
       ms,
-      request: { method: j.method, url: j.path, headers: {}, ...(body === undefined ? {} : { body: body.length > MAX_BODY_CHARS ? `${body.slice(0, MAX_BODY_CHARS)}...` : body }) },
+      request: { method: j.method, url: j.path, headers: {}, ...(body === undefined ? {} : { body: body.length > maxBody ? `${body.slice(0, maxBody)}...` : body }) },
     });
   }
 

@@ -1,9 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { http } from '../lib/cjs.js';
+import { closeAfter } from '../lib/internals.js';
 import type { Duplex } from 'node:stream';
-import { ApiError, type ErrorTemplate } from '../contract/errors.js';
+import { ApiError, ERRORS, type ErrorTemplate } from '../contract/errors.js';
+import type { Limits } from '../domain/limits.js';
 import { BODY_READ } from '../pipeline/readBody.js';
+import { requestIdFor } from '../pipeline/requestContext.js';
 
 /** What the tracker reports about a connection answered outside Koa (bad HTTP, timeouts). */
 export interface ClientErrorInfo {
@@ -12,34 +14,42 @@ export interface ClientErrorInfo {
   readonly reason: string;
 }
 
-const template = (status: number, code: string, message: string): ErrorTemplate => ({ status, type: 'invalid_request_error', code, message });
+/** The bounds of what a raw answer quotes: the messages fields of fixtures/limits.json (services.limits). */
+export type RawAnswerBounds = Pick<Limits['messages'], 'maxReasonChars'>;
 
-/** The answer to an HTTP-level error that Node's parser or timers raise before Koa sees a request. */
-export function clientErrorTemplate(err: Error & { code?: string; reason?: string }): ErrorTemplate {
+/**
+ * The answer to an HTTP-level error that Node's parser or timers raise before Koa sees a request: a row of
+ * the error table. A request Node could not parse quotes the parser's reason, up to messages.maxReasonChars.
+ */
+export function clientErrorTemplate(err: Error & { code?: string; reason?: string }, bounds: RawAnswerBounds): ErrorTemplate {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return template(408, 'request_timeout', 'The request (headers and body) did not arrive in time; the connection is closed.');
+      return ERRORS.REQUEST_TIMEOUT;
     case 'HPE_HEADER_OVERFLOW':
-      return template(431, 'request_header_fields_too_large', 'The request headers are too large.');
+      return ERRORS.HEADERS_TOO_LARGE;
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return template(413, 'request_too_large', 'The chunk extensions of the request body are too large.');
+      return ERRORS.CHUNK_EXTENSIONS_TOO_LARGE;
     case 'CONNECT':
-      return template(405, 'method_not_allowed', 'CONNECT is not supported: this server is not a proxy.');
+      return ERRORS.CONNECT_NOT_ALLOWED;
     case 'HPE_INVALID_EOF_STATE':
-      return template(400, 'incomplete_request', 'The connection ended before the request was complete.');
+      return ERRORS.INCOMPLETE_REQUEST;
     default:
-      return template(400, 'malformed_request', `The request is not valid HTTP/1.1${err.reason ? `: ${err.reason.slice(0, 80)}` : ''}.`);
+      if (!err.reason) return ERRORS.MALFORMED_REQUEST;
+      return { ...ERRORS.MALFORMED_REQUEST, message: `${ERRORS.MALFORMED_REQUEST.message.slice(0, -1)}: ${err.reason.slice(0, bounds.maxReasonChars)}.` };
   }
 }
 
-/** A complete HTTP/1.1 response in the error envelope, written straight to a socket. */
+/**
+ * A complete HTTP/1.1 response in the error envelope, written straight to a socket. Its request id is made
+ * as every other answer's is (requestIdFor): no request was parsed, so there is no client id to echo.
+ */
 export function rawErrorResponse(t: ErrorTemplate): string {
   const body = JSON.stringify(new ApiError(t).toBody());
   return [
     `HTTP/1.1 ${t.status} ${http.STATUS_CODES[t.status] ?? 'Error'}`,
     'Content-Type: application/json',
     `Content-Length: ${Buffer.byteLength(body)}`,
-    `x-request-id: req_${randomBytes(16).toString('hex')}`,
+    `x-request-id: ${requestIdFor(undefined)}`,
     'x-content-type-options: nosniff',
     'Connection: close',
     '',
@@ -51,15 +61,6 @@ export function rawErrorResponse(t: ErrorTemplate): string {
 // would be written and rehashed on every request.
 const IN_FLIGHT = Symbol('inFlight');
 type Tracked = Duplex & { [IN_FLIGHT]?: ServerResponse | undefined };
-
-/**
- * Makes a response the last on its connection: Node then writes `Connection: close` with its own
- * headers, after those the mock sets, and closes the connection once it is sent (as for an HTTP/1.0
- * client). Setting the header instead would put it first and make the answer's head a progressive one.
- */
-function closeAfter(res: ServerResponse): void {
-  res.shouldKeepAlive = false;
-}
 
 /**
  * Keeps track of a server's connections and their in-flight responses, so that HTTP-level errors get
@@ -77,6 +78,8 @@ export class ConnectionTracker {
     private readonly server: Server,
     /** How long a connection may go on sending a body nobody reads after its answer was sent. */
     private readonly lingerMs: number,
+    /** What the answers written to the socket quote (messages of fixtures/limits.json, from services.limits). */
+    private readonly bounds: RawAnswerBounds,
     private readonly onClientError: (info: ClientErrorInfo) => void = () => {},
   ) {
     server.on('connection', (socket: Duplex) => {
@@ -160,7 +163,7 @@ export class ConnectionTracker {
       socket.destroy(); // bytes of another answer went out already: an error text would corrupt it
       return;
     }
-    const t = clientErrorTemplate(err);
+    const t = clientErrorTemplate(err, this.bounds);
     this.onClientError({ status: t.status, code: t.code ?? '', reason: err.code ?? 'unknown' });
     socket.end(rawErrorResponse(t));
     const timer = setTimeout(() => socket.destroy(), Math.min(this.lingerMs, 1000));

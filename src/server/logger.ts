@@ -3,11 +3,14 @@ import type pinoModule from 'pino';
 import type { Config } from '../domain/config.js';
 import type { ErrorSink } from '../pipeline/errors.js';
 import type { RequestObserver } from '../pipeline/requestContext.js';
-import { loadLimits } from '../domain/limits.js';
+import type { Limits } from '../domain/limits.js';
 import { configSecrets, scrubPath, secretScrubber } from '../domain/secrets.js';
 import { findOperation } from '../contract/operations.js';
 import { LogWriter, stdoutWriter } from './logWriter.js';
 import { memo } from '../lib/memo.js';
+
+/** The bounds of a log line: the records fields of fixtures/limits.json (services.limits). */
+export type LogBounds = Pick<Limits['records'], 'maxPathChars'>;
 
 /** The structured logger of the server (pino). */
 export type Logger = pinoModule.Logger;
@@ -39,9 +42,6 @@ const REDACT = [
   '*.adminToken',
 ];
 
-// A line longer than this is a sign of an attack or a bug, not useful to read: paths are cut before it.
-const MAX_PATH = loadLimits().records.maxPathChars;
-
 /**
  * Stdout, written in batches off the request path (LogWriter): when nobody reads it, lines past 16 MiB
  * waiting are dropped, counted in `/__health` and reported by a warning line as soon as stdout takes lines again.
@@ -54,7 +54,7 @@ export function stdoutDestination(): LogWriter {
 export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminToken'>, destination: LogDestination): Logger {
   const scrub = secretScrubber(configSecrets(config));
   const make = pino();
-  return make(
+  const logger = make(
     {
       level: config.logLevel,
       base: undefined,
@@ -65,7 +65,13 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminTo
     },
     destination,
   );
+  destinations.set(logger, destination);
+  return logger;
 }
+
+// Each logger's destination, as createLogger was given it: requestLogger writes its lines there itself.
+// (pino keeps it under a symbol of its own, which no documentation promises.)
+const destinations = new WeakMap<Logger, LogDestination>();
 
 const str = (v: string | undefined | null): string => (v == null ? 'null' : JSON.stringify(v));
 
@@ -125,8 +131,9 @@ const QUEUED_LINES = 1024;
  * health check is a debug line (a container probe every few seconds would fill the log at info).
  *
  * The line is the one pino would write for these fields, written here as bytes and handed straight to
- * the logger's destination: no object to serialise, no redaction pass, no scrubbing regex over the line,
- * and, into the stdout writer, no string at all. What a client chose (the path, the model name) is
+ * the logger's destination (the one createLogger was given: `logger` must be made by createLogger): no
+ * object to serialise, no redaction pass, no scrubbing regex over the line, and, into the stdout writer,
+ * no string at all. What a client chose (the path, the model name) is
  * masked once per distinct value, the path before it is cut (the line's own scrubbing could not
  * recognise a key percent-encoded, or cut in two); the key label is the key's mask, made once per key;
  * the rest is the mock's own words.
@@ -135,13 +142,16 @@ const QUEUED_LINES = 1024;
  * the two runs of bytes it shares with the lines around it), and the lines are made when the writer
  * gathers them for a write, up to QUEUED_LINES at a time, in one loop (LogWriter.writeLater).
  */
-export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adminToken'> = { keys: [] }): RequestObserver {
+export function requestLogger(logger: Logger, records: LogBounds, config: Pick<Config, 'keys' | 'adminToken'> = { keys: [] }): RequestObserver {
+  // A line longer than this is a sign of an attack or a bug, not useful to read: paths are cut before it.
+  const maxPath = records.maxPathChars;
   const scrub = secretScrubber(configSecrets(config), { json: false });
-  const stream = (logger as unknown as Record<symbol, LogDestination>)[pino().symbols.streamSym]!;
+  const stream = destinations.get(logger);
+  if (!stream) throw new Error('requestLogger writes to the destination of a logger made by createLogger');
   const writer = stream instanceof LogWriter ? stream : undefined;
   const pathText = memo(1024, (raw) => {
     const path = scrubPath(raw, scrub);
-    return str(path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}...` : path);
+    return str(path.length > maxPath ? `${path.slice(0, maxPath)}...` : path);
   });
   const clientText = memo(256, (v) => str(scrub(v)));
   const plain = memo(256, str);
@@ -271,9 +281,10 @@ export function requestLogger(logger: Logger, config: Pick<Config, 'keys' | 'adm
 }
 
 /** An error sink that logs unexpected errors with their stack (for the operator; clients never see it). */
-export function errorLogger(logger: Logger): ErrorSink {
+export function errorLogger(logger: Logger, records: LogBounds): ErrorSink {
+  const maxPath = records.maxPathChars;
   return (err, where) => {
-    logger.error({ err, reqId: where.requestId ?? null, method: where.method, path: where.url.split('?')[0]!.slice(0, MAX_PATH) }, 'unexpected error');
+    logger.error({ err, reqId: where.requestId ?? null, method: where.method, path: where.url.split('?')[0]!.slice(0, maxPath) }, 'unexpected error');
   };
 }
 

@@ -56,8 +56,8 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
   if (hooks.log) {
     destination = hooks.log === true ? stdoutDestination() : hooks.log;
     logger = createLogger(mock.config, destination);
-    logRequest = requestLogger(logger, mock.config);
-    logError = errorLogger(logger);
+    logRequest = requestLogger(logger, mock.services.limits.records, mock.config);
+    logError = errorLogger(logger, mock.services.limits.records);
   }
 
   // Node refuses a header timeout longer than the request timeout; the request timeout covers both.
@@ -70,7 +70,9 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
       void handler(req, res);
     },
   );
-  const tracker = new ConnectionTracker(server, timeouts.keepAliveMs, (info) => logger?.info({ status: info.status, errorCode: info.code, reason: info.reason }, 'client error'));
+  const tracker = new ConnectionTracker(server, timeouts.keepAliveMs, mock.services.limits.messages, (info) =>
+    logger?.info({ status: info.status, errorCode: info.code, reason: info.reason }, 'client error'),
+  );
   const { state } = mock.services;
   try {
     // Shared state gets a moment to connect, so the first requests need not be 503s (it keeps trying after).

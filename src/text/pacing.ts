@@ -21,8 +21,11 @@ function problem(name: 'ttft' | 'tps', value: number, maxTtftMs: number): string
   return value !== 0 && value < MIN_TPS ? `tps is below ${MIN_TPS} (use 0 for no pacing)` : undefined;
 }
 
-/** The pacing of one request: the configured default, overridden by the pacing header; `maxTtftMs` is the stream time limit. */
-export function pacingFor(headers: Record<string, string | string[] | undefined>, base: Pacing, maxTtftMs: number): Pacing {
+/**
+ * The pacing of one request: the configured default, overridden by the pacing header; `maxTtftMs` is the
+ * stream time limit, `maxQuotedChars` how much of a refused part the 400 quotes (messages.maxPacingPartChars).
+ */
+export function pacingFor(headers: Record<string, string | string[] | undefined>, base: Pacing, maxTtftMs: number, maxQuotedChars: number): Pacing {
   const header = headers[PACING_HEADER];
   if (typeof header !== 'string' || !header.trim()) return base;
   const out = { ...base };
@@ -35,7 +38,7 @@ export function pacingFor(headers: Record<string, string | string[] | undefined>
     if (name === undefined || wrong) {
       throw new ApiError(ERRORS.INVALID_HEADER, {
         param: PACING_HEADER,
-        message: `Invalid ${PACING_HEADER} header: '${part.trim().slice(0, 40)}'${wrong ? `: ${wrong}` : ''}. Use 'ttft=MS; tps=TOKENS_PER_SECOND' (ttft from 0 to ${maxTtftMs}; tps 0 for no pacing, else at least ${MIN_TPS}).`,
+        message: `Invalid ${PACING_HEADER} header: '${part.trim().slice(0, maxQuotedChars)}'${wrong ? `: ${wrong}` : ''}. Use 'ttft=MS; tps=TOKENS_PER_SECOND' (ttft from 0 to ${maxTtftMs}; tps 0 for no pacing, else at least ${MIN_TPS}).`,
       });
     }
     if (name === 'ttft') out.timeToFirstTokenMs = value;

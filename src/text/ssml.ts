@@ -35,8 +35,8 @@ const invalid = (message: string) => new ApiError(ERRORS.INVALID_SSML, { param: 
 
 const tagOf = (node: Node) => Object.keys(node).find((k) => k !== ':@')!;
 
-/** Parses SSML text; malformed XML, a root other than <speak>, or prosody outside <voice> is a 400. */
-export function parseSsml(xml: string): Ssml {
+/** Parses SSML text; malformed XML, a root other than <speak>, or prosody outside <voice> is a 400 (quoting at most `maxQuotedChars` of a value: messages.maxSsmlValueChars). */
+export function parseSsml(xml: string, maxQuotedChars: number): Ssml {
   const check = XMLValidator.validate(xml);
   if (check !== true) throw invalid(`${check.err.msg} (line ${check.err.line}, column ${check.err.col}).`);
   const roots = (parser.parse(xml) as Node[]).filter((n) => !tagOf(n).startsWith('?') && tagOf(n) !== '#text' && tagOf(n) !== '#comment');
@@ -60,7 +60,7 @@ export function parseSsml(xml: string): Ssml {
       if (local === 'prosody') {
         if (attrs.rate !== undefined) {
           const r = prosodyPercent(attrs.rate, RATE_WORDS);
-          if (r === undefined) throw invalid(`prosody rate '${attrs.rate.slice(0, 32)}' is not a percent, multiplier or level.`);
+          if (r === undefined) throw invalid(`prosody rate '${attrs.rate.slice(0, maxQuotedChars)}' is not a percent, multiplier or level.`);
           out.ratePercent ??= r;
         }
         if (attrs.pitch !== undefined) {

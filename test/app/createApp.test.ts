@@ -172,11 +172,18 @@ test('a bad key answered before Koa is byte for byte the answer Koa gives, and i
       'Authorization: Bearer sk-wrong\r\n',
       'Authorization: Bearer sk-wrong\r\nX-Request-Id: mine.1\r\n',
     ];
+    // Koa's path and the early one answer each of these alike: a body or none, a query, HTTP/1.0.
+    const heads = (credential: string) => [
+      `POST /v1/text-provider/chat/completions HTTP/1.1\r\nHost: x\r\n${credential}Content-Type: application/json\r\nContent-Length: 2\r\nX-Stainless-Retry-Count: 1\r\n`,
+      `GET /v1/models?limit=1 HTTP/1.1\r\nHost: x\r\n${credential}Content-Length: 2\r\n`,
+      `GET /v1/me HTTP/1.0\r\n${credential}Content-Length: 2\r\n`,
+    ];
     for (const credential of credentials) {
-      const head = `POST /v1/text-provider/chat/completions HTTP/1.1\r\nHost: x\r\n${credential}Content-Type: application/json\r\nContent-Length: 2\r\nX-Stainless-Retry-Count: 1\r\n`;
-      const [a, b] = [await rawAnswer(servers[0]!.port, head), await rawAnswer(servers[1]!.port, head)];
-      assert.match(a, /^HTTP\/1\.1 401 /);
-      assert.is(a, b, credential);
+      for (const head of heads(credential)) {
+        const [a, b] = [await rawAnswer(servers[0]!.port, head), await rawAnswer(servers[1]!.port, head)];
+        assert.match(a, /^HTTP\/1\.1 401 /);
+        assert.is(a, b, `${head}`);
+      }
     }
     // The two answers to a request may fall on either side of a second: the Date header is compared by presence.
     const entries = (m: typeof early) =>
@@ -187,7 +194,7 @@ test('a bad key answered before Koa is byte for byte the answer Koa gives, and i
         latencyMs: 0,
         responseHeaders: e.responseHeaders && { ...e.responseHeaders, ...('date' in e.responseHeaders ? { date: '-' } : {}) },
       }));
-    assert.is(entries(early).length, credentials.length);
+    assert.is(entries(early).length, credentials.length * heads('').length);
     assert.equal(entries(early), entries(koaOnly));
   } finally {
     for (const server of servers) await server.close();

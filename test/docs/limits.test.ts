@@ -1,6 +1,8 @@
-// What the journal keeps of a request is set in one place, the records fields of fixtures/limits.json.
-// The documents may state those figures for the reader, but name the field beside each: a figure stated
-// beside a field's name must be that field's value, so the prose cannot drift from the file.
+// What a request may send, what the journal keeps of it, what a message quotes of it and what the validating
+// proxy's report keeps are set in one place, the requests, records, messages and proxyReport fields of
+// fixtures/limits.json. The documents may state those figures for the reader, but name the field beside
+// each: a figure stated beside a field's name must be that field's value, so the prose cannot drift from
+// the file.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -9,7 +11,12 @@ import { operations } from '../../src/contract/operations.js';
 import { loadLimits } from '../../src/domain/limits.js';
 import { ROOT } from '../../src/lib/paths.js';
 
-const records = loadLimits().records as unknown as Record<string, number>;
+// The groups whose every field is a bound a user can see, by `group.field`.
+const GROUPS = ['requests', 'records', 'messages', 'proxyReport'] as const;
+const limits = loadLimits();
+const bounds = new Map<string, number>(GROUPS.flatMap((g) => Object.entries(limits[g]).map(([field, value]): [string, number] => [`${g}.${field}`, value])));
+// A bound is named `group.field`, the field in camelCase (`messages.0.content`, a chat body's path, is not one).
+const NAMED = new RegExp(`(?<![\\w./-])(?:${GROUPS.join('|')})\\.[a-z]+[A-Z]\\w*`, 'g');
 
 /** The ways a document may write `value`: 8192, 8 KiB, 32 MiB. */
 function spellings(value: number): string[] {
@@ -36,7 +43,7 @@ function blocksOf(text: string): string[] {
   return blocks;
 }
 
-/** Each block of docs/*.md and README.md that names `records.<field>`, and the descriptions of the operations table. */
+/** Each block of docs/*.md and README.md that names a bound (`records.<field>`, ...), and the descriptions of the operations table. */
 function namingBlocks(): { where: string; block: string }[] {
   const files = [
     'README.md',
@@ -47,28 +54,28 @@ function namingBlocks(): { where: string; block: string }[] {
   const out: { where: string; block: string }[] = [];
   for (const file of files) for (const block of blocksOf(readFileSync(join(ROOT, file), 'utf8'))) out.push({ where: file, block });
   for (const op of operations) if (op.doc.description) out.push({ where: `operation ${op.id}`, block: op.doc.description });
-  return out.filter(({ block }) => block.includes('records.'));
+  return out.filter(({ block }) => block.match(NAMED));
 }
 
-test('a figure stated beside a records field of fixtures/limits.json is that field value', () => {
+test('a figure stated beside a requests, records, messages or proxyReport field of fixtures/limits.json is that field value', () => {
   let checked = 0;
   for (const { where, block } of namingBlocks()) {
-    for (const [, field] of block.matchAll(/records\.(\w+)/g)) {
-      const value = records[field!];
-      assert.type(value, 'number', `${where} names records.${field}, which fixtures/limits.json does not have`);
+    for (const [name] of block.matchAll(NAMED)) {
+      const value = bounds.get(name);
+      assert.type(value, 'number', `${where} names ${name}, which fixtures/limits.json does not have`);
       const stated = spellings(value!).some((s) => new RegExp(`(?<![\\d.])${s.replace(' ', '\\s+')}(?![\\d.])`).test(block));
-      assert.ok(stated, `${where} names records.${field} but does not state its value (${spellings(value!).join(' or ')}):\n${block}`);
+      assert.ok(stated, `${where} names ${name} but does not state its value (${spellings(value!).join(' or ')}):\n${block}`);
       checked++;
     }
   }
-  assert.ok(checked >= Object.keys(records).length, `the check found the fields named (${checked})`);
+  assert.ok(checked >= bounds.size, `the check found the fields named (${checked})`);
 });
 
-test('every records field of fixtures/limits.json is named in the documents', () => {
+test('every requests, records, messages and proxyReport field of fixtures/limits.json is named in the documents', () => {
   const text = namingBlocks()
     .map(({ block }) => block)
     .join('\n');
-  for (const field of Object.keys(records)) assert.ok(text.includes(`records.${field}`), `no document names records.${field}`);
+  for (const name of bounds.keys()) assert.ok(text.includes(name), `no document names ${name}`);
 });
 
 test.run();

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkLimits, loadLimits, type Limits } from '../../src/domain/limits.js';
+import { checkLimits, loadLimits, packageLimits, type Limits } from '../../src/domain/limits.js';
 import { FIXTURES_DIR, SCHEMAS_DIR } from '../../src/lib/paths.js';
 import { assertSchema, schemas } from '../helpers.js';
 
@@ -27,7 +27,7 @@ const resolved = (node: SchemaNode): SchemaNode => (node.$ref?.startsWith('#/$de
 
 /** Every field of Limits, each with a value the schema accepts (one output format stands for the map of them). */
 const EVERY_FIELD: Limits = {
-  requests: { maxJsonDepth: 1, maxDetails: 1, maxValuesForAllErrors: 1, largeBodyBytes: 1, maxIgnoredFields: 1, ignoredFieldsHeaderChars: 1 },
+  requests: { maxJsonDepth: 1, maxDetails: 1, maxValuesForAllErrors: 1, largeBodyBytes: 1, maxIgnoredFields: 1, ignoredFieldsHeaderChars: 1, maxRequestIdChars: 1 },
   records: {
     maxPathChars: 1,
     maxDetails: 1,
@@ -39,8 +39,11 @@ const EVERY_FIELD: Limits = {
     maxStreamEvents: 1,
     maxStreamEventChars: 1,
     maxHeldResponseBytes: 1,
+    maxModelChars: 1,
   },
   state: { healthPingMs: 1 },
+  messages: { maxQuotedChars: 1, maxPathChars: 1, maxReasonChars: 1, maxJsonErrorChars: 1, maxEncodingChars: 1, maxPacingPartChars: 1, maxSsmlValueChars: 1 },
+  proxyReport: { maxRequests: 1, maxBodyChars: 1 },
   images: { defaultSize: '1024x1024', defaultQuality: 'hd', defaultStyle: 'natural' },
   imageEdit: { maxWidth: 1, maxHeight: 1 },
   video: { defaultDuration: 8, defaultResolution: '768x768', fps: 1, tasksKept: 1 },
@@ -76,6 +79,14 @@ function differences(schemaNode: SchemaNode, value: unknown, path = ''): string[
 
 test('fixtures/limits.json matches schemas/limits.json, and loadLimits reads it as it is', () => {
   assert.equal(checkLimits(loadLimits(), schemas()), readFixture());
+});
+
+test('packageLimits, where the mock reads its limits, gives the file checked, read once per schema registry', () => {
+  const limits = packageLimits(schemas());
+  assert.equal(limits, readFixture());
+  assert.is(packageLimits(schemas()), limits, 'one reading for every server of the process');
+  assert.throws(() => ((limits.records as { maxBodyChars: number }).maxBodyChars = 1), TypeError, 'shared, so frozen');
+  assert.ok(Object.isFrozen(limits.speech.outputFormats[limits.speech.defaultOutputFormat]), 'to the leaves');
 });
 
 test('a limits file that is not JSON stops the load with the file named and what to do, not a bare parse error', () => {

@@ -17,7 +17,8 @@ import { StreamLog } from '../../src/pipeline/sse.js';
 import { assertSchema, get, KEY, post, requestRecord, withMock } from '../helpers.js';
 
 // The bounds the journal and the body store read from fixtures/limits.json: the tests cut at exactly these.
-const { maxBodyChars, maxResponseBodyChars, maxHeaders, maxHeaderNameChars, maxHeaderChars, maxDetails, maxHeldResponseBytes } = loadLimits().records;
+const records = loadLimits().records;
+const { maxBodyChars, maxResponseBodyChars, maxHeaders, maxHeaderNameChars, maxHeaderChars, maxDetails, maxHeldResponseBytes } = records;
 
 const record = (over: Partial<RequestRecord> = {}): RequestRecord =>
   requestRecord({ method: 'POST', path: '/text-provider/chat/completions', operation: 'chat.completions', keyLabel: 'sk...lt', model: 'gpt-4o-mini', ...over });
@@ -86,7 +87,7 @@ test('the journal keeps a bounded, masked copy of the request: credentials never
 
 test("a stream's events are journalled bounded (records in fixtures/limits.json) and masked, with the total written", () => {
   const { maxStreamEvents, maxStreamEventChars } = loadLimits().records;
-  const log = new StreamLog();
+  const log = new StreamLog(records);
   log.start = 100;
   const count = maxStreamEvents + 44;
   for (let i = 0; i < count; i++) log.note(`{"n":${i},"k":"${KEY}"}`, 100 + i * 2.25);
@@ -141,7 +142,7 @@ test('the journal keeps a response body masked and cut at records.maxResponseBod
 });
 
 test('response bodies are held by request id, bounded by size (oldest first), text masked when read', () => {
-  const bodies = new ResponseBodies(100, [KEY], 40_000);
+  const bodies = new ResponseBodies(records, 100, [KEY], 40_000);
   const head = (type: string) => `HTTP/1.1 200 OK\r\nX-Request-Id: x\r\nContent-Type: ${type}\r\n\r\n`;
   bodies.keep(record({ requestId: 'small', responseBody: '{"ok":true}' }));
   assert.is(bodies.get('small'), undefined, 'a body the journal keeps whole is not held again');
@@ -165,7 +166,7 @@ test('response bodies are held by request id, bounded by size (oldest first), te
 });
 
 test('the body store holds text longer than records.maxResponseBodyChars, and records.maxHeldResponseBytes in all by default', () => {
-  const bodies = new ResponseBodies(10);
+  const bodies = new ResponseBodies(records, 10);
   bodies.keep(record({ requestId: 'whole', responseBody: 'j'.repeat(maxResponseBodyChars) }));
   bodies.keep(record({ requestId: 'cut', responseBody: 'j'.repeat(maxResponseBodyChars + 1) }));
   assert.is(bodies.get('whole'), undefined, 'the journal keeps it whole');

@@ -1,11 +1,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { loadLimits } from '../../src/domain/limits.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import { assertError, get, pathOf, post, rejection, request, useMock, VALID } from '../helpers.js';
 
 const records: RequestRecord[] = [];
 const mock = useMock(test, {}, { observers: [(r) => records.push(r)] });
 const last = () => records[records.length - 1]!;
+const { maxRequestIdChars } = loadLimits().requests;
 
 test('every response carries a fresh x-request-id and nosniff, success or error', async () => {
   const { url } = mock();
@@ -26,9 +28,11 @@ test('every response carries a fresh x-request-id and nosniff, success or error'
 
 test('a safe incoming x-request-id is kept, anything else is replaced', async () => {
   const { url } = mock();
-  const kept = await get(url, '/v1/me', undefined, { 'x-request-id': 'client-123.abc:9_Z' });
-  assert.is(kept.headers['x-request-id'], 'client-123.abc:9_Z');
-  for (const bad of ['has space', 'x'.repeat(129), '<script>', 'a/b']) {
+  for (const safe of ['client-123.abc:9_Z', 'x'.repeat(maxRequestIdChars)]) {
+    const kept = await get(url, '/v1/me', undefined, { 'x-request-id': safe });
+    assert.is(kept.headers['x-request-id'], safe);
+  }
+  for (const bad of ['has space', 'x'.repeat(maxRequestIdChars + 1), '<script>', 'a/b']) {
     const res = await get(url, '/v1/me', undefined, { 'x-request-id': bad });
     assert.match(String(res.headers['x-request-id']), /^req_[0-9a-f]{32}$/, bad);
   }

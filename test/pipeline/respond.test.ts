@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
+import { packageLimits } from '../../src/domain/limits.js';
 import { responder } from '../../src/pipeline/respond.js';
 import type { RequestState } from '../../src/pipeline/steps.js';
 import type { Reply } from '../../src/contract/reply.js';
@@ -11,7 +12,7 @@ import { request } from '../helpers.js';
 /** A Koa app that only writes replies, answering each request with the reply from `replyFor`. */
 async function withReplies(replyFor: (path: string) => Reply | undefined, fn: (url: string) => Promise<void>): Promise<void> {
   const app = new Koa();
-  const respond = responder(1000);
+  const respond = responder(packageLimits().records, 1000);
   app.use(async (ctx) => {
     const reply = replyFor(ctx.path);
     if (!reply) ctx.body = 'left alone';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { packageLimits } from '../../src/domain/limits.js';
 import { createLogger, errorLogger, flushLogger, requestLogger } from '../../src/server/logger.js';
 import { LogWriter } from '../../src/server/logWriter.js';
 import { start, type RunningMock } from '../../src/server/server.js';
@@ -12,6 +13,7 @@ function capture() {
   return { lines, write: (s: string) => void lines.push(...s.split('\n').filter(Boolean)), records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
+const RECORDS = packageLimits().records;
 const SECRET = 'sk-live-0123456789abcdefSECRET';
 const ADMIN = 'admin-token-0123456789';
 const KEYS = [
@@ -109,8 +111,8 @@ test('health checks are logged at debug, so a container probe does not fill the 
     retryCount: undefined,
     model: undefined,
   };
-  requestLogger(logger)({ ...base, status: 200 });
-  requestLogger(logger)({ ...base, status: 503 });
+  requestLogger(logger, RECORDS)({ ...base, status: 200 });
+  requestLogger(logger, RECORDS)({ ...base, status: 503 });
   assert.equal(
     out.records().map((r) => [r.level, r.status]),
     [
@@ -118,12 +120,15 @@ test('health checks are logged at debug, so a container probe does not fill the 
       ['warn', 503],
     ],
   );
+  // Lines go to the destination createLogger was given, known without reading pino's own fields: a logger
+  // made elsewhere is refused at once, not written to through a field pino may rename.
+  assert.throws(() => requestLogger(logger.child({}), RECORDS), /a logger made by createLogger/);
 });
 
 test('every request line is the line pino writes for its fields, as each field changes and changes back', () => {
   const out = capture();
   const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
-  const log = requestLogger(logger, { keys: KEYS });
+  const log = requestLogger(logger, RECORDS, { keys: KEYS });
   const base = {
     requestId: 'req_1',
     // 2026-01-01T00:00:00.123Z: the line says the record's time, to the millisecond.
@@ -206,8 +211,8 @@ test('request lines written as bytes into the stdout writer are the lines writte
   withLogFile(async (fd, file) => {
     const writer = new LogWriter(fd, { minWrite: 4096, maxWrite: 8192 });
     const text = capture();
-    const toFile = requestLogger(createLogger({ logLevel: 'info', keys: KEYS }, writer), { keys: KEYS });
-    const toText = requestLogger(createLogger({ logLevel: 'info', keys: KEYS }, text), { keys: KEYS });
+    const toFile = requestLogger(createLogger({ logLevel: 'info', keys: KEYS }, writer), RECORDS, { keys: KEYS });
+    const toText = requestLogger(createLogger({ logLevel: 'info', keys: KEYS }, text), RECORDS, { keys: KEYS });
     const base = requestRecord({ method: 'POST', path: '/v1/text-provider/chat/completions', operation: 'chat.completions', latencyMs: 1.25, model: 'gpt-4o' });
     const records = [
       base,
@@ -235,7 +240,7 @@ test('request lines written as bytes into the stdout writer are the lines writte
 test('into the stdout writer, request lines come before any line logged after them, and a flush writes them', () =>
   withLogFile(async (fd, file) => {
     const logger = createLogger({ logLevel: 'info', keys: KEYS }, new LogWriter(fd));
-    const log = requestLogger(logger, { keys: KEYS });
+    const log = requestLogger(logger, RECORDS, { keys: KEYS });
     for (let i = 0; i < 3; i++) log(requestRecord({ requestId: `req_${i}` }));
     logger.info({ signal: 'SIGTERM' }, 'shutting down');
     log(requestRecord({ requestId: 'req_3' }));
@@ -277,7 +282,7 @@ test('a connection answered outside the app (bad HTTP) is logged as a client err
 test('unexpected errors are logged with their stack, keys scrubbed, query strings dropped', async () => {
   const out = capture();
   const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
-  errorLogger(logger)(new Error(`failed for ${SECRET}`), { method: 'POST', url: `/v1/x?key=${SECRET}`, requestId: 'req_1' });
+  errorLogger(logger, RECORDS)(new Error(`failed for ${SECRET}`), { method: 'POST', url: `/v1/x?key=${SECRET}`, requestId: 'req_1' });
   const [line] = out.records();
   assert.is(line!.msg, 'unexpected error');
   assert.is(line!.path, '/v1/x');
@@ -313,8 +318,8 @@ test('requestLogger marks a 5xx nobody asked for as a warning, and flushLogger r
     retryCount: undefined,
     model: undefined,
   };
-  requestLogger(logger)({ ...base, status: 500, fault: undefined });
-  requestLogger(logger)({ ...base, status: 503, fault: 'status' });
+  requestLogger(logger, RECORDS)({ ...base, status: 500, fault: undefined });
+  requestLogger(logger, RECORDS)({ ...base, status: 503, fault: 'status' });
   assert.equal(
     out.records().map((r) => r.level),
     ['warn', 'info'],

@@ -2,9 +2,13 @@ import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { ERRORS } from '../../src/contract/errors.js';
+import { packageLimits } from '../../src/domain/limits.js';
 import { clientErrorTemplate, rawErrorResponse } from '../../src/server/connections.js';
 import { start } from '../../src/server/server.js';
 import { get, KEY, stallThenShutdown } from '../helpers.js';
+
+const MESSAGES = packageLimits().messages;
 
 const closed = (s: Socket) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
 
@@ -109,14 +113,29 @@ test('HTTP-level errors map to envelope answers with the right status', () => {
     [undefined, 400, 'malformed_request'],
   ];
   for (const [code, status, errorCode] of cases) {
-    const t = clientErrorTemplate(Object.assign(new Error('x'), { code, reason: 'Invalid method' }));
+    const t = clientErrorTemplate(Object.assign(new Error('x'), { code, reason: 'Invalid method' }), MESSAGES);
     assert.equal([t.status, t.code], [status, errorCode], String(code));
   }
-  const raw = rawErrorResponse(clientErrorTemplate(Object.assign(new Error('x'), { code: 'HPE_HEADER_OVERFLOW' })));
+  const raw = rawErrorResponse(clientErrorTemplate(Object.assign(new Error('x'), { code: 'HPE_HEADER_OVERFLOW' }), MESSAGES));
   const [head, body] = raw.split('\r\n\r\n') as [string, string];
   assert.match(head, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
   assert.match(head, new RegExp(`\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`));
   assert.equal(JSON.parse(body).error.code, 'request_header_fields_too_large');
+  assert.match(head, /\r\nx-request-id: req_[0-9a-f]{32}\r\n/, 'the id made as every answer makes it');
+});
+
+test('the answers written to a socket are rows of the one error table; a parser reason is cut at messages.maxReasonChars', () => {
+  const rows = new Set<unknown>(Object.values(ERRORS));
+  for (const code of ['ERR_HTTP_REQUEST_TIMEOUT', 'HPE_HEADER_OVERFLOW', 'HPE_CHUNK_EXTENSIONS_OVERFLOW', 'CONNECT', 'HPE_INVALID_EOF_STATE', 'HPE_INVALID_METHOD']) {
+    assert.ok(rows.has(clientErrorTemplate(Object.assign(new Error('x'), { code }), MESSAGES)), code);
+  }
+  const reason = 'r'.repeat(MESSAGES.maxReasonChars + 50);
+  const t = clientErrorTemplate(Object.assign(new Error('x'), { code: 'HPE_INVALID_METHOD', reason }), MESSAGES);
+  assert.equal({ ...t, message: '' }, { ...ERRORS.MALFORMED_REQUEST, message: '' });
+  assert.is(t.message, `The request is not valid HTTP/1.1: ${'r'.repeat(MESSAGES.maxReasonChars)}.`);
+  // Two answers, two ids: the counter of requestIdFor, not a constant.
+  const id = (raw: string) => /x-request-id: (\S+)/.exec(raw)![1];
+  assert.is.not(id(rawErrorResponse(t)), id(rawErrorResponse(t)));
 });
 
 test.run();

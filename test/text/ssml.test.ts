@@ -1,13 +1,17 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ApiError } from '../../src/contract/errors.js';
+import { loadLimits } from '../../src/domain/limits.js';
 import { parseSsml, prosodyPercent } from '../../src/text/ssml.js';
+
+// How much of a value it cannot read an invalid_ssml message quotes (messages.maxSsmlValueChars).
+const QUOTE = loadLimits().messages.maxSsmlValueChars;
 
 const RATE = { slow: -36, medium: 0 };
 
 function rejects(xml: string, pattern: RegExp): void {
   try {
-    parseSsml(xml);
+    parseSsml(xml, QUOTE);
   } catch (err) {
     assert.instance(err, ApiError);
     const e = err as ApiError;
@@ -31,32 +35,35 @@ test('prosodyPercent reads percents, semitones, multipliers and named levels', (
 });
 
 test('a full SSML document: voice, express-as style, prosody and the spoken text', () => {
-  const ssml = parseSsml(`<?xml version="1.0"?>
+  const ssml = parseSsml(
+    `<?xml version="1.0"?>
     <speak version="1.0" xmlns="http://www.w3.org/2001/10/synthesis" xmlns:mstts="https://www.w3.org/2001/mstts" xml:lang="en-US">
       <voice name="en-GB-RyanNeural">
         <mstts:express-as style="cheerful">
           <prosody rate="+25%" pitch="-10%">Good   morning, &amp; welcome!</prosody>
         </mstts:express-as>
       </voice>
-    </speak>`);
+    </speak>`,
+    QUOTE,
+  );
   assert.equal(ssml, { voice: 'en-GB-RyanNeural', style: 'cheerful', ratePercent: 25, pitchPercent: -10, text: 'Good morning, & welcome!' });
 });
 
 test('the first voice and the first prosody win; text from every voice is spoken', () => {
-  const ssml = parseSsml('<speak><voice name="a-B-One"><prosody rate="slow">one</prosody></voice><voice name="a-B-Two"><prosody rate="fast">two</prosody></voice></speak>');
+  const ssml = parseSsml('<speak><voice name="a-B-One"><prosody rate="slow">one</prosody></voice><voice name="a-B-Two"><prosody rate="fast">two</prosody></voice></speak>', QUOTE);
   assert.is(ssml.voice, 'a-B-One');
   assert.is(ssml.ratePercent, -36);
   assert.is(ssml.text, 'onetwo');
 });
 
 test('plain text in <speak> with no voice or prosody leaves them unset', () => {
-  const ssml = parseSsml('<speak>Hello <break time="200ms"/> there</speak>');
+  const ssml = parseSsml('<speak>Hello <break time="200ms"/> there</speak>', QUOTE);
   assert.equal(ssml, { text: 'Hello there' });
 });
 
 test('a pitch in hertz or an unknown pitch word does not fail', () => {
-  assert.is(parseSsml('<speak><voice name="x-Y-Z"><prosody pitch="+50Hz">a</prosody></voice></speak>').pitchPercent, 0);
-  assert.is(parseSsml('<speak><voice name="x-Y-Z"><prosody pitch="high">a</prosody></voice></speak>').pitchPercent, 20);
+  assert.is(parseSsml('<speak><voice name="x-Y-Z"><prosody pitch="+50Hz">a</prosody></voice></speak>', QUOTE).pitchPercent, 0);
+  assert.is(parseSsml('<speak><voice name="x-Y-Z"><prosody pitch="high">a</prosody></voice></speak>', QUOTE).pitchPercent, 20);
 });
 
 test('malformed SSML is a 400 naming text and the position', () => {

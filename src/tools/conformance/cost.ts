@@ -1,6 +1,6 @@
 import { completionLimitParam } from '../../contract/completionLimit.js';
 import { operation, type Billing } from '../../contract/operations.js';
-import { loadLimits } from '../../domain/limits.js';
+import { packageLimits } from '../../domain/limits.js';
 import type { Cost } from './types.js';
 
 /** No paid work. */
@@ -20,7 +20,7 @@ const num = (v: unknown, fallback: number): number => (typeof v === 'number' && 
 
 // When a request leaves the amount open, the estimate assumes the provider's usual default: 256 chat
 // tokens, one image, the mock's default video length.
-const fallback = (unit: Billing['unit']): number => (unit === 'tokens' ? 256 : unit === 'videoSeconds' ? loadLimits().video.defaultDuration : 1);
+const fallback = (unit: Billing['unit']): number => (unit === 'tokens' ? 256 : unit === 'videoSeconds' ? packageLimits().video.defaultDuration : 1);
 
 /**
  * The paid units a successful request costs, as providers bill them (the operation row's billing):

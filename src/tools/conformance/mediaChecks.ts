@@ -1,14 +1,13 @@
 import { operation } from '../../contract/operations.js';
-import { loadLimits, type Limits } from '../../domain/limits.js';
+import { packageLimits, type Limits } from '../../domain/limits.js';
 import { fetchMedia, type MediaFetch } from './http.js';
 import { audioInfo, mp4Info, pngSize } from './media.js';
 import type { Case, CheckName, Exchange } from './types.js';
 
 type Problem = { expected: string; actual: string } | undefined;
 
-let limits: Limits | undefined;
 // The mock's defaults for what a request leaves out (fixtures/limits.json).
-const defaults = (): Limits => (limits ??= loadLimits());
+const defaults = (): Limits => packageLimits();
 
 const base64Payload = (s: string) => Buffer.from(s.replace(/^data:[^,]*,/, ''), 'base64');
 

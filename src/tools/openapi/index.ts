@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Model } from '../../domain/catalogue.js';
 import { ERRORS } from '../../contract/errors.js';
-import { loadLimits } from '../../domain/limits.js';
+import { packageLimits } from '../../domain/limits.js';
 import { operations } from '../../contract/operations.js';
 import { FIXTURES_DIR, ROOT, SCHEMAS_DIR } from '../../lib/paths.js';
 import { schemaId } from '../../contract/schemas.js';
@@ -21,7 +21,7 @@ export function packageInput(): OpenApiInput {
     .sort())
     schemas.set(schemaId(file), readJson(join(SCHEMAS_DIR, file)));
   const pkg = readJson(join(ROOT, 'package.json')) as { version: string; license: string };
-  const limits = loadLimits();
+  const limits = packageLimits();
   return {
     operations,
     schemas,
