@@ -1,7 +1,7 @@
 /**
  * Unread journal entries of the common kind, in columns (see Columns). The fields it stores are the
  * table's common ones (journal/record.ts: not rare) and a 400's details; a field made common there needs a
- * column here too (test/domain/journal.test.ts checks each comes back).
+ * column here too (test/domain/journalRecord.test.ts checks each comes back).
  */
 import { CompletionText } from '../../text/wire.js';
 import type { RequestRecord } from './record.js';

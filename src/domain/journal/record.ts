@@ -6,7 +6,7 @@
  * holds it (EntryJson, which the inspector's page reads), and the lists the journal's storage works from.
  *
  * Adding a recorded field is one edit here: a row `name: optional<Type>('kept')` (or 'masked' for a text
- * a client may have put a secret in), plus its test in test/domain/journal.test.ts. A new field is rare
+ * a client may have put a secret in), plus its sample in test/domain/journalRecord.test.ts. A new field is rare
  * (most requests lack it): an unread entry keeps it apart, and the column store leaves a record that has
  * it to an object. Only a field most requests have is worth columns of its own (journal/columns.ts).
  *
