@@ -46,12 +46,13 @@ const copyCommon: (to: object, r: RequestRecord) => void = made('to', 'r', COMMO
  * every field of the entry is copied with it.
  */
 export class Unread {
-  private readonly requestHeaders: string | undefined;
-  private readonly requestBody: string | undefined;
-  private readonly responseHead: string | undefined;
-  private readonly responseBody: RecordedBody | undefined;
+  // Declared, not defined: the constructor gives every field its value once, the common ones first.
+  private declare readonly requestHeaders: string | undefined;
+  private declare readonly requestBody: string | undefined;
+  private declare readonly responseHead: string | undefined;
+  private declare readonly responseBody: RecordedBody | undefined;
   /** The fields most requests do not have, in an object of their own (none for most entries). */
-  private readonly rare: Record<string, unknown> | undefined;
+  private declare readonly rare: Record<string, unknown> | undefined;
 
   constructor(r: RequestRecord, texts: SharedTexts) {
     copyCommon(this, r);
