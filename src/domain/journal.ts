@@ -30,13 +30,17 @@ export class Journal {
   private readonly finish = (r: RequestRecord): JournalEntry => toEntry(r, this.masking);
   private readonly listeners = new Set<JournalListener>();
 
-  /** `secrets` (the configured keys and admin token) are masked wherever a client put them: path, ids, body fields, messages. */
+  /**
+   * `secrets` (the configured keys and admin token) are masked wherever a client put them: path, ids, body
+   * fields, messages. `store` holds the last `capacity` requests (a ring in memory unless another is given).
+   */
   constructor(
     readonly capacity: number,
     secrets: readonly string[] = [],
+    store: JournalStore = new RingStore(capacity),
   ) {
     this.masking = new Masking(secrets);
-    this.store = new RingStore(capacity);
+    this.store = store;
   }
 
   /**
