@@ -47,12 +47,12 @@ const copyCommon: (to: object, r: RequestRecord) => void = made('to', 'r', COMMO
  */
 export class Unread {
   // Declared, not defined: the constructor gives every field its value once, the common ones first.
-  private declare readonly requestHeaders: string | undefined;
-  private declare readonly requestBody: string | undefined;
-  private declare readonly responseHead: string | undefined;
-  private declare readonly responseBody: RecordedBody | undefined;
+  declare private readonly requestHeaders: string | undefined;
+  declare private readonly requestBody: string | undefined;
+  declare private readonly responseHead: string | undefined;
+  declare private readonly responseBody: RecordedBody | undefined;
   /** The fields most requests do not have, in an object of their own (none for most entries). */
-  private declare readonly rare: Record<string, unknown> | undefined;
+  declare private readonly rare: Record<string, unknown> | undefined;
 
   constructor(r: RequestRecord, texts: SharedTexts) {
     copyCommon(this, r);
