@@ -1,34 +1,20 @@
 // The inspector's only way to the server: the documented admin API, so the page can do nothing a
 // script could not. Every call is same-origin; no credential is read or kept by the page (with an admin
 // token, the browser sends the HttpOnly session cookie by itself, to fetch, EventSource and media alike).
+import type { EntryJson } from '../src/domain/journal/record.js';
 
-/** A journal entry as GET /__admin/requests and the events feed give it (docs/faults.md). */
-export interface Entry {
-  requestId: string;
-  time: number;
-  method: string;
-  path: string;
-  operation?: string;
-  keyLabel?: string;
-  status: number;
-  latencyMs: number;
-  errorCode?: string | null;
-  details?: { param?: string | null; code?: string | null; message?: string }[];
-  fault?: string;
-  stream?: string;
-  retryCount?: number;
-  model?: string;
-  bodyHash?: string;
-  retryAfterMs?: number;
-  request?: { headers: Record<string, string>; body?: string; bodyChars?: number };
-  responseHeaders?: Record<string, string>;
-  /** The response's text (JSON), masked, its first records.maxResponseBodyChars (fixtures/limits.json); `responseBodyChars` its whole length. */
-  responseBody?: string;
-  responseBodyChars?: number;
-  /** A binary answer's size: its bytes are at bodyUrl(requestId) while the server holds them. */
-  responseBytes?: number;
-  /** A streamed answer's events as written, with their offsets from the response's head (ms). */
-  sse?: { events: { ms: number; data: string }[]; total: number };
+/**
+ * A journal entry as GET /__admin/requests and the events feed give it (docs/faults.md): the JSON of the
+ * server's own entry type, derived from its one definition of the request record (a type only: nothing of
+ * src/ is bundled into the page). Of a detail the page reads the field, code and message the mock's errors
+ * give; any of them may be missing from one that came from elsewhere.
+ */
+export type Entry = Omit<EntryJson, 'details'> & { readonly details?: readonly ErrorDetail[] };
+/** One entry of an error's `details`, as the page reads it. */
+export interface ErrorDetail {
+  readonly param?: string | null;
+  readonly code?: string | null;
+  readonly message?: string;
 }
 
 /** Where the server serves the body a request was answered with (binary, or text longer than the journal keeps). */

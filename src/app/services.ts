@@ -50,6 +50,7 @@ function stateOf(config: Config, schemas: SchemaRegistry, parts: Pick<Services, 
     journalSize: config.journalSize,
     secrets: configSecrets(config),
     healthPingMs: limits.state.healthPingMs,
+    records: limits.records,
   });
 }
 
@@ -62,7 +63,7 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   const parts = {
     rateLimits: new RateLimiter(clock),
     faultRules: faultRulesOf(config, schemas),
-    journal: new Journal(config.journalSize, configSecrets(config)),
+    journal: new Journal(config.journalSize, configSecrets(config), undefined, limits.records),
     videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
   };
   return {

@@ -97,8 +97,7 @@ const checked = new WeakMap<SchemaRegistry, Limits>();
  * The package's limits (fixtures/limits.json), checked against schemas/limits.json: the one place the mock
  * reads them. createServices takes them from here into `services.limits`, and passes them on to whoever
  * needs a bound; tools that run without a server (the OpenAPI document, the conformance runner's defaults)
- * call it when they need them. One module still reads it as it loads: journal.ts, for the records bounds
- * (they belong in the Journal's constructor, from services.limits.records).
+ * call it when they need them, and so does a Journal made without bounds (a test's); none reads it as it loads.
  */
 export function packageLimits(schemas: SchemaRegistry = SchemaRegistry.shared()): Limits {
   let limits = checked.get(schemas);

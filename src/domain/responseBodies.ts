@@ -1,7 +1,6 @@
-import { findOperation } from '../contract/operations.js';
 import { isRecipe } from '../contract/reply.js';
 import { Lru } from '../lib/lru.js';
-import type { RequestRecord } from './journal.js';
+import { journalled, type RequestRecord } from './journal.js';
 import type { Limits } from './limits.js';
 import { secretScrubber } from './secrets.js';
 
@@ -56,9 +55,11 @@ export class ResponseBodies {
     const body = r.responseBody;
     // A recipe is recorded only for a text the journal keeps whole (pipeline/respond.ts).
     if (body === undefined || isRecipe(body) || (typeof body === 'string' && body.length <= this.journalTextChars)) return;
-    if (r.path.startsWith('/__admin') || findOperation(r.operation)?.probe) return;
+    if (!journalled(r)) return;
     const contentType = contentTypeOf(r) ?? (typeof body === 'string' ? 'application/json; charset=utf-8' : 'application/octet-stream');
-    this.held.set(r.requestId, { contentType, body }, typeof body === 'string' ? body.length * 2 : body.length);
+    // A record's bytes are a Buffer (a view on the same memory otherwise, never a copy).
+    const held = typeof body === 'string' || Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    this.held.set(r.requestId, { contentType, body: held }, typeof body === 'string' ? body.length * 2 : body.length);
   }
 
   /** The body answered to `requestId`, text masked; undefined once it has gone (or was never held). */

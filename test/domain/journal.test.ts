@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Journal, headersFromBlock, type JournalEntry } from '../../src/domain/journal.js';
+import { Journal, headersFromBlock, type JournalEntry, type JournalStore } from '../../src/domain/journal.js';
 import { completeText } from '../../src/text/complete.js';
 import { CompletionText } from '../../src/text/wire.js';
 import { loadLimits } from '../../src/domain/limits.js';
@@ -119,7 +119,7 @@ test('texts seen again are masked as the first time: one that held a secret ever
 test('ever new paths do not grow what the journal remembers beyond its bound', () => {
   const j = new Journal(4, [SECRET]);
   for (let n = 0; n < 3000; n++) j.record(record(n, { path: `/v1/p${n}` }));
-  assert.ok((j as unknown as { clean: Set<string> }).clean.size <= 1024);
+  assert.ok((j as unknown as { masking: { clean: Set<string> } }).masking.clean.size <= 1024);
   assert.equal(
     j.entries().map((e) => e.path),
     ['/v1/p2996', '/v1/p2997', '/v1/p2998', '/v1/p2999'],
@@ -408,6 +408,35 @@ test('an unread chat completion entry holds none of the objects its request made
   gc();
   assert.ok(held.deref(), 'a record with a fault keeps its recipe');
   assert.ok(j.entries()[0]!.responseBody!.includes('Hello number 1!'));
+});
+
+test('the journal keeps its requests in the store it is given: records unread, entries made at once, each made on reading', () => {
+  const calls: string[] = [];
+  const held: RequestRecord[] = [];
+  const store: JournalStore = {
+    capacity: 4,
+    get total() {
+      return held.length;
+    },
+    add: (r) => void (calls.push(`add ${r.requestId}`), held.push(r)),
+    addEntry: (e) => void (calls.push(`entry ${e.requestId}`), held.push(e as RequestRecord)),
+    entries: (finish) => held.map(finish),
+    clear: () => held.splice(0).length,
+  };
+  const j = new Journal(4, [SECRET], store);
+  j.record(record(1));
+  j.record(record(2, { path: '/__admin/requests' }));
+  const seen: JournalEntry[] = [];
+  j.subscribe((e) => seen.push(e));
+  j.record(record(3, { path: `/v1/${SECRET}` }));
+  assert.equal(calls, ['add req_1', 'entry req_3']);
+  assert.is(seen[0]!.path, '/v1/sk-l...CRET');
+  assert.is(j.total, 2);
+  assert.equal(
+    j.entries().map((e) => e.requestId),
+    ['req_1', 'req_3'],
+  );
+  assert.is(j.clear(), 2);
 });
 
 test.run();

@@ -8,7 +8,7 @@ import { windowMsOf } from '../config.js';
 import { matches } from '../faults/match.js';
 import { MAX_RULES, RuleError, type FaultRules, type FaultRule, type RequestFacts, type RuleView } from '../faults/rules.js';
 import { describeFault, type FaultSpec } from '../faults/spec.js';
-import { Journal, type JournalEntry, type RequestRecord } from '../journal.js';
+import { Masking, journalled, toEntry, type EntryJson, type JournalEntry, type RecordBounds, type RequestRecord } from '../journal.js';
 import type { KeyState } from '../keys.js';
 import type { Admission, LimitView } from '../rateLimits/limiter.js';
 import * as lua from './lua.js';
@@ -27,6 +27,9 @@ export const KEY_PREFIX = 'uam:';
 export const VIDEO_TTL_S = 24 * 60 * 60;
 // Reconnect with backoff: 100 ms, doubling, at most 2 s between attempts, for as long as it takes.
 const backoff = (attempt: number): number => Math.min(100 * 2 ** Math.min(attempt - 1, 5), 2000);
+
+/** A journal entry as the stream holds it (JSON): the entry, and which instance answered. */
+type StoredEntry = EntryJson & { readonly instance: string };
 
 type Scripts = Record<keyof typeof SCRIPTS, (...args: (string | number)[]) => Promise<unknown>>;
 const SCRIPTS = {
@@ -79,6 +82,8 @@ export interface RedisStateOptions {
   readonly instance?: string;
   /** How long the health check waits for a PING's answer (`state.healthPingMs` of fixtures/limits.json). */
   readonly healthPingMs: number;
+  /** What an entry keeps of a request: the records bounds of the server's checked limits. */
+  readonly records: RecordBounds;
 }
 
 /**
@@ -94,7 +99,7 @@ export class RedisState implements StateStore {
   private readonly scripts: Scripts;
   private readonly prefix: string;
   private readonly where: string;
-  private readonly masker: Journal;
+  private readonly masking: Masking;
   private readonly keyIds = new WeakMap<KeyState, string>();
   private ruleCache: RuleCache | undefined;
   private lastError = 'not connected yet';
@@ -105,8 +110,8 @@ export class RedisState implements StateStore {
     this.prefix = options.prefix ?? KEY_PREFIX;
     this.where = describeUrl(options.url);
     this.instance = options.instance ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-    // A journal of one entry does the masking and cutting of records exactly as the in-memory one does.
-    this.masker = new Journal(1, options.secrets);
+    // Entries are masked and cut as the in-memory journal's are (toEntry), when written: Redis holds the entry.
+    this.masking = new Masking(options.secrets, options.records);
     this.redis = new (loadIoredis().Redis)(options.url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -358,12 +363,8 @@ export class RedisState implements StateStore {
   // The journal: a stream capped near journalSize; each entry says which instance answered.
   append(record: RequestRecord): void {
     const capacity = this.options.journalSize;
-    if (capacity <= 0) return;
-    const before = this.masker.total;
-    this.masker.record(record);
-    if (this.masker.total === before) return; // not journalled (admin call, probe)
-    const entry = { ...this.masker.entries()[0]!, instance: this.instance };
-    this.masker.clear();
+    if (capacity <= 0 || !journalled(record)) return;
+    const entry: StoredEntry = { ...toEntry(record, this.masking), instance: this.instance };
     if (this.redis.status !== 'ready') {
       this.unrecorded++;
       return;
@@ -382,6 +383,7 @@ export class RedisState implements StateStore {
         .get(this.key('journal:total'))
         .exec())! as [[Error | null, [string, string[]][]], [Error | null, string | null]];
       if (e1 || e2) throw e1 ?? e2;
+      // JSON gives an entry back with its undefined fields absent: what the admin API would write of it anyway.
       const entries = capacity <= 0 ? [] : rows.map(([, fields]) => JSON.parse(fields[1]!) as JournalEntry).reverse();
       return { entries, total: Number(total ?? 0), capacity, unrecorded: this.unrecorded };
     });
