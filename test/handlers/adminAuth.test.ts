@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { ApiError } from '../../src/contract/errors.js';
 import { keyStates } from '../../src/domain/keys.js';
 import { authenticate, isLoopback } from '../../src/pipeline/auth.js';
-import { assertError, get, KEY, withMock } from '../helpers.js';
+import { assertError, get, KEY, withMock } from '../support/index.js';
 
 test('loopback addresses are recognised; others are not', () => {
   for (const a of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) assert.ok(isLoopback(a), a);

@@ -10,7 +10,7 @@ import { chatCompletions, chatIdOf } from '../../src/handlers/chat.js';
 import { digest, idFrom } from '../../src/lib/ids.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import type { Reply } from '../../src/contract/reply.js';
-import { assertError, assertSchema, get, KEY, pathOf, post, useMock, withMock } from '../helpers.js';
+import { assertError, assertSchema, get, KEY, pathOf, post, useMock, withMock } from '../support/index.js';
 
 const CHAT = pathOf('chat.completions');
 const mock = useMock(test);

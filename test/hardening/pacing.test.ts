@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { createApp } from '../../src/app/createApp.js';
 import { ConfigError } from '../../src/domain/config.js';
-import { assertError, get, KEY, pathOf, post, useMock } from '../helpers.js';
+import { assertError, get, KEY, pathOf, post, useMock } from '../support/index.js';
 
 const warnings: Error[] = [];
 const onWarning = (w: Error) => void warnings.push(w);

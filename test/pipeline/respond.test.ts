@@ -6,7 +6,7 @@ import Koa from 'koa';
 import { responder } from '../../src/pipeline/respond.js';
 import type { RequestState } from '../../src/pipeline/steps.js';
 import type { Reply } from '../../src/contract/reply.js';
-import { request } from '../helpers.js';
+import { request } from '../support/index.js';
 
 /** A Koa app that only writes replies, answering each request with the reply from `replyFor`. */
 async function withReplies(replyFor: (path: string) => Reply | undefined, fn: (url: string) => Promise<void>): Promise<void> {

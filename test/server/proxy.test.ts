@@ -10,7 +10,6 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { start, type RunningMock } from '../../src/server/server.js';
 import { serveConfig } from '../../src/cli/main.js';
 import { startMockServer } from '../../src/server/programmatic.js';
@@ -18,7 +17,7 @@ import { defaultKeys } from '../../src/domain/config.js';
 import { normaliseRequest, requestHash } from '../../src/relay/cassette.js';
 import { RelayedStreamFault } from '../../src/relay/streamFault.js';
 import { operation } from '../../src/contract/operations.js';
-import { get, pathOf, post, stallThenShutdown, tinyPng, type Res } from '../helpers.js';
+import { capture, get, median, pathOf, post, stallThenShutdown, tinyPng, waitFor, type Res } from '../support/index.js';
 
 const SCOPES = defaultKeys()[0]!.scopes!;
 const UPSTREAM_KEY = 'sk-upstream-secret-7f3a9c21d4';
@@ -31,18 +30,6 @@ const filesUnder = (dir: string): string[] =>
     const path = join(dir, name);
     return statSync(path).isDirectory() ? filesUnder(path) : [path];
   });
-
-/** A log destination that keeps every line. */
-function capture(): { lines: string[]; stream: Writable } {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { lines, stream };
-}
 
 /** A streamed request: the status, the body, and when each event arrived (ms from the response head). */
 function streamed(url: string, path: string, body: unknown, key: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; at: number[] }> {
@@ -71,16 +58,16 @@ function streamed(url: string, path: string, body: unknown, key: string, headers
 }
 
 /**
- * The journal once it holds `n` entries (or after two seconds, whatever it holds): a relayed exchange is
- * judged and journalled once its stream is over, just after the client has had all of it.
+ * The journal once it holds `n` entries: a relayed exchange is judged and journalled once its stream is
+ * over, just after the client has had all of it.
  */
-async function journalled(mock: RunningMock, n: number) {
-  for (let tries = 0; tries < 200 && mock.services.journal.entries().length < n; tries++) await new Promise((r) => setTimeout(r, 10));
-  return mock.services.journal.entries();
-}
+const journalled = (mock: RunningMock, n: number) =>
+  waitFor(`${n} journal entries`, () => {
+    const entries = mock.services.journal.entries();
+    return entries.length >= n && entries;
+  });
 
 const gaps = (times: readonly number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 // The session: one request of each of the seven operations (and the downloads their links lead to).
 const CHAT = { model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Tell me about lighthouses' }] };
@@ -119,7 +106,7 @@ test('record a session of the seven operations through the proxy, stop the upstr
       violationsReport: reportFile,
       logLevel: 'info',
     },
-    { log: log.stream },
+    { log },
   );
   const port = proxy.port;
   const recorded = new Map<string, Res>();
@@ -292,7 +279,7 @@ test('a planted departure upstream (200 for temperature 3) is a violation in the
   try {
     proxy = await start(
       { port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: lenient.url, upstreamKey: UPSTREAM_KEY, violationsReport: reportFile, logLevel: 'info' },
-      { log: log.stream },
+      { log },
     );
     const bad = await post(proxy.url, pathOf('chat.completions'), { model: 'gpt-4o-mini', temperature: 3, messages: [{ role: 'user', content: 'Hi' }] }, CLIENT_KEY);
     assert.is(bad.status, 200, 'the upstream answer is relayed as it is');
@@ -571,7 +558,7 @@ test('a cassette that cannot be written is logged and counted, and the answer st
   const log = capture();
   const proxy = await start(
     { port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, record: join(blocker, 'cassettes'), logLevel: 'info' },
-    { log: log.stream },
+    { log },
   );
   try {
     assert.is((await post(proxy.url, pathOf('voice.tts'), SESSION[3]!.body, CLIENT_KEY)).status, 200);

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { clientErrorTemplate, rawErrorResponse } from '../../src/server/connections.js';
 import { start } from '../../src/server/server.js';
-import { get, KEY, stallThenShutdown } from '../helpers.js';
+import { get, KEY, stallThenShutdown } from '../support/index.js';
 
 const closed = (s: Socket) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
 

@@ -1,20 +1,26 @@
-// Shared test helpers: a running mock per test, raw HTTP requests, valid bodies, tiny images, media parsers.
+// Shared test helpers: a running mock per test, raw HTTP requests, valid bodies, tiny images, media parsers;
+// and, from the modules beside this one, captured logs, child environments and waiting on events.
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RequestRecord } from '../src/domain/journal.js';
+import type { RequestRecord } from '../../src/domain/journal.js';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createFile, MP4BoxBuffer, type Movie } from 'mp4box';
 import { parseBuffer, type IAudioMetadata } from 'music-metadata';
 import { PNG } from 'pngjs';
-import type { AppHooks } from '../src/app/createApp.js';
-import type { ConfigInput } from '../src/domain/config.js';
-import { operation } from '../src/contract/operations.js';
-import { schemaId, SchemaRegistry } from '../src/contract/schemas.js';
-import { start, type RunningMock } from '../src/server/server.js';
-import { toDetails } from '../src/contract/validation.js';
+import type { AppHooks } from '../../src/app/createApp.js';
+import type { ConfigInput } from '../../src/domain/config.js';
+import { operation } from '../../src/contract/operations.js';
+import { schemaId, SchemaRegistry } from '../../src/contract/schemas.js';
+import { start, type RunningMock } from '../../src/server/server.js';
+import { toDetails } from '../../src/contract/validation.js';
+
+export { childEnv } from './child.js';
+export { capture, withLoggedMock, type Captured } from './log.js';
+export { median } from '../../bench/report.js';
+export { tick, waitFor } from './wait.js';
 
 /** The default key of fixtures/keys.json. */
 export const KEY = 'sk-mock-default';
