@@ -2,25 +2,16 @@
 // is written to, and reading and writing the folder: versions, bodies as text, base64 or media files.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { operation } from '../../src/contract/operations.js';
 import { canonical, CASSETTE_VERSION, cassetteName, CassetteStore, isText, normalisedPath, normaliseRequest, requestHash, writeAtomic } from '../../src/relay/cassette.js';
-import { rejection, tinyPng } from '../support/index.js';
+import { rejection, tempDirs, tinyPng } from '../support/index.js';
 
 const CHAT = operation('chat.completions');
 const BODY = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] };
 
-const dirs: string[] = [];
-const tempDir = (): string => {
-  const dir = mkdtempSync(join(tmpdir(), 'uam-cassette-'));
-  dirs.push(dir);
-  return dir;
-};
-test.after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs(test, 'uam-cassette-');
 
 test('canonical sorts the keys of every object, arrays keep their order', () => {
   assert.is(JSON.stringify(canonical({ b: 1, a: { d: [{ z: 1, y: 2 }], c: null } })), '{"a":{"c":null,"d":[{"y":2,"z":1}]},"b":1}');

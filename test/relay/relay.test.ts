@@ -8,9 +8,6 @@ import Koa from 'koa';
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { boundOperations } from '../../src/app/bindings.js';
 import { createServices } from '../../src/app/services.js';
 import { ApiError, ERRORS } from '../../src/contract/errors.js';
@@ -22,7 +19,7 @@ import type { StreamTimers } from '../../src/pipeline/sse.js';
 import { requestState, STOP, type RequestState, type Step, type StepResult } from '../../src/pipeline/steps.js';
 import { CASSETTE_VERSION, CassetteStore, normaliseRequest, requestHash, type Cassette } from '../../src/relay/cassette.js';
 import { createRelay, relayed, type Relay } from '../../src/relay/relay.js';
-import { pathOf, request, waitFor, type Res } from '../support/index.js';
+import { pathOf, request, tempDirs, waitFor, type Res } from '../support/index.js';
 
 const UPSTREAM_KEY = 'sk-upstream-relay-unit-93c1';
 const CLIENT_KEY = 'sk-client-relay-unit-51aa';
@@ -164,15 +161,7 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 };
 
-const tempDirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'uam-relay-unit-'));
-  tempDirs.push(dir);
-  return dir;
-};
-test.after(() => {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs(test, 'uam-relay-unit-');
 
 test('settings: proxy and replay exclude each other, record needs proxy, and with neither there is no relay', () => {
   const schemas = SchemaRegistry.shared();

@@ -6,9 +6,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start, type RunningMock } from '../../src/server/server.js';
 import { serveConfig } from '../../src/cli/main.js';
@@ -17,7 +16,7 @@ import { defaultKeys } from '../../src/domain/config.js';
 import { normaliseRequest, requestHash } from '../../src/relay/cassette.js';
 import { RelayedStreamFault } from '../../src/relay/streamFault.js';
 import { operation } from '../../src/contract/operations.js';
-import { capture, get, median, pathOf, post, stallThenShutdown, tinyPng, waitFor, type Res } from '../support/index.js';
+import { capture, get, median, pathOf, post, stallThenShutdown, tempDirs, tinyPng, waitFor, type Res } from '../support/index.js';
 
 const SCOPES = defaultKeys()[0]!.scopes!;
 const UPSTREAM_KEY = 'sk-upstream-secret-7f3a9c21d4';
@@ -80,15 +79,7 @@ const SESSION: { id: string; path: string; body: Record<string, unknown> }[] = [
   { id: 'chat.completions', path: pathOf('chat.completions'), body: { model: 'gpt-4o-mini', temperature: 3, messages: [{ role: 'user', content: 'Hi' }] } },
 ];
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'uam-relay-'));
-  dirs.push(dir);
-  return dir;
-};
-test.after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs(test, 'uam-relay-');
 
 test('record a session of the seven operations through the proxy, stop the upstream, replay it byte for byte', async () => {
   const cassettes = tempDir();

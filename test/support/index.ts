@@ -258,6 +258,19 @@ export const requestRecord = (over: Partial<RequestRecord> = {}): RequestRecord 
   ...over,
 });
 
+/** A maker of fresh temporary folders named `prefix…`; every folder it made is removed after the file's last test. */
+export function tempDirs(t: Test, prefix: string): () => string {
+  const made: string[] = [];
+  t.after(() => {
+    for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    made.push(dir);
+    return dir;
+  };
+}
+
 /** Runs `fn` with a fresh file open for writing (a log's output), then closes and removes it. */
 export async function withLogFile(fn: (fd: number, file: string) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
