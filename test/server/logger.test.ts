@@ -82,21 +82,7 @@ test('health checks are logged at debug, so a container probe does not fill the 
   });
   const out = capture();
   const logger = createLogger({ logLevel: 'debug', keys: KEYS }, out);
-  const base = {
-    requestId: 'r',
-    time: 0,
-    method: 'GET',
-    path: '/__health',
-    operation: 'health',
-    keyLabel: undefined,
-    latencyMs: 1,
-    errorCode: null,
-    details: undefined,
-    fault: undefined,
-    stream: undefined,
-    retryCount: undefined,
-    model: undefined,
-  };
+  const base = requestRecord({ requestId: 'r', time: 0, path: '/__health', operation: 'health', keyLabel: undefined, errorCode: null });
   requestLogger(logger)({ ...base, status: 200 });
   requestLogger(logger)({ ...base, status: 503 });
   assert.equal(
@@ -287,20 +273,7 @@ test('redaction: fields named like credentials are censored even if a caller log
 test('requestLogger marks a 5xx nobody asked for as a warning, and flushLogger resolves', async () => {
   const out = capture();
   const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
-  const base = {
-    requestId: 'r',
-    time: 0,
-    method: 'GET',
-    path: '/x',
-    operation: undefined,
-    keyLabel: undefined,
-    latencyMs: 1,
-    errorCode: null,
-    details: undefined,
-    stream: undefined,
-    retryCount: undefined,
-    model: undefined,
-  };
+  const base = requestRecord({ requestId: 'r', time: 0, path: '/x', operation: undefined, keyLabel: undefined, errorCode: null });
   requestLogger(logger)({ ...base, status: 500, fault: undefined });
   requestLogger(logger)({ ...base, status: 503, fault: 'status' });
   assert.equal(
