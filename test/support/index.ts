@@ -2,7 +2,7 @@
 // and, from the modules beside this one, captured logs, child environments and waiting on events.
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,12 +39,12 @@ export async function withMock<T>(config: ConfigInput, fn: (mock: RunningMock) =
 }
 
 /** Serves an app built by createApp (with hooks start() does not take, such as stream timers) on a free port; always closes it. */
-export async function withApp<T>(config: ConfigInput, hooks: AppHooks, fn: (url: string, app: MockApp) => Promise<T>): Promise<T> {
+export async function withApp<T>(config: ConfigInput, hooks: AppHooks, fn: (url: string, app: MockApp, server: Server) => Promise<T>): Promise<T> {
   const app = createApp(config, hooks);
   const server = createServer(app.handler).listen(0, '127.0.0.1');
   await once(server, 'listening');
   try {
-    return await fn(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, app);
+    return await fn(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, app, server);
   } finally {
     server.closeAllConnections();
     server.close();
