@@ -1,7 +1,7 @@
 // @ts-check
 // ESLint (flat config). Three jobs: the layer rule for src/ (which folder may import which),
-// no import cycles in src/ or the inspector, and typescript-eslint's recommended rules as a baseline
-// everywhere, the inspector's .tsx files included.
+// no import cycles in src/, the inspector, the bench, the tests or the scripts, and typescript-eslint's
+// recommended rules as a baseline everywhere, the inspector's .tsx files included.
 // Formatting is Prettier's job: eslint-config-prettier, last, turns off the rules that would fight it.
 import prettier from 'eslint-config-prettier';
 import { defineConfig } from 'eslint/config';
@@ -89,6 +89,24 @@ export default defineConfig(
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       // An import the resolver cannot follow would slip past both rules above without a word.
       'import-x/no-unresolved': 'error',
+    },
+  },
+  {
+    // The bench, the tests and the scripts: no layers, but no import circle either (a circle there is as hard
+    // to follow as one in src/), and no import the resolver cannot follow. tsconfig.check.json covers src/,
+    // test/ and bench/; the scripts import src/ and node_modules only.
+    files: ['bench/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', 'scripts/**/*.mjs'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.js', '.mjs', '.cjs'],
+      'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.mts', '.cts'] },
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: `${import.meta.dirname}/tsconfig.check.json` })],
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // Built output (dist/) and the packed package exist only after `npm run build` and `npm pack`.
+      'import-x/no-unresolved': ['error', { ignore: ['^unified-ai-mock$', '^\\.\\./dist/'] }],
     },
   },
   {

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { capture, load } from './load.js';
 import { settle } from './phases.js';
+import { median } from './report.js';
 import { loadScenarios } from './scenarios.js';
 import { canPin, ensureBuilt, pinSelf, referenceScript, startMock, startReference, startServe, type Server } from './servers.js';
 
@@ -86,7 +87,6 @@ for (let round = 0; round < rounds; round++) {
   await Promise.all(servers.map((s) => s.stop()));
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 process.stdout.write(`\n${scenario.title}, ${rounds} rounds of ${seconds} s; speed = the first server's µs per request / this one's, per round\n`);
 for (const [i, name] of positionals.entries()) {
   const speed = cost[i]!.map((us, r) => cost[0]![r]! / us);

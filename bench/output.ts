@@ -1,5 +1,6 @@
 import { floorRows, fmt, fmtRatio, markdownTable, scenarioRows, table } from './report.js';
-import { verdicts, type BenchResults } from './targets.js';
+import type { BenchResults } from './results.js';
+import { verdicts } from './targets.js';
 
 /** The report's tables, each with its title. */
 function sections(r: BenchResults): { title: string; rows: string[][] }[] {

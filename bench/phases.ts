@@ -5,7 +5,7 @@ import { combine, compare, linearity, median, type Beside, type LoadFigures, typ
 import { API_KEY, type Pair, type Scenario } from './scenarios.js';
 import { join } from 'node:path';
 import { cliPath, startAimock, startMock, startReference, type Server } from './servers.js';
-import type { BenchResults, LinearityResult, StreamsFigures } from './targets.js';
+import type { BenchResults, LinearityResult, StreamsFigures } from './results.js';
 
 /** What every phase needs: where to pin, how long to load, and how to start each server. */
 export interface Context {

@@ -11,7 +11,8 @@ import { conformance, pair, scenario, startupPhase, streams, type Context } from
 import { markdown, print } from './output.js';
 import { loadScenarios, pairs, streamScenario } from './scenarios.js';
 import { canPin, ensureBuilt, pinSelf, referenceScript, silentFlags, workDir } from './servers.js';
-import { verdicts, type BenchResults } from './targets.js';
+import type { BenchResults } from './results.js';
+import { verdicts } from './targets.js';
 import { statePhase, stateScenarios } from './state.js';
 import { combine } from './report.js';
 

@@ -10,24 +10,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { measure, type Context } from './phases.js';
 import type { LoadFigures } from './report.js';
+import type { StateBench, StateRow } from './results.js';
 import { API_KEY, type Scenario } from './scenarios.js';
 import { startMock } from './servers.js';
-
-/** One scenario with its state in memory and in Redis. */
-export interface StateRow {
-  readonly name: string;
-  readonly title: string;
-  readonly memory: LoadFigures;
-  readonly redis: LoadFigures;
-}
-
-/** What the phase found: the rows, or why it could not run. */
-export interface StateBench {
-  readonly available: boolean;
-  readonly reason?: string;
-  readonly redisVersion?: string;
-  readonly rows?: StateRow[];
-}
 
 async function freePort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1');

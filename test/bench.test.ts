@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { besideRatio, combine, compare, floorRows, linearity, logCost, markdownTable, median, percentile, ratio, table, type LoadFigures } from '../bench/report.js';
 import { ownerOf, shortUrl, summarise, type CpuProfile } from '../bench/cpuprofile.js';
 import { conversation, paddedPng, text } from '../bench/scenarios.js';
-import { verdicts, type BenchResults } from '../bench/targets.js';
+import type { BenchResults } from '../bench/results.js';
+import { verdicts } from '../bench/targets.js';
 import { startNodeFlags } from '../bench/servers.js';
 import { readImageInfo } from '../src/media/imageInfo.js';
 

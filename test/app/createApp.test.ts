@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { createApp } from '../../src/app/createApp.js';
 import { ConfigError } from '../../src/domain/config.js';
 import { operation, operations, pathsOf } from '../../src/contract/operations.js';
-import { assertError, assertSchema, get, pathOf, post, request, useMock, VALID, withMock, type Res } from '../helpers.js';
+import { assertError, assertSchema, get, pathOf, post, request, useMock, VALID, withMock, type Res } from '../support/index.js';
 
 const mock = useMock(test);
 const documented = operations.filter((o) => o.documented);

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { serveConfig, serveHelp } from '../../src/cli/main.js';
 import { ConfigError, configSettings } from '../../src/domain/config.js';
 import { start } from '../../src/server/server.js';
-import { get, post, VALID } from '../helpers.js';
+import { get, post, VALID } from '../support/index.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = ['--import', 'tsx', 'src/cli/main.ts'];

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { base64Start, SCHEMA_BASE, schemaId, SchemaRegistry, strictId } from '../../src/contract/schemas.js';
 import { SCHEMAS_DIR } from '../../src/lib/paths.js';
-import { schemas } from '../helpers.js';
+import { schemas } from '../support/index.js';
 
 const files = readdirSync(SCHEMAS_DIR).filter((f) => f.endsWith('.json'));
 

@@ -4,7 +4,7 @@ import type { ErrorObject } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { pointerToParam, show, toDetail, toDetails } from '../../src/contract/validation.js';
 import { schemaId } from '../../src/contract/schemas.js';
-import { schemas } from '../helpers.js';
+import { schemas } from '../support/index.js';
 
 const errorsOf = (file: string, value: unknown): ErrorObject[] => schemas().check(schemaId(file), value);
 const detailsOf = (file: string, value: unknown) => toDetails(errorsOf(file, value));

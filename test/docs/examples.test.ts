@@ -31,6 +31,7 @@ import { toDetails } from '../../src/contract/validation.js';
 import type { ConfigInput } from '../../src/domain/config.js';
 import { ROOT } from '../../src/lib/paths.js';
 import { startMockServer, type MockServerOptions } from '../../src/server/programmatic.js';
+import { childEnv } from '../support/index.js';
 
 const README = join(ROOT, 'README.md');
 const DOCS = join(ROOT, 'docs');
@@ -126,10 +127,7 @@ const CLI = join(ROOT, 'src', 'cli', 'main.ts');
 const ENTRY = pathToFileURL(join(ROOT, 'src', 'index.ts')).href;
 
 /** The environment of the children: no coverage (only this process's src/ counts), no colours. */
-function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const { NODE_V8_COVERAGE: _, ...env } = process.env;
-  return { ...env, NO_COLOR: '1', FORCE_COLOR: '0', ...extra };
-}
+const plainEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => childEnv({ NO_COLOR: '1', FORCE_COLOR: '0', ...extra });
 
 interface Finished {
   readonly code: number | null;
@@ -160,7 +158,7 @@ async function runShell(b: Block, m: Marker, cwd: string): Promise<void> {
   const mock = await startMockServer(m.config ?? {});
   try {
     const script = SHELL_PRELUDE + toMock(b.code, `127.0.0.1:${mock.port}`);
-    const out = await spawn('bash', ['-c', script], cwd, childEnv());
+    const out = await spawn('bash', ['-c', script], cwd, plainEnv());
     const statuses = [...out.stderr.matchAll(/^@@status (\d{3})$/gm)].map((s) => Number(s[1]));
     const shown = `\n--- stdout\n${out.stdout.slice(0, 3000)}\n--- stderr\n${out.stderr.slice(0, 3000)}`;
     if (m.statuses) assert.equal(statuses, m.statuses, `${where(b)}: HTTP statuses of the curl calls${shown}`);
@@ -212,7 +210,7 @@ async function runCode(b: Block, m: Marker, cwd: string): Promise<void> {
   try {
     const file = join(cwd, 'example.mts');
     writeFileSync(file, doctest(b, `127.0.0.1:${mock.port}`));
-    const env = childEnv({ OPENAI_BASE_URL: mock.openaiBaseURL, OPENAI_API_KEY: mock.apiKey });
+    const env = plainEnv({ OPENAI_BASE_URL: mock.openaiBaseURL, OPENAI_API_KEY: mock.apiKey });
     const out = await spawn(process.execPath, ['--import', TSX, file], cwd, env);
     assert.is(out.code, 0, `${where(b)}: the example exited with ${out.code}\n--- stdout\n${out.stdout.slice(0, 3000)}\n--- stderr\n${out.stderr.slice(0, 3000)}`);
   } finally {

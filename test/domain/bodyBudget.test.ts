@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { connect } from 'node:net';
 import { BodyBudget } from '../../src/domain/bodyBudget.js';
 import { loadLimits } from '../../src/domain/limits.js';
-import { KEY, useMock } from '../helpers.js';
+import { KEY, tick, useMock, waitFor } from '../support/index.js';
 import { responses } from '../hardening/raw.js';
 
 const MiB = 1024 * 1024;
@@ -26,8 +26,6 @@ async function reserveAll(budget: BodyBudget, sizes: number[]): Promise<{ grante
   await Promise.resolve();
   return { granted, releases };
 }
-
-const tick = () => new Promise((r) => setImmediate(r));
 
 test('bodies that fit are admitted at once; the next waits until enough room is given back', async () => {
   const budget = new BodyBudget(10 * MiB, LARGE_BODY_BYTES);
@@ -99,20 +97,15 @@ function open(port: number, first: Buffer): { answered: Promise<string>; send(re
   return { answered: new Promise((resolve) => socket.on('close', () => resolve(text))), send: (rest) => socket.end(rest), got: () => text };
 }
 
-async function until(what: string, ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(ok(), `timed out waiting until ${what}`);
-}
-
 test('a second large upload waits unread until the first one is answered, then both are answered', async () => {
   const { port, services } = mock();
   const a = largeRequest(MiB + 1000);
   const b = largeRequest(MiB + 2000);
   const half = a.body.length >> 1;
   const first = open(port, Buffer.concat([Buffer.from(a.head), a.body.subarray(0, half)]));
-  await until('the first body holds the budget', () => services.bodyBudget.heldBytes === a.body.length);
+  await waitFor('the first body holds the budget', () => services.bodyBudget.heldBytes === a.body.length);
   const second = open(port, Buffer.concat([Buffer.from(b.head), b.body]));
-  await until('the second body waits for room', () => services.bodyBudget.waiting === 1);
+  await waitFor('the second body waits for room', () => services.bodyBudget.waiting === 1);
   assert.is(second.got(), '', 'nothing is answered while it waits');
   first.send(a.body.subarray(half));
   const [textA, textB] = await Promise.all([first.answered, second.answered]);
@@ -128,10 +121,10 @@ test('a large upload whose client goes away gives its room back', async () => {
   const { port, services } = mock();
   const a = largeRequest(MiB + 1000);
   const first = open(port, Buffer.concat([Buffer.from(a.head), a.body.subarray(0, 1000)]));
-  await until('the body holds the budget', () => services.bodyBudget.heldBytes > 0);
+  await waitFor('the body holds the budget', () => services.bodyBudget.heldBytes > 0);
   first.send(Buffer.alloc(0)); // half-close: the body will never be complete
   await first.answered;
-  await until('the room is given back', () => services.bodyBudget.heldBytes === 0);
+  await waitFor('the room is given back', () => services.bodyBudget.heldBytes === 0);
 });
 
 test.run();

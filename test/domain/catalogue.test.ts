@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Catalogue, type ModelKind } from '../../src/domain/catalogue.js';
 import { ApiError } from '../../src/contract/errors.js';
 import { FIXTURES_DIR } from '../../src/lib/paths.js';
-import { schemas } from '../helpers.js';
+import { schemas } from '../support/index.js';
 
 const catalogue = new Catalogue(schemas());
 const KINDS: ModelKind[] = ['text', 'image', 'video', 'voice', 'cloud-speech'];

@@ -16,7 +16,7 @@ import {
   type SettingSchema,
 } from '../../src/domain/config.js';
 import { schemaId } from '../../src/contract/schemas.js';
-import { assertSchema, schemas } from '../helpers.js';
+import { assertSchema, schemas } from '../support/index.js';
 
 function configError(input: unknown): string {
   try {

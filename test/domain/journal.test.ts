@@ -8,7 +8,7 @@ import { completeText } from '../../src/text/complete.js';
 import { CompletionText } from '../../src/text/wire.js';
 import { loadLimits } from '../../src/domain/limits.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
-import { requestRecord } from '../helpers.js';
+import { requestRecord } from '../support/index.js';
 
 const { maxPathChars, maxDetails, maxBodyChars } = loadLimits().records;
 const record = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord => requestRecord({ requestId: `req_${n}`, time: n, ...extra });

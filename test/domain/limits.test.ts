@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkLimits, loadLimits, packageLimits, type Limits } from '../../src/domain/limits.js';
 import { FIXTURES_DIR, SCHEMAS_DIR } from '../../src/lib/paths.js';
-import { assertSchema, schemas } from '../helpers.js';
+import { assertSchema, schemas } from '../support/index.js';
 
 /** A node of schemas/limits.json, as far as this test reads it. */
 interface SchemaNode {

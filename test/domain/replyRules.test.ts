@@ -7,7 +7,7 @@ import { loadReplyRules } from '../../src/domain/replyRules.js';
 import { selectReply } from '../../src/text/replies.js';
 import { ConfigError } from '../../src/domain/config.js';
 import { start } from '../../src/server/server.js';
-import { KEY, pathOf, post, schemas } from '../helpers.js';
+import { KEY, pathOf, post, schemas } from '../support/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'reply-rules-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));

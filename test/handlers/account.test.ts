@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { operations } from '../../src/contract/operations.js';
-import { assertSchema, get, KEY, post, request, useMock, VALID, wholeResponse, withMock } from '../helpers.js';
+import { assertSchema, get, KEY, post, request, useMock, VALID, wholeResponse, withMock } from '../support/index.js';
 
 const LIMITED = 'sk-mock-limited';
 const mock = useMock(test);

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { assertError, get, pathOf, post, request, useMock, VALID } from '../helpers.js';
+import { assertError, get, pathOf, post, request, useMock, VALID } from '../support/index.js';
 
 const mock = useMock(test, { journalSize: 50 });
 const CHAT = pathOf('chat.completions');

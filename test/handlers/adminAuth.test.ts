@@ -5,7 +5,7 @@ import { keyStates } from '../../src/domain/keys.js';
 import { operations } from '../../src/contract/operations.js';
 import { hostCheck, hostName, isLoopbackName } from '../../src/pipeline/adminAccess.js';
 import { authenticate, isLoopback } from '../../src/pipeline/auth.js';
-import { assertError, get, KEY, request, withMock } from '../helpers.js';
+import { assertError, get, KEY, request, withMock } from '../support/index.js';
 
 test('loopback addresses are recognised; others are not', () => {
   for (const a of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) assert.ok(isLoopback(a), a);

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { assertError, assertSchema, pathOf, pngSize, post, tinyGif, tinyJpeg, tinyPng, tinyWebp, useMock } from '../helpers.js';
+import { assertError, assertSchema, pathOf, pngSize, post, tinyGif, tinyJpeg, tinyPng, tinyWebp, useMock } from '../support/index.js';
 
 const mock = useMock(test);
 const PATH = pathOf('images.edit');

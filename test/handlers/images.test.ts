@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
-import { assertError, assertSchema, get, KEY, pathOf, pngSize, post, useMock, VALID, withMock } from '../helpers.js';
+import { assertError, assertSchema, get, KEY, pathOf, pngSize, post, useMock, VALID, withMock } from '../support/index.js';
 
 const mock = useMock(test);
 const PATH = pathOf('images.generate');

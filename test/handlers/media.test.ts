@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { assertError, get, mp4Info, pngSize, useMock } from '../helpers.js';
+import { assertError, get, mp4Info, pngSize, useMock } from '../support/index.js';
 
 const mock = useMock(test);
 

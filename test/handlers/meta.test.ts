@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { openApiDocument } from '../../src/tools/openapi/index.js';
-import { get, post, request, useMock, VALID, withMock } from '../helpers.js';
+import { get, post, request, useMock, VALID, withMock } from '../support/index.js';
 
 const LIMITED = 'sk-mock-limited';
 const mock = useMock(test);

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { assertError, audioInfo, pathOf, post, useMock, VALID } from '../helpers.js';
+import { assertError, audioInfo, pathOf, post, useMock, VALID } from '../support/index.js';
 
 const mock = useMock(test);
 const TTS = pathOf('voice.tts');

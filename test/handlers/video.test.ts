@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { assertError, assertSchema, get, mp4Info, pathOf, post, useMock, VALID, withMock } from '../helpers.js';
+import { assertError, assertSchema, get, mp4Info, pathOf, post, useMock, VALID, withMock } from '../support/index.js';
 
 const mock = useMock(test);
 const PATH = pathOf('video.generate');

@@ -2,7 +2,7 @@
 // server answers a normal request afterwards.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { useMock } from '../helpers.js';
+import { useMock } from '../support/index.js';
 import { assertHealthy, CHAT_BODY, chatHead, exchange, responses } from './raw.js';
 
 const LIMIT = 64 * 1024;

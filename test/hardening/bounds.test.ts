@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningMock } from '../../src/server/server.js';
-import { get, post, request, useMock } from '../helpers.js';
+import { get, post, request, useMock } from '../support/index.js';
 
 const JOURNAL = 50;
 const mock = useMock(test, { journalSize: JOURNAL, mediaCache: { entries: 8, bytes: 2 * 1024 * 1024 } });

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
-import { KEY, useMock } from '../helpers.js';
+import { KEY, useMock } from '../support/index.js';
 import { assertHealthy, chatHead } from './raw.js';
 
 const records: RequestRecord[] = [];

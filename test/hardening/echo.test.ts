@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { maskKey } from '../../src/domain/keys.js';
 import type { RunningMock } from '../../src/server/server.js';
-import { pathOf, request, tinyPng, useMock, withMock, wholeResponse, type ReqOptions, type Res } from '../helpers.js';
+import { pathOf, request, tinyPng, useMock, withMock, wholeResponse, type ReqOptions, type Res } from '../support/index.js';
 
 const KEY = 'sk-live-0123456789abcdefSECRET';
 const QUOTED = 'k"ey\\with-quote-0123';

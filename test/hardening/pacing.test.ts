@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { createApp } from '../../src/app/createApp.js';
 import { ConfigError } from '../../src/domain/config.js';
-import { assertError, get, KEY, pathOf, post, useMock } from '../helpers.js';
+import { assertError, get, KEY, pathOf, post, tick, useMock, virtualTimers, withApp } from '../support/index.js';
 
 const warnings: Error[] = [];
 const onWarning = (w: Error) => void warnings.push(w);
@@ -28,26 +28,28 @@ test('pacing header values outside the bounds are a 400 naming the header, never
   }
   // A delay fault longer than the stall maximum is refused the same way.
   assertError(await post(url, CHAT, streamed, KEY, { 'x-mock-fault': 'delay=99999999999' }), 400, 'x-mock-fault');
-  await new Promise((r) => setTimeout(r, 20));
+  await tick(); // a warning is emitted on the next tick after the timer that overflowed
   assert.equal(overflowed(), []);
 });
 
 test('a stream that would run past streamMaxMs ends at the limit with an error event the client can tell from [DONE]', async () => {
-  const { url } = mock();
-  const started = performance.now();
-  // The long reply (about 1300 tokens) at 20 tokens per second would take over a minute.
-  const res = await post(url, CHAT, streamed, KEY, { 'x-mock-pacing': 'ttft=50; tps=20', 'x-mock-reply-rule': 'long' });
-  const took = performance.now() - started;
-  assert.is(res.status, 200);
-  assert.ok(took >= LIMIT_MS - 20 && took < LIMIT_MS + 2000, `${took} ms`);
-  const events = res.text.split('\n\n').filter(Boolean);
-  assert.not.ok(res.text.includes('[DONE]'));
-  const last = JSON.parse(events.at(-1)!.slice('data: '.length));
-  assert.equal([last.error.code, last.error.type], ['stream_time_limit', 'server_error']);
-  assert.ok(events.length > 2, 'the events due before the limit were sent');
-  const journal = await get(url, '/__admin/requests', null);
-  assert.is(journal.json.data.at(-1).stream, 'timed-out');
-  assert.equal(overflowed(), []);
+  // On stream timers of its own clock: the stream's times are its schedule's, exactly, and no wall clock is read.
+  const timers = virtualTimers();
+  await withApp({ timeouts: { streamMaxMs: LIMIT_MS } }, { streamTimers: timers }, async (url) => {
+    // The long reply (about 1300 tokens) at 20 tokens per second would take over a minute.
+    const res = await post(url, CHAT, streamed, KEY, { 'x-mock-pacing': 'ttft=50; tps=20', 'x-mock-reply-rule': 'long' });
+    assert.is(res.status, 200);
+    assert.is(timers.now(), LIMIT_MS, 'ended at the limit, not before and not after');
+    assert.is(timers.pending, 0, 'no timer left');
+    const events = res.text.split('\n\n').filter(Boolean);
+    assert.not.ok(res.text.includes('[DONE]'));
+    const last = JSON.parse(events.at(-1)!.slice('data: '.length));
+    assert.equal([last.error.code, last.error.type], ['stream_time_limit', 'server_error']);
+    assert.ok(events.length > 2, 'the events due before the limit were sent');
+    const journal = await get(url, '/__admin/requests', null);
+    assert.is(journal.json.data.at(-1).stream, 'timed-out');
+    assert.equal(overflowed(), []);
+  });
 });
 
 test('the openai SDK throws on the time-limit event instead of returning a silently short reply', async () => {

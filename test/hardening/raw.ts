@@ -2,7 +2,7 @@
 import { connect, type Socket } from 'node:net';
 import * as assert from 'uvu/assert';
 import type { RunningMock } from '../../src/server/server.js';
-import { get, KEY } from '../helpers.js';
+import { get, KEY } from '../support/index.js';
 
 /** What a raw exchange saw: the bytes received, whether the server closed first, and bytes sent before that. */
 export interface Exchange {

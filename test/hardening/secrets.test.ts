@@ -1,7 +1,7 @@
 // Keys presented by clients never come back: not in responses, error messages, /v1/me or the journal.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { get, post, request, useMock, wholeResponse, type Res } from '../helpers.js';
+import { get, post, request, useMock, wholeResponse, type Res } from '../support/index.js';
 
 const SECRET = 'sk-live-0123456789abcdefSECRET';
 const mock = useMock(test, { keys: [{ key: SECRET, label: 'mine' }] });

@@ -3,7 +3,7 @@
 import { connect, type Socket } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KEY, useMock } from '../helpers.js';
+import { KEY, useMock } from '../support/index.js';
 import { assertHealthy, CHAT_BODY, chatHead, exchange, responses } from './raw.js';
 
 const mock = useMock(test, { timeouts: { headersMs: 300, requestMs: 600, keepAliveMs: 200 } });

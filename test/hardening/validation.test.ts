@@ -2,7 +2,7 @@
 // exhausted heap.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { assertError, post, request, useMock } from '../helpers.js';
+import { assertError, post, request, useMock } from '../support/index.js';
 import { assertHealthy } from './raw.js';
 
 const mock = useMock(test);

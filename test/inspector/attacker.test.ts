@@ -14,7 +14,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { start, type RunningMock } from '../../src/server/server.js';
-import { get, KEY } from '../helpers.js';
+import { get, KEY } from '../support/index.js';
 import { CHROMIUM_ARGS, findChromium } from './chromium.js';
 
 const executable = findChromium();

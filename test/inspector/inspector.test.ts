@@ -14,7 +14,7 @@ import { authenticate } from '../../src/pipeline/auth.js';
 import { writeFeed } from '../../src/pipeline/feed.js';
 import { loadLimits } from '../../src/domain/limits.js';
 import { StreamLog } from '../../src/pipeline/sse.js';
-import { assertSchema, get, KEY, post, requestRecord, withMock } from '../helpers.js';
+import { assertSchema, get, KEY, post, requestRecord, withMock } from '../support/index.js';
 
 // The bounds the journal and the body store read from fixtures/limits.json: the tests cut at exactly these.
 const records = loadLimits().records;

@@ -5,26 +5,14 @@
 import { request as httpRequest } from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { start, type RunningMock } from '../../src/server/server.js';
-import { get, request, type Res } from '../helpers.js';
+import type { RunningMock } from '../../src/server/server.js';
+import { get, request, withLoggedMock, type Res } from '../support/index.js';
 
 const TOKEN = 'inspector-login-token-42';
 
-/** A pino destination that keeps every line (as test/server/logger.test.ts captures the request log). */
-function capture() {
-  const lines: string[] = [];
-  return { lines, write: (s: string) => void lines.push(...s.split('\n').filter(Boolean)) };
-}
-
-async function withLoggedMock(fn: (mock: RunningMock, log: string[]) => Promise<void>): Promise<void> {
-  const out = capture();
-  const mock = await start({ port: 0, adminToken: TOKEN, logLevel: 'info' }, { log: out });
-  try {
-    await fn(mock, out.lines);
-  } finally {
-    await mock.close();
-  }
-}
+/** A mock with the admin token, logging every request to a capture. */
+const loggedAdmin = (fn: (mock: RunningMock, log: string[]) => Promise<void>): Promise<void> =>
+  withLoggedMock({ adminToken: TOKEN, logLevel: 'info' }, (mock, out) => fn(mock, out.lines));
 
 /** Everything a response shows a client: status line fields, every header, the body. */
 const everything = (res: Res): string => `${res.status}\n${res.rawHeaders.join('\n')}\n${res.text}`;
@@ -57,7 +45,7 @@ function feed(url: string, headers: Record<string, string>): Promise<{ status: n
 }
 
 test('GET /__admin/?token=TOKEN: 303 to /__admin/ with an HttpOnly, SameSite=Strict cookie that is not the token', () =>
-  withLoggedMock(async (mock) => {
+  loggedAdmin(async (mock) => {
     const { res, cookie } = await login(mock.url);
     assert.is(res.status, 303);
     assert.is(res.headers.location, '/__admin/', 'the token is not carried on');
@@ -76,7 +64,7 @@ test('GET /__admin/?token=TOKEN: 303 to /__admin/ with an HttpOnly, SameSite=Str
   }));
 
 test('a wrong token: 403 in the error envelope, no cookie, the token not echoed', () =>
-  withLoggedMock(async (mock) => {
+  loggedAdmin(async (mock) => {
     for (const wrong of [`${TOKEN}x`, TOKEN.slice(0, -1), '', 'sk-mock-default']) {
       const res = await get(mock.url, `/__admin/?token=${encodeURIComponent(wrong)}`, null);
       assert.is(res.status, 403, wrong);
@@ -87,7 +75,7 @@ test('a wrong token: 403 in the error envelope, no cookie, the token not echoed'
   }));
 
 test('the cookie opens the page, its script, the feed, the API and the body endpoint (GET)', () =>
-  withLoggedMock(async (mock) => {
+  loggedAdmin(async (mock) => {
     const { cookie } = await login(mock.url);
     const spoken = await request(mock.url, '/voice-provider/tts', { body: { text: 'Hello', voice_id: 'rachel' } });
     for (const path of ['/__admin/', '/__admin/inspector.js', '/__admin/requests', '/__admin/faults', `/__admin/requests/${String(spoken.headers['x-request-id'])}/body`]) {
@@ -101,10 +89,10 @@ test('the cookie opens the page, its script, the feed, the API and the body endp
 
 test('a forged, stale or misplaced cookie is refused: 403 for the page, the feed and the API', async () => {
   let stale = '';
-  await withLoggedMock(async (mock) => {
+  await loggedAdmin(async (mock) => {
     stale = (await login(mock.url)).cookie;
   });
-  await withLoggedMock(async (mock) => {
+  await loggedAdmin(async (mock) => {
     const { cookie } = await login(mock.url);
     const [name, value] = cookie.split('=') as [string, string];
     const forged = [
@@ -129,7 +117,7 @@ test('a forged, stale or misplaced cookie is refused: 403 for the page, the feed
 });
 
 test('a change with the cookie must come from the page: its Origin and x-uam-admin: 1; bearer scripts need no header', () =>
-  withLoggedMock(async (mock) => {
+  loggedAdmin(async (mock) => {
     const { cookie } = await login(mock.url);
     const host = new URL(mock.url).host;
     const rule = { id: 'r1', fault: { status: 500 } };
@@ -155,7 +143,7 @@ test('a change with the cookie must come from the page: its Origin and x-uam-adm
   }));
 
 test('the token never reaches the request log: not from a login, a wrong login, or a bearer call', () =>
-  withLoggedMock(async (mock, log) => {
+  loggedAdmin(async (mock, log) => {
     await login(mock.url);
     await get(mock.url, `/__admin?token=${TOKEN}&x=1`, null);
     await get(mock.url, `/__admin/?token=${encodeURIComponent(`${TOKEN}-wrong`)}`, null);

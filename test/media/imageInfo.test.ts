@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodePng } from '../../src/media/png.js';
 import { readBase64ImageInfo, readImageInfo } from '../../src/media/imageInfo.js';
-import { tinyWebp } from '../helpers.js';
+import { tinyWebp } from '../support/index.js';
 
 // Real 5x3 / 6x4 images written by ffmpeg (mjpeg, libwebp lossy and lossless).
 const JPEG_5X3 = Buffer.from(

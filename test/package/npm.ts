@@ -1,6 +1,7 @@
 import { spawn, type SpawnOptions } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { childEnv } from '../support/child.js';
 
 /** What a finished child process printed, and how it ended. */
 export interface Finished {
@@ -10,12 +11,8 @@ export interface Finished {
   readonly stderr: string;
 }
 
-/** The environment for child processes: the caller's, without the coverage collector (the children run the package, not src/). */
-export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env, ...extra };
-  delete env.NODE_V8_COVERAGE;
-  return env;
-}
+// The children run the package, not src/: the coverage collector stays out of their environment.
+export { childEnv } from '../support/child.js';
 
 /** Runs a command to its end; a hang is killed after `timeoutMs` and shows up as a signal in the result. */
 export function run(command: string, args: string[], options: SpawnOptions & { timeoutMs?: number } = {}): Promise<Finished> {

@@ -4,7 +4,7 @@ import { ApiError } from '../../src/contract/errors.js';
 import { keyStates } from '../../src/domain/keys.js';
 import { authenticate, checkKey } from '../../src/pipeline/auth.js';
 import { operations, pathsOf } from '../../src/contract/operations.js';
-import { assertError, KEY, request, useMock, VALID } from '../helpers.js';
+import { assertError, KEY, request, useMock, VALID } from '../support/index.js';
 
 const mock = useMock(test);
 

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import { ApiError, ERRORS } from '../../src/contract/errors.js';
 import { renderError, type ErrorSink } from '../../src/pipeline/errors.js';
 import type { RequestState } from '../../src/pipeline/steps.js';
-import { assertError, pathOf, post, request, useMock, VALID } from '../helpers.js';
+import { assertError, pathOf, post, request, useMock, VALID } from '../support/index.js';
 
 const reported: { err: unknown; where: Parameters<ErrorSink>[1] }[] = [];
 const mock = useMock(test, {}, { report: (err, where) => reported.push({ err, where }) });

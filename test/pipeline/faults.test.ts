@@ -5,7 +5,7 @@ import { ConfigError } from '../../src/domain/config.js';
 import { createApp } from '../../src/app/createApp.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import { operations } from '../../src/contract/operations.js';
-import { assertError, get, pathOf, post, request, useMock, VALID, withMock } from '../helpers.js';
+import { assertError, get, pathOf, post, request, useMock, VALID, withMock } from '../support/index.js';
 import { exchange, sseData } from '../domain/faults/wire.js';
 
 const records = new EventEmitter();

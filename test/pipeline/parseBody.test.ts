@@ -7,7 +7,7 @@ import { nestsDeeperThan } from '../../src/pipeline/parseBody.js';
 
 // The limit comes from fixtures/limits.json, like every limit the API document leaves open.
 const MAX_JSON_DEPTH = loadLimits().requests.maxJsonDepth;
-import { assertError, KEY, pathOf, request, useMock, VALID, withMock } from '../helpers.js';
+import { assertError, KEY, pathOf, request, useMock, VALID, withMock } from '../support/index.js';
 
 const mock = useMock(test);
 

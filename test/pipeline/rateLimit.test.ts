@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningMock } from '../../src/server/server.js';
-import { assertError, get, KEY, pathOf, post, VALID, withMock } from '../helpers.js';
+import { assertError, get, KEY, pathOf, post, VALID, withMock } from '../support/index.js';
 import { exchange } from '../domain/faults/wire.js';
 
 const LIMITED = 'sk-mock-limited';

@@ -4,15 +4,13 @@ import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { ApiError } from '../../src/contract/errors.js';
 import { BODY_READ, readBody } from '../../src/pipeline/readBody.js';
+import { tick } from '../support/index.js';
 
 /** A stand-in for a request: a stream of body bytes with the given headers. */
 function fakeRequest(headers: Record<string, string> = {}) {
   const stream = new PassThrough();
   return Object.assign(stream, { headers }) as unknown as IncomingMessage & PassThrough;
 }
-
-/** Lets readBody get past its first tick, so what is written next arrives while it listens. */
-const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 /** The error code readBody rejected with, or 'resolved'. */
 async function outcome(p: Promise<Buffer>): Promise<string | null> {

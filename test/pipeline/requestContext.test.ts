@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadLimits } from '../../src/domain/limits.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
-import { assertError, get, pathOf, post, rejection, request, useMock, VALID } from '../helpers.js';
+import { assertError, get, pathOf, post, rejection, request, useMock, VALID } from '../support/index.js';
 
 const records: RequestRecord[] = [];
 const mock = useMock(test, {}, { observers: [(r) => records.push(r)] });

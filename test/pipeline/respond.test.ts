@@ -7,7 +7,7 @@ import { packageLimits } from '../../src/domain/limits.js';
 import { responder } from '../../src/pipeline/respond.js';
 import type { RequestState } from '../../src/pipeline/steps.js';
 import type { Reply } from '../../src/contract/reply.js';
-import { request } from '../helpers.js';
+import { request, waitFor } from '../support/index.js';
 
 /** A Koa app that only writes replies, answering each request with the reply from `replyFor`. */
 async function withReplies(replyFor: (path: string) => Reply | undefined, fn: (url: string) => Promise<void>): Promise<void> {
@@ -83,16 +83,11 @@ test('a stream sends its headers at once, not with the first event: a long time 
       const req = httpRequest(`${url}/stream`);
       let bodyBytes = 0;
       try {
-        const res = await new Promise<IncomingMessage>((resolve, reject) => {
-          // Bounded so that a regression fails instead of hanging the suite for ten minutes.
-          const bound = setTimeout(() => reject(new Error('no response headers before the first event')), 5000);
-          req.on('response', (r) => {
-            clearTimeout(bound);
-            resolve(r);
-          });
-          req.on('error', reject);
-          req.end();
-        });
+        let head: IncomingMessage | undefined;
+        req.on('response', (r) => (head = r));
+        req.end();
+        // The wait's own bound turns a regression into a failure instead of a ten-minute hang.
+        const res = await waitFor('the response headers before the first event', () => head, { on: [req, 'response'], failOn: [req, 'error'] });
         res.on('data', (chunk: Buffer) => void (bodyBytes += chunk.length));
         assert.is(res.statusCode, 200);
         assert.is(res.headers['content-type'], 'text/event-stream; charset=utf-8');

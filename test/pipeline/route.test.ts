@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { exchange, responses } from '../hardening/raw.js';
 import OpenAI from 'openai';
-import { assertError, KEY, post, useMock } from '../helpers.js';
+import { assertError, KEY, post, useMock } from '../support/index.js';
 
 const mock = useMock(test);
 

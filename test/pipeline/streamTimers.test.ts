@@ -1,8 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { shutdownTimers } from '../../src/pipeline/streamTimers.js';
-
-const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+import { tick } from '../support/index.js';
 
 test('before shutdown, waits run their time; clearTimeout cancels them', async () => {
   const stop = new AbortController();

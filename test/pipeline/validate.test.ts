@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { operations } from '../../src/contract/operations.js';
-import { assertError, pathOf, post, request, useMock, VALID, withMock } from '../helpers.js';
+import { assertError, pathOf, post, request, useMock, VALID, withMock } from '../support/index.js';
 
 const mock = useMock(test);
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { FIXTURES_DIR, SCHEMAS_DIR } from '../../src/lib/paths.js';
-import { tinyGif, tinyJpeg, tinyPng, tinyWebp } from '../helpers.js';
+import { tinyGif, tinyJpeg, tinyPng, tinyWebp } from '../support/index.js';
 import { validArbitrary, type Overrides, type Schema } from './schemaArbitrary.js';
 
 interface Model {

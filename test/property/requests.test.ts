@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { operation } from '../../src/contract/operations.js';
 import { schemaId, strictId } from '../../src/contract/schemas.js';
-import { assertSchema, request, schemas, useMock, type Res } from '../helpers.js';
+import { assertSchema, request, schemas, useMock, type Res } from '../support/index.js';
 import { mutatedArbitrary } from './mutations.js';
 import { BODY_SPECS, requestSchema } from './operationBodies.js';
 

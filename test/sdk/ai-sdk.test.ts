@@ -6,7 +6,7 @@ import { APICallError, generateImage, generateText, RetryError, streamText } fro
 import { createOpenAI, type OpenAIProvider } from '@ai-sdk/openai';
 import { countTokens } from '../../src/text/tokenizer.js';
 import { startMockServer, type MockServer } from '../../src/server/programmatic.js';
-import { pngSize, rejection } from '../helpers.js';
+import { pngSize, rejection } from '../support/index.js';
 import { clientTest, journalEntry, LONG_PROMPT, PACED, skippingBackoff } from './clients.js';
 
 const it = clientTest(test);

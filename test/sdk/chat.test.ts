@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { countTokens } from '../../src/text/tokenizer.js';
-import { assertSchema, KEY, useMock } from '../helpers.js';
+import { assertSchema, KEY, useMock } from '../support/index.js';
 
 const mock = useMock(test);
 const client = (key = KEY, prefix = '/text-provider') => new OpenAI({ apiKey: key, baseURL: `${mock().url}${prefix}`, maxRetries: 0 });

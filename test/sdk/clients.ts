@@ -2,6 +2,7 @@
 import { test as uvuTest } from 'uvu';
 import type { JournalEntry } from '../../src/domain/journal.js';
 import type { MockServer } from '../../src/server/programmatic.js';
+import { waitFor } from '../support/index.js';
 
 /**
  * `ai` 7, `@ai-sdk/openai` 4, `@langchain/openai` 1.6 and the `openai` 7 under it declare
@@ -49,12 +50,8 @@ export async function skippingBackoff<T>(from: RegExp, fn: () => Promise<T>): Pr
  * The journal entry `find` picks, once it is there: a stream's entry is written when the server sees the
  * stream end, which for a client that aborts comes a moment after the client gave up.
  */
-export async function journalEntry(mock: MockServer, find: (e: JournalEntry) => boolean, timeoutMs = 5000): Promise<JournalEntry> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const entry = mock.requests().find(find);
-    if (entry) return entry;
-    if (Date.now() > deadline) throw new Error(`no such journal entry within ${timeoutMs} ms; the journal: ${JSON.stringify(mock.requests())}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+export const journalEntry = (mock: MockServer, find: (e: JournalEntry) => boolean): Promise<JournalEntry> =>
+  waitFor(
+    () => `such a journal entry; the journal: ${JSON.stringify(mock.requests())}`,
+    () => mock.requests().find(find),
+  );

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import type { JournalEntry } from '../../src/domain/journal.js';
-import { KEY, request, useMock, rejection } from '../helpers.js';
+import { KEY, request, useMock, rejection } from '../support/index.js';
 
 const mock = useMock(test);
 const BODY = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Hello' }] };

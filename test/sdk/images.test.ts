@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
-import { assertSchema, KEY, pngSize, useMock } from '../helpers.js';
+import { assertSchema, KEY, pngSize, useMock } from '../support/index.js';
 
 const mock = useMock(test);
 const client = () => new OpenAI({ apiKey: KEY, baseURL: `${mock().url}/text-provider`, maxRetries: 0 });

@@ -7,7 +7,7 @@ import { ChatOpenAI, DallEAPIWrapper, OpenAIClient } from '@langchain/openai';
 import type { AIMessageChunk } from '@langchain/core/messages';
 import { countTokens } from '../../src/text/tokenizer.js';
 import { startMockServer, type MockServer } from '../../src/server/programmatic.js';
-import { pngSize, rejection } from '../helpers.js';
+import { pngSize, rejection } from '../support/index.js';
 import { clientTest, journalEntry, LONG_PROMPT, PACED, skippingBackoff } from './clients.js';
 
 const it = clientTest(test);

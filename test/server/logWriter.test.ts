@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LogWriter } from '../../src/server/logWriter.js';
 import { start } from '../../src/server/server.js';
-import { KEY, withLogFile } from '../helpers.js';
+import { KEY, waitFor, withLogFile } from '../support/index.js';
 
 const CHAT_BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say this is a test' }] });
 
@@ -54,16 +54,15 @@ async function health(url: string): Promise<{ status: number; body: { status: st
   return { status: res.status, body: (await res.json()) as { status: string; log?: { dropped: number } } };
 }
 
-function waitFor(child: ChildProcess, re: RegExp): Promise<string> {
+/** The first match of `re` in what a child prints; fails if the child exits first. */
+function printed(child: ChildProcess, re: RegExp): Promise<string> {
   let text = '';
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      text += d.toString();
-      const m = re.exec(text);
-      if (m) resolve(m[0]);
-    });
-    child.once('exit', () => reject(new Error(`exited before ${re}: ${text.slice(-500)}`)));
-  });
+  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+  return waitFor(
+    () => `${re} from the child; it printed: ${text.slice(-500)}`,
+    () => re.exec(text)?.[0],
+    { on: [child.stdout!, 'data'], failOn: [child, 'exit'] },
+  );
 }
 
 test('LogWriter: every line reaches a file, in order, and flush waits for them', () =>
@@ -149,12 +148,11 @@ test('LogWriter: lines kept aside go out without a flush, and past its bound are
       for (let i = 0; i < 200; i++) writer.write(line);
     });
     // No flush: the writer gathers them for its next write, and the dropped ones get their warning.
-    const deadline = Date.now() + 5000;
     let lines: string[] = [];
-    while (lines.length < 101 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor('101 lines in the file', () => {
       lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
-    }
+      return lines.length >= 101;
+    });
     assert.is(writer.dropped, 100);
     assert.is(lines.length, 101);
     assert.is(lines.filter((l) => l === '{"n":"x"}').length, 100);
@@ -296,7 +294,7 @@ test('LogWriter: an output that is gone costs the lines, counted, never the proc
   const child = spawn(process.execPath, ['-e', "require('node:fs').closeSync(0); console.log('closed'); setInterval(() => {}, 1000);"], { stdio: ['pipe', 'pipe', 'ignore'] });
   try {
     const fd = (child.stdin as unknown as { _handle: { fd: number } })._handle.fd;
-    await waitFor(child, /closed/);
+    await printed(child, /closed/);
     const writer = new LogWriter(fd);
     writer.write('a\n');
     writer.write('b\n');
@@ -314,12 +312,8 @@ test('serve with stdout to a file: a burst of 20,000 requests leaves exactly 20,
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--host', '127.0.0.1'], { stdio: ['ignore', out, 'inherit'] });
   closeSync(out);
   try {
-    let url: string | undefined;
-    while (!url) {
-      if (child.exitCode !== null) throw new Error('the server exited');
-      url = /listening on (\S+)/.exec(readFileSync(file, 'utf8'))?.[1];
-      if (!url) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // The banner goes to a file, which says nothing when written to: looked for until it is there.
+    const url = await waitFor('the banner of serve', () => /listening on (\S+)/.exec(readFileSync(file, 'utf8'))?.[1], { failOn: [child, 'exit'] });
     const N = 20_000;
     const statuses = await burst(url, N);
     assert.equal([...statuses], [[200, N]]);
@@ -353,7 +347,7 @@ test('a pipe nobody reads: lines are dropped and counted in /__health, and a war
     assert.is(status, 200);
     assert.ok(body.log!.dropped > 0, JSON.stringify(body));
     assert.is(body.log!.dropped, writer.dropped);
-    const warning = waitFor(reader, /\{"level":"warn"[^\n]*"msg":"log lines dropped[^\n]*\n/);
+    const warning = printed(reader, /\{"level":"warn"[^\n]*"msg":"log lines dropped[^\n]*\n/);
     reader.kill('SIGUSR2');
     const line = JSON.parse(await warning) as { dropped: number; droppedTotal: number };
     assert.ok(line.dropped > 0 && line.droppedTotal <= writer.dropped, JSON.stringify(line));

@@ -4,14 +4,8 @@ import * as assert from 'uvu/assert';
 import { packageLimits } from '../../src/domain/limits.js';
 import { createLogger, errorLogger, flushLogger, requestLogger } from '../../src/server/logger.js';
 import { LogWriter } from '../../src/server/logWriter.js';
-import { start, type RunningMock } from '../../src/server/server.js';
-import { get, post, request, requestRecord, withLogFile } from '../helpers.js';
-
-/** A pino destination that keeps every line. */
-function capture() {
-  const lines: string[] = [];
-  return { lines, write: (s: string) => void lines.push(...s.split('\n').filter(Boolean)), records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
+import type { RunningMock } from '../../src/server/server.js';
+import { capture, get, post, request, requestRecord, withLogFile, withLoggedMock, type Captured } from '../support/index.js';
 
 const RECORDS = packageLimits().records;
 const SECRET = 'sk-live-0123456789abcdefSECRET';
@@ -21,18 +15,12 @@ const KEYS = [
   { key: 'sk-mock-default', label: 'default' },
 ];
 
-async function withLoggedMock(level: 'info' | 'warn' | 'silent', fn: (mock: RunningMock, out: ReturnType<typeof capture>) => Promise<void>): Promise<void> {
-  const out = capture();
-  const mock = await start({ port: 0, keys: KEYS, adminToken: ADMIN, logLevel: level }, { log: out });
-  try {
-    await fn(mock, out);
-  } finally {
-    await mock.close();
-  }
-}
+/** A mock with these keys and admin token, logging at `level` to a capture. */
+const logged = (level: 'info' | 'warn' | 'silent', fn: (mock: RunningMock, out: Captured) => Promise<void>): Promise<void> =>
+  withLoggedMock({ keys: KEYS, adminToken: ADMIN, logLevel: level }, fn);
 
 test('one JSON line per request with id, operation, status, latency, fault, stream and the masked key', async () => {
-  await withLoggedMock('info', async (mock, out) => {
+  await logged('info', async (mock, out) => {
     const ok = await get(mock.url, '/v1/me', SECRET);
     const bad = await post(mock.url, '/text-provider/chat/completions', { model: 'gpt-4o' }, SECRET);
     const streamed = await post(mock.url, '/text-provider/chat/completions', { model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'hi' }] }, SECRET);
@@ -64,7 +52,7 @@ test('one JSON line per request with id, operation, status, latency, fault, stre
 });
 
 test('no configured key or admin token reaches the log, wherever the client puts it', async () => {
-  await withLoggedMock('info', async (mock, out) => {
+  await logged('info', async (mock, out) => {
     await get(mock.url, `/v1/me?api_key=${SECRET}`, SECRET);
     await get(mock.url, `/${SECRET}/v1/me`, SECRET);
     await post(mock.url, '/text-provider/chat/completions', { model: SECRET, messages: [{ role: 'user', content: SECRET }] }, SECRET);
@@ -86,7 +74,7 @@ test('no configured key or admin token reaches the log, wherever the client puts
 });
 
 test('health checks are logged at debug, so a container probe does not fill the log at info', async () => {
-  await withLoggedMock('info', async (mock, out) => {
+  await logged('info', async (mock, out) => {
     await get(mock.url, '/__health', null);
     await get(mock.url, '/v1/me', SECRET);
     assert.equal(
@@ -96,21 +84,7 @@ test('health checks are logged at debug, so a container probe does not fill the 
   });
   const out = capture();
   const logger = createLogger({ logLevel: 'debug', keys: KEYS }, out);
-  const base = {
-    requestId: 'r',
-    time: 0,
-    method: 'GET',
-    path: '/__health',
-    operation: 'health',
-    keyLabel: undefined,
-    latencyMs: 1,
-    errorCode: null,
-    details: undefined,
-    fault: undefined,
-    stream: undefined,
-    retryCount: undefined,
-    model: undefined,
-  };
+  const base = requestRecord({ requestId: 'r', time: 0, path: '/__health', operation: 'health', keyLabel: undefined, errorCode: null });
   requestLogger(logger, RECORDS)({ ...base, status: 200 });
   requestLogger(logger, RECORDS)({ ...base, status: 503 });
   assert.equal(
@@ -256,18 +230,18 @@ test('into the stdout writer, request lines come before any line logged after th
   }));
 
 test('--log-level: warn drops request lines of successful requests; silent drops everything', async () => {
-  await withLoggedMock('warn', async (mock, out) => {
+  await logged('warn', async (mock, out) => {
     await get(mock.url, '/v1/me', SECRET);
     assert.equal(out.lines, []);
   });
-  await withLoggedMock('silent', async (mock, out) => {
+  await logged('silent', async (mock, out) => {
     await get(mock.url, '/v1/me', 'wrong-key');
     assert.equal(out.lines, []);
   });
 });
 
 test('a connection answered outside the app (bad HTTP) is logged as a client error', async () => {
-  await withLoggedMock('info', async (mock, out) => {
+  await logged('info', async (mock, out) => {
     const { connect } = await import('node:net');
     await new Promise<void>((resolve) => {
       const s = connect(mock.port, '127.0.0.1', () => s.write('NOT HTTP\r\n\r\n'));
@@ -304,20 +278,7 @@ test('redaction: fields named like credentials are censored even if a caller log
 test('requestLogger marks a 5xx nobody asked for as a warning, and flushLogger resolves', async () => {
   const out = capture();
   const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
-  const base = {
-    requestId: 'r',
-    time: 0,
-    method: 'GET',
-    path: '/x',
-    operation: undefined,
-    keyLabel: undefined,
-    latencyMs: 1,
-    errorCode: null,
-    details: undefined,
-    stream: undefined,
-    retryCount: undefined,
-    model: undefined,
-  };
+  const base = requestRecord({ requestId: 'r', time: 0, path: '/x', operation: undefined, keyLabel: undefined, errorCode: null });
   requestLogger(logger, RECORDS)({ ...base, status: 500, fault: undefined });
   requestLogger(logger, RECORDS)({ ...base, status: 503, fault: 'status' });
   assert.equal(

@@ -6,11 +6,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { start, type RunningMock } from '../../src/server/server.js';
 import { serveConfig } from '../../src/cli/main.js';
 import { startMockServer } from '../../src/server/programmatic.js';
@@ -18,7 +16,7 @@ import { defaultKeys } from '../../src/domain/config.js';
 import { normaliseRequest, requestHash } from '../../src/relay/cassette.js';
 import { RelayedStreamFault } from '../../src/relay/streamFault.js';
 import { operation } from '../../src/contract/operations.js';
-import { get, pathOf, post, stallThenShutdown, tinyPng, type Res } from '../helpers.js';
+import { capture, get, median, pathOf, post, stallThenShutdown, tempDirs, tinyPng, waitFor, type Res } from '../support/index.js';
 
 const SCOPES = defaultKeys()[0]!.scopes!;
 const UPSTREAM_KEY = 'sk-upstream-secret-7f3a9c21d4';
@@ -31,18 +29,6 @@ const filesUnder = (dir: string): string[] =>
     const path = join(dir, name);
     return statSync(path).isDirectory() ? filesUnder(path) : [path];
   });
-
-/** A log destination that keeps every line. */
-function capture(): { lines: string[]; stream: Writable } {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { lines, stream };
-}
 
 /** A streamed request: the status, the body, and when each event arrived (ms from the response head). */
 function streamed(url: string, path: string, body: unknown, key: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; at: number[] }> {
@@ -71,16 +57,16 @@ function streamed(url: string, path: string, body: unknown, key: string, headers
 }
 
 /**
- * The journal once it holds `n` entries (or after two seconds, whatever it holds): a relayed exchange is
- * judged and journalled once its stream is over, just after the client has had all of it.
+ * The journal once it holds `n` entries: a relayed exchange is judged and journalled once its stream is
+ * over, just after the client has had all of it.
  */
-async function journalled(mock: RunningMock, n: number) {
-  for (let tries = 0; tries < 200 && mock.services.journal.entries().length < n; tries++) await new Promise((r) => setTimeout(r, 10));
-  return mock.services.journal.entries();
-}
+const journalled = (mock: RunningMock, n: number) =>
+  waitFor(`${n} journal entries`, () => {
+    const entries = mock.services.journal.entries();
+    return entries.length >= n && entries;
+  });
 
 const gaps = (times: readonly number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 // The session: one request of each of the seven operations (and the downloads their links lead to).
 const CHAT = { model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Tell me about lighthouses' }] };
@@ -93,15 +79,7 @@ const SESSION: { id: string; path: string; body: Record<string, unknown> }[] = [
   { id: 'chat.completions', path: pathOf('chat.completions'), body: { model: 'gpt-4o-mini', temperature: 3, messages: [{ role: 'user', content: 'Hi' }] } },
 ];
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'uam-relay-'));
-  dirs.push(dir);
-  return dir;
-};
-test.after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs(test, 'uam-relay-');
 
 test('record a session of the seven operations through the proxy, stop the upstream, replay it byte for byte', async () => {
   const cassettes = tempDir();
@@ -119,7 +97,7 @@ test('record a session of the seven operations through the proxy, stop the upstr
       violationsReport: reportFile,
       logLevel: 'info',
     },
-    { log: log.stream },
+    { log },
   );
   const port = proxy.port;
   const recorded = new Map<string, Res>();
@@ -292,7 +270,7 @@ test('a planted departure upstream (200 for temperature 3) is a violation in the
   try {
     proxy = await start(
       { port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: lenient.url, upstreamKey: UPSTREAM_KEY, violationsReport: reportFile, logLevel: 'info' },
-      { log: log.stream },
+      { log },
     );
     const bad = await post(proxy.url, pathOf('chat.completions'), { model: 'gpt-4o-mini', temperature: 3, messages: [{ role: 'user', content: 'Hi' }] }, CLIENT_KEY);
     assert.is(bad.status, 200, 'the upstream answer is relayed as it is');
@@ -436,21 +414,19 @@ test('a client that leaves a relayed stream is no departure of the upstream', as
   const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
   const proxy = await start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, validationProfile: 'full' });
   try {
-    await new Promise<void>((resolve, reject) => {
-      const req = httpRequest(
-        new URL(pathOf('chat.completions'), proxy.url),
-        { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=0; tps=40' } },
-        (res) => {
-          res.once('data', () => req.destroy());
-          res.on('error', () => undefined);
-          res.on('close', () => resolve());
-        },
-      );
-      req.on('error', () => undefined);
-      req.once('close', () => resolve());
-      req.end(JSON.stringify(CHAT), () => undefined);
-      setTimeout(() => reject(new Error('the stream did not end')), 10_000).unref();
-    });
+    const req = httpRequest(
+      new URL(pathOf('chat.completions'), proxy.url),
+      { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=0; tps=40' } },
+      (res) => {
+        res.once('data', () => req.destroy());
+        res.on('error', () => undefined);
+      },
+    );
+    req.on('error', () => undefined);
+    let closed = false;
+    req.once('close', () => (closed = true));
+    req.end(JSON.stringify(CHAT), () => undefined);
+    await waitFor('the stream to end', () => closed, { on: [req, 'close'] });
     const [entry] = await journalled(proxy, 1);
     assert.is(entry?.stream, 'aborted');
     assert.is(entry?.violations, undefined);
@@ -571,7 +547,7 @@ test('a cassette that cannot be written is logged and counted, and the answer st
   const log = capture();
   const proxy = await start(
     { port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, record: join(blocker, 'cassettes'), logLevel: 'info' },
-    { log: log.stream },
+    { log },
   );
   try {
     assert.is((await post(proxy.url, pathOf('voice.tts'), SESSION[3]!.body, CLIENT_KEY)).status, 200);

@@ -6,7 +6,7 @@ import { ERRORS } from '../../src/contract/errors.js';
 import { packageLimits } from '../../src/domain/limits.js';
 import { clientErrorTemplate, rawErrorResponse } from '../../src/server/connections.js';
 import { start } from '../../src/server/server.js';
-import { get, KEY, stallThenShutdown } from '../helpers.js';
+import { get, KEY, stallThenShutdown } from '../support/index.js';
 
 const MESSAGES = packageLimits().messages;
 

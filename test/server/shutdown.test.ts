@@ -5,7 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KEY } from '../helpers.js';
+import { KEY } from '../support/index.js';
 
 interface Served {
   readonly child: ChildProcess;

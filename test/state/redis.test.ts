@@ -9,7 +9,7 @@ import { ConfigError, resolveConfig } from '../../src/domain/config.js';
 import { SchemaRegistry } from '../../src/contract/schemas.js';
 import type { RedisState } from '../../src/domain/state/redis.js';
 import { start, type RunningMock } from '../../src/server/server.js';
-import { get, KEY, post, request, VALID, type Res } from '../helpers.js';
+import { get, KEY, post, request, VALID, waitFor, type Res } from '../support/index.js';
 import { findRedisServer, TestRedis } from './redisServer.js';
 
 const LIMITED = 'sk-limited-five-per-minute';
@@ -137,11 +137,11 @@ if (!bin) {
   t("the journal holds both instances' requests, each with the instance that answered", async () => {
     await request(a.url, '/__admin/requests', { method: 'DELETE' });
     for (let i = 0; i < 6; i++) await get(both(i), '/v1/models');
-    let journal: { data: { instance: string; path: string }[]; total: number; unrecorded: number } = { data: [], total: 0, unrecorded: 0 };
-    for (let tries = 0; tries < 50 && journal.data.length < 6; tries++) {
-      journal = (await get(b.url, '/__admin/requests', null)).json;
-      if (journal.data.length < 6) await new Promise((r) => setTimeout(r, 20));
-    }
+    // A record reaches Redis in the background, after its response: the journal is read until all six are in.
+    const journal = await waitFor('six requests in the shared journal', async () => {
+      const read = (await get(b.url, '/__admin/requests', null)).json as { data: { instance: string; path: string }[]; total: number; unrecorded: number };
+      return read.data.length >= 6 && read;
+    });
     assert.is(journal.data.length, 6);
     assert.is(journal.total, 6);
     assert.is(journal.unrecorded, 0);
@@ -182,7 +182,7 @@ if (!bin) {
     await client.set('uam:marker', '1');
     await client.quit();
     await redis.stop('SIGKILL');
-    for (let i = 0; i < 100 && (await a.services.state.health()).ok; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor('the instance to see Redis gone', async () => !(await a.services.state.health()).ok);
     const limited = await get(a.url, '/v1/me', LIMITED);
     assert.is(limited.status, 503);
     assert.is(limited.json.error.code, 'state_unavailable');
@@ -199,20 +199,15 @@ if (!bin) {
     assert.is((await get(a.url, '/openapi.json', null)).status, 200, 'what needs no state still answers');
 
     await redis.start();
-    let back: Res | undefined;
-    for (let i = 0; i < 200; i++) {
-      back = await get(a.url, '/__health', null);
-      if (back.status === 200 && (await get(b.url, '/__health', null)).status === 200) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.is(back!.status, 200);
-    assert.is(back!.json.state, 'redis');
+    const back = await waitFor('both instances back on Redis', async () => {
+      const health = await get(a.url, '/__health', null);
+      return health.status === 200 && (await get(b.url, '/__health', null)).status === 200 && health;
+    });
+    assert.is(back.status, 200);
+    assert.is(back.json.state, 'redis');
     assert.is((await get(b.url, '/v1/me', LIMITED)).status, 200);
     // Redis came back empty: the configured rules are written again by the first instance to reconnect.
-    for (let i = 0; i < 50; i++) {
-      if ((await get(a.url, '/__admin/faults', null)).json.data?.length) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitFor('the configured rules written again', async () => (await get(a.url, '/__admin/faults', null)).json.data?.length > 0);
     assert.equal(
       (await get(a.url, '/__admin/faults', null)).json.data.map((r: { id: string }) => r.id),
       ['configured'],

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '../support/index.js';
 
 /** The redis-server on PATH, or undefined. */
 export function findRedisServer(): string | undefined {
@@ -50,20 +51,12 @@ export class TestRedis {
     });
     this.child = child;
     let out = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start on port ${this.port}:\n${out}`)), 10_000);
-      child.stdout!.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited (${code}):\n${out}`));
-      });
-    });
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    await waitFor(
+      () => `redis-server to start on port ${this.port}:\n${out}`,
+      () => out.includes('Ready to accept connections'),
+      { on: [child.stdout!, 'data'], failOn: [child, 'exit'] },
+    );
     child.stdout!.resume();
     child.stderr!.resume();
   }

@@ -7,7 +7,7 @@ import { loadSuite } from '../../../src/tools/conformance/suite.js';
 import { FIXTURES_DIR, SCHEMAS_DIR } from '../../../src/lib/paths.js';
 import { schemaId, SchemaRegistry, strictId } from '../../../src/contract/schemas.js';
 import { generateModule, writeGenerated } from '../../../src/contract/validators/generate.js';
-import { VALID } from '../../helpers.js';
+import { VALID } from '../../support/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'validators-'));
 const file = writeGenerated(join(dir, 'validators.cjs'));

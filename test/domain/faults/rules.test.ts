@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { mulberry32 } from '../../../src/lib/prng.js';
 import { FaultRules, MAX_RULES, RuleError, type RequestFacts } from '../../../src/domain/faults/rules.js';
 import { resolveConfig, ConfigError } from '../../../src/domain/config.js';
-import { schemas } from '../../helpers.js';
+import { schemas } from '../../support/index.js';
 
 const CONTEXT = { operations: ['chat.completions', 'images.generate', 'me'], keyLabels: ['default', 'limited'], limits: { maxDelayMs: 1000 } };
 const rules = () => new FaultRules(schemas(), CONTEXT);

@@ -1,6 +1,6 @@
 // Helpers for fault tests: raw exchanges that keep whatever arrived before a connection broke.
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { KEY } from '../../helpers.js';
+import { KEY } from '../../support/index.js';
 
 /** What a client saw: the status and bytes if any arrived, and how the exchange ended. */
 export interface Exchange {

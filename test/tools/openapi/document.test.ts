@@ -9,7 +9,7 @@ import { operationId } from '../../../src/tools/openapi/operation.js';
 import { faultable, operations, pathsOf } from '../../../src/contract/operations.js';
 import { ROOT, SCHEMAS_DIR } from '../../../src/lib/paths.js';
 import { schemaId } from '../../../src/contract/schemas.js';
-import { assertSchema } from '../../helpers.js';
+import { assertSchema } from '../../support/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;

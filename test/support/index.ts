@@ -1,20 +1,29 @@
-// Shared test helpers: a running mock per test, raw HTTP requests, valid bodies, tiny images, media parsers.
+// Shared test helpers: a running mock per test, raw HTTP requests, valid bodies, tiny images, media parsers;
+// and, from the modules beside this one, captured logs, child environments and waiting on events.
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { once } from 'node:events';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RequestRecord } from '../src/domain/journal.js';
+import type { RequestRecord } from '../../src/domain/journal.js';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createFile, MP4BoxBuffer, type Movie } from 'mp4box';
 import { parseBuffer, type IAudioMetadata } from 'music-metadata';
 import { PNG } from 'pngjs';
-import type { AppHooks } from '../src/app/createApp.js';
-import type { ConfigInput } from '../src/domain/config.js';
-import { operation } from '../src/contract/operations.js';
-import { schemaId, SchemaRegistry } from '../src/contract/schemas.js';
-import { start, type RunningMock } from '../src/server/server.js';
-import { toDetails } from '../src/contract/validation.js';
+import { createApp, type AppHooks, type MockApp } from '../../src/app/createApp.js';
+import type { ConfigInput } from '../../src/domain/config.js';
+import { operation } from '../../src/contract/operations.js';
+import { schemaId, SchemaRegistry } from '../../src/contract/schemas.js';
+import { start, type RunningMock } from '../../src/server/server.js';
+import { toDetails } from '../../src/contract/validation.js';
+
+export { childEnv } from './child.js';
+export { capture, withLoggedMock, type Captured } from './log.js';
+export { median } from '../../bench/report.js';
+export { virtualTimers, type VirtualTimers } from './timers.js';
+export { tick, waitFor } from './wait.js';
 
 /** The default key of fixtures/keys.json. */
 export const KEY = 'sk-mock-default';
@@ -26,6 +35,19 @@ export async function withMock<T>(config: ConfigInput, fn: (mock: RunningMock) =
     return await fn(mock);
   } finally {
     await mock.close();
+  }
+}
+
+/** Serves an app built by createApp (with hooks start() does not take, such as stream timers) on a free port; always closes it. */
+export async function withApp<T>(config: ConfigInput, hooks: AppHooks, fn: (url: string, app: MockApp, server: Server) => Promise<T>): Promise<T> {
+  const app = createApp(config, hooks);
+  const server = createServer(app.handler).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  try {
+    return await fn(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, app, server);
+  } finally {
+    server.closeAllConnections();
+    server.close();
   }
 }
 
@@ -235,6 +257,19 @@ export const requestRecord = (over: Partial<RequestRecord> = {}): RequestRecord 
   model: undefined,
   ...over,
 });
+
+/** A maker of fresh temporary folders named `prefix…`; every folder it made is removed after the file's last test. */
+export function tempDirs(t: Test, prefix: string): () => string {
+  const made: string[] = [];
+  t.after(() => {
+    for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    made.push(dir);
+    return dir;
+  };
+}
 
 /** Runs `fn` with a fresh file open for writing (a log's output), then closes and removes it. */
 export async function withLogFile(fn: (fd: number, file: string) => Promise<void>): Promise<void> {
