@@ -1,5 +1,6 @@
 import { addressesOf, addressRefusal, type Lookup } from './addresses.js';
 import { cleanText } from './mask.js';
+import type { Media, MediaRequest } from './mediaChecks.js';
 import type { AuthMode, Exchange, Incomplete } from './types.js';
 
 /** Where and how to send: the target and the run's key. */
@@ -280,23 +281,8 @@ export async function send(target: Target, req: OutgoingRequest): Promise<Exchan
   }
 }
 
-/**
- * What fetching a media link gave: its bytes (perhaps incomplete), or why there are none. `refused`:
- * the link (or a redirect) points to an address the runner does not fetch; nothing was sent.
- */
-export type Media = { status: number; contentType: string; body: Buffer; incomplete?: Incomplete } | { error: string; refused?: true };
-
-/** How media links are fetched. */
-export interface MediaFetch {
-  readonly timeoutMs: number;
-  readonly maxBytes?: number;
-  /** Values no fetched link may contain (the API key): such a link is not fetched at all. */
-  readonly secrets?: readonly string[];
-  /**
-   * Fetch links on loopback and private addresses (see addresses.ts): true when the target is on one
-   * itself or with --media-allow-private. Link-local, unspecified and metadata addresses, never.
-   */
-  readonly allowPrivate?: boolean;
+/** How media links are fetched: the checks' settings, and how host names are resolved. */
+export interface MediaFetch extends MediaRequest {
   /** How host names are resolved before each hop (the system resolver unless a test passes its own). */
   readonly lookup?: Lookup;
 }

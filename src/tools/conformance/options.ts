@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { Catalogue } from '../../domain/catalogue.js';
 import { DEFAULT_MAX_BODY_BYTES } from './http.js';
-import type { Profile, SuiteValues } from './types.js';
+import type { SuiteValues } from './suite.js';
+import type { Profile } from './types.js';
 
 // The defaults of the runner's own options; the models' and voices' come from the catalogue.
 const DEFAULTS = { timeoutMs: 60_000, concurrency: 4, retries: 2, imageUrl: 'https://example.com/image.png' } as const;

@@ -122,14 +122,3 @@ export interface Summary {
   cost: Cost;
   ms: number;
 }
-
-/** The values that fill a case file's placeholders, from flags or the mock's catalogue. */
-export interface SuiteValues {
-  chatModel: string;
-  imageModel: string;
-  videoModel: string;
-  voiceId: string;
-  cloudVoice: string;
-  ttsModel: string;
-  imageUrl: string;
-}
