@@ -1,7 +1,7 @@
 import { addressesOf, addressRefusal, type Lookup } from './addresses.js';
 import { cleanText } from './mask.js';
-import type { Media, MediaRequest } from './mediaChecks.js';
-import type { AuthMode, Exchange, Incomplete } from './types.js';
+import type { Media, MediaRequest } from '../../verdict/mediaChecks.js';
+import type { AuthMode, Case, Exchange, Incomplete } from '../../verdict/types.js';
 
 /** Where and how to send: the target and the run's key. */
 export interface Target {
@@ -16,17 +16,8 @@ export interface Target {
   readonly mediaAllowPrivate?: boolean;
 }
 
-/** A request as the runner sends it. */
-export interface OutgoingRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly auth: AuthMode;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body?: unknown;
-  readonly raw?: string;
-  /** Read the body read by read, to see whether an event stream arrives incrementally. */
-  readonly streamed?: boolean;
-}
+/** A request as the runner sends it: a case's request, and whether to read its body read by read (to see whether an event stream arrives incrementally). */
+export type OutgoingRequest = Case['request'] & { readonly streamed?: boolean };
 
 /** The full URL of a path: the base URL, the prefix (unless the path already has it), the path. */
 export function urlOf(target: Target, path: string): string {

@@ -1,6 +1,6 @@
-import { completionLimitParam } from '../../contract/completionLimit.js';
-import { operation, type Success } from '../../contract/operations.js';
-import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
+import { completionLimitParam } from '../contract/completionLimit.js';
+import { operation, type Success } from '../contract/operations.js';
+import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
 import { checkChatStream, parseSse } from './sse.js';
 import { checkMedia, type Media, type MediaFetcher } from './mediaChecks.js';
 import type { Case, CheckFailure, CheckName, Exchange, Profile } from './types.js';

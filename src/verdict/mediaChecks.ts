@@ -1,5 +1,5 @@
-import { operation } from '../../contract/operations.js';
-import { loadLimits, type Limits } from '../../domain/limits.js';
+import { operation } from '../contract/operations.js';
+import { loadLimits, type Limits } from '../domain/limits.js';
 import { audioInfo, mp4Info, pngSize } from './media.js';
 import type { Case, CheckName, Exchange, Incomplete } from './types.js';
 
