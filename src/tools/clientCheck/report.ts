@@ -30,7 +30,7 @@ export interface CheckSummary {
 /** A finished run. */
 export type CheckReport = RunReport<CheckInfo, ScenarioResult, CheckSummary>;
 
-/** Receives a run as it happens and renders it (the conformance runner's reporter shape). */
+/** Receives a run as it happens and renders it (the reporter shape of src/verdict/, the conformance runner's too). */
 export type CheckReporter = Reporter<CheckInfo, ScenarioResult, CheckSummary>;
 
 /** Counts verdicts (a scenario is never inconclusive, so the summary has no such count). */
