@@ -25,12 +25,13 @@ export const LAYERS = {
   domain: { may: ['lib', 'contract', 'media', 'text'] },
   pipeline: { may: ['lib', 'contract', 'text', 'domain'] },
   handlers: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline'], peers: false },
-  relay: { may: ['lib', 'contract', 'text', 'domain', 'pipeline', 'tools/conformance'] },
+  verdict: { may: ['contract', 'domain'] },
+  relay: { may: ['lib', 'contract', 'text', 'domain', 'pipeline', 'verdict'] },
   app: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline', 'handlers', 'relay', 'tools/openapi'] },
   server: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline', 'handlers', 'app', 'relay', 'tools/clientCheck'] },
   'tools/openapi': { may: ['lib', 'contract', 'domain'] },
-  'tools/conformance': { may: ['lib', 'contract', 'domain'] },
-  'tools/clientCheck': { may: ['lib', 'contract', 'domain', 'tools/conformance'] },
+  'tools/conformance': { may: ['lib', 'contract', 'domain', 'verdict'] },
+  'tools/clientCheck': { may: ['lib', 'contract', 'domain', 'verdict'] },
   cli: { may: '*' },
 };
 

@@ -7,11 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { Catalogue } from '../src/domain/catalogue.js';
 import { SchemaRegistry } from '../src/contract/schemas.js';
 import { ROOT } from '../src/lib/paths.js';
-import { addCost, formatCost, zeroCost } from '../src/tools/conformance/cost.js';
+import { addCost, formatCost, zeroCost } from '../src/verdict/cost.js';
 import { parseConformanceArgs } from '../src/tools/conformance/options.js';
 import { selectCases } from '../src/tools/conformance/select.js';
 import { loadSuite } from '../src/tools/conformance/suite.js';
-import type { Case, Profile } from '../src/tools/conformance/types.js';
+import type { Case, Profile } from '../src/verdict/types.js';
 
 export const CONFORMANCE_DOC = join(ROOT, 'docs', 'conformance.md');
 

@@ -150,14 +150,20 @@ test('no import circle in src/, type imports included', () => {
   assert.equal(circles(), [], 'files that import each other, directly or through others');
 });
 
-// What `unified-ai-mock conformance` and the OpenAPI generator load: none of the server's parts.
+// What `unified-ai-mock conformance`, the OpenAPI generator and the verdict layer (every file of it: the
+// validating proxy loads its checks and reporters, client-check its report plumbing) load: none of the server's parts.
 const SERVER_PARTS = ['handlers', 'media', 'pipeline', 'app', 'server'];
-for (const entry of ['tools/conformance/cli.ts', 'tools/openapi/index.ts']) {
-  test(`src/${entry} loads no handler, encoder, pipeline step or app`, () => {
-    const loaded = runtimeClosure(join(SRC, entry));
-    assert.ok(loaded.length > 1, `${entry} was followed`);
+const VERDICT = tsFiles(join(SRC, 'verdict')).map(inSrc);
+for (const [name, entries] of [
+  ['src/tools/conformance/cli.ts', ['tools/conformance/cli.ts']],
+  ['src/tools/openapi/index.ts', ['tools/openapi/index.ts']],
+  ['src/verdict/', VERDICT],
+] as const) {
+  test(`${name} loads no handler, encoder, pipeline step or app`, () => {
+    const loaded = [...new Set(entries.flatMap((entry) => runtimeClosure(join(SRC, entry))))].sort();
+    assert.ok(loaded.length > entries.length, `${name} was followed`);
     const parts = loaded.filter((file) => SERVER_PARTS.includes(layerOf(join(SRC, file)) ?? ''));
-    assert.equal(parts, [], `src/${entry} loads ${loaded.length} files of src/`);
+    assert.equal(parts, [], `${name} loads ${loaded.length} files of src/`);
   });
 }
 

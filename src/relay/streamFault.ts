@@ -1,6 +1,6 @@
 import type { FaultSpec } from '../domain/faults/spec.js';
 import { BROKEN_EVENT } from '../pipeline/sse.js';
-import { parseSse } from '../tools/conformance/sse.js';
+import { parseSse } from '../verdict/sse.js';
 
 const frame = (data: string): string => `data: ${data}\n\n`;
 

@@ -6,12 +6,12 @@ import type { Operation } from '../contract/operations.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
 import type { Violation } from '../domain/journal.js';
 import type { Limits } from '../domain/limits.js';
-import { checksFor, evaluate } from '../tools/conformance/checks.js';
-import { zeroCost } from '../tools/conformance/cost.js';
-import { summarize, type Report } from '../tools/conformance/report.js';
-import { jsonReporter } from '../tools/conformance/reporters/json.js';
-import { junitReporter } from '../tools/conformance/reporters/junit.js';
-import type { Case, CaseResult, CheckName, Exchange, Profile } from '../tools/conformance/types.js';
+import { checksFor, evaluate } from '../verdict/checks.js';
+import { zeroCost } from '../verdict/cost.js';
+import { summarize, type Report } from '../verdict/report.js';
+import { jsonReporter } from '../verdict/reporters/json.js';
+import { junitReporter } from '../verdict/reporters/junit.js';
+import type { Case, CaseResult, CheckName, Exchange, Profile } from '../verdict/types.js';
 import { writeAtomic } from './cassette.js';
 
 // Checks that download the media a link points to: not run inline, they would add a second upstream call to every answer.

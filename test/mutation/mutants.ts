@@ -16,7 +16,7 @@ import { SchemaRegistry } from '../../src/contract/schemas.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { CUSTOM_FORMATS } from '../../src/contract/validators/formats.js';
-import { clone, dotted, getAt } from '../../src/tools/conformance/pointer.js';
+import { clone, dotted, getAt } from '../../src/verdict/pointer.js';
 
 /** A JSON Schema node as the engine reads it. */
 export interface Node {

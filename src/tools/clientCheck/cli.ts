@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { SchemaRegistry } from '../../contract/schemas.js';
-import { reporterChoices, UsageError, type ReporterChoice } from '../conformance/options.js';
-import { openReporters } from '../conformance/reporting.js';
+import { commandError, EXIT, isUsageError, listValues, processIo, usageFailure, UsageError, type Io as CommandIo } from '../../verdict/commandLine.js';
+import { openReporters, reporterChoices, type ReporterChoice } from '../../verdict/reporting.js';
 import { CommandError, commandLaunch } from './command.js';
 import { summarize, type CheckInfo, type CheckReporter, type ScenarioResult } from './report.js';
 import { jsonReporter } from './reporters/json.js';
@@ -11,13 +11,12 @@ import { runScenario, type StartMock } from './run.js';
 import { loadScenarios, ScenarioError, selectScenarios, type Scenario } from './scenarios.js';
 
 /** Where the command writes, and its environment; tests pass their own. */
-export interface Io {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly env?: NodeJS.ProcessEnv;
+export interface Io extends CommandIo {
   /** Aborted to stop the run (Ctrl-C): the command under test is ended and the run exits 130. */
   readonly signal?: AbortSignal;
 }
+
+const COMMAND = 'client-check';
 
 type ReporterName = 'pretty' | 'json' | 'junit';
 const REPORTERS: Record<ReporterName, (write: (t: string) => void) => CheckReporter> = { pretty: prettyReporter, json: jsonReporter, junit: junitReporter };
@@ -86,10 +85,7 @@ export function parseClientCheckArgs(argv: string[]): ClientCheckOptions | 'help
   const list = v.list ?? false;
   if (!list && !command.length) throw new UsageError("no command to check: give it after '--', e.g. client-check -- node client.mjs");
   return {
-    scenarios: (v.scenario ?? [])
-      .flatMap((s) => s.split(','))
-      .map((s) => s.trim())
-      .filter(Boolean),
+    scenarios: listValues(v.scenario),
     ...(timeout !== undefined ? { clientTimeoutMs: Number(timeout) } : {}),
     reporters,
     list,
@@ -109,8 +105,6 @@ function listing(scenarios: readonly Scenario[]): string {
 /** Shell-like display of the command, for reports. */
 const shown = (argv: readonly string[]) => argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
 
-const processIo: Io = { stdout: (t) => void process.stdout.write(t), stderr: (t) => void process.stderr.write(t) };
-
 /** `unified-ai-mock client-check`: resolves to the exit code (0 no failure, 1 a failure, 2 usage or a command that cannot run, 130 interrupted). */
 export async function clientCheck(argv: string[], deps: { startMock: StartMock }, io: Io = processIo): Promise<number> {
   let options: ClientCheckOptions | 'help';
@@ -119,18 +113,16 @@ export async function clientCheck(argv: string[], deps: { startMock: StartMock }
     options = parseClientCheckArgs(argv);
     if (options === 'help') {
       io.stdout(clientCheckHelp());
-      return 0;
+      return EXIT.ok;
     }
     scenarios = selectScenarios(loadScenarios(SchemaRegistry.shared()), options.scenarios);
   } catch (err) {
-    const e = err as Error & { code?: string };
-    if (!(err instanceof UsageError) && !(err instanceof ScenarioError) && !e.code?.startsWith('ERR_PARSE_ARGS')) throw err;
-    io.stderr(`unified-ai-mock client-check: ${e.message}\nRun 'unified-ai-mock client-check --help' for the options.\n`);
-    return 2;
+    if (!isUsageError(err) && !(err instanceof ScenarioError)) throw err;
+    return usageFailure(io, COMMAND, err.message);
   }
   if (options.list) {
     io.stdout(listing(scenarios));
-    return 0;
+    return EXIT.ok;
   }
   const reporters = openReporters(options.reporters, REPORTERS, io.stdout);
   const info: CheckInfo = { client: shown(options.command), ...(options.clientTimeoutMs !== undefined ? { clientTimeoutMs: options.clientTimeoutMs } : {}), scenarios };
@@ -139,7 +131,7 @@ export async function clientCheck(argv: string[], deps: { startMock: StartMock }
   const started = performance.now();
   const results: ScenarioResult[] = [];
   for (const scenario of scenarios) {
-    if (io.signal?.aborted) return 130;
+    if (io.signal?.aborted) return EXIT.interrupted;
     let grade;
     try {
       grade = await runScenario(scenario, (context) => launch({ ...context, signal: io.signal ? AbortSignal.any([context.signal, io.signal]) : context.signal }), deps.startMock, {
@@ -147,12 +139,11 @@ export async function clientCheck(argv: string[], deps: { startMock: StartMock }
       });
     } catch (err) {
       if (!(err instanceof CommandError)) throw err;
-      io.stderr(`unified-ai-mock client-check: ${err.message}\n`);
-      return 2;
+      return commandError(io, COMMAND, err.message);
     }
     results.push({ scenario, grade });
     reporters.result({ scenario, grade }, results.length, scenarios.length);
   }
-  if (io.signal?.aborted) return 130;
+  if (io.signal?.aborted) return EXIT.interrupted;
   return reporters.finish({ info, results, summary: summarize(results, Math.round(performance.now() - started)) });
 }

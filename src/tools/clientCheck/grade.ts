@@ -1,16 +1,13 @@
 import type { JournalEntry } from '../../domain/journal.js';
+import type { CheckFailure, Verdict as CaseVerdict } from '../../verdict/types.js';
 import { attemptsOf, busiestWindow, byRequest, openingBurst, type Attempt } from './attempts.js';
 import type { Scenario } from './scenarios.js';
 
-/** A scenario's outcome. Only `fail` fails a run. */
-export type Verdict = 'pass' | 'fail' | 'not-applicable';
+/** A scenario's outcome: the verdicts of a case but inconclusive. Only `fail` fails a run. */
+export type Verdict = Exclude<CaseVerdict, 'inconclusive'>;
 
 /** One check the client did not meet: what a well-behaved client does, and what this one did (with the timings that show it). */
-export interface Finding {
-  readonly check: string;
-  readonly expected: string;
-  readonly actual: string;
-}
+export type Finding = CheckFailure<string>;
 
 /** How the client's run ended. */
 export interface ClientOutcome {

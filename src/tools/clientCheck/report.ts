@@ -1,4 +1,5 @@
-import type { Reporter, RunReport } from '../conformance/reporting.js';
+import { countVerdicts } from '../../verdict/report.js';
+import type { Reporter, RunReport } from '../../verdict/reporting.js';
 import type { Attempt } from './attempts.js';
 import { perSecond, type Grade } from './grade.js';
 import type { Scenario } from './scenarios.js';
@@ -29,17 +30,14 @@ export interface CheckSummary {
 /** A finished run. */
 export type CheckReport = RunReport<CheckInfo, ScenarioResult, CheckSummary>;
 
-/** Receives a run as it happens and renders it (the conformance runner's reporter shape). */
+/** Receives a run as it happens and renders it (the reporter shape of src/verdict/, the conformance runner's too). */
 export type CheckReporter = Reporter<CheckInfo, ScenarioResult, CheckSummary>;
 
-/** Counts verdicts. */
+/** Counts verdicts (a scenario is never inconclusive, so the summary has no such count). */
 export function summarize(results: readonly ScenarioResult[], ms: number): CheckSummary {
-  const count = (v: Grade['verdict']) => results.filter((r) => r.grade.verdict === v).length;
-  return { total: results.length, passed: count('pass'), failed: count('fail'), notApplicable: count('not-applicable'), ms };
+  const { total, passed, failed, notApplicable } = countVerdicts(results.map((r) => r.grade.verdict));
+  return { total, passed, failed, notApplicable, ms };
 }
-
-/** The closing line of the text reports. */
-export const countsLine = (s: CheckSummary): string => `${s.passed} passed, ${s.failed} failed, ${s.notApplicable} not applicable`;
 
 /** One attempt as a word: its status, or what happened instead of one. */
 function shortAttempt(a: Attempt): string {

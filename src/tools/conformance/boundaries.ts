@@ -1,5 +1,5 @@
-import { clone, dotted, getAt, setAt, unsetAt } from './pointer.js';
-import type { Profile } from './types.js';
+import { clone, dotted, getAt, setAt, unsetAt } from '../../verdict/pointer.js';
+import type { Case } from '../../verdict/types.js';
 import { add, allowedTypes, badFormat, filler, fraction, outsideEnum, patternMismatch, primaryType, slug, step, wrongTypes, type SchemaNode } from './values.js';
 
 /** Where the API document states a schema rule: the keywords it covers at one pointer, and the citation. */
@@ -21,14 +21,9 @@ export interface GeneratorInput {
 }
 
 /** A generated case before it is completed into a Case. */
-export interface GeneratedCase {
-  readonly id: string;
+export interface GeneratedCase extends Pick<Case, 'id' | 'description' | 'rule' | 'tags' | 'profile'> {
   /** The JSON pointer of the field the case changes. */
   readonly pointer: string;
-  readonly description: string;
-  readonly rule: string;
-  readonly tags: readonly string[];
-  readonly profile: Profile;
   readonly body: Record<string, unknown>;
   readonly status: 200 | 400;
 }

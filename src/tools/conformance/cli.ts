@@ -1,29 +1,21 @@
 import { Catalogue } from '../../domain/catalogue.js';
 import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
 import { mediaAllowsPrivate } from './addresses.js';
-import { checksFor } from './checks.js';
+import { checksFor } from '../../verdict/checks.js';
+import { commandError, EXIT, isUsageError, processIo, usageFailure, type Io } from '../../verdict/commandLine.js';
 import { send, type Target } from './http.js';
 import { redact } from './mask.js';
-import { conformanceHelp, parseConformanceArgs, UsageError, type ConformanceOptions, type ReporterName } from './options.js';
+import { conformanceHelp, parseConformanceArgs, type ConformanceOptions, type ReporterName } from './options.js';
 import { renderPlan } from './plan.js';
-import { summarize, type Reporter, type RunInfo } from './report.js';
-import { openReporters } from './reporting.js';
-import { jsonReporter } from './reporters/json.js';
-import { junitReporter } from './reporters/junit.js';
-import { prettyReporter } from './reporters/pretty.js';
-import { tapReporter } from './reporters/tap.js';
+import { summarize, type Reporter, type RunInfo } from '../../verdict/report.js';
+import { openReporters } from '../../verdict/reporting.js';
+import { jsonReporter } from '../../verdict/reporters/json.js';
+import { junitReporter } from '../../verdict/reporters/junit.js';
+import { prettyReporter } from '../../verdict/reporters/pretty.js';
+import { tapReporter } from '../../verdict/reporters/tap.js';
 import { runSuite } from './run.js';
 import { checkNames, selectCases } from './select.js';
 import { loadSuite } from './suite.js';
-
-/** Where the command writes; tests pass their own. */
-export interface Io {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly env?: NodeJS.ProcessEnv;
-}
-
-const processIo: Io = { stdout: (t) => void process.stdout.write(t), stderr: (t) => void process.stderr.write(t) };
 
 /**
  * Checks that the target answers at all, and whether it honours the mock's fault headers: a plain
@@ -50,12 +42,13 @@ export async function probe(
   return { faultHeaders: plain.status !== 500 && faulted.status === 500 && envelope, keyRefused };
 }
 
+const COMMAND = 'conformance';
+
 // Compiling every schema is the slowest step of a start; the compiled registry never changes, so one serves every run.
 let compiled: SchemaRegistry | undefined;
 
 const REPORTERS: Record<ReporterName, (write: (t: string) => void) => Reporter> = { pretty: prettyReporter, json: jsonReporter, junit: junitReporter, tap: tapReporter };
 
-/** `unified-ai-mock conformance`: resolves to the exit code (0 no failure, 1 a failure, 2 usage or unreachable). */
 /** The last path segment of a base URL when it is a version segment such as /v1, else undefined. */
 function baseMount(baseUrl: string): string | undefined {
   try {
@@ -65,6 +58,7 @@ function baseMount(baseUrl: string): string | undefined {
   }
 }
 
+/** `unified-ai-mock conformance`: resolves to the exit code (0 no failure, 1 a failure, 2 usage or unreachable). */
 export async function conformance(argv: string[], io: Io = processIo): Promise<number> {
   const registry = (compiled ??= new SchemaRegistry());
   const catalogue = new Catalogue(registry);
@@ -72,14 +66,12 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   try {
     options = parseConformanceArgs(argv, catalogue, io.env ?? process.env);
   } catch (err) {
-    const e = err as Error & { code?: string };
-    if (!(err instanceof UsageError) && !e.code?.startsWith('ERR_PARSE_ARGS')) throw err;
-    io.stderr(`unified-ai-mock conformance: ${e.message}\nRun 'unified-ai-mock conformance --help' for the options.\n`);
-    return 2;
+    if (!isUsageError(err)) throw err;
+    return usageFailure(io, COMMAND, err.message);
   }
   if (options === 'help') {
     io.stdout(conformanceHelp(catalogue));
-    return 0;
+    return EXIT.ok;
   }
   const secrets = [options.apiKey ?? ''].filter(Boolean);
   let suite: ReturnType<typeof loadSuite>;
@@ -87,8 +79,7 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     suite = loadSuite(registry, options.values);
     checkNames(suite.cases, options);
   } catch (err) {
-    io.stderr(`unified-ai-mock conformance: ${(err as Error).message}\n`);
-    return 2;
+    return commandError(io, COMMAND, (err as Error).message);
   }
   const selected = selectCases(suite.cases, options);
   const cases = selected.cases.map((c) => ({ ...c, expect: { ...c.expect, checks: checksFor(c, options.profile) } }));
@@ -104,7 +95,7 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
         faultProbe: options.faultHeaders === 'auto',
       }),
     );
-    return 0;
+    return EXIT.ok;
   }
   const mounted = baseMount(options.baseUrl!);
   if (mounted && !options.pathPrefix) {
@@ -125,10 +116,7 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     mediaAllowPrivate: await mediaAllowsPrivate(options.baseUrl!, options.mediaAllowPrivate),
   };
   const probed = await probe(target, options.faultHeaders, registry);
-  if ('error' in probed) {
-    io.stderr(`unified-ai-mock conformance: cannot reach ${options.baseUrl}: ${probed.error}\n`);
-    return 2;
-  }
+  if ('error' in probed) return commandError(io, COMMAND, `cannot reach ${options.baseUrl}: ${probed.error}`);
   if (probed.keyRefused) io.stderr(`unified-ai-mock conformance: warning: ${options.baseUrl} refused the API key on GET /v1/me (401); cases that need a valid key will fail\n`);
   const reporters = openReporters(options.reporters, REPORTERS, io.stdout, (t) => redact(t, secrets));
   const info: RunInfo = { target: options.baseUrl!, profile: options.profile, faultHeaders: probed.faultHeaders, cases };

@@ -1,6 +1,7 @@
 import { addressesOf, addressRefusal, type Lookup } from './addresses.js';
 import { cleanText } from './mask.js';
-import type { AuthMode, Exchange, Incomplete } from './types.js';
+import type { Media, MediaRequest } from '../../verdict/mediaChecks.js';
+import type { AuthMode, Case, Exchange, Incomplete } from '../../verdict/types.js';
 
 /** Where and how to send: the target and the run's key. */
 export interface Target {
@@ -15,17 +16,8 @@ export interface Target {
   readonly mediaAllowPrivate?: boolean;
 }
 
-/** A request as the runner sends it. */
-export interface OutgoingRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly auth: AuthMode;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body?: unknown;
-  readonly raw?: string;
-  /** Read the body read by read, to see whether an event stream arrives incrementally. */
-  readonly streamed?: boolean;
-}
+/** A request as the runner sends it: a case's request, and whether to read its body read by read (to see whether an event stream arrives incrementally). */
+export type OutgoingRequest = Case['request'] & { readonly streamed?: boolean };
 
 /** The full URL of a path: the base URL, the prefix (unless the path already has it), the path. */
 export function urlOf(target: Target, path: string): string {
@@ -280,23 +272,8 @@ export async function send(target: Target, req: OutgoingRequest): Promise<Exchan
   }
 }
 
-/**
- * What fetching a media link gave: its bytes (perhaps incomplete), or why there are none. `refused`:
- * the link (or a redirect) points to an address the runner does not fetch; nothing was sent.
- */
-export type Media = { status: number; contentType: string; body: Buffer; incomplete?: Incomplete } | { error: string; refused?: true };
-
-/** How media links are fetched. */
-export interface MediaFetch {
-  readonly timeoutMs: number;
-  readonly maxBytes?: number;
-  /** Values no fetched link may contain (the API key): such a link is not fetched at all. */
-  readonly secrets?: readonly string[];
-  /**
-   * Fetch links on loopback and private addresses (see addresses.ts): true when the target is on one
-   * itself or with --media-allow-private. Link-local, unspecified and metadata addresses, never.
-   */
-  readonly allowPrivate?: boolean;
+/** How media links are fetched: the checks' settings, and how host names are resolved. */
+export interface MediaFetch extends MediaRequest {
   /** How host names are resolved before each hop (the system resolver unless a test passes its own). */
   readonly lookup?: Lookup;
 }

@@ -1,5 +1,5 @@
 import { maskKey } from '../../domain/keys.js';
-import type { CaseResult } from './types.js';
+import type { CaseResult } from '../../verdict/types.js';
 
 /** Headers as shown in reports: the Authorization token masked (sk-a...wxyz), everything else as sent. */
 export function maskHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {

@@ -1,14 +1,14 @@
 import { parseArgs } from 'node:util';
 import type { Catalogue } from '../../domain/catalogue.js';
 import { DEFAULT_MAX_BODY_BYTES } from './http.js';
-import type { Profile, SuiteValues } from './types.js';
+import type { SuiteValues } from './suite.js';
+import { listValues, oneOf, UsageError } from '../../verdict/commandLine.js';
+import { reporterChoices, type ReporterChoice } from '../../verdict/reporting.js';
+import type { Profile } from '../../verdict/types.js';
 
 // The defaults of the runner's own options; the models' and voices' come from the catalogue.
 const DEFAULTS = { timeoutMs: 60_000, concurrency: 4, retries: 2, imageUrl: 'https://example.com/image.png' } as const;
 const MIB = 1024 * 1024;
-
-/** One token of `parseArgs({ tokens: true })`. */
-type ArgToken = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number];
 
 type Kind = Parameters<Catalogue['ofKind']>[0];
 const firstOf = (catalogue: Catalogue, kind: Kind): string => catalogue.ofKind(kind)[0]!.id;
@@ -63,19 +63,8 @@ Reports:
   --help                  show this help
 `;
 
-/** A usage mistake: the CLI prints it with the help hint and exits 2. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
 /** Reporter names. */
 export type ReporterName = 'pretty' | 'json' | 'junit' | 'tap';
-
-/** A reporter asked for on the command line, and the file it writes (else standard output). */
-export interface ReporterChoice<Name extends string> {
-  name: Name;
-  output?: string;
-}
 
 /** Everything the conformance command was asked to do. */
 export interface ConformanceOptions {
@@ -109,39 +98,6 @@ function count(flag: string, value: string | undefined, fallback: number, min: n
   if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${flag} must be a whole number of at least ${min}, got '${value}'`);
   return Number(value);
 }
-
-function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
-  if (value === undefined) return fallback;
-  if (!allowed.includes(value as T)) throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, got '${value}'`);
-  return value as T;
-}
-
-/**
- * The reporters a command line asks for, read from parseArgs tokens (the conformance runner and
- * client-check share these rules): each --output belongs to the --reporter given just before it;
- * when every reporter writes a file, pretty keeps standard output; at most one reporter writes there.
- */
-export function reporterChoices<Name extends string>(tokens: readonly ArgToken[], names: readonly ('pretty' | Name)[]): ReporterChoice<'pretty' | Name>[] {
-  const reporters: ReporterChoice<'pretty' | Name>[] = [];
-  for (const t of tokens) {
-    if (t.kind !== 'option') continue;
-    if (t.name === 'reporter') reporters.push({ name: oneOf('reporter', t.value, names, 'pretty') });
-    if (t.name === 'output') {
-      const last = reporters[reporters.length - 1];
-      if (!last || last.output !== undefined) throw new UsageError('--output must follow the --reporter it is for');
-      last.output = t.value;
-    }
-  }
-  if (!reporters.some((r) => r.output === undefined)) reporters.unshift({ name: 'pretty' });
-  if (reporters.filter((r) => r.output === undefined).length > 1) throw new UsageError('only one reporter can write to standard output; give the others an --output FILE');
-  return reporters;
-}
-
-const list = (values: string[] | undefined) =>
-  (values ?? [])
-    .flatMap((v) => v.split(','))
-    .map((v) => v.trim())
-    .filter(Boolean);
 
 /** Parses the command line of `conformance`; 'help' for --help. Throws UsageError on a mistake. */
 export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: NodeJS.ProcessEnv = process.env): ConformanceOptions | 'help' {
@@ -202,10 +158,10 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
     maxBodyBytes: count('max-body', v['max-body'], DEFAULT_MAX_BODY_BYTES / MIB, 1) * MIB,
     mediaAllowPrivate: v['media-allow-private'] ?? false,
     profile: oneOf('profile', v.profile, ['documented', 'full'] as const, 'documented'),
-    only: list(v.only),
-    skip: list(v.skip),
+    only: listValues(v.only),
+    skip: listValues(v.skip),
     skipBillable: v['skip-billable'] ?? false,
-    unsupported: list(v.unsupported),
+    unsupported: listValues(v.unsupported),
     faultHeaders: oneOf('fault-headers', v['fault-headers'], ['auto', 'on', 'off'] as const, 'auto'),
     plan,
     imageNMax1: v['image-n-max-1'] ?? false,

@@ -1,6 +1,6 @@
-import { addCost, formatCost, zeroCost } from './cost.js';
+import { addCost, formatCost, zeroCost } from '../../verdict/cost.js';
 import { notApplicable, orderCases, type Applicability } from './run.js';
-import type { Case, Profile } from './types.js';
+import type { Case, Profile } from '../../verdict/types.js';
 
 /** The --plan text: every case in the order it would run, the billable count and the estimated paid units. Sends nothing. */
 export function renderPlan(cases: readonly Case[], profile: Profile, filtered: number, settings: Applicability & { faultProbe: boolean }): string {

@@ -1,8 +1,8 @@
 import type { SchemaRegistry } from '../../contract/schemas.js';
-import { BODY_CHECKS, evaluate } from './checks.js';
-import { headersOf, send, urlOf, type Target } from './http.js';
+import { BODY_CHECKS, evaluate } from '../../verdict/checks.js';
+import { fetchMedia, headersOf, send, urlOf, type Target } from './http.js';
 import { cleanResult, maskHeaders, shortBody } from './mask.js';
-import type { Case, CaseResult, CheckFailure, Exchange } from './types.js';
+import type { Case, CaseResult, CheckFailure, Exchange } from '../../verdict/types.js';
 
 /** Everything a run needs besides the cases. */
 export interface RunSettings extends Target {
@@ -96,6 +96,7 @@ async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
           maxBodyBytes: s.maxBodyBytes,
           secrets: [s.apiKey],
           mediaAllowPrivate: s.mediaAllowPrivate,
+          fetchMedia,
         });
       } catch (err) {
         // A check that chokes on what a target sent is the runner's limit, not a verdict; the run goes on.

@@ -1,5 +1,5 @@
-import type { Case, Profile } from './types.js';
-import { UsageError } from './options.js';
+import type { Case, Profile } from '../../verdict/types.js';
+import { UsageError } from '../../verdict/commandLine.js';
 
 const globToRegExp = (glob: string) =>
   new RegExp(

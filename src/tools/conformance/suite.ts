@@ -5,10 +5,21 @@ import { CONFORMANCE_DIR } from '../../lib/paths.js';
 import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
 import { generateBoundaries, type DocumentedRules, type GeneratedCase } from './boundaries.js';
 import { Catalogue, type Model, type ModelKind } from '../../domain/catalogue.js';
-import { estimateCost, isPaid, zeroCost } from './cost.js';
-import { clone, setAt, unsetAt } from './pointer.js';
-import type { AuthMode, Case, CheckName, Profile, SuiteValues } from './types.js';
+import { estimateCost, isPaid, zeroCost } from '../../verdict/cost.js';
+import { clone, setAt, unsetAt } from '../../verdict/pointer.js';
+import type { AuthMode, Case, CheckName, Profile } from '../../verdict/types.js';
 import { slug, type SchemaNode } from './values.js';
+
+/** The values that fill a case file's placeholders, from flags or the mock's catalogue. */
+export interface SuiteValues {
+  chatModel: string;
+  imageModel: string;
+  videoModel: string;
+  voiceId: string;
+  cloudVoice: string;
+  ttsModel: string;
+  imageUrl: string;
+}
 
 interface CaseSpec {
   id: string;

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateBoundaries, type GeneratorInput } from '../../../src/tools/conformance/boundaries.js';
-import { clone, dotted, getAt, setAt, unsetAt } from '../../../src/tools/conformance/pointer.js';
+import { clone, dotted, getAt, setAt, unsetAt } from '../../../src/verdict/pointer.js';
 import { add, filler, outsideEnum, patternMismatch, slug, step, wrongType } from '../../../src/tools/conformance/values.js';
 
 test('pointer: get, set (creating arrays and objects), unset, dotted', () => {

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { start } from '../../../src/server/server.js';
-import { BODY_CHECKS } from '../../../src/tools/conformance/checks.js';
+import { BODY_CHECKS } from '../../../src/verdict/checks.js';
 import { closeSharedMock, runCli, runJson, sharedMock } from './harness.js';
 
 const test = suite('conformance: the mock passes the whole suite');

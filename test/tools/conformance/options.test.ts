@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Catalogue } from '../../../src/domain/catalogue.js';
-import { estimateCost, formatCost } from '../../../src/tools/conformance/cost.js';
+import { estimateCost, formatCost } from '../../../src/verdict/cost.js';
 import { maskHeaders, redact, shortBody } from '../../../src/tools/conformance/mask.js';
 import { conformanceHelp, parseConformanceArgs, type ConformanceOptions } from '../../../src/tools/conformance/options.js';
 import { retryAfterMs } from '../../../src/tools/conformance/run.js';

@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isPaid } from '../../../src/tools/conformance/cost.js';
+import { isPaid } from '../../../src/verdict/cost.js';
 import { notApplicable } from '../../../src/tools/conformance/run.js';
-import { fill, loadSuite } from '../../../src/tools/conformance/suite.js';
-import type { SuiteValues } from '../../../src/tools/conformance/types.js';
+import { fill, loadSuite, type SuiteValues } from '../../../src/tools/conformance/suite.js';
 import { CONFORMANCE_DIR } from '../../../src/lib/paths.js';
 import { SchemaRegistry } from '../../../src/contract/schemas.js';
 

@@ -1,4 +1,4 @@
-import { failedTestcase, failureLines, seconds, skippedTestcase, testcaseHead } from '../../conformance/reporters/junit.js';
+import { failedTestcase, failureLines, seconds, skippedTestcase, testcaseHead } from '../../../verdict/reporters/junit.js';
 import { attemptLines, outcomeText, outputTail, type CheckReport, type CheckReporter, type ScenarioResult } from '../report.js';
 
 function testcase({ scenario, grade }: ScenarioResult): string {

@@ -1,4 +1,5 @@
-import { attemptLines, attemptsLine, countsLine, outcomeText, outputTail, type CheckInfo, type CheckReport, type CheckReporter, type ScenarioResult } from '../report.js';
+import { countsLine } from '../../../verdict/report.js';
+import { attemptLines, attemptsLine, outcomeText, outputTail, type CheckInfo, type CheckReport, type CheckReporter, type ScenarioResult } from '../report.js';
 
 const MARK: Record<ScenarioResult['grade']['verdict'], string> = { pass: 'pass', fail: 'FAIL', 'not-applicable': 'n/a ' };
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;

@@ -1,8 +1,35 @@
-import { operation } from '../../contract/operations.js';
-import { packageLimits, type Limits } from '../../domain/limits.js';
-import { fetchMedia, type MediaFetch } from './http.js';
+import { operation } from '../contract/operations.js';
+import { packageLimits, type Limits } from '../domain/limits.js';
 import { audioInfo, mp4Info, pngSize } from './media.js';
-import type { Case, CheckName, Exchange } from './types.js';
+import type { Case, CheckName, Exchange, Incomplete } from './types.js';
+
+/**
+ * What fetching a media link gave: its bytes (perhaps incomplete), or why there are none. `refused`:
+ * the link (or a redirect) points to an address the runner does not fetch; nothing was sent.
+ */
+export type Media = { status: number; contentType: string; body: Buffer; incomplete?: Incomplete } | { error: string; refused?: true };
+
+/** What the checks ask of a media link's fetch: the run's timeout and cap, and what no link may reach. */
+export interface MediaRequest {
+  readonly timeoutMs: number;
+  readonly maxBytes?: number;
+  /** Values no fetched link may contain (the API key): such a link is not fetched at all. */
+  readonly secrets?: readonly string[];
+  /**
+   * Fetch links on loopback and private addresses (see the runner's addresses.ts): true when the target
+   * is on one itself or with --media-allow-private. Link-local, unspecified and metadata addresses, never.
+   */
+  readonly allowPrivate?: boolean;
+}
+
+/**
+ * Fetches a media link for a check: the conformance runner's fetchMedia, which sends no credential and
+ * refuses addresses a client could not reach. The checks know the rules of the bytes, not the network.
+ */
+export type MediaFetcher = (url: string, how: MediaRequest) => Promise<Media>;
+
+/** A media check's way to a linked file: the fetcher with the run's settings. */
+type Download = (url: string) => Promise<Media>;
 
 type Problem = { expected: string; actual: string } | undefined;
 
@@ -27,21 +54,21 @@ const FETCHABLE = "a media link the API's clients can fetch: not on a link-local
  * A linked file's bytes, or why there are none. A file cut short (the cap, the timeout) is still
  * judged: a PNG's size and an MP4's movie header sit at its start.
  */
-async function linked(url: string, how: MediaFetch): Promise<MediaFile | NoFile> {
-  const got = await fetchMedia(url, how);
+async function linked(url: string, download: Download): Promise<MediaFile | NoFile> {
+  const got = await download(url);
   if ('error' in got) return got.refused ? { expected: FETCHABLE, actual: `${url}: ${got.error}` } : { actual: `fetching ${url} failed: ${got.error}` };
   if (got.status !== 200) return { actual: `fetching ${url} answered ${got.status}` };
   return { bytes: got.body, note: got.incomplete ? ` (the file ${got.incomplete.detail}; judged on its first ${got.body.length} bytes)` : '' };
 }
 
 /** The bytes behind an image entry: its link fetched, or its b64_json decoded. */
-async function imageBytes(item: { url?: unknown; b64_json?: unknown }, how: MediaFetch): Promise<MediaFile | NoFile> {
+async function imageBytes(item: { url?: unknown; b64_json?: unknown }, download: Download): Promise<MediaFile | NoFile> {
   if (typeof item.b64_json === 'string') return { bytes: base64Payload(item.b64_json), note: '' };
   if (typeof item.url !== 'string') return { actual: 'an entry with neither url nor b64_json' };
-  return linked(item.url, how);
+  return linked(item.url, download);
 }
 
-async function checkPng(c: Case, body: Record<string, unknown> | undefined, how: MediaFetch): Promise<Problem> {
+async function checkPng(c: Case, body: Record<string, unknown> | undefined, download: Download): Promise<Problem> {
   const req = (c.request.body ?? {}) as Record<string, unknown>;
   if (operation(c.operation).success.sizeFrom === 'input') {
     const want = pngSize(base64Payload(String(req.image)));
@@ -68,7 +95,7 @@ async function checkPng(c: Case, body: Record<string, unknown> | undefined, how:
         actual: `an entry ${typeof item[other] === 'string' ? `with ${other} instead` : `without ${form}`}`,
       };
     }
-    const file = await imageBytes(item, how);
+    const file = await imageBytes(item, download);
     if ('actual' in file) return { expected: file.expected ?? expected, actual: file.actual };
     const got = pngSize(file.bytes);
     if (typeof got === 'string') return { expected, actual: got + file.note };
@@ -77,14 +104,14 @@ async function checkPng(c: Case, body: Record<string, unknown> | undefined, how:
   return undefined;
 }
 
-async function checkMp4(c: Case, body: Record<string, unknown> | undefined, how: MediaFetch): Promise<Problem> {
+async function checkMp4(c: Case, body: Record<string, unknown> | undefined, download: Download): Promise<Problem> {
   const req = (c.request.body ?? {}) as Record<string, unknown>;
   const duration = typeof req.duration === 'number' ? req.duration : defaults().video.defaultDuration;
   const resolution = typeof req.resolution === 'string' ? req.resolution : defaults().video.defaultResolution;
   const expected = `an MP4 of ${resolution}, about ${duration} s long`;
   const url = (body?.video as { url?: unknown } | null | undefined)?.url;
   if (typeof url !== 'string') return { expected, actual: 'no video.url in the task' };
-  const file = await linked(url, how);
+  const file = await linked(url, download);
   if ('actual' in file) return { expected: file.expected ?? expected, actual: file.actual };
   const info = mp4Info(file.bytes);
   if (typeof info === 'string') return { expected, actual: info + file.note };
@@ -105,13 +132,13 @@ async function checkAudio(ex: Exchange): Promise<Problem> {
 }
 
 /** The media check of a successful response: PNG size, MP4 duration and size, or decodable audio. */
-export async function checkMedia(check: CheckName, c: Case, ex: Exchange, body: unknown, how: MediaFetch): Promise<Problem> {
+export async function checkMedia(check: CheckName, c: Case, ex: Exchange, body: unknown, download: Download): Promise<Problem> {
   const json = body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
   switch (check) {
     case 'png-size':
-      return checkPng(c, json, how);
+      return checkPng(c, json, download);
     case 'mp4':
-      return checkMp4(c, json, how);
+      return checkMp4(c, json, download);
     case 'audio':
       return checkAudio(ex);
     default:

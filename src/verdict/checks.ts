@@ -1,8 +1,8 @@
-import { completionLimitParam } from '../../contract/completionLimit.js';
-import { operation, type Success } from '../../contract/operations.js';
-import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
+import { completionLimitParam } from '../contract/completionLimit.js';
+import { operation, type Success } from '../contract/operations.js';
+import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
 import { checkChatStream, parseSse } from './sse.js';
-import { checkMedia } from './mediaChecks.js';
+import { checkMedia, type Media, type MediaFetcher } from './mediaChecks.js';
 import type { Case, CheckFailure, CheckName, Exchange, Profile } from './types.js';
 import { getAt } from './pointer.js';
 
@@ -16,7 +16,14 @@ export interface CheckContext {
   readonly secrets?: readonly string[];
   /** Media links on loopback and private addresses are fetched (the target is on one, or --media-allow-private). */
   readonly mediaAllowPrivate?: boolean;
+  /**
+   * How a linked media file is fetched (the runner passes its fetchMedia). Without it no link is
+   * fetched, and a check that needs the file fails saying so: the validating proxy runs none of those.
+   */
+  readonly fetchMedia?: MediaFetcher;
 }
+
+const unfetched = async (): Promise<Media> => ({ error: 'no media fetcher was given to the checks' });
 
 /** The checks that read the body; the others need only the status and headers. */
 export const BODY_CHECKS: ReadonlySet<CheckName> = new Set<CheckName>([
@@ -300,12 +307,8 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
         break;
       }
       default: {
-        const problem = await checkMedia(check, c, ex, json(ex), {
-          timeoutMs: ctx.timeoutMs,
-          maxBytes: ctx.maxBodyBytes,
-          secrets: ctx.secrets,
-          allowPrivate: ctx.mediaAllowPrivate,
-        });
+        const how = { timeoutMs: ctx.timeoutMs, maxBytes: ctx.maxBodyBytes, secrets: ctx.secrets, allowPrivate: ctx.mediaAllowPrivate };
+        const problem = await checkMedia(check, c, ex, json(ex), (url) => (ctx.fetchMedia ?? unfetched)(url, how));
         if (problem) fail(check, problem.expected, problem.actual);
       }
     }

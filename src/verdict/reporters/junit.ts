@@ -1,5 +1,5 @@
 import { requestLines, type Report, type Reporter } from '../report.js';
-import type { CaseResult } from '../types.js';
+import type { CaseResult, CheckFailure } from '../types.js';
 
 /** Text escaped for XML attributes and content; characters XML 1.0 forbids are dropped. */
 export const xml = (s: string): string =>
@@ -17,7 +17,7 @@ export const seconds = (ms: number): string => (ms / 1000).toFixed(3);
 // The testcase elements below are client-check's too: its JUnit report reads as this one does.
 
 /** A failed check of a case or a scenario. */
-type Failure = { readonly check: string; readonly expected: string; readonly actual: string };
+type Failure = CheckFailure<string>;
 
 /** The start of a `<testcase>` element; a passed case closes it with `/>`. */
 export const testcaseHead = (classname: string, name: string, ms: number): string => `    <testcase classname="${xml(classname)}" name="${xml(name)}" time="${seconds(ms)}"`;

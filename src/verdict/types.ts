@@ -90,9 +90,9 @@ export interface Exchange {
   readonly ms: number;
 }
 
-/** One failed check: what was expected, what came back. */
-export interface CheckFailure {
-  readonly check: CheckName;
+/** One failed check: what was expected, what came back (a case's checks by default; client-check names its own). */
+export interface CheckFailure<Check extends string = CheckName> {
+  readonly check: Check;
   readonly expected: string;
   readonly actual: string;
 }
@@ -111,25 +111,18 @@ export interface CaseResult {
   readonly request: { readonly method: string; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly body?: unknown };
 }
 
-/** Counts for the end of a run. */
-export interface Summary {
+/** How many results got each verdict, in the order the reports print them. */
+export interface VerdictCounts {
   total: number;
   passed: number;
   failed: number;
   inconclusive: number;
   notApplicable: number;
+}
+
+/** Counts for the end of a run. */
+export interface Summary extends VerdictCounts {
   billable: number;
   cost: Cost;
   ms: number;
-}
-
-/** The values that fill a case file's placeholders, from flags or the mock's catalogue. */
-export interface SuiteValues {
-  chatModel: string;
-  imageModel: string;
-  videoModel: string;
-  voiceId: string;
-  cloudVoice: string;
-  ttsModel: string;
-  imageUrl: string;
 }

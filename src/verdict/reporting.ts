@@ -1,6 +1,33 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { ReporterChoice } from './options.js';
+import { EXIT, oneOf, UsageError, type ArgToken } from './commandLine.js';
+
+/** A reporter asked for on the command line, and the file it writes (else standard output). */
+export interface ReporterChoice<Name extends string> {
+  name: Name;
+  output?: string;
+}
+
+/**
+ * The reporters a command line asks for, read from parseArgs tokens (the conformance runner and
+ * client-check share these rules): each --output belongs to the --reporter given just before it;
+ * when every reporter writes a file, pretty keeps standard output; at most one reporter writes there.
+ */
+export function reporterChoices<Name extends string>(tokens: readonly ArgToken[], names: readonly ('pretty' | Name)[]): ReporterChoice<'pretty' | Name>[] {
+  const reporters: ReporterChoice<'pretty' | Name>[] = [];
+  for (const t of tokens) {
+    if (t.kind !== 'option') continue;
+    if (t.name === 'reporter') reporters.push({ name: oneOf('reporter', t.value, names, 'pretty') });
+    if (t.name === 'output') {
+      const last = reporters[reporters.length - 1];
+      if (!last || last.output !== undefined) throw new UsageError('--output must follow the --reporter it is for');
+      last.output = t.value;
+    }
+  }
+  if (!reporters.some((r) => r.output === undefined)) reporters.unshift({ name: 'pretty' });
+  if (reporters.filter((r) => r.output === undefined).length > 1) throw new UsageError('only one reporter can write to standard output; give the others an --output FILE');
+  return reporters;
+}
 
 /** A finished run: what the reporters knew before the first result, every result, and the counts. */
 export interface RunReport<Info, Result, Summary> {
@@ -47,7 +74,7 @@ export function openReporters<Name extends string, Info, Result, Summary extends
         mkdirSync(dirname(file), { recursive: true });
         writeFileSync(file, text);
       }
-      return report.summary.failed ? 1 : 0;
+      return report.summary.failed ? EXIT.failed : EXIT.ok;
     },
   };
 }

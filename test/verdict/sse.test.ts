@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BUFFERING_SHOWS_AFTER_CHUNKS, BUFFERING_SHOWS_AFTER_MS, checkChatStream, parseSse } from '../../../src/tools/conformance/sse.js';
+import { BUFFERING_SHOWS_AFTER_CHUNKS, BUFFERING_SHOWS_AFTER_MS, checkChatStream, parseSse } from '../../src/verdict/sse.js';
 
 const chunk = (delta: object, finish: string | null = null, id = 'c1') =>
   `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;

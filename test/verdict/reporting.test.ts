@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { reporterChoices, UsageError } from '../../../src/tools/conformance/options.js';
-import { openReporters, type Reporter } from '../../../src/tools/conformance/reporting.js';
+import { UsageError } from '../../src/verdict/commandLine.js';
+import { openReporters, reporterChoices, type Reporter } from '../../src/verdict/reporting.js';
 
 const NAMES = ['pretty', 'json', 'junit'] as const;
 const choices = (argv: string[]) =>

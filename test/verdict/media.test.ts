@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { audioInfo, mp4Info, pngSize } from '../../../src/tools/conformance/media.js';
-import { encodeMp3 } from '../../../src/media/mp3.js';
-import { encodeMp4 } from '../../../src/media/mp4.js';
-import { encodePng } from '../../../src/media/png.js';
+import { audioInfo, mp4Info, pngSize } from '../../src/verdict/media.js';
+import { encodeMp3 } from '../../src/media/mp3.js';
+import { encodeMp4 } from '../../src/media/mp4.js';
+import { encodePng } from '../../src/media/png.js';
 
-const suite = JSON.parse(readFileSync(new URL('../../../conformance/suite.json', import.meta.url), 'utf8')) as { values: { png: string } };
+const suite = JSON.parse(readFileSync(new URL('../../conformance/suite.json', import.meta.url), 'utf8')) as { values: { png: string } };
 
 test('pngSize: reads the size of a PNG, explains what is not one', () => {
   assert.equal(pngSize(Buffer.from(suite.values.png, 'base64')), { width: 64, height: 64 });

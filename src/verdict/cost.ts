@@ -1,6 +1,6 @@
-import { completionLimitParam } from '../../contract/completionLimit.js';
-import { operation, type Billing } from '../../contract/operations.js';
-import { packageLimits } from '../../domain/limits.js';
+import { completionLimitParam } from '../contract/completionLimit.js';
+import { operation, type Billing } from '../contract/operations.js';
+import { packageLimits } from '../domain/limits.js';
 import type { Cost } from './types.js';
 
 /** No paid work. */

@@ -1,6 +1,6 @@
 import { addCost, zeroCost } from './cost.js';
 import type { Reporter as ReporterOf, RunReport } from './reporting.js';
-import type { Case, CaseResult, Profile, Summary } from './types.js';
+import type { Case, CaseResult, Profile, Summary, Verdict, VerdictCounts } from './types.js';
 
 /** What every reporter knows about the run before the first result. */
 export interface RunInfo {
@@ -17,14 +17,22 @@ export type Report = RunReport<RunInfo, CaseResult, Summary>;
 /** Receives a run as it happens and renders it. */
 export type Reporter = ReporterOf<RunInfo, CaseResult, Summary>;
 
+/** Counts verdicts: a conformance run's cases, a client check's scenarios. */
+export function countVerdicts(verdicts: readonly Verdict[]): VerdictCounts {
+  const counts: VerdictCounts = { total: verdicts.length, passed: 0, failed: 0, inconclusive: 0, notApplicable: 0 };
+  for (const v of verdicts) {
+    if (v === 'pass') counts.passed++;
+    else if (v === 'fail') counts.failed++;
+    else if (v === 'inconclusive') counts.inconclusive++;
+    else counts.notApplicable++;
+  }
+  return counts;
+}
+
 /** Counts verdicts and the paid units of billable cases that were sent. */
 export function summarize(results: readonly CaseResult[], ms: number): Summary {
-  const s: Summary = { total: results.length, passed: 0, failed: 0, inconclusive: 0, notApplicable: 0, billable: 0, cost: zeroCost(), ms };
+  const s: Summary = { ...countVerdicts(results.map((r) => r.verdict)), billable: 0, cost: zeroCost(), ms };
   for (const r of results) {
-    if (r.verdict === 'pass') s.passed++;
-    else if (r.verdict === 'fail') s.failed++;
-    else if (r.verdict === 'inconclusive') s.inconclusive++;
-    else s.notApplicable++;
     if (r.case.billable && r.attempts > 0) {
       s.billable++;
       addCost(s.cost, r.case.cost);
@@ -33,8 +41,9 @@ export function summarize(results: readonly CaseResult[], ms: number): Summary {
   return s;
 }
 
-/** The closing line every text report ends with. */
-export const countsLine = (s: Summary): string => `${s.passed} passed, ${s.failed} failed, ${s.inconclusive} inconclusive, ${s.notApplicable} not applicable`;
+/** The closing line every text report ends with; a report whose results are never inconclusive (client-check's) leaves that count out. */
+export const countsLine = (s: Pick<VerdictCounts, 'passed' | 'failed' | 'notApplicable'> & { readonly inconclusive?: number }): string =>
+  `${s.passed} passed, ${s.failed} failed, ${s.inconclusive === undefined ? '' : `${s.inconclusive} inconclusive, `}${s.notApplicable} not applicable`;
 
 /** A request as a few readable lines (key already masked). */
 export function requestLines(r: CaseResult): string[] {
