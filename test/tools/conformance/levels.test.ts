@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { SchemaRegistry } from '../../../src/contract/schemas.js';
+import { Catalogue } from '../../../src/domain/catalogue.js';
+import { conformanceHelp, parseConformanceArgs, type ConformanceOptions } from '../../../src/tools/conformance/options.js';
 import { brokenServer, closeSharedMock, runCli, runJson, sharedMock, type BrokenServer, type JsonReport } from './harness.js';
 
 const test = suite('conformance levels: a should departure is a warning (exit 0), a failure with --strict or in full');
@@ -59,6 +62,14 @@ test('the should cases are the four shapes the document only describes; --plan s
   assert.is(plan.code, 0);
   assert.match(plan.stdout, /\n {2}400 {2}should tts\.voice_id\.pattern-mismatch +free/);
   assert.match(plan.stdout, /\n {2}400 {2}must {3}tts\.text\.missing +free/);
+});
+
+test('--strict: off unless given; the help names it', () => {
+  const catalogue = new Catalogue(SchemaRegistry.shared());
+  const parse = (argv: string[]) => parseConformanceArgs(['--base-url', 'http://h', '--api-key', 'k', ...argv], catalogue, {}) as ConformanceOptions;
+  assert.is(parse([]).strict, false);
+  assert.is(parse(['--strict']).strict, true);
+  assert.match(conformanceHelp(catalogue), /\n {2}--strict {16}fail the run on should cases too/);
 });
 
 test('a server that takes any voice string and any data-URI media type: no failure in the documented profile, exit 0', async () => {
