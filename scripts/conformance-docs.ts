@@ -1,5 +1,5 @@
 // Writes the figures of docs/conformance.md from the suite itself: the case families with their counts per
-// profile, and what a run costs. Each table sits between `<!-- generated: NAME -->` and `<!-- end generated -->`;
+// profile and level, every `should` case with the sentence it cites, and what a run costs. Each table sits between `<!-- generated: NAME -->` and `<!-- end generated -->`;
 // `npm run docs:conformance` rewrites them, and test/docs/conformance.test.ts fails when the file differs.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -11,7 +11,7 @@ import { addCost, formatCost, zeroCost } from '../src/verdict/cost.js';
 import { parseConformanceArgs } from '../src/tools/conformance/options.js';
 import { selectCases } from '../src/tools/conformance/select.js';
 import { loadSuite } from '../src/tools/conformance/suite.js';
-import type { Case, Profile } from '../src/verdict/types.js';
+import type { Case, Level, Profile } from '../src/verdict/types.js';
 
 export const CONFORMANCE_DOC = join(ROOT, 'docs', 'conformance.md');
 
@@ -61,22 +61,33 @@ function suite(): { cases: readonly Case[]; of: (p: Profile) => Case[] } {
   return { cases, of: (profile) => selectCases(cases, { profile, only: [], skip: [], skipBillable: false }).cases };
 }
 
-/** The case families: id prefix, cases in documented / full, what they check. */
+/** The case families: id prefix, cases in documented (must + should) / full, what they check. */
 export function familiesTable(): string {
   const { cases, of } = suite();
-  const count = (p: Profile, f: string) => of(p).filter((c) => familyOf(c) === f).length;
+  const count = (p: Profile, f: string, level?: Level) => of(p).filter((c) => familyOf(c) === f && (level === undefined || c.level === level)).length;
   const known = new Set(FAMILIES.map(([f]) => f));
   const missing = [...new Set(cases.map(familyOf))].filter((f) => !known.has(f));
   if (missing.length) throw new Error(`scripts/conformance-docs.ts: no words for the case families ${missing.join(', ')}`);
-  const rows = FAMILIES.map(([f, what, cites]) => `| \`${f}.*\` | ${count('documented', f)} / ${count('full', f)} | ${what} | ${cites} |`);
+  const rows = FAMILIES.map(
+    ([f, what, cites]) => `| \`${f}.*\` | ${count('documented', f, 'must')} + ${count('documented', f, 'should')} / ${count('full', f)} | ${what} | ${cites} |`,
+  );
   const generated = (p: Profile) => of(p).filter((c) => c.tags.includes('generated')).length;
   return [
     `A full run has ${of('full').length} cases (${of('documented').length} in \`documented\`), ${generated('documented')} / ${generated('full')} of them generated from the schemas and the catalogue.`,
     '',
-    '| Family | Cases (documented / full) | What they check | The rule they cite |',
+    '| Family | Cases (documented must + should / full) | What they check | The rule they cite |',
     '|---|---|---|---|',
     ...rows,
   ].join('\n');
+}
+
+/** Every `should` case of the documented profile: its id and the sentence of the API document it cites. */
+export function shouldTable(): string {
+  const { of } = suite();
+  const rows = of('documented')
+    .filter((c) => c.level === 'should')
+    .map((c) => `| \`${c.id}\` | ${c.expect.status} | ${c.rule.replace(/\|/g, '\\|')} |`);
+  return ['| Case | Status | The sentence it cites |', '|---|---|---|', ...rows].join('\n');
 }
 
 /** What one run costs per profile, with the default parameters. */
@@ -96,7 +107,7 @@ export function costTable(): string {
   ].join('\n');
 }
 
-const TABLES: Readonly<Record<string, () => string>> = { 'case families': familiesTable, cost: costTable };
+const TABLES: Readonly<Record<string, () => string>> = { 'case families': familiesTable, 'should cases': shouldTable, cost: costTable };
 
 /** The document with every generated table rendered anew. */
 export function renderConformanceDoc(doc: string): string {
@@ -111,5 +122,5 @@ export function renderConformanceDoc(doc: string): string {
 
 if (resolve(process.argv[1] ?? '') === fileURLToPath(import.meta.url)) {
   writeFileSync(CONFORMANCE_DOC, renderConformanceDoc(readFileSync(CONFORMANCE_DOC, 'utf8')));
-  process.stdout.write('docs/conformance.md: case families and cost tables written\n');
+  process.stdout.write('docs/conformance.md: case families, should cases and cost tables written\n');
 }

@@ -46,7 +46,18 @@ function caseOf(j: Judged, profile: Profile): Case {
     : j.unsettled
       ? `a ${j.op.id} request that breaks a rule beyond the request schema is refused with ${status} (${j.unsettled.message})`
       : `a valid ${j.op.id} request succeeds with ${status}`;
-  return { id: j.requestId, description: `${j.method} ${j.path}`, rule, tags: ['proxy'], profile, billable: false, cost: zeroCost(), expect: { status, checks }, ...base };
+  return {
+    id: j.requestId,
+    description: `${j.method} ${j.path}`,
+    rule,
+    tags: ['proxy'],
+    profile,
+    level: 'must',
+    billable: false,
+    cost: zeroCost(),
+    expect: { status, checks },
+    ...base,
+  };
 }
 
 /** The request's own violation: a body the request schema refuses. */

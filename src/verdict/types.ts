@@ -4,8 +4,15 @@ export type Profile = 'documented' | 'full';
 /** How a case authenticates: the configured key (as `Bearer`, or with the scheme in lower case), or one of the four wrong ways the API document answers with 401. */
 export type AuthMode = 'valid' | 'lowercase' | 'missing' | 'basic' | 'empty' | 'unknown';
 
-/** A case's outcome. Only `fail` fails a run. */
-export type Verdict = 'pass' | 'fail' | 'inconclusive' | 'not-applicable';
+/**
+ * How binding a case's rule is, in RFC 2119's words: `must`, the API document states the rule and the
+ * status its breach gets; `should`, the document describes a shape (a voice label, the example data URI)
+ * without making it a rule, so a server that departs from it is warned about, not failed.
+ */
+export type Level = 'must' | 'should';
+
+/** A case's outcome. Only `fail` fails a run; `warn` is a departure from a `should` case's shape (a failure under --strict). */
+export type Verdict = 'pass' | 'fail' | 'warn' | 'inconclusive' | 'not-applicable';
 
 /** Names of the checks a case can carry; `status` is always first. */
 export type CheckName =
@@ -43,6 +50,8 @@ export interface Case {
   readonly tags: readonly string[];
   /** The smallest profile that runs the case. */
   readonly profile: Profile;
+  /** How binding its rule is: a departure from a `should` case is a warning in the documented profile. */
+  readonly level: Level;
   /** A correct server does paid work for it (it answers 200 on a paid operation). */
   readonly billable: boolean;
   readonly cost: Cost;
@@ -116,6 +125,8 @@ export interface VerdictCounts {
   total: number;
   passed: number;
   failed: number;
+  /** Departures from `should` cases, which do not fail the run (unless --strict makes them failures). */
+  warnings: number;
   inconclusive: number;
   notApplicable: number;
 }

@@ -67,7 +67,7 @@ export interface Mutant {
   readonly family: 'schema' | 'path' | 'coerce' | 'body' | 'auth' | 'status' | 'catalogue' | 'ignore';
   /** The rule as a sentence, for reports. */
   readonly rule: string;
-  /** Whether the API document states the rule: then the documented profile must kill the mutant. */
+  /** Whether the API document states the rule (level must): then the documented profile must kill the mutant; else full must. */
   readonly documented: boolean;
   /** True when a failed case names the weakened rule (its id names the field, the auth mode, ...). */
   readonly names: (caseId: string) => boolean;

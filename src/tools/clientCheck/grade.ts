@@ -3,8 +3,8 @@ import type { CheckFailure, Verdict as CaseVerdict } from '../../verdict/types.j
 import { attemptsOf, busiestWindow, byRequest, openingBurst, type Attempt } from './attempts.js';
 import type { Scenario } from './scenarios.js';
 
-/** A scenario's outcome: the verdicts of a case but inconclusive. Only `fail` fails a run. */
-export type Verdict = Exclude<CaseVerdict, 'inconclusive'>;
+/** A scenario's outcome: the verdicts of a case but warn and inconclusive. Only `fail` fails a run. */
+export type Verdict = Exclude<CaseVerdict, 'warn' | 'inconclusive'>;
 
 /** One check the client did not meet: what a well-behaved client does, and what this one did (with the timings that show it). */
 export type Finding = CheckFailure<string>;

@@ -33,7 +33,7 @@ export type CheckReport = RunReport<CheckInfo, ScenarioResult, CheckSummary>;
 /** Receives a run as it happens and renders it (the reporter shape of src/verdict/, the conformance runner's too). */
 export type CheckReporter = Reporter<CheckInfo, ScenarioResult, CheckSummary>;
 
-/** Counts verdicts (a scenario is never inconclusive, so the summary has no such count). */
+/** Counts verdicts (a scenario is never a warning nor inconclusive, so the summary has no such counts). */
 export function summarize(results: readonly ScenarioResult[], ms: number): CheckSummary {
   const { total, passed, failed, notApplicable } = countVerdicts(results.map((r) => r.grade.verdict));
   return { total, passed, failed, notApplicable, ms };

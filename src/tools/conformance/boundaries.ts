@@ -2,8 +2,17 @@ import { clone, dotted, getAt, setAt, unsetAt } from '../../verdict/pointer.js';
 import type { Case } from '../../verdict/types.js';
 import { add, allowedTypes, badFormat, filler, fraction, outsideEnum, patternMismatch, primaryType, slug, step, wrongTypes, type SchemaNode } from './values.js';
 
-/** Where the API document states a schema rule: the keywords it covers at one pointer, and the citation. */
-export type DocumentedRules = Readonly<Record<string, { readonly keywords: readonly string[]; readonly rule: string }>>;
+/** Keywords at one pointer and the sentence of the API document they cite. */
+interface Cited {
+  readonly keywords: readonly string[];
+  readonly rule: string;
+}
+
+/**
+ * Where the API document states a schema rule (level must): the keywords it covers at one pointer, and
+ * the citation; `should`, the keywords whose shape it only describes (level should).
+ */
+export type DocumentedRules = Readonly<Record<string, Cited & { readonly should?: Cited }>>;
 
 /** What the generator needs for one operation. */
 export interface GeneratorInput {
@@ -21,7 +30,7 @@ export interface GeneratorInput {
 }
 
 /** A generated case before it is completed into a Case. */
-export interface GeneratedCase extends Pick<Case, 'id' | 'description' | 'rule' | 'tags' | 'profile'> {
+export interface GeneratedCase extends Pick<Case, 'id' | 'description' | 'rule' | 'tags' | 'profile' | 'level'> {
   /** The JSON pointer of the field the case changes. */
   readonly pointer: string;
   readonly body: Record<string, unknown>;
@@ -110,7 +119,8 @@ function walk(node: SchemaNode, pointer: string, required: boolean, visit: (node
  * Boundary cases generated from a request schema: for every member, each required field missing,
  * a wrong type, just inside and just outside every minimum, maximum, length and enum, and a broken
  * pattern or format. Small and deterministic, in the schema's order. Each case belongs to the
- * `documented` profile only when the API document states that rule for that field.
+ * `documented` profile only when the API document states that rule for that field (level must) or
+ * describes that shape of it (level should).
  */
 export function generateBoundaries(input: GeneratorInput): GeneratedCase[] {
   const cases: GeneratedCase[] = [];
@@ -126,7 +136,8 @@ export function generateBoundaries(input: GeneratorInput): GeneratedCase[] {
       if (input.isValid(body) !== valid)
         throw new Error(`conformance: generated case ${input.prefix}.${dotted(pointer)}.${m.kind} should be ${valid ? 'valid' : 'invalid'} under schemas/${input.schemaFile}`);
       const doc = input.documented[pointer];
-      const documented = doc?.keywords.includes(m.keyword) ?? false;
+      const should = doc?.should?.keywords.includes(m.keyword) ?? false;
+      const cited = should ? doc!.should : doc?.keywords.includes(m.keyword) ? doc : undefined;
       const field = pointer
         .slice(1)
         .replace(/\/0(?=\/|$)/g, '[]')
@@ -135,9 +146,10 @@ export function generateBoundaries(input: GeneratorInput): GeneratedCase[] {
         id: `${input.prefix}.${dotted(pointer)}.${m.kind}`,
         pointer,
         description: m.unset ? `a body without ${field} is rejected with 400` : `${field} = ${m.what} is ${valid ? 'accepted' : 'rejected with 400'}`,
-        rule: documented ? doc!.rule : `schemas/${input.schemaFile} ${m.keyword} at ${pointer} (a rule of the mock; the API document does not state it)`,
+        rule: cited ? cited.rule : `schemas/${input.schemaFile} ${m.keyword} at ${pointer} (a rule of the mock; the API document does not state it)`,
         tags: ['generated', m.category, valid ? 'valid' : 'invalid'],
-        profile: documented ? 'documented' : 'full',
+        profile: cited ? 'documented' : 'full',
+        level: should ? 'should' : 'must',
         body,
         status: valid ? 200 : 400,
       });

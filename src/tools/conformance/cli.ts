@@ -58,7 +58,7 @@ function baseMount(baseUrl: string): string | undefined {
   }
 }
 
-/** `unified-ai-mock conformance`: resolves to the exit code (0 no failure, 1 a failure, 2 usage or unreachable). */
+/** `unified-ai-mock conformance`: resolves to the exit code (0 no failure, warnings or not; 1 a failure, or a warning with --strict; 2 usage or unreachable). */
 export async function conformance(argv: string[], io: Io = processIo): Promise<number> {
   const registry = (compiled ??= new SchemaRegistry());
   const catalogue = new Catalogue(registry);
@@ -132,6 +132,8 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
       retries: options.retries,
       maxRetryWaitMs: 30_000,
       faultHeaders: probed.faultHeaders,
+      // The full profile holds a server to the mock's own choices, these shapes among them.
+      shouldWarns: options.profile === 'documented' && !options.strict,
       ...applicability,
     },
     (r) => {

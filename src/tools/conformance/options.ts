@@ -17,8 +17,10 @@ const firstOf = (catalogue: Catalogue, kind: Kind): string => catalogue.ofKind(k
 export const conformanceHelp = (catalogue: Catalogue): string => `Usage: unified-ai-mock conformance --base-url URL --api-key KEY [options]
 
 Sends the conformance suite to an implementation of the API and reports, case by case, where it
-departs from the API document. Exit code: 0 no case failed, 1 a case failed, 2 bad usage or
-unreachable target.
+departs from the API document. A case is a must (a rule the document states) or a should (a
+shape it only describes): a departure from a should case is a warning. Exit code: 0 no case
+failed (warnings or not), 1 a case failed (or warned, with --strict), 2 bad usage or unreachable
+target.
 
 Target:
   --base-url URL          the implementation to check, e.g. https://staging.example.com
@@ -45,6 +47,7 @@ What to run:
   --fault-headers MODE    auto: probe for the mock's Prefer/X-Mock-Fault headers; on; off
                                                                            default auto
   --plan                  print the cases, how many are billable and the paid units; send nothing
+  --strict                fail the run on should cases too (a warning is then a failure)
 
 Models and voices (default: the first of each kind in the mock's catalogue):
   --chat-model ID         default ${firstOf(catalogue, 'text')}
@@ -85,6 +88,8 @@ export interface ConformanceOptions {
   unsupported: string[];
   faultHeaders: 'auto' | 'on' | 'off';
   plan: boolean;
+  /** A departure from a `should` case fails the run (in the documented profile it is otherwise a warning). */
+  strict: boolean;
   /** The image model is the one the n <= 1 rule names, whatever its id. */
   imageNMax1: boolean;
   values: SuiteValues;
@@ -124,6 +129,7 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
       unsupported: M,
       'fault-headers': S,
       plan: B,
+      strict: B,
       'image-n-max-1': B,
       'chat-model': S,
       'image-model': S,
@@ -164,6 +170,7 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
     unsupported: listValues(v.unsupported),
     faultHeaders: oneOf('fault-headers', v['fault-headers'], ['auto', 'on', 'off'] as const, 'auto'),
     plan,
+    strict: v.strict ?? false,
     imageNMax1: v['image-n-max-1'] ?? false,
     values: {
       chatModel: v['chat-model'] ?? first('text'),

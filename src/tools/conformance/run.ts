@@ -23,6 +23,8 @@ export interface RunSettings extends Target {
    * the catalogue does not list, which is taken to accept every value the request schema allows.
    */
   readonly imageResponseFormats?: readonly string[];
+  /** A departure from a `should` case is a warning (the documented profile without --strict), else a failure. */
+  readonly shouldWarns?: boolean;
 }
 
 /** What notApplicable reads of the settings. */
@@ -102,7 +104,8 @@ async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
         // A check that chokes on what a target sent is the runner's limit, not a verdict; the run goes on.
         return done({ verdict: 'inconclusive', reason: `the runner could not judge the answer: ${(err as Error).message}`, status: ex.status, failures: [], attempts: attempt });
       }
-      if (failures.length || !ex.incomplete) return done({ verdict: failures.length ? 'fail' : 'pass', status: ex.status, failures, attempts: attempt });
+      const departed = c.level === 'should' && s.shouldWarns ? 'warn' : 'fail';
+      if (failures.length || !ex.incomplete) return done({ verdict: failures.length ? departed : 'pass', status: ex.status, failures, attempts: attempt });
       // The status and headers passed; the body was cut short (the cap fails body checks in evaluate).
       // An answer was read, so it is judged, not retried: a timeout leaves the body checks unjudged.
       const unjudged = c.expect.checks.filter((check) => BODY_CHECKS.has(check));

@@ -7,7 +7,7 @@ import { generateBoundaries, type DocumentedRules, type GeneratedCase } from './
 import { Catalogue, type Model, type ModelKind } from '../../domain/catalogue.js';
 import { estimateCost, isPaid, zeroCost } from '../../verdict/cost.js';
 import { clone, setAt, unsetAt } from '../../verdict/pointer.js';
-import type { AuthMode, Case, CheckName, Profile } from '../../verdict/types.js';
+import type { AuthMode, Case, CheckName, Level, Profile } from '../../verdict/types.js';
 import { slug, type SchemaNode } from './values.js';
 
 /** The values that fill a case file's placeholders, from flags or the mock's catalogue. */
@@ -27,6 +27,8 @@ interface CaseSpec {
   rule: string;
   tags: readonly string[];
   profile: Profile;
+  /** Absent: must. */
+  level?: Level;
   billable: boolean;
   auth?: AuthMode;
   headers?: Record<string, string>;
@@ -110,6 +112,7 @@ function toCase(file: CaseFile, spec: CaseSpec, base: Record<string, unknown> | 
     // The file's prefix is a tag too, so `--only chat` also takes the auth and fault cases of chat.
     tags: [...new Set([...spec.tags, file.prefix])],
     profile: spec.profile,
+    level: spec.level ?? 'must',
     billable: spec.billable,
     cost,
     request: {

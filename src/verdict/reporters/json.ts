@@ -1,6 +1,6 @@
 import type { Report, Reporter } from '../report.js';
 
-/** One JSON document: the run, a summary, and one object per case with its request, verdict and failures. */
+/** One JSON document: the run, a summary, and one object per case with its level, request, verdict and failures (a `warn` verdict's too). */
 export function jsonReporter(): Reporter {
   return {
     end({ info, results, summary }: Report) {
@@ -10,6 +10,7 @@ export function jsonReporter(): Reporter {
         description: r.case.description,
         rule: r.case.rule,
         tags: r.case.tags,
+        level: r.case.level,
         billable: r.case.billable,
         cost: r.case.cost,
         verdict: r.verdict,

@@ -34,14 +34,25 @@ export function failedTestcase(head: string, failures: readonly Failure[], type:
 /** A failure's expected and actual, one line each, for the text of a failed testcase. */
 export const failureLines = (failures: readonly Failure[]): string[] => failures.map((f) => `[${f.check}] expected: ${f.expected}\n[${f.check}] actual:   ${f.actual}`);
 
+/**
+ * A warning: JUnit has no such status, and CI tools (GitHub, GitLab, Jenkins) show `<skipped>` as
+ * skipped, which hides it. A passed testcase with the case's level as a property and the departure
+ * in `<system-out>` is shown, as passed, with its text.
+ */
+function warnedTestcase(head: string, r: CaseResult): string {
+  const text = [`warning (level should): ${r.case.rule}`, ...requestLines(r), ...failureLines(r.failures)].join('\n');
+  return `${head}>\n      <properties>\n        <property name="level" value="should"/>\n      </properties>\n      <system-out>${xml(text)}</system-out>\n    </testcase>`;
+}
+
 function testcase(r: CaseResult): string {
   const head = testcaseHead(r.case.operation, `${r.case.id}: ${r.case.description}`, r.ms);
   if (r.verdict === 'pass') return `${head}/>`;
+  if (r.verdict === 'warn') return warnedTestcase(head, r);
   if (r.verdict !== 'fail') return skippedTestcase(head, `${r.verdict}: ${r.reason ?? ''}`);
   return failedTestcase(head, r.failures, 'status', [`rule: ${r.case.rule}`, ...requestLines(r), ...failureLines(r.failures)]);
 }
 
-/** JUnit XML: one testsuite per operation, one testcase per case; inconclusive and not applicable are skipped. */
+/** JUnit XML: one testsuite per operation, one testcase per case; inconclusive and not applicable are skipped, a warning passes with its text. */
 export function junitReporter(): Reporter {
   return {
     end({ results, summary }: Report) {

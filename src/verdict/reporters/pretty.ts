@@ -2,7 +2,7 @@ import { formatCost } from '../cost.js';
 import { countsLine, requestLines, type Report, type Reporter, type RunInfo } from '../report.js';
 import type { CaseResult } from '../types.js';
 
-const MARK: Record<CaseResult['verdict'], string> = { pass: '.', fail: 'F', inconclusive: '?', 'not-applicable': '-' };
+const MARK: Record<CaseResult['verdict'], string> = { pass: '.', fail: 'F', warn: 'W', inconclusive: '?', 'not-applicable': '-' };
 const WIDTH = 60;
 
 /** Console output: a header, one mark per case as it finishes, then failures in detail and the counts. */
@@ -13,7 +13,7 @@ export function prettyReporter(write: (text: string) => void): Reporter {
       const billable = info.cases.filter((c) => c.billable).length;
       write(`Conformance (${info.profile} profile) of ${info.target}: ${info.cases.length} cases, ${billable} billable\n`);
       if (info.faultHeaders !== undefined) write(`Fault headers: ${info.faultHeaders ? 'supported' : 'not supported (fault cases are not applicable)'}\n`);
-      write('(. pass  F fail  ? inconclusive  - not applicable)\n');
+      write('(. pass  F fail  W warning  ? inconclusive  - not applicable)\n');
     },
     result(r: CaseResult, done: number, total: number) {
       write(MARK[r.verdict]);
@@ -25,13 +25,22 @@ export function prettyReporter(write: (text: string) => void): Reporter {
     },
     end({ results, summary }: Report) {
       const out: string[] = [];
-      const failed = results.filter((r) => r.verdict === 'fail');
-      if (failed.length) out.push('', 'Failures:');
-      failed.forEach((r, i) => {
-        out.push('', `${i + 1}) ${r.case.id}: ${r.case.description}`, `   rule:     ${r.case.rule}`);
-        requestLines(r).forEach((line, j) => out.push(`   ${j ? '          ' : 'request:  '}${line}`));
-        for (const f of r.failures) out.push(`   expected: ${f.expected}${f.check === 'status' ? '' : ` [${f.check}]`}`, `   actual:   ${f.actual}`);
-      });
+      const detail = (title: string, shown: readonly CaseResult[]) => {
+        if (shown.length) out.push('', title);
+        shown.forEach((r, i) => {
+          out.push('', `${i + 1}) ${r.case.id}: ${r.case.description}`, `   ${r.case.level === 'should' ? 'should:  ' : 'rule:    '} ${r.case.rule}`);
+          requestLines(r).forEach((line, j) => out.push(`   ${j ? '          ' : 'request:  '}${line}`));
+          for (const f of r.failures) out.push(`   expected: ${f.expected}${f.check === 'status' ? '' : ` [${f.check}]`}`, `   actual:   ${f.actual}`);
+        });
+      };
+      detail(
+        'Failures:',
+        results.filter((r) => r.verdict === 'fail'),
+      );
+      detail(
+        'Warnings (the API document describes these shapes without making them rules; --strict fails them):',
+        results.filter((r) => r.verdict === 'warn'),
+      );
       const inconclusive = results.filter((r) => r.verdict === 'inconclusive');
       if (inconclusive.length) out.push('', 'Inconclusive:', ...inconclusive.map((r) => `  ${r.case.id}: ${r.reason}`));
       const reasons = new Map<string, number>();

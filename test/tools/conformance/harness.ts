@@ -146,7 +146,7 @@ export async function runJson(
 
 /** The parts of the JSON report the tests read. */
 export interface JsonReport {
-  summary: { total: number; passed: number; failed: number; inconclusive: number; notApplicable: number; billable: number };
+  summary: { total: number; passed: number; failed: number; warnings: number; inconclusive: number; notApplicable: number; billable: number };
   cases: {
     id: string;
     operation: string;
@@ -156,6 +156,7 @@ export interface JsonReport {
     failures: { check: string; expected: string; actual: string }[];
     attempts: number;
     tags: string[];
+    level: 'must' | 'should';
     billable: boolean;
   }[];
 }

@@ -47,12 +47,15 @@ for (const [name, plant, expected] of plants) {
   });
 }
 
-test('planted: 422 for invalid parameters -> every 400 case fails and names its rule', async () => {
+test('planted: 422 for invalid parameters -> every must 400 case fails and names its rule, every should one warns', async () => {
   const { code, report } = await run({ invalidStatus: 422 });
   const failed = report.cases.filter((c) => c.verdict === 'fail');
   assert.ok(failed.length > 50);
   assert.ok(failed.every((c) => c.expected.status === 400 && c.failures[0]!.actual.startsWith('status 422')));
-  assert.is(failed.length, report.cases.filter((c) => c.expected.status === 400).length);
+  assert.is(failed.length, report.cases.filter((c) => c.expected.status === 400 && c.level === 'must').length);
+  const warned = report.cases.filter((c) => c.verdict === 'warn');
+  assert.ok(warned.length > 0 && warned.every((c) => c.level === 'should' && c.failures[0]!.actual.startsWith('status 422')));
+  assert.is(warned.length, report.cases.filter((c) => c.expected.status === 400 && c.level === 'should').length);
   assert.is(code, 1);
 });
 

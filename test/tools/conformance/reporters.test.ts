@@ -91,7 +91,7 @@ test('the key appears in no output, masked or echoed', () => {
 
 test('pretty: progress marks, the failure with request, expected, actual and rule, and the closing counts line', () => {
   const text = outputs.pretty!;
-  assert.match(text, /\(\. pass {2}F fail {2}\? inconclusive {2}- not applicable\)\n[.F?-]+ \d+\/\d+\n/);
+  assert.match(text, /\(\. pass {2}F fail {2}W warning {2}\? inconclusive {2}- not applicable\)\n[.F?-]+ \d+\/\d+\n/);
   assert.match(text, /1\) chat\.temperature\.above-maximum: temperature = 2\.01/);
   assert.match(text, /rule: {5}Chat request and Limits: temperature is a number from 0 to 2/);
   assert.match(text, /request: {2}POST http:\/\/127\.0\.0\.1:\d+\/text-provider\/chat\/completions\n {13}authorization: Bearer sk-c\.\.\.cdef/);
@@ -99,7 +99,7 @@ test('pretty: progress marks, the failure with request, expected, actual and rul
   assert.match(text, /Inconclusive:\n {2}auth\.basic\.chat: rate limited \(429\)/);
   assert.match(text, /Not applicable:\n {2}1 case: the rule applies to dall-e-3; the image model is gpt-image-1/);
   const lines = text.trimEnd().split('\n');
-  assert.match(lines[lines.length - 1]!, /^\d+ passed, 1 failed, 1 inconclusive, 1 not applicable$/);
+  assert.match(lines[lines.length - 1]!, /^\d+ passed, 1 failed, 0 warnings, 1 inconclusive, 1 not applicable$/);
 });
 
 test('JUnit XML: well-formed, one testsuite per operation, one testcase per case, failures and skips', () => {
