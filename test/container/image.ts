@@ -4,8 +4,9 @@
 // Run once per CI run, not per Node.js line: `npm run test:container` (its name does not end in
 // .test.ts, so `npm test` leaves it out). CI sources .ci/podman-env first; by hand on a machine like
 // CI's, do the same: `. .ci/podman-env && npm run test:container`.
-// The base image is NODE_IMAGE (default node:24-alpine); when it is not in podman's store, and no
-// registry is reachable, .ci/node-standin builds a stand-in under that name (see docs/configuration.md).
+// The base image is NODE_IMAGE (default node:24-alpine). node:24-alpine missing from podman's store
+// (CI reaches no image registry) is built as a stand-in by .ci/node-standin (see docs/configuration.md);
+// any other missing base is pulled.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,9 +47,14 @@ async function start(name: string, args: string[], command: string[] = []): Prom
   await podmanOk(['run', '-d', '--name', name, ...args, IMAGE, ...command]);
 }
 
-/** NODE_IMAGE in podman's store, or the stand-in built under that name. */
+/** NODE_IMAGE in podman's store, pulled, or (node:24-alpine only) the stand-in built under that name. */
 async function ensureBase(): Promise<void> {
   if ((await podman(['image', 'exists', BASE])).code === 0) return;
+  // The stand-in is Node.js 24: any other base is pulled, never faked.
+  if (BASE !== 'node:24-alpine') {
+    await podmanOk(['pull', BASE], 600_000);
+    return;
+  }
   console.log(`${BASE} is not in podman's store: building the stand-in (.ci/node-standin)`);
   ensureOk('.ci/node-standin', await run(join(ROOT, '.ci/node-standin'), [BASE], { cwd: ROOT, timeoutMs: 600_000 }));
 }
