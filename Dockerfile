@@ -3,8 +3,16 @@
 #   docker build -t unified-ai-mock .
 #   docker run --rm -p 4010:4010 unified-ai-mock
 
+# The base of both stages: pin a digest (node:24-alpine@sha256:...) or name a mirror with
+# --build-arg NODE_IMAGE=...
+ARG NODE_IMAGE=node:24-alpine
+
 # Build stage: compile the TypeScript and generate the build-time files of dist/.
-FROM node:24-alpine AS build
+FROM ${NODE_IMAGE} AS build
+# Behind a TLS-inspecting proxy: the CA bundle npm must trust, mounted into the build
+# (podman build -v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro
+# --build-arg NPM_CONFIG_CAFILE=/etc/ssl/certs/ca-certificates.crt). Unset, npm trusts Node's own CAs.
+ARG NPM_CONFIG_CAFILE
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Scripts off: `prepare` would build before the sources are here; the build runs below, once.
@@ -18,7 +26,8 @@ COPY fixtures ./fixtures
 RUN npm run build
 
 # Runtime stage: production dependencies and what the npm package ships, nothing else.
-FROM node:24-alpine AS runtime
+FROM ${NODE_IMAGE} AS runtime
+ARG NPM_CONFIG_CAFILE
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

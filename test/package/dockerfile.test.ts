@@ -48,9 +48,25 @@ const execForm = (args: string): string[] => {
 const stageNames = froms.map((f) => /\sAS\s+(\S+)$/i.exec(f.args)?.[1]);
 const exposed = one('EXPOSE').args;
 
+/** The ARGs declared before the first FROM, with their defaults: the only ones a FROM line may use. */
+const globalArgs = new Map(
+  dockerfile
+    .filter((i) => i.stage === -1 && i.keyword === 'ARG')
+    .map((i) => {
+      const [name = '', value = ''] = i.args.split('=', 2);
+      return [name, value] as const;
+    }),
+);
+/** A FROM's image with ${NAME} replaced by the global ARG's default, as a build without --build-arg sees it. */
+const baseOf = (from: Instruction): string =>
+  from.args.replace(/\$\{(\w+)\}/g, (_all, name: string) => {
+    assert.ok(globalArgs.has(name), `FROM uses \${${name}}, which no ARG before the first FROM declares`);
+    return globalArgs.get(name)!;
+  });
+
 test('two or more stages from an official image of a supported Node.js line (22 or 24); the build one builds, the final one installs production dependencies only', () => {
   assert.ok(froms.length >= 2, 'a multi-stage build');
-  for (const f of froms) assert.match(f.args, /^node:(22|24)(-alpine|-slim)?\s/);
+  for (const f of froms) assert.match(baseOf(f), /^node:(22|24)(-alpine|-slim)?\s/);
   assert.ok(
     dockerfile.some((i) => i.stage < last && i.keyword === 'RUN' && /npm run build/.test(i.args)),
     'a build stage runs npm run build',
@@ -59,6 +75,11 @@ test('two or more stages from an official image of a supported Node.js line (22 
     final.some((i) => i.keyword === 'RUN' && /npm ci\b.*--omit=dev/.test(i.args)),
     'the final stage installs with --omit=dev',
   );
+});
+
+test('every stage starts from the build argument NODE_IMAGE, so a build can pin a digest or use a mirror', () => {
+  assert.ok(globalArgs.get('NODE_IMAGE'), 'ARG NODE_IMAGE=<default> before the first FROM');
+  for (const f of froms) assert.match(f.args, /^\$\{NODE_IMAGE\}\s/);
 });
 
 test('the final stage runs as a non-root user and serves on the exposed port of every interface', () => {
