@@ -14,7 +14,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ROOT } from '../../src/lib/paths.js';
-import { get, KEY } from '../helpers.js';
+import { get, KEY } from '../support/index.js';
 import { ensureOk, failure, run, type Finished } from '../package/npm.js';
 import { findRedisServer, TestRedis } from '../state/redisServer.js';
 
