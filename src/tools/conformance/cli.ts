@@ -13,7 +13,7 @@ import { jsonReporter } from '../../verdict/reporters/json.js';
 import { junitReporter } from '../../verdict/reporters/junit.js';
 import { prettyReporter } from '../../verdict/reporters/pretty.js';
 import { tapReporter } from '../../verdict/reporters/tap.js';
-import { runSuite } from './run.js';
+import { runSecrets, runSuite } from './run.js';
 import { checkNames, selectCases } from './select.js';
 import { loadSuite } from './suite.js';
 
@@ -73,7 +73,6 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     io.stdout(conformanceHelp(catalogue));
     return EXIT.ok;
   }
-  const secrets = [options.apiKey ?? ''].filter(Boolean);
   let suite: ReturnType<typeof loadSuite>;
   try {
     suite = loadSuite(registry, options.values);
@@ -118,6 +117,7 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   const probed = await probe(target, options.faultHeaders, registry);
   if ('error' in probed) return commandError(io, COMMAND, `cannot reach ${options.baseUrl}: ${probed.error}`);
   if (probed.keyRefused) io.stderr(`unified-ai-mock conformance: warning: ${options.baseUrl} refused the API key on GET /v1/me (401); cases that need a valid key will fail\n`);
+  const secrets = runSecrets(target);
   const reporters = openReporters(options.reporters, REPORTERS, io.stdout, (t) => redact(t, secrets));
   const info: RunInfo = { target: options.baseUrl!, profile: options.profile, faultHeaders: probed.faultHeaders, cases };
   reporters.start(info);
