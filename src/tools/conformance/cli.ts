@@ -1,4 +1,6 @@
 import { Catalogue } from '../../domain/catalogue.js';
+import { operation } from '../../contract/operations.js';
+import { looksSecret } from './gateway.js';
 import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
 import { mediaAllowsPrivate } from './addresses.js';
 import { checksFor } from '../../verdict/checks.js';
@@ -113,6 +115,11 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     maxBodyBytes: options.maxBodyBytes,
     // A target on loopback or private addresses (a local gateway, the mock) links to itself there.
     mediaAllowPrivate: await mediaAllowsPrivate(options.baseUrl!, options.mediaAllowPrivate),
+    routes: Object.fromEntries(Object.entries(options.routes).map(([id, path]) => [operation(id).path, path])),
+    headers: options.headers,
+    headerSecrets: Object.entries(options.headers)
+      .filter(([name, value]) => looksSecret(name, value))
+      .map(([, value]) => value),
   };
   const probed = await probe(target, options.faultHeaders, registry);
   if ('error' in probed) return commandError(io, COMMAND, `cannot reach ${options.baseUrl}: ${probed.error}`);
