@@ -7,6 +7,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { maskKey } from '../../../src/domain/keys.js';
 import { derivedSecrets, NEAR_MISSES, nearMissCredential } from '../../../src/tools/conformance/credentials.js';
+import { redact } from '../../../src/tools/conformance/mask.js';
+import { runSecrets } from '../../../src/tools/conformance/run.js';
 import { brokenServer, closeSharedMock, runCli, runJson, sharedMock, type ProxiedRequest } from './harness.js';
 
 const test = suite('conformance: near-miss credentials derived from the key');
@@ -128,6 +130,16 @@ const SECRET = 'sk-Near+Miss/Key=0123456789abcdef';
 const pieces = [SECRET, ...derivedSecrets(SECRET)]
   .flatMap((s) => Array.from({ length: Math.max(0, s.length - 5) }, (_, i) => s.slice(i, i + 6)))
   .filter((p) => p.trim().length === 6);
+
+test('redact masks a credential made from the key whole, as the mask of the key, longest first', () => {
+  const secrets = runSecrets({ apiKey: SECRET });
+  const split = nearMissCredential('key-split', SECRET)!.authorization!;
+  const middle = nearMissCredential('key-middle-changed', SECRET)!.authorization!;
+  const text = `got ${split} and ${middle}; then ${SECRET.slice(0, 12)}, ${encodeURIComponent(SECRET)}, ${nearMissCredential('key-case', SECRET)!.authorization!.slice(7)}`;
+  const out = redact(text, secrets);
+  for (const piece of pieces) assert.not.ok(out.includes(piece), `'${piece}' in ${out}`);
+  assert.is(out, 'got Bearer sk-N...cdef and Bearer sk-N...cdef; then sk-N...cdef, sk-N...cdef, sk-N...cdef');
+});
 
 test('near misses are masked in every reporter and in the plan, though the target echoes every credential it got', async () => {
   // A target that takes every credential and echoes the request whole: headers, query and all.
