@@ -81,7 +81,7 @@ export const NEAR_MISSES: readonly NearMiss[] = [
     id: 'list',
     what: "an unknown key, then the key, as a list: 'Bearer unknown, Bearer key'",
     accepts: 'splits the header on commas and takes any credential that matches',
-    send: (t) => ({ authorization: `Bearer sk-conformance-unknown, Bearer ${t}` }),
+    send: (t) => ({ authorization: `Bearer unknown-key, Bearer ${t}` }),
   },
   // The key altered a little, as a bearer token.
   {
