@@ -19,8 +19,8 @@ export const CONFORMANCE_DOC = join(ROOT, 'docs', 'conformance.md');
 const FAMILIES: readonly [string, string, string][] = [
   [
     'auth',
-    'the four 401 cases (no header, `Basic` scheme, empty token, a key no target issues) on each of the seven operations; in `full`, no header with malformed JSON or an empty object as the body (401, not 400: the key comes first) on each operation that takes a body',
-    'Authentication 1 and 3; Errors (401)',
+    'the four 401 cases (no header, `Basic` scheme, empty token, a key no target issues) on each of the seven operations; near misses of the key (`auth.near-miss.*`: another scheme, the key altered a little, the key carried outside the Authorization header; see below) on `GET /v1/me` and chat; in `full`, no header with malformed JSON or an empty object as the body (401, not 400: the key comes first) on each operation that takes a body',
+    'Authentication 1, 2 and 3; Errors (401)',
   ],
   ['fault', 'an injected 500 and 429 (tag `rate-limit`) on each operation, when the target honours the fault headers', "Errors (429, 500): the mock's fault headers"],
   [

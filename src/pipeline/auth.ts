@@ -16,14 +16,22 @@ const NOT_BEARER = new ApiError(ERRORS.INVALID_AUTH_SCHEME, { headers: { 'WWW-Au
 const EMPTY = new ApiError(ERRORS.MISSING_KEY, { message: 'The bearer token is empty. Send Authorization: Bearer YOUR_KEY.', headers: CHALLENGE });
 const WRONG_KEY = new ApiError(ERRORS.INVALID_KEY, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
 
+// HTTP's own blanks (SP and HTAB): those around the token are not part of it. String.prototype.trim would
+// also strip a no-break space and other Unicode spaces, so `Bearer KEY\u00a0` would pass as the key.
+const isBlank = (code: number): boolean => code === 0x20 || code === 0x09;
+
 /** The token of `Authorization: Bearer <token>`, or the 401 that fits what was sent instead. */
 function tokenOf(header: string | undefined): string | ApiError {
   if (!header) return MISSING;
   const space = header.indexOf(' ');
   const scheme = space < 0 ? header : header.slice(0, space);
   if (scheme.toLowerCase() !== 'bearer') return NOT_BEARER;
-  const token = space < 0 ? '' : header.slice(space + 1).trim();
-  return token || EMPTY;
+  if (space < 0) return EMPTY;
+  let start = space + 1;
+  let end = header.length;
+  while (start < end && isBlank(header.charCodeAt(start))) start++;
+  while (end > start && isBlank(header.charCodeAt(end - 1))) end--;
+  return start < end ? header.slice(start, end) : EMPTY;
 }
 
 /** The key state for an Authorization header, or the 401 that fits it (returned, not thrown); usage is not counted here. */

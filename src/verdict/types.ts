@@ -1,8 +1,12 @@
 /** The two depths of checking: what the API document states, or also the mock's wire decisions. */
 export type Profile = 'documented' | 'full';
 
-/** How a case authenticates: the configured key (as `Bearer`, or with the scheme in lower case), or one of the four wrong ways the API document answers with 401. */
-export type AuthMode = 'valid' | 'lowercase' | 'missing' | 'basic' | 'empty' | 'unknown';
+/**
+ * How a case authenticates: the configured key (as `Bearer`, or with the scheme in lower case), one of
+ * the four wrong ways the API document answers with 401, or a near miss: a credential the runner
+ * derives from the key (`near-miss:key-truncated`), which the API document answers with 401 too.
+ */
+export type AuthMode = 'valid' | 'lowercase' | 'missing' | 'basic' | 'empty' | 'unknown' | `near-miss:${string}`;
 
 /**
  * How binding a case's rule is, in RFC 2119's words: `must`, the API document states the rule and the

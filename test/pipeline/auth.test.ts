@@ -73,14 +73,16 @@ test('checkKey: the key for a bearer token in any case of the scheme, else the 4
   const keys = keyStates([{ key: 'abc-key' }, { key: 'other-key' }]);
   assert.is(checkKey(keys, 'Bearer abc-key'), keys[0]);
   assert.is(checkKey(keys, 'bearer  other-key '), keys[1]);
-  const codes = [undefined, '', 'Bearer', 'Bearer  ', 'Token abc-key', 'abc-key', 'Bearer abc-ke'].map((h) => {
+  assert.is(checkKey(keys, 'Bearer \tabc-key\t'), keys[0]);
+  // Only HTTP's blanks surround a token: a no-break space (what String.prototype.trim also strips) is part of it.
+  const codes = [undefined, '', 'Bearer', 'Bearer  ', 'Token abc-key', 'abc-key', 'Bearer abc-ke', 'Bearer abc-key\u00a0', 'Bearer \u00a0abc-key'].map((h) => {
     const got = checkKey(keys, h);
     if (!(got instanceof ApiError)) return 'accepted';
     assert.is(got.status, 401);
     assert.match(String(got.headers['WWW-Authenticate']), /^Bearer\b/);
     return got.code;
   });
-  assert.equal(codes, [null, null, null, null, 'invalid_auth_scheme', 'invalid_auth_scheme', 'invalid_api_key']);
+  assert.equal(codes, [null, null, null, null, 'invalid_auth_scheme', 'invalid_auth_scheme', 'invalid_api_key', 'invalid_api_key', 'invalid_api_key']);
 });
 
 test('authenticate refuses to start without any key', () => {

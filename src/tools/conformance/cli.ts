@@ -1,4 +1,6 @@
 import { Catalogue } from '../../domain/catalogue.js';
+import { operation } from '../../contract/operations.js';
+import { looksSecret } from './gateway.js';
 import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
 import { mediaAllowsPrivate } from './addresses.js';
 import { checksFor } from '../../verdict/checks.js';
@@ -13,7 +15,7 @@ import { jsonReporter } from '../../verdict/reporters/json.js';
 import { junitReporter } from '../../verdict/reporters/junit.js';
 import { prettyReporter } from '../../verdict/reporters/pretty.js';
 import { tapReporter } from '../../verdict/reporters/tap.js';
-import { runSuite } from './run.js';
+import { runSecrets, runSuite } from './run.js';
 import { checkNames, selectCases } from './select.js';
 import { loadSuite } from './suite.js';
 
@@ -73,7 +75,6 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     io.stdout(conformanceHelp(catalogue));
     return EXIT.ok;
   }
-  const secrets = [options.apiKey ?? ''].filter(Boolean);
   let suite: ReturnType<typeof loadSuite>;
   try {
     suite = loadSuite(registry, options.values);
@@ -114,10 +115,16 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     maxBodyBytes: options.maxBodyBytes,
     // A target on loopback or private addresses (a local gateway, the mock) links to itself there.
     mediaAllowPrivate: await mediaAllowsPrivate(options.baseUrl!, options.mediaAllowPrivate),
+    routes: Object.fromEntries(Object.entries(options.routes).map(([id, path]) => [operation(id).path, path])),
+    headers: options.headers,
+    headerSecrets: Object.entries(options.headers)
+      .filter(([name, value]) => looksSecret(name, value))
+      .map(([, value]) => value),
   };
   const probed = await probe(target, options.faultHeaders, registry);
   if ('error' in probed) return commandError(io, COMMAND, `cannot reach ${options.baseUrl}: ${probed.error}`);
   if (probed.keyRefused) io.stderr(`unified-ai-mock conformance: warning: ${options.baseUrl} refused the API key on GET /v1/me (401); cases that need a valid key will fail\n`);
+  const secrets = runSecrets(target);
   const reporters = openReporters(options.reporters, REPORTERS, io.stdout, (t) => redact(t, secrets));
   const info: RunInfo = { target: options.baseUrl!, profile: options.profile, faultHeaders: probed.faultHeaders, cases };
   reporters.start(info);

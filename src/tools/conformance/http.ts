@@ -1,4 +1,5 @@
 import { addressesOf, addressRefusal, type Lookup } from './addresses.js';
+import { nearMissCredential, type Credential } from './credentials.js';
 import { cleanText } from './mask.js';
 import type { Media, MediaRequest } from '../../verdict/mediaChecks.js';
 import type { AuthMode, Case, Exchange, Incomplete } from '../../verdict/types.js';
@@ -14,45 +15,63 @@ export interface Target {
   readonly maxBodyBytes?: number;
   /** Media links on loopback and private addresses are fetched: the target is on one itself, or --media-allow-private. */
   readonly mediaAllowPrivate?: boolean;
+  /** The path each documented path is served at instead (--route), by the document's path. */
+  readonly routes?: Readonly<Record<string, string>>;
+  /** Headers added to every request to the target (--header), by lower-case name. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The --header values that look like secrets: masked in every report as the key is. */
+  readonly headerSecrets?: readonly string[];
 }
 
 /** A request as the runner sends it: a case's request, and whether to read its body read by read (to see whether an event stream arrives incrementally). */
 export type OutgoingRequest = Case['request'] & { readonly streamed?: boolean };
 
-/** The full URL of a path: the base URL, the prefix (unless the path already has it), the path. */
-export function urlOf(target: Target, path: string): string {
+/** The full URL of a path: the base URL, the prefix (unless the path already has it), the path (or its --route), and the query. */
+export function urlOf(target: Target, path: string, query: Readonly<Record<string, string>> = {}): string {
+  const served = target.routes?.[path] ?? path;
   const prefix = target.pathPrefix.replace(/\/+$/, '');
-  const withPrefix = prefix && !path.startsWith(`${prefix}/`) ? prefix + path : path;
-  return target.baseUrl.replace(/\/+$/, '') + withPrefix;
+  const withPrefix = prefix && !served.startsWith(`${prefix}/`) ? prefix + served : served;
+  // encodeURIComponent, as derivedSecrets encodes the key, so the key in a query is masked in reports.
+  const search = Object.entries(query)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .join('&');
+  return target.baseUrl.replace(/\/+$/, '') + withPrefix + (search ? `?${search}` : '');
 }
 
-/** The Authorization header for an auth mode, or undefined for none. */
-export function authorization(target: Target, mode: AuthMode): string | undefined {
+/** How an auth mode carries its credential, or undefined when a near miss cannot be made from this key (no letters to change the case of). */
+export function credentialOf(target: Target, mode: AuthMode): Credential | undefined {
   switch (mode) {
     case 'valid':
-      return `Bearer ${target.apiKey}`;
+      return { authorization: `Bearer ${target.apiKey}` };
     case 'lowercase':
-      return `bearer ${target.apiKey}`;
+      return { authorization: `bearer ${target.apiKey}` };
     case 'basic':
-      return `Basic ${target.apiKey}`;
+      return { authorization: `Basic ${target.apiKey}` };
     case 'empty':
-      return 'Bearer ';
+      return { authorization: 'Bearer ' };
     case 'unknown':
-      return `Bearer ${target.unknownKey}`;
+      return { authorization: `Bearer ${target.unknownKey}` };
     case 'missing':
-      return undefined;
+      return {};
+    default:
+      return nearMissCredential(mode.slice('near-miss:'.length), target.apiKey);
   }
 }
 
-/** The headers a request carries on the wire. */
-export function headersOf(target: Target, req: OutgoingRequest): Record<string, string> {
+/** The headers a request carries on the wire: the credential, the content type, the run's --header, the case's own. */
+export function headersOf(target: Target, req: OutgoingRequest, credential: Credential = credentialOf(target, req.auth) ?? {}): Record<string, string> {
   const headers: Record<string, string> = {};
-  const auth = authorization(target, req.auth);
-  if (auth !== undefined) headers.authorization = auth;
+  if (credential.authorization !== undefined) headers.authorization = credential.authorization;
+  for (const [k, v] of Object.entries(credential.headers ?? {})) headers[k] = v;
   if (req.body !== undefined || req.raw !== undefined) headers['content-type'] = 'application/json';
+  for (const [k, v] of Object.entries(target.headers ?? {})) headers[k.toLowerCase()] = v;
   for (const [k, v] of Object.entries(req.headers)) headers[k.toLowerCase()] = v;
   return headers;
 }
+
+/** Where a request goes: its URL, the --route and the credential's query applied. */
+export const requestUrl = (target: Target, req: OutgoingRequest, credential: Credential = credentialOf(target, req.auth) ?? {}): string =>
+  urlOf(target, req.path, credential.query);
 
 /**
  * The most of one body the runner keeps: 16 MiB. The answers this suite asks for are far smaller
@@ -254,7 +273,7 @@ export async function send(target: Target, req: OutgoingRequest): Promise<Exchan
   try {
     let res: Response;
     try {
-      res = await fetch(urlOf(target, req.path), {
+      res = await fetch(requestUrl(target, req), {
         method: req.method,
         headers: headersOf(target, req),
         body: req.raw ?? (req.body === undefined ? undefined : JSON.stringify(req.body)),

@@ -1,15 +1,26 @@
 import { maskKey } from '../../domain/keys.js';
 import type { CaseResult } from '../../verdict/types.js';
 
-/** Headers as shown in reports: the Authorization token masked (sk-a...wxyz), everything else as sent. */
-export function maskHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+/**
+ * A secret a report must not show, and what it shows instead: a string is shown as its own mask
+ * (sk-a...wxyz); a credential derived from the key (a near miss) as the key's mask.
+ */
+export type Secret = string | { readonly value: string; readonly masked: string };
+
+const valueOf = (s: Secret): string => (typeof s === 'string' ? s : s.value);
+const maskOf = (s: Secret): string => (typeof s === 'string' ? maskKey(s) : s.masked);
+
+/** Headers as shown in reports: the Authorization token masked (sk-a...wxyz), everything else as sent (redact masks secrets in them). */
+export function maskHeaders(headers: Readonly<Record<string, string>>, secrets: readonly Secret[] = []): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (name.toLowerCase() !== 'authorization') out[name] = value;
     else {
       const space = value.indexOf(' ');
       const token = space < 0 ? '' : value.slice(space + 1);
-      out[name] = token ? `${value.slice(0, space)} ${maskKey(token)}` : value;
+      // A secret's own form first: a near miss shows as the key's mask, not as a mask of itself.
+      const known = secrets.find((s) => valueOf(s) === token);
+      out[name] = token ? `${value.slice(0, space)} ${known ? maskOf(known) : maskKey(token)}` : value;
     }
   }
   return out;
@@ -21,14 +32,17 @@ const PARTIAL = 8;
 /**
  * Replaces every occurrence of each secret in a text by its masked form, and every copy cut short
  * (its first 8 characters or more, where a shortened excerpt ended): the last guard before output.
+ * Whole copies go first, the longest secret first, so that a secret made from another (the key with a
+ * character added, the key cut short) is masked whole, not cut in two by the other's mask.
  */
-export function redact(text: string, secrets: readonly string[]): string {
+export function redact(text: string, secrets: readonly Secret[]): string {
   let out = text;
-  for (const secret of secrets) {
-    if (secret.length < 4) continue;
-    const masked = maskKey(secret);
-    out = out.split(secret).join(masked);
+  const long = secrets.filter((s) => valueOf(s).length >= 4).sort((a, b) => valueOf(b).length - valueOf(a).length);
+  for (const s of long) out = out.split(valueOf(s)).join(maskOf(s));
+  for (const s of long) {
+    const secret = valueOf(s);
     if (secret.length <= PARTIAL) continue;
+    const masked = maskOf(s);
     const head = secret.slice(0, PARTIAL);
     for (let at = out.indexOf(head); at >= 0; at = out.indexOf(head, at + masked.length)) {
       let end = at + PARTIAL;
@@ -73,9 +87,9 @@ function codePoints(text: string): number {
  * original length past that. The result is one line of printable text: valid in JSON, XML 1.0 and
  * TAP, and inert on a terminal.
  */
-export function cleanText(text: string, secrets: readonly string[] = [], max = MAX_TEXT): string {
+export function cleanText(text: string, secrets: readonly Secret[] = [], max = MAX_TEXT): string {
   // Only the start can be shown; the window is long enough that a secret across the cut is still whole.
-  const longest = secrets.reduce((n, s) => Math.max(n, s.length), 0);
+  const longest = secrets.reduce((n, s) => Math.max(n, valueOf(s).length), 0);
   let end = max + longest;
   if ((text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end++; // not between the halves of a pair
   const window = text.length > end ? text.slice(0, end) : text;
@@ -89,7 +103,7 @@ export function cleanText(text: string, secrets: readonly string[] = [], max = M
   return `${redact(escaped.slice(0, cut), secrets)}... (${codePoints(text)} characters)`;
 }
 
-const cleanValue = (value: unknown, secrets: readonly string[]): unknown => {
+const cleanValue = (value: unknown, secrets: readonly Secret[]): unknown => {
   if (typeof value === 'string') return cleanText(value, secrets);
   if (Array.isArray(value)) return value.map((v) => cleanValue(v, secrets));
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [cleanText(k, secrets), cleanValue(v, secrets)]));
@@ -101,7 +115,7 @@ const cleanValue = (value: unknown, secrets: readonly string[]): unknown => {
  * (the reason, expected and actual of each failure, header values quoted in them, the request as
  * shown) passed through cleanText. The one place results are cleaned; reporters only format.
  */
-export function cleanResult(r: CaseResult, secrets: readonly string[]): CaseResult {
+export function cleanResult(r: CaseResult, secrets: readonly Secret[]): CaseResult {
   const { method, url, headers, body } = r.request;
   return {
     ...r,

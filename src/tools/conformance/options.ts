@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Catalogue } from '../../domain/catalogue.js';
+import { parseHeaders, parseRoutes } from './gateway.js';
 import { DEFAULT_MAX_BODY_BYTES } from './http.js';
 import type { SuiteValues } from './suite.js';
 import { listValues, oneOf, UsageError } from '../../verdict/commandLine.js';
@@ -32,6 +33,10 @@ Target:
   --max-body MIB          the most of one response or media file the runner reads  default ${DEFAULT_MAX_BODY_BYTES / MIB}
   --media-allow-private   fetch media links on loopback and private addresses even when the target
                           is not on one itself (link-local and metadata addresses: never)
+  --route OPERATION=PATH  an operation the target serves at another path, e.g.
+                          chat.completions=/v1/chat/completions (repeatable)
+  --header NAME:VALUE     added to every request to the target, e.g. x-portkey-provider:openai;
+                          a value that looks like a secret is masked like the key (repeatable)
 
 What to run:
   --profile NAME          documented: statuses of every rule, limit and auth case of the API
@@ -81,6 +86,10 @@ export interface ConformanceOptions {
   maxBodyBytes: number;
   /** Fetch media links on loopback and private addresses whatever the target's own address. */
   mediaAllowPrivate: boolean;
+  /** The path an operation is served at instead of the document's (--route), by operation id. */
+  routes: Record<string, string>;
+  /** Headers added to every request to the target (--header), by lower-case name. */
+  headers: Record<string, string>;
   profile: Profile;
   only: string[];
   skip: string[];
@@ -122,6 +131,8 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
       retries: S,
       'max-body': S,
       'media-allow-private': B,
+      route: M,
+      header: M,
       profile: S,
       only: M,
       skip: M,
@@ -163,6 +174,8 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
     retries: count('retries', v.retries, DEFAULTS.retries, 0),
     maxBodyBytes: count('max-body', v['max-body'], DEFAULT_MAX_BODY_BYTES / MIB, 1) * MIB,
     mediaAllowPrivate: v['media-allow-private'] ?? false,
+    routes: parseRoutes(listValues(v.route)),
+    headers: parseHeaders(v.header ?? []),
     profile: oneOf('profile', v.profile, ['documented', 'full'] as const, 'documented'),
     only: listValues(v.only),
     skip: listValues(v.skip),

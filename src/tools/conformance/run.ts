@@ -1,7 +1,9 @@
 import type { SchemaRegistry } from '../../contract/schemas.js';
 import { BODY_CHECKS, evaluate } from '../../verdict/checks.js';
-import { fetchMedia, headersOf, send, urlOf, type Target } from './http.js';
-import { cleanResult, maskHeaders, shortBody } from './mask.js';
+import { derivedSecrets } from './credentials.js';
+import { credentialOf, fetchMedia, headersOf, requestUrl, send, type Target } from './http.js';
+import { cleanResult, maskHeaders, shortBody, type Secret } from './mask.js';
+import { maskKey } from '../../domain/keys.js';
 import type { Case, CaseResult, CheckFailure, Exchange } from '../../verdict/types.js';
 
 /** Everything a run needs besides the cases. */
@@ -60,26 +62,36 @@ export function retryAfterMs(value: string | undefined, now = Date.now()): numbe
   return Number.isNaN(date) ? 1000 : Math.max(0, date - now);
 }
 
+/**
+ * What no report may show of a run: the key, every credential derived from it (shown as the key's own
+ * mask), and the --header values that look like secrets.
+ */
+export function runSecrets(target: Pick<Target, 'apiKey' | 'headerSecrets'>): Secret[] {
+  const masked = maskKey(target.apiKey);
+  return [target.apiKey, ...derivedSecrets(target.apiKey).map((value) => ({ value, masked })), ...(target.headerSecrets ?? [])];
+}
+
 const TRANSPORT_PAUSE_MS = 250;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Sends one case, retrying a free one after a 429 or transport error that it does not test, and judges it. */
-async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
+async function runCase(c: Case, s: RunSettings, secrets: readonly Secret[]): Promise<CaseResult> {
   const started = performance.now();
   const { request } = c;
   const streamed = c.expect.checks.includes('sse');
   const outgoing = { ...request, streamed };
+  const credential = credentialOf(s, request.auth);
   const shown = {
     method: request.method,
-    url: urlOf(s, request.path),
-    headers: maskHeaders(headersOf(s, outgoing)),
+    url: requestUrl(s, outgoing, credential),
+    headers: maskHeaders(headersOf(s, outgoing, credential), secrets),
     ...(request.body !== undefined || request.raw !== undefined ? { body: shortBody(request.raw ?? request.body) } : {}),
   };
   // Every result leaves through here, cleaned: no reporter sees the target's bytes raw, nor the key.
   const done = (rest: Omit<CaseResult, 'case' | 'request' | 'ms'>): CaseResult =>
-    cleanResult({ case: c, request: shown, ms: Math.round(performance.now() - started), ...rest }, [s.apiKey]);
-  const na = notApplicable(c, s);
+    cleanResult({ case: c, request: shown, ms: Math.round(performance.now() - started), ...rest }, secrets);
+  const na = credential ? notApplicable(c, s) : 'the key allows no such near miss (its letters have no case, or it is too short to cut)';
   if (na) return done({ verdict: 'not-applicable', reason: na, failures: [], attempts: 0 });
   const attemptsAllowed = c.billable ? 1 : 1 + s.retries;
   let ex: Exchange | undefined;
@@ -142,11 +154,12 @@ async function runCase(c: Case, s: RunSettings): Promise<CaseResult> {
 /** Runs cases with at most `concurrency` in flight, reporting each result as it comes. */
 async function pool(cases: readonly Case[], s: RunSettings, limit: number, onResult: (r: CaseResult) => void): Promise<CaseResult[]> {
   const results: CaseResult[] = new Array(cases.length);
+  const secrets = runSecrets(s);
   let next = 0;
   const worker = async () => {
     while (next < cases.length) {
       const i = next++;
-      results[i] = await runCase(cases[i]!, s);
+      results[i] = await runCase(cases[i]!, s, secrets);
       onResult(results[i]!);
     }
   };

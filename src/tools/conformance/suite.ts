@@ -9,6 +9,7 @@ import { estimateCost, isPaid, zeroCost } from '../../verdict/cost.js';
 import { clone, setAt, unsetAt } from '../../verdict/pointer.js';
 import type { AuthMode, Case, CheckName, Level, Profile } from '../../verdict/types.js';
 import { slug, type SchemaNode } from './values.js';
+import { NEAR_MISSES } from './credentials.js';
 
 /** The values that fill a case file's placeholders, from flags or the mock's catalogue. */
 export interface SuiteValues {
@@ -191,6 +192,33 @@ function keyFirstCases(prefix: string, base: Record<string, unknown>): CaseSpec[
   }));
 }
 
+const NEAR_MISS_RULE =
+  "Authentication 1, 2 and 3: every request carries the header Authorization with the value 'Bearer <API_KEY>', the key is a single API key, and when the key is invalid the service answers 401";
+
+/**
+ * The operations the near misses run on: GET /v1/me, free whatever the target answers, and chat, the
+ * cheapest paid operation (the base asks for one token). A correct server answers every near miss 401,
+ * but a broken one that takes them does paid work for each: one token apiece on chat, an image or a
+ * 4-second video apiece on the others. Gateways compare keys in one place, their own routes (the
+ * identity call) or the ones they forward (a provider's): one operation of each finds the comparison;
+ * the four plain auth cases still run on every operation, for a key check forgotten on one.
+ */
+const NEAR_MISS_OPERATIONS: ReadonlySet<string> = new Set(['me', 'chat.completions']);
+
+/** A case for each near miss of the key (credentials.ts), each answered 401. */
+function nearMissCases(prefix: string): CaseSpec[] {
+  return NEAR_MISSES.map((n) => ({
+    id: `auth.near-miss.${n.id}.${prefix}`,
+    description: `${n.what} is answered 401 (a gateway that ${n.accepts} serves it)`,
+    rule: NEAR_MISS_RULE,
+    tags: ['auth', 'near-miss', 'invalid'],
+    profile: 'documented',
+    billable: false,
+    auth: `near-miss:${n.id}`,
+    expect: { status: 401 },
+  }));
+}
+
 const MODEL_RULE = "the mock's model catalogue (fixtures/models.json), a rule per model that the API document does not state";
 
 /**
@@ -308,6 +336,7 @@ export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir:
     }
     if (file.base) handWritten.push(...modelLimitCases(file.operation, file.prefix, catalogue).map((spec) => toCase(file, spec, file.base)));
     const templates = suite.everyOperation.map(({ name: t, ...spec }) => toCase(file, { ...spec, id: `${t}.${file.prefix}`, billable: false }, file.base));
+    if (NEAR_MISS_OPERATIONS.has(file.operation)) templates.push(...nearMissCases(file.prefix).map((spec) => toCase(file, spec, file.base)));
     const generated = [];
     if (op.requestSchema && file.base) {
       const schemaFile = op.requestSchema.slice(op.requestSchema.lastIndexOf('/') + 1);

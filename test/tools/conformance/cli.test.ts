@@ -10,7 +10,7 @@ const cli = (...args: string[]) =>
 test('unified-ai-mock conformance: the command is wired into the CLI (plan, usage error, help)', () => {
   const plan = cli('conformance', '--plan', '--only', 'me');
   assert.is(plan.status, 0, plan.stderr);
-  assert.match(plan.stdout, /Plan \(documented profile\): 5 cases, 5 free, 0 billable/);
+  assert.match(plan.stdout, /Plan \(documented profile\): 31 cases, 31 free, 0 billable/);
   const bad = cli('conformance', '--base-url', 'http://127.0.0.1:9');
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /--api-key \(or CONFORMANCE_API_KEY\) is required/);

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFORMANCE_DIR } from '../../../src/lib/paths.js';
+import { NEAR_MISSES, nearMissCredential } from '../../../src/tools/conformance/credentials.js';
 import { brokenServer, closeSharedMock, onEveryPath, runJson, sharedMock, type Defect } from './harness.js';
 
 const test = suite('conformance: each planted defect fails exactly its cases (documented profile)');
@@ -13,6 +14,10 @@ const OPS = ['chat', 'speech', 'edit', 'images', 'me', 'video', 'tts'];
 const onEveryOperation = (name: string) => OPS.map((p) => `${name}.${p}`).sort();
 const chat = (path: string) => path.endsWith('/chat/completions');
 const bearer = (token: string) => `Bearer ${token}`;
+// The near misses that carry the key outside the Authorization header (x-api-key, the query, a cookie), on the two operations they run on.
+const keyElsewhere = NEAR_MISSES.filter((n) => nearMissCredential(n.id, 'sk-mock-default')?.authorization === undefined).flatMap((n) =>
+  ['chat', 'me'].map((p) => `auth.near-miss.${n.id}.${p}`),
+);
 
 /** Runs the documented profile against a server with the defect and returns the failed ids and exit code. */
 async function failuresWith(defect: Defect, extra: string[] = []): Promise<{ code: number; failed: string[]; all: Map<string, string> }> {
@@ -31,7 +36,11 @@ const plants: [string, Defect, string[]][] = [
     { request: (r) => void (chat(r.path) && typeof r.json?.temperature === 'number' && r.json.temperature > 2 && (r.json.temperature = 2)) },
     onEveryPath(['chat.temperature.above-maximum']),
   ],
-  ['answers 200 without an Authorization header', { request: (r) => void (r.headers.authorization ??= bearer('sk-mock-default')) }, onEveryOperation('auth.missing')],
+  [
+    'answers 200 without an Authorization header',
+    { request: (r) => void (r.headers.authorization ??= bearer('sk-mock-default')) },
+    [...onEveryOperation('auth.missing'), ...keyElsewhere].sort(),
+  ],
   [
     'accepts the Basic scheme',
     { request: (r) => void (r.headers.authorization?.startsWith('Basic ') && (r.headers.authorization = bearer(r.headers.authorization.slice(6)))) },

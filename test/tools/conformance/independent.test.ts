@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { NEAR_MISSES, nearMissCredential } from '../../../src/tools/conformance/credentials.js';
 import { onEveryPath, runJson } from './harness.js';
 import { INDEPENDENT_FLAGS, startIndependent, type Plant } from './independent.js';
 
@@ -29,7 +30,12 @@ const plants: [string, Plant, string[]][] = [
     { acceptBasic: true },
     ['auth.basic.chat', 'auth.basic.edit', 'auth.basic.images', 'auth.basic.me', 'auth.basic.speech', 'auth.basic.tts', 'auth.basic.video'],
   ],
-  ['answers GET /v1/me without a key', { meWithoutKey: true }, ['auth.missing.me']],
+  [
+    'answers GET /v1/me without a key',
+    { meWithoutKey: true },
+    // So it also serves the near misses that carry the key outside the Authorization header (x-api-key, the query, a cookie).
+    ['auth.missing.me', ...NEAR_MISSES.filter((n) => nearMissCredential(n.id, 'any-key-0123')?.authorization === undefined).map((n) => `auth.near-miss.${n.id}.me`)].sort(),
+  ],
   ['accepts temperature up to 3', { temperatureMax: 3 }, onEveryPath(['chat.temperature.above-maximum'])],
   ['accepts any video duration from a list with 5 in it', { durations: [4, 5, 8, 16] }, onEveryPath(['video.duration.not-in-enum'])],
   ['does not require image_url for image_to_video', { imageUrlOptional: true }, ['video.image_to_video.without-image_url']],

@@ -125,7 +125,8 @@ export async function startIndependent(plant: Plant = {}): Promise<{ url: string
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
-      const path = (req.url ?? '').replace(/^\/v1(?=\/(text|image|video|voice|cloud)-provider)/, '');
+      // Routed on the path alone, as any server is: a query string names no other operation.
+      const path = (req.url ?? '').split('?')[0]!.replace(/^\/v1(?=\/(text|image|video|voice|cloud)-provider)/, '');
       const auth = req.headers.authorization ?? '';
       const token = (plant.acceptBasic ? /^(?:Bearer|Basic) (\S+)$/ : /^Bearer (\S+)$/).exec(auth)?.[1];
       if (path === '/v1/me' && req.method === 'GET') return token === KEY || (plant.meWithoutKey && !auth) ? send(200, '{"who":"indie"}') : send(401, '{"detail":"unauthorized"}');
