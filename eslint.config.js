@@ -28,7 +28,9 @@ export const LAYERS = {
   verdict: { may: ['contract', 'domain'] },
   relay: { may: ['lib', 'contract', 'text', 'domain', 'pipeline', 'verdict'] },
   app: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline', 'handlers', 'relay', 'tools/openapi'] },
-  server: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline', 'handlers', 'app', 'relay', 'tools/clientCheck'] },
+  server: {
+    may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline', 'handlers', 'app', 'relay', 'tools/clientCheck'],
+  },
   'tools/openapi': { may: ['lib', 'contract', 'domain'] },
   'tools/conformance': { may: ['lib', 'contract', 'domain', 'verdict'] },
   'tools/clientCheck': { may: ['lib', 'contract', 'domain', 'verdict'] },
@@ -38,7 +40,8 @@ export const LAYERS = {
 /** The file at the top of src/ that re-exports the public surface. */
 export const PUBLIC_SURFACE = 'index.ts';
 
-/** One `import-x/no-restricted-paths` zone per layer: the layer's folder, and every folder (and the public surface) it may not import. */
+/** One `import-x/no-restricted-paths` zone per layer: the layer's folder, and every folder (and the public surface) it
+ * may not import. */
 export function layerZones() {
   const zones = [];
   for (const [layer, { may, peers }] of Object.entries(LAYERS)) {
@@ -71,7 +74,10 @@ export default defineConfig(
     languageOptions: { ecmaVersion: 2023, sourceType: 'module' },
     rules: {
       // A leading underscore marks a parameter or binding that is there on purpose and not used.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
     },
   },
   {
@@ -102,7 +108,9 @@ export default defineConfig(
       'import-x/extensions': ['.ts', '.js', '.mjs', '.cjs'],
       'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.mts', '.cts'] },
-      'import-x/resolver-next': [createTypeScriptImportResolver({ project: `${import.meta.dirname}/tsconfig.check.json` })],
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({ project: `${import.meta.dirname}/tsconfig.check.json` }),
+      ],
     },
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
@@ -119,7 +127,9 @@ export default defineConfig(
       'import-x/extensions': ['.ts', '.tsx', '.js', '.json'],
       'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
-      'import-x/resolver-next': [createTypeScriptImportResolver({ project: `${import.meta.dirname}/inspector/tsconfig.json` })],
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({ project: `${import.meta.dirname}/inspector/tsconfig.json` }),
+      ],
     },
     rules: {
       'import-x/no-restricted-paths': [
@@ -133,7 +143,8 @@ export default defineConfig(
               // The request record's one definition: it imports nothing and names no Node type, and the page
               // takes its types from it (type-only, so nothing of it is bundled).
               except: ['./domain/journal/record.ts'],
-              message: 'The inspector is a browser bundle: it may not import src/ (Node code); share data through fixtures/ or the admin API.',
+              message:
+                'The inspector is a browser bundle: it may not import src/ (Node code); share data through fixtures/ or the admin API.',
             },
           ],
         },

@@ -35,17 +35,43 @@ const CHAT_COMPLETION: Answer = {
     object: 'chat.completion',
     created: 1767225600,
     model: 'gpt-4o-mini',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'This is a test.', refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'This is a test.', refusal: null, annotations: [] },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
     usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
     service_tier: 'default',
     system_fingerprint: 'fp_e8b22a2441',
   }),
 };
-const UNAUTHORIZED = json({ error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
-const INVALID_JSON = json({ error: { message: 'The request body is not valid JSON.', type: 'invalid_request_error', param: null, code: 'invalid_json' } });
+const UNAUTHORIZED = json({
+  error: {
+    message: 'Incorrect API key provided.',
+    type: 'invalid_request_error',
+    param: null,
+    code: 'invalid_api_key',
+  },
+});
+const INVALID_JSON = json({
+  error: {
+    message: 'The request body is not valid JSON.',
+    type: 'invalid_request_error',
+    param: null,
+    code: 'invalid_json',
+  },
+});
 const INVALID_CONTENT = (i: number) =>
   json({
-    error: { message: `Invalid type for 'messages[${i}].content': expected a string.`, type: 'invalid_request_error', param: `messages[${i}].content`, code: 'invalid_type' },
+    error: {
+      message: `Invalid type for 'messages[${i}].content': expected a string.`,
+      type: 'invalid_request_error',
+      param: `messages[${i}].content`,
+      code: 'invalid_type',
+    },
   });
 
 function send(res: ServerResponse, status: number, body: Buffer, headers: Record<string, string> = {}): void {
@@ -70,11 +96,15 @@ function answer(res: ServerResponse, fixed: Answer, events: Buffer[]): void {
 }
 
 /** Starts the baseline; resolves to its URL and a close function. */
-export async function startBaseline(port = 0, fixed: Answer = CHAT_COMPLETION): Promise<{ url: string; close(): Promise<void> }> {
+export async function startBaseline(
+  port = 0,
+  fixed: Answer = CHAT_COMPLETION,
+): Promise<{ url: string; close(): Promise<void> }> {
   // Each event keeps its blank-line terminator, so the bytes on the wire equal the captured body.
   const events = fixed.stream ? (fixed.body.toString('utf8').match(/[^]*?\n\n/g) ?? []).map((e) => Buffer.from(e)) : [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.headers.authorization !== KEY) return send(res, 401, UNAUTHORIZED, { 'www-authenticate': 'Bearer error="invalid_token"' });
+    if (req.headers.authorization !== KEY)
+      return send(res, 401, UNAUTHORIZED, { 'www-authenticate': 'Bearer error="invalid_token"' });
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -103,14 +133,29 @@ export async function startBaseline(port = 0, fixed: Answer = CHAT_COMPLETION): 
 
 /** Reads an answer file written by the driver. */
 export function readAnswer(file: string): Answer {
-  const raw = JSON.parse(readFileSync(file, 'utf8')) as { status: number; contentType: string; body: string; stream: boolean };
-  return { status: raw.status, contentType: raw.contentType, stream: raw.stream, body: Buffer.from(raw.body, 'base64') };
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as {
+    status: number;
+    contentType: string;
+    body: string;
+    stream: boolean;
+  };
+  return {
+    status: raw.status,
+    contentType: raw.contentType,
+    stream: raw.stream,
+    body: Buffer.from(raw.body, 'base64'),
+  };
 }
 
 async function main(): Promise<void> {
   // --schema is accepted and ignored: the driver starts every reference server with the same flags.
-  const { values } = parseArgs({ options: { port: { type: 'string' }, answer: { type: 'string' }, schema: { type: 'string' } } });
-  const running = await startBaseline(Number(values.port ?? 0), values.answer ? readAnswer(values.answer) : CHAT_COMPLETION);
+  const { values } = parseArgs({
+    options: { port: { type: 'string' }, answer: { type: 'string' }, schema: { type: 'string' } },
+  });
+  const running = await startBaseline(
+    Number(values.port ?? 0),
+    values.answer ? readAnswer(values.answer) : CHAT_COMPLETION,
+  );
   process.stdout.write(`baseline listening on ${running.url}\n`);
   const stop = () => void running.close().then(() => process.exit(0));
   process.once('SIGINT', stop);

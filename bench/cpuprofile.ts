@@ -29,7 +29,8 @@ export function ownerOf(short: string, fn: string): string {
   if (!short) return `(${fn || 'native'})`;
   if (short.startsWith('node:')) return 'node: internals';
   const parts = short.split('/');
-  const isPackage = !short.startsWith('/') && !short.startsWith('dist/') && !short.startsWith('src/') && !short.startsWith('bench/');
+  const isPackage =
+    !short.startsWith('/') && !short.startsWith('dist/') && !short.startsWith('src/') && !short.startsWith('bench/');
   if (!isPackage) return short;
   return short.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
 }
@@ -45,7 +46,12 @@ function top(map: Map<string, number>, total: number, n: number): Cost[] {
  * Self time per function (name and file:line) and per owning file or package, largest first; samples
  * taken before `sinceMicros` (same clock as the profile's startTime) are left out.
  */
-export function summarise(profile: CpuProfile, root = '', n = 30, sinceMicros = 0): { totalMicros: number; functions: Cost[]; owners: Cost[]; inclusive: Cost[] } {
+export function summarise(
+  profile: CpuProfile,
+  root = '',
+  n = 30,
+  sinceMicros = 0,
+): { totalMicros: number; functions: Cost[]; owners: Cost[]; inclusive: Cost[] } {
   const self = new Map<number, number>();
   let at = profile.startTime;
   profile.samples.forEach((id, i) => {
@@ -67,7 +73,12 @@ export function summarise(profile: CpuProfile, root = '', n = 30, sinceMicros = 
     const owner = ownerOf(short, functionName);
     owners.set(owner, (owners.get(owner) ?? 0) + micros);
   }
-  return { totalMicros: total, functions: top(functions, total, n), owners: top(owners, total, n), inclusive: top(inclusiveTime(profile, self, root), total, n) };
+  return {
+    totalMicros: total,
+    functions: top(functions, total, n),
+    owners: top(owners, total, n),
+    inclusive: top(inclusiveTime(profile, self, root), total, n),
+  };
 }
 
 /** Time with callees per function of the project (src/ or dist/), each sample counted once per function. */

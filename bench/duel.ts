@@ -6,7 +6,8 @@
  * floor), or the path of another build's `dist/cli/main.js` (run as `npm start` runs it).
  *
  * Why: one server at a time, two rounds of the same server differ by 10% and more on a shared host,
- * more than most changes (the bench loads its servers in turns, a slice at a time, for that reason). Side by side, a neighbour that slows the core slows every
+ * more than most changes (the bench loads its servers in turns, a slice at a time, for that reason). Side by side, a
+ * neighbour that slows the core slows every
  * server alike, and their ratio moved by a few percent across rounds. The servers share the core's
  * caches and switch on it, so each one's µs per request is higher than it is alone: read the ratios.
  */
@@ -18,7 +19,16 @@ import { capture, load } from './load.js';
 import { settle } from './phases.js';
 import { median } from './report.js';
 import { loadScenarios } from './scenarios.js';
-import { canPin, ensureBuilt, pinSelf, referenceScript, startMock, startReference, startServe, type Server } from './servers.js';
+import {
+  canPin,
+  ensureBuilt,
+  pinSelf,
+  referenceScript,
+  startMock,
+  startReference,
+  startServe,
+  type Server,
+} from './servers.js';
 
 const USAGE = `Usage: node --import tsx bench/duel.ts [options] SERVER SERVER...
   SERVER            mock | mock-silent | floor | path/to/dist/cli/main.js (another build)
@@ -30,7 +40,13 @@ const USAGE = `Usage: node --import tsx bench/duel.ts [options] SERVER SERVER...
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { scenario: { type: 'string' }, rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, help: { type: 'boolean' } },
+  options: {
+    scenario: { type: 'string' },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    connections: { type: 'string' },
+    help: { type: 'boolean' },
+  },
 });
 const scenario = loadScenarios().find((s) => s.name === (values.scenario ?? 'chat'));
 if (values.help || positionals.length < 2 || !scenario) {
@@ -41,7 +57,10 @@ const rounds = Number(values.rounds ?? 5);
 const seconds = Number(values.duration ?? 4);
 const connections = Number(values.connections ?? 50);
 const core = canPin() ? 0 : null;
-if (core === null) process.stdout.write('cannot pin to cores (taskset or a second core missing): the servers share whatever the system gives them\n');
+if (core === null)
+  process.stdout.write(
+    'cannot pin to cores (taskset or a second core missing): the servers share whatever the system gives them\n',
+  );
 else pinSelf(1);
 process.stdout.write(`${ensureBuilt()}\n`);
 
@@ -87,8 +106,12 @@ for (let round = 0; round < rounds; round++) {
   await Promise.all(servers.map((s) => s.stop()));
 }
 
-process.stdout.write(`\n${scenario.title}, ${rounds} rounds of ${seconds} s; speed = the first server's µs per request / this one's, per round\n`);
+process.stdout.write(
+  `\n${scenario.title}, ${rounds} rounds of ${seconds} s; speed = the first server's µs per request / this one's, per round\n`,
+);
 for (const [i, name] of positionals.entries()) {
   const speed = cost[i]!.map((us, r) => cost[0]![r]! / us);
-  process.stdout.write(`${name}: median ${median(cost[i]!).toFixed(1)} µs/req, speed ${median(speed).toFixed(3)}x (rounds: ${speed.map((x) => x.toFixed(3)).join(' ')})\n`);
+  process.stdout.write(
+    `${name}: median ${median(cost[i]!).toFixed(1)} µs/req, speed ${median(speed).toFixed(3)}x (rounds: ${speed.map((x) => x.toFixed(3)).join(' ')})\n`,
+  );
 }

@@ -14,11 +14,22 @@ import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 
 const KEY = 'Bearer sk-mock-default';
-const UNAUTHORIZED = { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } };
+const UNAUTHORIZED = {
+  error: {
+    message: 'Incorrect API key provided.',
+    type: 'invalid_request_error',
+    param: null,
+    code: 'invalid_api_key',
+  },
+};
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { port: { type: 'string' }, answer: { type: 'string' }, schema: { type: 'string' } } });
-  const fixed = values.answer ? (JSON.parse(readFileSync(values.answer, 'utf8')) as { contentType: string; body: string }) : undefined;
+  const { values } = parseArgs({
+    options: { port: { type: 'string' }, answer: { type: 'string' }, schema: { type: 'string' } },
+  });
+  const fixed = values.answer
+    ? (JSON.parse(readFileSync(values.answer, 'utf8')) as { contentType: string; body: string })
+    : undefined;
   const answer = fixed ? Buffer.from(fixed.body, 'base64') : Buffer.from('{}');
   const ajv = new Ajv2020({ allErrors: true, strict: false });
   const validate = ajv.compile(JSON.parse(readFileSync(values.schema!, 'utf8')) as object);
@@ -40,7 +51,14 @@ async function main(): Promise<void> {
       if (!validate(ctx.request.body)) {
         const e = validate.errors![0]!;
         ctx.status = 400;
-        ctx.body = { error: { message: `Invalid '${e.instancePath}': ${e.message}`, type: 'invalid_request_error', param: e.instancePath, code: e.keyword } };
+        ctx.body = {
+          error: {
+            message: `Invalid '${e.instancePath}': ${e.message}`,
+            type: 'invalid_request_error',
+            param: e.instancePath,
+            code: e.keyword,
+          },
+        };
         return;
       }
       ctx.type = fixed?.contentType ?? 'application/json';

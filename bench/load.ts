@@ -102,12 +102,18 @@ export async function capture(url: string, s: Scenario): Promise<Answer> {
   const got = await send(url, s).catch((err: Error) => {
     throw new Error(`${s.name}: ${err.message}`);
   });
-  if (got.status !== s.expect) throw new Error(`${s.name}: expected ${s.expect}, got ${got.status}: ${got.body.toString('utf8', 0, 300)}`);
+  if (got.status !== s.expect)
+    throw new Error(`${s.name}: expected ${s.expect}, got ${got.status}: ${got.body.toString('utf8', 0, 300)}`);
   return got;
 }
 
 /** Mean milliseconds per request over sequential requests on one connection for about `seconds`. */
-export async function sequentialCost(url: string, s: Scenario, seconds: number, minRequests = 20): Promise<{ meanMs: number; p50Ms: number; requests: number }> {
+export async function sequentialCost(
+  url: string,
+  s: Scenario,
+  seconds: number,
+  minRequests = 20,
+): Promise<{ meanMs: number; p50Ms: number; requests: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const times: number[] = [];
   try {
@@ -125,13 +131,18 @@ export async function sequentialCost(url: string, s: Scenario, seconds: number, 
 }
 
 /** Opens `count` streams at once, each on its own connection, and counts those that end with [DONE]. */
-export async function concurrentStreams(url: string, s: Scenario, count: number): Promise<{ completed: number; failed: number; seconds: number }> {
+export async function concurrentStreams(
+  url: string,
+  s: Scenario,
+  count: number,
+): Promise<{ completed: number; failed: number; seconds: number }> {
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   const started = performance.now();
   const outcomes = await Promise.allSettled(
     Array.from({ length: count }, () =>
       send(url, s, agent).then((got) => {
-        if (got.status !== 200 || !got.body.toString('utf8').endsWith('data: [DONE]\n\n')) throw new Error(`stream did not complete (status ${got.status})`);
+        if (got.status !== 200 || !got.body.toString('utf8').endsWith('data: [DONE]\n\n'))
+          throw new Error(`stream did not complete (status ${got.status})`);
       }),
     ),
   );

@@ -13,7 +13,8 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
   const floor = floorRows(r.scenarios);
   if (floor)
     out.push({
-      title: "Stack floor: minimal Koa + @koa/router + koa-bodyparser + compiled Ajv doing the same; mock/floor, mock/aimock and the log's cost are medians of the rounds' ratios",
+      title:
+        "Stack floor: minimal Koa + @koa/router + koa-bodyparser + compiled Ajv doing the same; mock/floor, mock/aimock and the log's cost are medians of the rounds' ratios",
       rows: floor,
     });
   if (r.streams) {
@@ -21,7 +22,11 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
       f ? [who, `${f.completed}/${f.count}`, fmt(f.seconds, 2), fmt(f.peakRssMiB, 1)] : [who, '-', '-', '-'];
     out.push({
       title: 'Concurrent streamed completions (200 tokens, pacing off)',
-      rows: [['server', 'completed', 'seconds', 'peak RSS MiB'], row('baseline', r.streams.baseline), row('mock', r.streams.mock)],
+      rows: [
+        ['server', 'completed', 'seconds', 'peak RSS MiB'],
+        row('baseline', r.streams.baseline),
+        row('mock', r.streams.mock),
+      ],
     });
   }
   if (r.linearity) {
@@ -29,7 +34,16 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
       title: 'Linearity: mean ms per request, sequential on one connection',
       rows: [
         ['pair', 'small', 'ms', 'large', 'ms', 'work x', 'cost x', 'cost per unit'],
-        ...r.linearity.map((l) => [l.name, l.small.title, fmt(l.small.meanMs, 2), l.large.title, fmt(l.large.meanMs, 2), fmt(l.workRatio), fmt(l.costRatio, 2), fmt(l.perUnit, 2)]),
+        ...r.linearity.map((l) => [
+          l.name,
+          l.small.title,
+          fmt(l.small.meanMs, 2),
+          l.large.title,
+          fmt(l.large.meanMs, 2),
+          fmt(l.workRatio),
+          fmt(l.costRatio, 2),
+          fmt(l.perUnit, 2),
+        ]),
       ],
     });
   }
@@ -60,14 +74,22 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
       ],
     });
   } else if (r.state) out.push({ title: 'Shared state', rows: [['skipped'], [r.state.reason ?? '']] });
-  out.push({ title: 'Targets', rows: [['target', 'value', 'limit', 'met'], ...verdicts(r).map((v) => [v.target, v.value, v.limit, v.met === null ? '-' : v.met ? 'yes' : 'NO'])] });
+  out.push({
+    title: 'Targets',
+    rows: [
+      ['target', 'value', 'limit', 'met'],
+      ...verdicts(r).map((v) => [v.target, v.value, v.limit, v.met === null ? '-' : v.met ? 'yes' : 'NO']),
+    ],
+  });
   return out;
 }
 
 /** Prints the report as plain-text tables. */
 export function print(r: BenchResults): void {
   const m = r.machine;
-  process.stdout.write(`\nMachine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node ${m.node}, ${m.os}; ${m.pinned}\n`);
+  process.stdout.write(
+    `\nMachine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node ${m.node}, ${m.os}; ${m.pinned}\n`,
+  );
   for (const s of sections(r)) process.stdout.write(`\n${s.title}\n${table(s.rows)}\n`);
   for (const f of r.failures ?? []) process.stdout.write(`\nFAILED ${f.phase}: ${f.error}\n`);
   if (r.conformance?.summary) process.stdout.write(`\nConformance output (last lines):\n${r.conformance.summary}\n`);

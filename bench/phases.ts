@@ -81,7 +81,8 @@ async function warmUp(ctx: Context, server: Server, s: Scenario): Promise<void> 
 
 /** Says so when a server answered anything but the scenario's expected status. */
 function warnUnexpected(ctx: Context, who: string, s: Scenario, l: Load): void {
-  if (l.unexpected) ctx.log(`  warning: ${who} ${s.name}: ${l.unexpected} unexpected answers ${JSON.stringify(l.statuses)}`);
+  if (l.unexpected)
+    ctx.log(`  warning: ${who} ${s.name}: ${l.unexpected} unexpected answers ${JSON.stringify(l.statuses)}`);
 }
 
 /** Loads one started server with a scenario (warm-up, then the measurement) and stops it. */
@@ -115,7 +116,11 @@ interface Contender {
  * by 10-30% on the host these figures come from: runs of ten seconds one after the other each see a
  * different machine, where slices of a second in turns see the same one.
  */
-export async function interleaved(ctx: Context, contenders: readonly Contender[], round: number): Promise<Map<Contender['who'], LoadFigures>> {
+export async function interleaved(
+  ctx: Context,
+  contenders: readonly Contender[],
+  round: number,
+): Promise<Map<Contender['who'], LoadFigures>> {
   for (const c of contenders) await warmUp(ctx, c.server, c.scenario);
   const slices = Math.max(1, Math.round(ctx.duration / ctx.slice));
   const tallies = contenders.map(() => new Tally());
@@ -165,8 +170,14 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
       contenders.push({ who: 'mock', server: mockServer, scenario: s });
       answer ??= await capture(mockServer.url, s);
       for (const who of beside) {
-        if (who === 'silent') contenders.push({ who, server: await startMock(ctx.serverCore, ctx.silentFlags), scenario: s });
-        else if (who === 'floor') contenders.push({ who, server: await startReference(ctx.serverCore, ctx.floorScript!, ctx.dir, s.name, answer), scenario: s });
+        if (who === 'silent')
+          contenders.push({ who, server: await startMock(ctx.serverCore, ctx.silentFlags), scenario: s });
+        else if (who === 'floor')
+          contenders.push({
+            who,
+            server: await startReference(ctx.serverCore, ctx.floorScript!, ctx.dir, s.name, answer),
+            scenario: s,
+          });
         else {
           const server = await startAimock(ctx.serverCore, ctx.aimockScript!, join(ctx.dir, 'aimock.stdout.log'));
           const own: Scenario = { ...s, path: AIMOCK_CHAT_PATH };
@@ -176,7 +187,11 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
           contenders[at] = { who, server, scenario: { ...own, expect: aimockStatus } };
         }
       }
-      contenders.push({ who: 'baseline', server: await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, s.name, answer), scenario: s });
+      contenders.push({
+        who: 'baseline',
+        server: await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, s.name, answer),
+        scenario: s,
+      });
       const measured = await interleaved(ctx, contenders, round);
       mock.push(measured.get('mock')!);
       baseline.push(measured.get('baseline')!);
@@ -220,7 +235,11 @@ export async function streams(ctx: Context, s: Scenario, count: number): Promise
   const mockServer = await startDefaultMock(ctx);
   const answer = await capture(mockServer.url, s);
   const mock = await streamsOn(mockServer, s, count);
-  const baseline = await streamsOn(await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, 'streams', answer), s, count);
+  const baseline = await streamsOn(
+    await startReference(ctx.serverCore, ctx.baselineScript, ctx.dir, 'streams', answer),
+    s,
+    count,
+  );
   return { mock, baseline };
 }
 
@@ -266,8 +285,19 @@ export async function startup(ctx: Context, s: Scenario, runs: number): Promise<
 }
 
 /** The start-up phase: to the first GET /v1/me, and separately to the first chat completion. */
-export async function startupPhase(ctx: Context, chat: Scenario, runs: number): Promise<NonNullable<BenchResults['startup']>> {
-  const me: Scenario = { name: 'me', title: 'GET /v1/me', method: 'GET', path: '/v1/me', headers: { authorization: `Bearer ${API_KEY}` }, expect: 200 };
+export async function startupPhase(
+  ctx: Context,
+  chat: Scenario,
+  runs: number,
+): Promise<NonNullable<BenchResults['startup']>> {
+  const me: Scenario = {
+    name: 'me',
+    title: 'GET /v1/me',
+    method: 'GET',
+    path: '/v1/me',
+    headers: { authorization: `Bearer ${API_KEY}` },
+    expect: 200,
+  };
   const meMs = await startup(ctx, me, runs);
   const chatMs = await startup(ctx, chat, runs);
   return { meMs, chatMs, meMedianMs: median(meMs), chatMedianMs: median(chatMs) };
@@ -280,10 +310,14 @@ export async function conformance(ctx: Context): Promise<NonNullable<BenchResult
   const server = await startDefaultMock(ctx);
   try {
     const started = performance.now();
-    const run = spawnSync(process.execPath, [cliPath(), 'conformance', '--base-url', server.url, '--api-key', API_KEY, '--profile', 'full'], {
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const run = spawnSync(
+      process.execPath,
+      [cliPath(), 'conformance', '--base-url', server.url, '--api-key', API_KEY, '--profile', 'full'],
+      {
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     const seconds = (performance.now() - started) / 1000;
     const lines = `${run.stdout}${run.stderr}`.trim().split('\n');
     return { available: true, seconds, exitCode: run.status, summary: lines.slice(-3).join('\n') };

@@ -13,7 +13,16 @@ import { summarise, type CpuProfile } from './cpuprofile.js';
 import { capture, load } from './load.js';
 import { settle } from './phases.js';
 import { loadScenarios, pairs } from './scenarios.js';
-import { ROOT, canPin, ensureBuilt, pinSelf, referenceScript, silentFlags, startMock, startReference } from './servers.js';
+import {
+  ROOT,
+  canPin,
+  ensureBuilt,
+  pinSelf,
+  referenceScript,
+  silentFlags,
+  startMock,
+  startReference,
+} from './servers.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -30,7 +39,9 @@ const name = positionals[0];
 const all = [...loadScenarios(), ...pairs().flatMap((p) => [p.small, p.large])];
 const s = all.find((x) => x.name === name);
 if (!s) {
-  process.stderr.write(`usage: bench/profile.ts NAME [--duration S] [--connections N] [--top N] [--out DIR] [--silent | --floor]\nNAME: ${all.map((x) => x.name).join(', ')}\n`);
+  process.stderr.write(
+    `usage: bench/profile.ts NAME [--duration S] [--connections N] [--top N] [--out DIR] [--silent | --floor]\nNAME: ${all.map((x) => x.name).join(', ')}\n`,
+  );
   process.exit(2);
 }
 
@@ -39,7 +50,12 @@ ensureBuilt();
 const dir = values.out ?? mkdtempSync(join(tmpdir(), 'uam-prof-'));
 // As `npm start` runs it, its request log to a file (--silent: logging off).
 const profiling = ['--cpu-prof', '--cpu-prof-dir', dir];
-let server = await startMock(canPin() ? 0 : null, values.silent ? silentFlags() : [], values.floor ? [] : profiling, join(dir, 'stdout.log'));
+let server = await startMock(
+  canPin() ? 0 : null,
+  values.silent ? silentFlags() : [],
+  values.floor ? [] : profiling,
+  join(dir, 'stdout.log'),
+);
 const connections = Number(values.connections ?? 50);
 const answer = await capture(server.url, s);
 if (values.floor) {
@@ -56,7 +72,12 @@ const file = readdirSync(dir)
   .sort()
   .pop();
 if (!file) throw new Error(`no .cpuprofile in ${dir}`);
-const summary = summarise(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, ROOT, Number(values.top ?? 30), measuredFrom);
+const summary = summarise(
+  JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile,
+  ROOT,
+  Number(values.top ?? 30),
+  measuredFrom,
+);
 const line = (c: { share: number; key: string }) => `${(c.share * 100).toFixed(1).padStart(5)}%  ${c.key}`;
 process.stdout.write(
   [

@@ -142,10 +142,12 @@ export function fmt(n: number | null | undefined, decimals = 0): string {
 }
 
 /** Formats a ratio as "0.52x", or '-' when missing. */
-export const fmtRatio = (r: number | null | undefined): string => (r == null || !Number.isFinite(r) ? '-' : `${r.toFixed(2)}x`);
+export const fmtRatio = (r: number | null | undefined): string =>
+  r == null || !Number.isFinite(r) ? '-' : `${r.toFixed(2)}x`;
 
 /** A fraction as a percentage with one decimal, or - when missing. */
-export const fmtPercent = (r: number | null | undefined): string => (r == null || !Number.isFinite(r) ? '-' : `${(r * 100).toFixed(1)}%`);
+export const fmtPercent = (r: number | null | undefined): string =>
+  r == null || !Number.isFinite(r) ? '-' : `${(r * 100).toFixed(1)}%`;
 
 /** Lays out rows as an aligned plain-text table; the first row is the header. */
 export function table(rows: readonly (readonly string[])[]): string {
@@ -161,7 +163,11 @@ export function table(rows: readonly (readonly string[])[]): string {
 /** The same rows as a Markdown table (for the README). */
 export function markdownTable(rows: readonly (readonly string[])[]): string {
   const line = (r: readonly string[]) => `| ${r.join(' | ')} |`;
-  return [line(rows[0]!), `|${rows[0]!.map((_, c) => (c === 0 ? ' --- ' : ' ---: ')).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+  return [
+    line(rows[0]!),
+    `|${rows[0]!.map((_, c) => (c === 0 ? ' --- ' : ' ---: ')).join('|')}|`,
+    ...rows.slice(1).map(line),
+  ].join('\n');
 }
 
 /**

@@ -145,12 +145,18 @@ async function main(): Promise<void> {
       results.linearity = [];
       for (const p of pairs()) {
         log(`linearity: ${p.name} ...`);
-        await phase(`linearity ${p.name}`, async () => void results.linearity!.push(await pair(ctx, p, quick ? 1 : Math.max(2, ctx.duration / 3))));
+        await phase(
+          `linearity ${p.name}`,
+          async () => void results.linearity!.push(await pair(ctx, p, quick ? 1 : Math.max(2, ctx.duration / 3))),
+        );
       }
     }
     if (wanted('startup')) {
       log('start-up ...');
-      await phase('startup', async () => void (results.startup = await startupPhase(ctx, loadScenarios()[0]!, quick ? 3 : 7)));
+      await phase(
+        'startup',
+        async () => void (results.startup = await startupPhase(ctx, loadScenarios()[0]!, quick ? 3 : 7)),
+      );
     }
     if (wanted('state')) {
       log('state: memory vs --state redis ...');

@@ -49,7 +49,9 @@ const chatBody = {
 
 /** A deterministic text of exactly `n` characters (plain ASCII prose). */
 export function text(n: number): string {
-  const words = 'the quick brown fox jumps over the lazy dog while a mock server answers every request in time'.split(' ');
+  const words = 'the quick brown fox jumps over the lazy dog while a mock server answers every request in time'.split(
+    ' ',
+  );
   let out = '';
   for (let i = 0; out.length < n; i++) out += (out ? ' ' : '') + words[i % words.length];
   return out.slice(0, n);
@@ -95,9 +97,19 @@ const chatOf = (n: number) => ({ model: 'gpt-4o-mini', messages: conversation(n)
 export function loadScenarios(): Scenario[] {
   return [
     post('chat', 'chat completion (valid)', CHAT, chatBody),
-    post('chat-400', 'chat completion (invalid, 400)', CHAT, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 42 }] }, 400),
+    post(
+      'chat-400',
+      'chat completion (invalid, 400)',
+      CHAT,
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 42 }] },
+      400,
+    ),
     post('chat-401', 'chat completion (bad key, 401)', CHAT, chatBody, 401, 'sk-not-a-key'),
-    post('images', 'image generation', '/v1/text-provider/images/generations', { model: 'dall-e-3', prompt: 'a watercolour fox in a snowy forest', size: '1024x1024' }),
+    post('images', 'image generation', '/v1/text-provider/images/generations', {
+      model: 'dall-e-3',
+      prompt: 'a watercolour fox in a snowy forest',
+      size: '1024x1024',
+    }),
     post('tts', 'voice tts, 2,500 characters', '/v1/voice-provider/tts', ttsBody(2500)),
     {
       ...post('stream', 'streamed completion, 200 tokens', CHAT, {

@@ -1,5 +1,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
@@ -11,7 +21,8 @@ export const ROOT = join(import.meta.dirname ?? new URL('.', import.meta.url).pa
 const CLI = process.env.UAM_BENCH_CLI ?? join(ROOT, 'dist', 'cli', 'main.js');
 
 /** True when `taskset` can pin processes and the machine has at least two cores to split. */
-export const canPin = (): boolean => cpus().length >= 2 && spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
+export const canPin = (): boolean =>
+  cpus().length >= 2 && spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
 
 /**
  * Runs this very script again pinned to `core` (the load generator's), waits for it and exits with its
@@ -20,12 +31,17 @@ export const canPin = (): boolean => cpus().length >= 2 && spawnSync('taskset', 
 export function pinSelf(core: number): void {
   if (process.env.UAM_BENCH_PINNED === '1' || !canPin()) return;
   const env = { ...process.env, UAM_BENCH_PINNED: '1' };
-  const child = spawnSync('taskset', ['-c', String(core), process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env });
+  const child = spawnSync(
+    'taskset',
+    ['-c', String(core), process.execPath, ...process.execArgv, ...process.argv.slice(1)],
+    { stdio: 'inherit', env },
+  );
   process.exit(child.status ?? 1);
 }
 
 /** Prefixes a command with `taskset -c CORE` when pinning is possible. */
-export const pinned = (core: number | null, command: string[]): string[] => (core === null ? command : ['taskset', '-c', String(core), ...command]);
+export const pinned = (core: number | null, command: string[]): string[] =>
+  core === null ? command : ['taskset', '-c', String(core), ...command];
 
 function newest(dir: string): number {
   let latest = 0;
@@ -44,12 +60,23 @@ export function ensureBuilt(): string {
   // ones users get from an installed package.
   const generated = join(ROOT, 'dist', 'generated', 'validators.cjs');
   const sources = Math.max(newest(join(ROOT, 'src')), newest(join(ROOT, 'schemas')));
-  if (existsSync(CLI) && existsSync(generated) && Math.min(statSync(CLI).mtimeMs, statSync(generated).mtimeMs) >= sources) return 'dist/ is up to date';
-  const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')], { encoding: 'utf8' });
+  if (
+    existsSync(CLI) &&
+    existsSync(generated) &&
+    Math.min(statSync(CLI).mtimeMs, statSync(generated).mtimeMs) >= sources
+  )
+    return 'dist/ is up to date';
+  const tsc = spawnSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')],
+    { encoding: 'utf8' },
+  );
   if (!existsSync(CLI)) throw new Error(`build failed:\n${tsc.stdout}${tsc.stderr}`);
   const gen = spawnSync(process.execPath, [join(ROOT, 'scripts', 'generate.mjs')], { encoding: 'utf8', cwd: ROOT });
   if (gen.status !== 0) throw new Error(`generating dist/generated failed:\n${gen.stdout}${gen.stderr}`);
-  return tsc.status === 0 ? 'built dist/ (tsc, then scripts/generate.mjs)' : `built dist/ (tsc reported errors; running what it emitted):\n${tsc.stdout.slice(0, 2000)}`;
+  return tsc.status === 0
+    ? 'built dist/ (tsc, then scripts/generate.mjs)'
+    : `built dist/ (tsc reported errors; running what it emitted):\n${tsc.stdout.slice(0, 2000)}`;
 }
 
 /**
@@ -59,7 +86,9 @@ export function ensureBuilt(): string {
  */
 export function referenceScript(name: 'baseline' | 'floor' | 'aimock'): string {
   const source = readFileSync(join(ROOT, 'bench', `${name}.ts`), 'utf8');
-  const out = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true } });
+  const out = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+  });
   const dir = join(ROOT, 'node_modules', '.cache', 'uam-bench');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.mjs`);
@@ -101,7 +130,12 @@ export interface Server {
  * `stdoutFile`, the server's stdout is that file (as a process manager that appends to a log file
  * would have it): the URL is read from the file, which is removed when the server stops.
  */
-export function startProcess(command: string[], core: number | null, extraNodeArgs: string[] = [], stdoutFile?: string): Promise<Server> {
+export function startProcess(
+  command: string[],
+  core: number | null,
+  extraNodeArgs: string[] = [],
+  stdoutFile?: string,
+): Promise<Server> {
   const [exe, ...args] = pinned(core, [process.execPath, ...extraNodeArgs, ...command]);
   const started = performance.now();
   const fd = stdoutFile === undefined ? undefined : openSync(stdoutFile, 'w');
@@ -112,7 +146,11 @@ export function startProcess(command: string[], core: number | null, extraNodeAr
     let poll: NodeJS.Timeout | undefined;
     const onExit = (code: number | null) => {
       clearInterval(poll);
-      reject(new Error(`server exited (${code}) before listening:\n${output.slice(-2000)}${stdoutFile ? readFileSync(stdoutFile, 'utf8').slice(-2000) : ''}`));
+      reject(
+        new Error(
+          `server exited (${code}) before listening:\n${output.slice(-2000)}${stdoutFile ? readFileSync(stdoutFile, 'utf8').slice(-2000) : ''}`,
+        ),
+      );
     };
     child.once('exit', onExit);
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -139,7 +177,9 @@ export function startProcess(command: string[], core: number | null, extraNodeAr
 }
 
 function server(child: ChildProcess, url: string, listenMs: number, stdoutFile?: string): Server {
-  const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+  const exited = new Promise<void>((resolve) =>
+    child.exitCode !== null ? resolve() : child.once('exit', () => resolve()),
+  );
   return {
     url,
     pid: child.pid!,
@@ -182,31 +222,72 @@ function server(child: ChildProcess, url: string, listenMs: number, stdoutFile?:
  * process starts, and the CLI cannot change that for itself.
  */
 export function startNodeFlags(script?: string): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string }; bin: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+    bin: Record<string, string>;
+  };
   const bin = Object.values(pkg.bin)[0]!; // the CLI the start script runs, as the package names it
   const start = script ?? pkg.scripts.start;
   const words = start.trim().split(/\s+/);
   const cli = words.indexOf(bin);
-  if (words[0] !== 'node' || cli < 0) throw new Error(`package.json's start script is not "node [flags] ${bin} ...": ${start}`);
+  if (words[0] !== 'node' || cli < 0)
+    throw new Error(`package.json's start script is not "node [flags] ${bin} ...": ${start}`);
   return words.slice(1, cli);
 }
 
-/** Starts a build's CLI (`serve`) on a free port as `npm start` runs it; with `stdoutFile`, its stdout (the request log) goes to that file. */
-export const startServe = (cli: string, core: number | null, flags: string[], nodeArgs: string[] = [], stdoutFile?: string): Promise<Server> =>
-  startProcess([cli, 'serve', '--port', '0', '--host', '127.0.0.1', ...flags], core, [...startNodeFlags(), ...nodeArgs], stdoutFile);
+/** Starts a build's CLI (`serve`) on a free port as `npm start` runs it; with `stdoutFile`, its stdout (the request
+ * log) goes to that file. */
+export const startServe = (
+  cli: string,
+  core: number | null,
+  flags: string[],
+  nodeArgs: string[] = [],
+  stdoutFile?: string,
+): Promise<Server> =>
+  startProcess(
+    [cli, 'serve', '--port', '0', '--host', '127.0.0.1', ...flags],
+    core,
+    [...startNodeFlags(), ...nodeArgs],
+    stdoutFile,
+  );
 
-/** Starts the built mock on a free port as `npm start` runs it; with `stdoutFile`, its stdout (the request log) goes to that file. */
-export const startMock = (core: number | null, flags: string[], nodeArgs: string[] = [], stdoutFile?: string): Promise<Server> =>
-  startServe(CLI, core, flags, nodeArgs, stdoutFile);
+/** Starts the built mock on a free port as `npm start` runs it; with `stdoutFile`, its stdout (the request log) goes to
+ * that file. */
+export const startMock = (
+  core: number | null,
+  flags: string[],
+  nodeArgs: string[] = [],
+  stdoutFile?: string,
+): Promise<Server> => startServe(CLI, core, flags, nodeArgs, stdoutFile);
 
 /** Starts aimock (bench/aimock.ts) on a free port, its stdout to `stdoutFile`. */
-export const startAimock = (core: number | null, script: string, stdoutFile?: string): Promise<Server> => startProcess([script], core, [], stdoutFile);
+export const startAimock = (core: number | null, script: string, stdoutFile?: string): Promise<Server> =>
+  startProcess([script], core, [], stdoutFile);
 
 /** Starts a reference server (the baseline or the floor) with a fixed answer written to `dir`. */
-export function startReference(core: number | null, script: string, dir: string, name: string, fixed: Answer, nodeArgs: string[] = []): Promise<Server> {
+export function startReference(
+  core: number | null,
+  script: string,
+  dir: string,
+  name: string,
+  fixed: Answer,
+  nodeArgs: string[] = [],
+): Promise<Server> {
   const file = join(dir, `${name}.answer.json`);
-  writeFileSync(file, JSON.stringify({ status: fixed.status, contentType: fixed.contentType, stream: fixed.stream, body: fixed.body.toString('base64') }));
-  return startProcess([script, '--answer', file, '--schema', join(ROOT, 'schemas', 'chat-request.json')], core, nodeArgs);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      status: fixed.status,
+      contentType: fixed.contentType,
+      stream: fixed.stream,
+      body: fixed.body.toString('base64'),
+    }),
+  );
+  return startProcess(
+    [script, '--answer', file, '--schema', join(ROOT, 'schemas', 'chat-request.json')],
+    core,
+    nodeArgs,
+  );
 }
 
 /** Path of the built CLI. */

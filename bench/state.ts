@@ -25,9 +25,13 @@ async function freePort(): Promise<number> {
 
 async function startRedis(dir: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${out.slice(-500)}`)));
@@ -51,18 +55,37 @@ async function startRedis(dir: string): Promise<{ url: string; stop: () => Promi
 
 /** The requests of the phase: a cheap one (GET /v1/me) where the state's cost shows most, and a chat completion. */
 export function stateScenarios(chat: Scenario): Scenario[] {
-  return [{ name: 'me', title: 'GET /v1/me', method: 'GET', path: '/v1/me', headers: { authorization: `Bearer ${API_KEY}` }, expect: 200 }, chat];
+  return [
+    {
+      name: 'me',
+      title: 'GET /v1/me',
+      method: 'GET',
+      path: '/v1/me',
+      headers: { authorization: `Bearer ${API_KEY}` },
+      expect: 200,
+    },
+    chat,
+  ];
 }
 
-/** Each scenario on a fresh in-memory mock, then on a fresh mock whose state is in Redis; `rounds` times, figures are medians. */
-export async function statePhase(ctx: Context, scenarios: Scenario[], combine: (f: LoadFigures[]) => LoadFigures): Promise<StateBench> {
+/** Each scenario on a fresh in-memory mock, then on a fresh mock whose state is in Redis; `rounds` times, figures are
+ * medians. */
+export async function statePhase(
+  ctx: Context,
+  scenarios: Scenario[],
+  combine: (f: LoadFigures[]) => LoadFigures,
+): Promise<StateBench> {
   const version = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  if (version.status !== 0) return { available: false, reason: 'redis-server is not on PATH (apt-get install -y redis-server)' };
+  if (version.status !== 0)
+    return { available: false, reason: 'redis-server is not on PATH (apt-get install -y redis-server)' };
   const dir = join(ctx.dir, 'redis');
   mkdirSync(dir, { recursive: true });
   // A limit far above what the run sends: every request is admitted and counted, none refused.
   const config = join(ctx.dir, 'state-config.json');
-  writeFileSync(config, JSON.stringify({ keys: [{ key: API_KEY, label: 'bench', rateLimit: { requests: 1_000_000_000 } }] }));
+  writeFileSync(
+    config,
+    JSON.stringify({ keys: [{ key: API_KEY, label: 'bench', rateLimit: { requests: 1_000_000_000 } }] }),
+  );
   const redis = await startRedis(dir);
   const rows: StateRow[] = [];
   try {
@@ -70,8 +93,17 @@ export async function statePhase(ctx: Context, scenarios: Scenario[], combine: (
       const memory: LoadFigures[] = [];
       const shared: LoadFigures[] = [];
       for (let round = 0; round < Math.max(1, ctx.rounds); round++) {
-        memory.push(await measure(ctx, await startMock(ctx.serverCore, [...ctx.mockFlags, '--config', config]), s, 'memory'));
-        shared.push(await measure(ctx, await startMock(ctx.serverCore, [...ctx.mockFlags, '--config', config, '--state', redis.url]), s, 'redis'));
+        memory.push(
+          await measure(ctx, await startMock(ctx.serverCore, [...ctx.mockFlags, '--config', config]), s, 'memory'),
+        );
+        shared.push(
+          await measure(
+            ctx,
+            await startMock(ctx.serverCore, [...ctx.mockFlags, '--config', config, '--state', redis.url]),
+            s,
+            'redis',
+          ),
+        );
       }
       rows.push({ name: s.name, title: s.title, memory: combine(memory), redis: combine(shared) });
     }

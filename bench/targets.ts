@@ -31,10 +31,20 @@ export function verdicts(r: BenchResults): Verdict[] {
     const cost = logCost(s);
     const min = FLOOR_RATIO[s.name];
     if (min !== undefined)
-      out.push({ target: `${s.title}: req/s, default log / stack floor`, value: fmtRatio(vsFloor), limit: `>= ${min.toFixed(2)}x`, met: vsFloor === null ? null : vsFloor >= min });
+      out.push({
+        target: `${s.title}: req/s, default log / stack floor`,
+        value: fmtRatio(vsFloor),
+        limit: `>= ${min.toFixed(2)}x`,
+        met: vsFloor === null ? null : vsFloor >= min,
+      });
     const minA = AIMOCK_RATIO[s.name];
     if (minA !== undefined)
-      out.push({ target: `${s.title}: req/s, default log / aimock`, value: fmtRatio(vsAimock), limit: `>= ${minA.toFixed(2)}x`, met: vsAimock === null ? null : vsAimock >= minA });
+      out.push({
+        target: `${s.title}: req/s, default log / aimock`,
+        value: fmtRatio(vsAimock),
+        limit: `>= ${minA.toFixed(2)}x`,
+        met: vsAimock === null ? null : vsAimock >= minA,
+      });
     const maxLog = LOG_COST[s.name];
     if (maxLog !== undefined)
       out.push({
@@ -45,7 +55,12 @@ export function verdicts(r: BenchResults): Verdict[] {
       });
     if (s.floor) {
       const p99 = ratio(s.mock.p99Ms, s.floor.p99Ms);
-      out.push({ target: `${s.title}: p99, default log / stack floor`, value: fmtRatio(p99), limit: `<= ${P99_RATIO}x`, met: p99 === null ? null : p99 <= P99_RATIO });
+      out.push({
+        target: `${s.title}: p99, default log / stack floor`,
+        value: fmtRatio(p99),
+        limit: `<= ${P99_RATIO}x`,
+        met: p99 === null ? null : p99 <= P99_RATIO,
+      });
     }
     out.push({
       target: `${s.title}: every response the expected status`,
@@ -73,7 +88,12 @@ export function verdicts(r: BenchResults): Verdict[] {
   }
   if (r.streams) {
     const m = r.streams.mock;
-    out.push({ target: `${m.count} concurrent streams complete`, value: `${m.completed}/${m.count}`, limit: 'all', met: m.completed === m.count });
+    out.push({
+      target: `${m.count} concurrent streams complete`,
+      value: `${m.completed}/${m.count}`,
+      limit: 'all',
+      met: m.completed === m.count,
+    });
     out.push({
       target: `${m.count} concurrent streams: peak RSS`,
       value: `${fmt(m.peakRssMiB, 1)} MiB`,

@@ -71,7 +71,8 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
     json = undefined;
   }
   if (!res.ok) {
-    const message = (json as { error?: { message?: string } } | undefined)?.error?.message ?? `${res.status} ${res.statusText}`;
+    const message =
+      (json as { error?: { message?: string } } | undefined)?.error?.message ?? `${res.status} ${res.statusText}`;
     throw new AdminError(res.status, message);
   }
   return json as T;

@@ -5,7 +5,8 @@ import { JsonView, type Mark } from './json.js';
 import { paramPath, pathKey, tone, type Chain } from './model.js';
 
 /** A bound as the notes show it: 8 KiB, 32 MiB; a count of characters when it is no whole KiB. */
-const size = (n: number): string => (n % 1048576 === 0 ? `${n / 1048576} MiB` : n % 1024 === 0 ? `${n / 1024} KiB` : `${n} characters`);
+const size = (n: number): string =>
+  n % 1048576 === 0 ? `${n / 1048576} MiB` : n % 1024 === 0 ? `${n / 1024} KiB` : `${n} characters`;
 
 // What the journal and its body store keep: the bounds the server reads, from fixtures/limits.json (esbuild
 // writes their values into the bundle), so the notes never state other figures than the server applies.
@@ -138,7 +139,10 @@ const ms = (n: number): string => (Math.round(n * 10) / 10).toFixed(1);
 function gist(data: string): string {
   if (data === '[DONE]') return '[DONE]';
   try {
-    const chunk = JSON.parse(data) as { choices?: { delta?: { role?: string; content?: string | null }; finish_reason?: string | null }[]; error?: { message?: string } };
+    const chunk = JSON.parse(data) as {
+      choices?: { delta?: { role?: string; content?: string | null }; finish_reason?: string | null }[];
+      error?: { message?: string };
+    };
     if (chunk.error) return `error: ${chunk.error.message ?? ''}`;
     const c = chunk.choices?.[0];
     const parts: string[] = [];
@@ -161,7 +165,8 @@ function StreamEvents({ entry: e }: { entry: Entry }) {
       <h3>Stream events</h3>
       <p class="stream-ending">
         {sse.total} {sse.total === 1 ? 'event' : 'events'}; the stream {ENDINGS[e.stream ?? ''] ?? e.stream ?? 'ended'}.
-        {sse.events.length < sse.total && ` The first ${sse.events.length} are shown: the journal keeps only the start of a long stream.`}
+        {sse.events.length < sse.total &&
+          ` The first ${sse.events.length} are shown: the journal keeps only the start of a long stream.`}
       </p>
       <div class="events-wrap">
         <table class="events" aria-label="Stream events">
@@ -207,7 +212,8 @@ function imagesOf(text: string | undefined): { src?: string; link?: string }[] {
   }
   if (!Array.isArray(data)) return [];
   return data.slice(0, 10).map((item: { b64_json?: unknown; url?: unknown }) => {
-    if (typeof item?.b64_json === 'string' && /^[A-Za-z0-9+/]+={0,2}$/.test(item.b64_json)) return { src: `data:image/png;base64,${item.b64_json}` };
+    if (typeof item?.b64_json === 'string' && /^[A-Za-z0-9+/]+={0,2}$/.test(item.b64_json))
+      return { src: `data:image/png;base64,${item.b64_json}` };
     if (typeof item?.url === 'string') {
       try {
         const url = new URL(item.url, location.href);
@@ -277,12 +283,20 @@ function Media({ entry: e }: { entry: Entry }) {
   }
   if (e.responseBytes !== undefined && e.operation !== 'media.image' && e.operation !== 'media.video') {
     const src = bodyUrl(e.requestId);
-    const kind = type.startsWith('audio/') ? 'audio' : type.startsWith('video/') ? 'video' : type.startsWith('image/') ? 'image' : undefined;
+    const kind = type.startsWith('audio/')
+      ? 'audio'
+      : type.startsWith('video/')
+        ? 'video'
+        : type.startsWith('image/')
+          ? 'image'
+          : undefined;
     if (!kind) return null;
     return (
       <>
         <h3>Media</h3>
-        {kind === 'audio' && <audio class="media" src={src} controls preload="metadata" aria-label="The speech of this answer" />}
+        {kind === 'audio' && (
+          <audio class="media" src={src} controls preload="metadata" aria-label="The speech of this answer" />
+        )}
         {kind === 'video' && <video class="media" src={src} controls preload="metadata" />}
         {kind === 'image' && <img class="media" src={src} alt="The image of this answer" />}
       </>
@@ -343,13 +357,19 @@ export function Detail({ chain, onClose }: { chain: Chain; onClose: () => void }
           ← Back
         </button>
         <h2 id="detail-title" tabIndex={-1} ref={heading}>
-          <span class={`status s-${tone(e.status)}`}>{e.status || '—'}</span> {e.method} <span class="mono">{e.path}</span>
+          <span class={`status s-${tone(e.status)}`}>{e.status || '—'}</span> {e.method}{' '}
+          <span class="mono">{e.path}</span>
         </h2>
       </div>
       {chain.attempts.length > 1 && (
         <div class="attempts" role="group" aria-label="Attempts of this call">
           {chain.attempts.map((a, i) => (
-            <button type="button" class={i === at ? 'attempt current' : 'attempt'} aria-pressed={i === at} onClick={() => setAt(i)}>
+            <button
+              type="button"
+              class={i === at ? 'attempt current' : 'attempt'}
+              aria-pressed={i === at}
+              onClick={() => setAt(i)}
+            >
               Attempt {i + 1}: <span class={`s-${tone(a.status)}`}>{a.status || 'no response'}</span>
             </button>
           ))}
@@ -375,7 +395,8 @@ export function Detail({ chain, onClose }: { chain: Chain; onClose: () => void }
           <ul class="violations">
             {e.details.map((d) => (
               <li>
-                <code class="param">{d.param ?? '(body)'}</code> <span class="rule">{d.code}</span> <span>{d.message}</span>
+                <code class="param">{d.param ?? '(body)'}</code> <span class="rule">{d.code}</span>{' '}
+                <span>{d.message}</span>
               </li>
             ))}
           </ul>

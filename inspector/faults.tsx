@@ -8,10 +8,23 @@ interface Preset {
 
 // Each preset is an ordinary rule body for POST /__admin/faults (docs/faults.md#fault-rules).
 const PRESETS: Preset[] = [
-  { name: '429 storm', make: (op, n) => ({ id: '429-storm', ...scope(op), fault: { status: 429, retryAfter: 0.2 }, times: n }) },
+  {
+    name: '429 storm',
+    make: (op, n) => ({ id: '429-storm', ...scope(op), fault: { status: 429, retryAfter: 0.2 }, times: n }),
+  },
   { name: 'One 500', make: (op) => ({ id: 'one-500', ...scope(op), fault: { status: 500 }, times: 1 }) },
-  { name: 'Slow first token', make: (op, n) => ({ id: 'slow-first-token', ...scope(op), fault: { delayMs: n * 1000 } }) },
-  { name: 'Cut stream after N events', make: (op, n) => ({ id: 'cut-stream', match: { operation: op || 'chat.completions', body: { stream: true } }, fault: { streamCut: n } }) },
+  {
+    name: 'Slow first token',
+    make: (op, n) => ({ id: 'slow-first-token', ...scope(op), fault: { delayMs: n * 1000 } }),
+  },
+  {
+    name: 'Cut stream after N events',
+    make: (op, n) => ({
+      id: 'cut-stream',
+      match: { operation: op || 'chat.completions', body: { stream: true } },
+      fault: { streamCut: n },
+    }),
+  },
 ];
 const scope = (op: string) => (op ? { match: { operation: op } } : {});
 
@@ -106,7 +119,9 @@ export function FaultsPanel({ operations, onError }: { operations: string[]; onE
     <div class="faults-grid">
       <section aria-labelledby="rules-title" class="card">
         <h2 id="rules-title">Fault rules</h2>
-        <p class="muted">Tried in order; the first that matches faults the request. Header faults (X-Mock-Fault) win over rules.</p>
+        <p class="muted">
+          Tried in order; the first that matches faults the request. Header faults (X-Mock-Fault) win over rules.
+        </p>
         {rules.length ? (
           <table class="grid" aria-label="Fault rules">
             <thead>
@@ -148,7 +163,12 @@ export function FaultsPanel({ operations, onError }: { operations: string[]; onE
               {removed.map((r) => (
                 <li key={r.id}>
                   <span class="mono">{r.id}</span> <span class="mono muted">{summary(r.fault)}</span>{' '}
-                  <button type="button" class="secondary" onClick={() => enable(r)} aria-label={`Enable rule ${r.id} again`}>
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() => enable(r)}
+                    aria-label={`Enable rule ${r.id} again`}
+                  >
                     Enable
                   </button>
                 </li>
@@ -162,7 +182,13 @@ export function FaultsPanel({ operations, onError }: { operations: string[]; onE
         <form onSubmit={submit}>
           <div class="presets" role="radiogroup" aria-label="Preset">
             {PRESETS.map((p, i) => (
-              <button type="button" role="radio" aria-checked={i === preset} class={i === preset ? 'chip on' : 'chip'} onClick={() => setPreset(i)}>
+              <button
+                type="button"
+                role="radio"
+                aria-checked={i === preset}
+                class={i === preset ? 'chip on' : 'chip'}
+                onClick={() => setPreset(i)}
+              >
                 {p.name}
               </button>
             ))}
@@ -179,12 +205,23 @@ export function FaultsPanel({ operations, onError }: { operations: string[]; onE
             </label>
             <label class="filter">
               <span>N (times, seconds or events)</span>
-              <input type="number" min={1} max={100} value={n} onInput={(e) => setN(Math.max(1, Number((e.target as HTMLInputElement).value) || 1))} />
+              <input
+                type="number"
+                min={1}
+                max={100}
+                value={n}
+                onInput={(e) => setN(Math.max(1, Number((e.target as HTMLInputElement).value) || 1))}
+              />
             </label>
           </div>
           <label class="block">
             <span>Rule (JSON, as POST /__admin/faults takes it)</span>
-            <textarea rows={9} spellcheck={false} value={draft} onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)} />
+            <textarea
+              rows={9}
+              spellcheck={false}
+              value={draft}
+              onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
+            />
           </label>
           <button type="submit" class="primary">
             Add rule

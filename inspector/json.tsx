@@ -66,7 +66,9 @@ function Node({
   );
   if (value && typeof value === 'object') {
     const isArray = Array.isArray(value);
-    const items: [string | number, unknown][] = isArray ? (value as unknown[]).map((v, i) => [i, v]) : Object.entries(value as object);
+    const items: [string | number, unknown][] = isArray
+      ? (value as unknown[]).map((v, i) => [i, v])
+      : Object.entries(value as object);
     const [open, close] = isArray ? ['[', ']'] : ['{', '}'];
     if (!items.length) {
       return line(
@@ -81,7 +83,14 @@ function Node({
       <>
         {line(open)}
         {items.map(([k, v], i) => (
-          <Node value={v} path={[...path, k]} marks={marks} indent={indent + 1} label={isArray ? undefined : String(k)} last={i === items.length - 1} />
+          <Node
+            value={v}
+            path={[...path, k]}
+            marks={marks}
+            indent={indent + 1}
+            label={isArray ? undefined : String(k)}
+            last={i === items.length - 1}
+          />
         ))}
         <div class="j-line">
           {pad}

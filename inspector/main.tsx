@@ -3,11 +3,31 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, follow, type Entry } from './api.js';
 import { Detail } from './detail.js';
 import { FaultsPanel } from './faults.js';
-import { MAX_ENTRIES, NO_FILTERS, chainMatches, chainsOf, entryId, tone, valuesOf, type Chain, type Filters } from './model.js';
+import {
+  MAX_ENTRIES,
+  NO_FILTERS,
+  chainMatches,
+  chainsOf,
+  entryId,
+  tone,
+  valuesOf,
+  type Chain,
+  type Filters,
+} from './model.js';
 
 const time = (ms: number): string => new Date(ms).toLocaleTimeString([], { hour12: false });
 
-function Select({ label, value, options, onChange }: { label: string; value: string; options: [string, string][]; onChange: (v: string) => void }) {
+function Select({
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  options: [string, string][];
+  onChange: (v: string) => void;
+}) {
   return (
     <label class="filter">
       <span>{label}</span>
@@ -36,14 +56,31 @@ function FilterBar({ entries, filters, set }: { entries: Entry[]; filters: Filte
           onInput={(e) => set({ ...filters, text: (e.target as HTMLInputElement).value })}
         />
       </label>
-      <Select label="Operation" value={filters.operation} options={[['', 'all'], ...all(ops)]} onChange={(operation) => set({ ...filters, operation })} />
+      <Select
+        label="Operation"
+        value={filters.operation}
+        options={[['', 'all'], ...all(ops)]}
+        onChange={(operation) => set({ ...filters, operation })}
+      />
       <Select
         label="Status"
         value={filters.status}
-        options={[['', 'all'], ['2xx', '2xx'], ['4xx', '4xx'], ['5xx', '5xx'], ['0', '0 (no response)'], ...all(statuses.filter((s) => s !== '0'))]}
+        options={[
+          ['', 'all'],
+          ['2xx', '2xx'],
+          ['4xx', '4xx'],
+          ['5xx', '5xx'],
+          ['0', '0 (no response)'],
+          ...all(statuses.filter((s) => s !== '0')),
+        ]}
         onChange={(status) => set({ ...filters, status })}
       />
-      <Select label="Key" value={filters.key} options={[['', 'all'], ...all(keys)]} onChange={(key) => set({ ...filters, key })} />
+      <Select
+        label="Key"
+        value={filters.key}
+        options={[['', 'all'], ...all(keys)]}
+        onChange={(key) => set({ ...filters, key })}
+      />
       <Select
         label="Fault"
         value={filters.fault}
@@ -70,7 +107,13 @@ function Row({ chain, selected, onOpen }: { chain: Chain; selected: boolean; onO
   const first = chain.attempts[0]!;
   return (
     <li class={selected ? 'row selected' : 'row'}>
-      <button type="button" class="row-button" data-chain={chain.id} aria-current={selected ? 'true' : undefined} onClick={() => onOpen(chain)}>
+      <button
+        type="button"
+        class="row-button"
+        data-chain={chain.id}
+        aria-current={selected ? 'true' : undefined}
+        onClick={() => onOpen(chain)}
+      >
         <span class="c-time">{time(first.time)}</span>
         <span class={`status s-${tone(last.status)}`}>{last.status || '—'}</span>
         <span class="c-main">
@@ -87,7 +130,9 @@ function Row({ chain, selected, onOpen }: { chain: Chain; selected: boolean; onO
           )}
           {last.fault && <span class="tag tag-fault">{last.fault}</span>}
           {chain.attempts.some((a) => a.stream === 'aborted') && <span class="tag tag-aborted">aborted</span>}
-          {last.stream && last.stream !== 'completed' && last.stream !== 'aborted' && <span class="tag tag-fault">{last.stream}</span>}
+          {last.stream && last.stream !== 'completed' && last.stream !== 'aborted' && (
+            <span class="tag tag-fault">{last.stream}</span>
+          )}
           {last.keyLabel && <span class="tag">{last.keyLabel}</span>}
         </span>
         <span class="c-latency">{Math.round(chain.attempts.reduce((s, a) => s + a.latencyMs, 0))} ms</span>
@@ -159,7 +204,12 @@ function App() {
     if (!buttons.length) return;
     ev.preventDefault();
     const at = buttons.indexOf(document.activeElement as HTMLButtonElement);
-    const to = ev.key === 'Home' ? 0 : ev.key === 'End' ? buttons.length - 1 : Math.max(0, Math.min(buttons.length - 1, at + (ev.key === 'ArrowDown' ? 1 : -1)));
+    const to =
+      ev.key === 'Home'
+        ? 0
+        : ev.key === 'End'
+          ? buttons.length - 1
+          : Math.max(0, Math.min(buttons.length - 1, at + (ev.key === 'ArrowDown' ? 1 : -1)));
     buttons[to]!.focus();
     buttons[to]!.click();
   };
@@ -167,7 +217,9 @@ function App() {
   const close = () => {
     const id = open;
     setOpen(undefined);
-    requestAnimationFrame(() => listRef.current?.querySelector<HTMLButtonElement>(`[data-chain="${CSS.escape(id ?? '')}"]`)?.focus());
+    requestAnimationFrame(() =>
+      listRef.current?.querySelector<HTMLButtonElement>(`[data-chain="${CSS.escape(id ?? '')}"]`)?.focus(),
+    );
   };
 
   const clear = () =>
@@ -186,10 +238,24 @@ function App() {
           Request inspector <span class="sub">unified-ai-mock</span>
         </h1>
         <nav class="tabs" role="tablist" aria-label="Views">
-          <button type="button" role="tab" id="tab-requests" aria-selected={tab === 'requests'} aria-controls="panel-requests" onClick={() => show('requests')}>
+          <button
+            type="button"
+            role="tab"
+            id="tab-requests"
+            aria-selected={tab === 'requests'}
+            aria-controls="panel-requests"
+            onClick={() => show('requests')}
+          >
             Requests <span class="count">{entries.length}</span>
           </button>
-          <button type="button" role="tab" id="tab-faults" aria-selected={tab === 'faults'} aria-controls="panel-faults" onClick={() => show('faults')}>
+          <button
+            type="button"
+            role="tab"
+            id="tab-faults"
+            aria-selected={tab === 'faults'}
+            aria-controls="panel-faults"
+            onClick={() => show('faults')}
+          >
             Faults &amp; limits
           </button>
         </nav>
@@ -229,7 +295,11 @@ function App() {
                 ))}
               </ul>
             ) : (
-              <p class="empty">{entries.length ? 'No request matches the filters.' : 'No requests yet. Send one to this server and it appears here at once.'}</p>
+              <p class="empty">
+                {entries.length
+                  ? 'No request matches the filters.'
+                  : 'No requests yet. Send one to this server and it appears here at once.'}
+              </p>
             )}
           </section>
           {opened && <Detail chain={opened} onClose={close} />}

@@ -9,7 +9,11 @@ export interface Chain {
 export const entryId = (e: Entry): string => `${e.requestId}@${e.time}`;
 
 const sameCall = (a: Entry, b: Entry): boolean =>
-  a.operation === b.operation && a.keyLabel === b.keyLabel && a.method === b.method && a.path === b.path && (!a.bodyHash || !b.bodyHash || a.bodyHash === b.bodyHash);
+  a.operation === b.operation &&
+  a.keyLabel === b.keyLabel &&
+  a.method === b.method &&
+  a.path === b.path &&
+  (!a.bodyHash || !b.bodyHash || a.bodyHash === b.bodyHash);
 
 /**
  * Groups entries (oldest first) into attempt chains: an entry with retry count n > 0 joins the latest
@@ -72,7 +76,8 @@ export function chainMatches(chain: Chain, f: Filters): boolean {
       (!f.operation || e.operation === f.operation) &&
       statusMatches(e.status, f.status) &&
       (!f.key || e.keyLabel === f.key) &&
-      (!f.fault || (f.fault === 'any' ? Boolean(e.fault) : f.fault === 'none' ? !e.fault : (e.fault ?? '').includes(f.fault))) &&
+      (!f.fault ||
+        (f.fault === 'any' ? Boolean(e.fault) : f.fault === 'none' ? !e.fault : (e.fault ?? '').includes(f.fault))) &&
       textMatches(e, f.text),
   );
 }

@@ -51,13 +51,17 @@ const SEE: Readonly<Record<string, string>> = {
 function fieldsOf(node: Node, prefix = ''): Field[] {
   return Object.entries(node.properties ?? {})
     .filter(([name]) => !name.startsWith('$'))
-    .flatMap(([name, child]) => [{ path: prefix + name, node: child, required: !!node.required?.includes(name) }, ...fieldsOf(child, `${prefix}${name}.`)]);
+    .flatMap(([name, child]) => [
+      { path: prefix + name, node: child, required: !!node.required?.includes(name) },
+      ...fieldsOf(child, `${prefix}${name}.`),
+    ]);
 }
 
 const code = (value: unknown) => `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 const row = (cells: readonly string[]) => `| ${cells.map(cell).join(' | ')} |`;
-const table = (head: readonly string[], rows: readonly string[][]) => [row(head), `|${head.map(() => '---|').join('')}`, ...rows.map(row)].join('\n');
+const table = (head: readonly string[], rows: readonly string[][]) =>
+  [row(head), `|${head.map(() => '---|').join('')}`, ...rows.map(row)].join('\n');
 
 function range(min: number | undefined, max: number | undefined): string {
   if (min !== undefined && max !== undefined) return ` ${min}–${max}`;
@@ -97,13 +101,16 @@ const MiB = 1024 * 1024;
 const KEY_NAMES = defaultKeys().map((k) => code(k.key));
 const DEFAULT_KEYS = `${KEY_NAMES.join(', ')} (\`fixtures/keys.json\`)`;
 
-/** A default as the docs show it: the value, read for the reader where that helps (20 MiB, a date); "unset" or "required" when there is none. */
+/** A default as the docs show it: the value, read for the reader where that helps (20 MiB, a date); "unset" or
+ * "required" when there is none. */
 function defaultOf({ path, node, required }: Field): string {
   const value = node.default;
   if (path === 'keys') return DEFAULT_KEYS;
   if (value === undefined) return node.properties ? '' : required ? 'required' : 'unset';
-  if (typeof value === 'number' && /\bbytes\b/.test(node.description ?? '') && value >= MiB && value % MiB === 0) return `${code(value)} (${value / MiB} MiB)`;
-  if (typeof value === 'number' && /\bUnix seconds\b/.test(node.description ?? '')) return `${code(value)} (${new Date(value * 1000).toISOString().replace('.000Z', 'Z')})`;
+  if (typeof value === 'number' && /\bbytes\b/.test(node.description ?? '') && value >= MiB && value % MiB === 0)
+    return `${code(value)} (${value / MiB} MiB)`;
+  if (typeof value === 'number' && /\bUnix seconds\b/.test(node.description ?? ''))
+    return `${code(value)} (${new Date(value * 1000).toISOString().replace('.000Z', 'Z')})`;
   return code(value);
 }
 
@@ -118,7 +125,14 @@ const API_KEYS = `. Keys from flags are labelled \`cli-1\`, \`cli-2\`, ... and h
 
 /** The flags of serve: `--config`, every field with an `x-flag`, `--help`. */
 export function flagsTable(): string {
-  const rows = [['`--config FILE`', '', '', 'JSON configuration, checked against `schemas/config.json` at start-up; a bad field is named and the exit code is 2']];
+  const rows = [
+    [
+      '`--config FILE`',
+      '',
+      '',
+      'JSON configuration, checked against `schemas/config.json` at start-up; a bad field is named and the exit code is 2',
+    ],
+  ];
   for (const field of fieldsOf(SCHEMA)) {
     const flag = field.node['x-flag'];
     if (!flag) continue;
@@ -148,7 +162,11 @@ export function keyFieldsTable(): string {
   return table(['Key field', 'Type and range', 'Default', 'Meaning'], rows);
 }
 
-const TABLES: Readonly<Record<string, () => string>> = { 'config flags': flagsTable, 'config fields': fieldsTable, 'config key fields': keyFieldsTable };
+const TABLES: Readonly<Record<string, () => string>> = {
+  'config flags': flagsTable,
+  'config fields': fieldsTable,
+  'config key fields': keyFieldsTable,
+};
 const END = '<!-- end generated -->';
 
 /** The document with every generated table rendered afresh; throws when a table's markers are missing. */
@@ -158,7 +176,10 @@ export function renderConfigDoc(doc: string): string {
     const start = `<!-- generated: ${name} (from schemas/config.json by npm run docs:config; edit the schema, not this table) -->`;
     const at = out.indexOf(`<!-- generated: ${name} (`);
     const end = out.indexOf(END, at);
-    if (at < 0 || end < 0) throw new Error(`${CONFIG_DOC}: no markers for the table '${name}' (<!-- generated: ${name} (...) --> ... ${END})`);
+    if (at < 0 || end < 0)
+      throw new Error(
+        `${CONFIG_DOC}: no markers for the table '${name}' (<!-- generated: ${name} (...) --> ... ${END})`,
+      );
     out = `${out.slice(0, at)}${start}\n${render()}\n${out.slice(end)}`;
   }
   return out;
@@ -168,5 +189,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const doc = readFileSync(CONFIG_DOC, 'utf8');
   const next = renderConfigDoc(doc);
   writeFileSync(CONFIG_DOC, next);
-  process.stdout.write(next === doc ? 'docs/configuration.md is up to date\n' : 'docs/configuration.md: tables rewritten from schemas/config.json\n');
+  process.stdout.write(
+    next === doc
+      ? 'docs/configuration.md is up to date\n'
+      : 'docs/configuration.md: tables rewritten from schemas/config.json\n',
+  );
 }

@@ -31,13 +31,15 @@ function tsFiles(dir: string): string[] {
   });
 }
 
-/** One static import or re-export of a file of src/ by another: `types` when it brings in types only (erased at run time). */
+/** One static import or re-export of a file of src/ by another: `types` when it brings in types only (erased at run
+ * time). */
 interface Edge {
   to: string;
   types: boolean;
 }
 
-/** The static imports and re-exports of a file that lead to another file of src/ (dynamic `import()` is not followed). */
+/** The static imports and re-exports of a file that lead to another file of src/ (dynamic `import()` is not followed).
+ * */
 function importsOf(file: string): Edge[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   const edges: Edge[] = [];
@@ -50,8 +52,11 @@ function importsOf(file: string): Edge[] {
   for (const node of source.statements) {
     if (ts.isImportDeclaration(node)) {
       const clause = node.importClause;
-      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
-      const onlyTypes = !!clause && (clause.isTypeOnly || (!clause.name && !!named && named.length > 0 && named.every((e) => e.isTypeOnly)));
+      const named =
+        clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
+      const onlyTypes =
+        !!clause &&
+        (clause.isTypeOnly || (!clause.name && !!named && named.length > 0 && named.every((e) => e.isTypeOnly)));
       add(node.moduleSpecifier, onlyTypes);
     } else if (ts.isExportDeclaration(node)) {
       const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : undefined;
@@ -119,16 +124,25 @@ test('every folder of src/ is a layer of the table, and every layer is a folder'
   const folders: string[] = [];
   for (const entry of readdirSync(SRC, { withFileTypes: true })) {
     if (!entry.isDirectory()) {
-      assert.is(entry.name, PUBLIC_SURFACE, `src/${entry.name}: the only file at the top of src/ is ${PUBLIC_SURFACE}; put it in a layer`);
+      assert.is(
+        entry.name,
+        PUBLIC_SURFACE,
+        `src/${entry.name}: the only file at the top of src/ is ${PUBLIC_SURFACE}; put it in a layer`,
+      );
     } else if (entry.name === 'tools') {
       const tools = readdirSync(join(SRC, 'tools'), { withFileTypes: true });
-      for (const tool of tools) assert.ok(tool.isDirectory(), `src/tools/${tool.name}: each tool is a folder of its own`);
+      for (const tool of tools)
+        assert.ok(tool.isDirectory(), `src/tools/${tool.name}: each tool is a folder of its own`);
       folders.push(...tools.map((tool) => `tools/${tool.name}`));
     } else {
       folders.push(entry.name);
     }
   }
-  assert.equal(folders.sort(), [...LAYER_NAMES].sort(), 'the folders of src/ are the layers of LAYERS in eslint.config.js');
+  assert.equal(
+    folders.sort(),
+    [...LAYER_NAMES].sort(),
+    'the folders of src/ are the layers of LAYERS in eslint.config.js',
+  );
 });
 
 test('docs/architecture.md has one line per layer, naming it', () => {

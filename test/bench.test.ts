@@ -1,6 +1,19 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { besideRatio, combine, compare, floorRows, linearity, logCost, markdownTable, median, percentile, ratio, table, type LoadFigures } from '../bench/report.js';
+import {
+  besideRatio,
+  combine,
+  compare,
+  floorRows,
+  linearity,
+  logCost,
+  markdownTable,
+  median,
+  percentile,
+  ratio,
+  table,
+  type LoadFigures,
+} from '../bench/report.js';
 import { ownerOf, shortUrl, summarise, type CpuProfile } from '../bench/cpuprofile.js';
 import { conversation, paddedPng, text } from '../bench/scenarios.js';
 import type { BenchResults } from '../bench/results.js';
@@ -112,10 +125,21 @@ test('verdicts apply the issue targets to the ratios of the same run', () => {
 });
 
 test("comparisons beside the mock are the medians of the rounds' ratios, where the run kept them", () => {
-  const base = { name: 'chat', title: 'chat', baseline: figures(100, 1, 50), ratio: compare(figures(46, 2, 140), figures(100, 1, 50)) };
+  const base = {
+    name: 'chat',
+    title: 'chat',
+    baseline: figures(100, 1, 50),
+    ratio: compare(figures(46, 2, 140), figures(100, 1, 50)),
+  };
   // The medians of the figures say: 0.77x the floor (not met), a log costing 8% (met); the rounds, each
   // two servers measured seconds apart, say 0.93x and 12%.
-  const s = { ...base, mock: figures(46, 2, 140), floor: figures(60, 1, 80), silent: figures(50, 2, 140), aimock: figures(20, 5, 90) };
+  const s = {
+    ...base,
+    mock: figures(46, 2, 140),
+    floor: figures(60, 1, 80),
+    silent: figures(50, 2, 140),
+    aimock: figures(20, 5, 90),
+  };
   assert.is(besideRatio(s, 'floor')!.toFixed(3), (46 / 60).toFixed(3));
   assert.is(logCost(s)!.toFixed(3), '0.080');
   const paired = { ...s, paired: { floor: [0.95, 0.8, 0.93], silent: [0.9, 0.85, 0.88], aimock: [2.1, 2.5, 2.2] } };
@@ -123,8 +147,17 @@ test("comparisons beside the mock are the medians of the rounds' ratios, where t
   assert.is(besideRatio(paired, 'aimock'), 2.2);
   assert.is(logCost(paired)!.toFixed(3), '0.120');
   const met = Object.fromEntries(verdicts({ machine: {}, options: {}, scenarios: [paired] }).map((v) => [v.target, v]));
-  assert.equal([met['chat: req/s, default log / stack floor']!.met, met['chat: req/s, default log / stack floor']!.value], [true, '0.93x']);
-  assert.equal([met['chat: cost of the request log (req/s, default vs silent)']!.met, met['chat: cost of the request log (req/s, default vs silent)']!.value], [false, '12.0%']);
+  assert.equal(
+    [met['chat: req/s, default log / stack floor']!.met, met['chat: req/s, default log / stack floor']!.value],
+    [true, '0.93x'],
+  );
+  assert.equal(
+    [
+      met['chat: cost of the request log (req/s, default vs silent)']!.met,
+      met['chat: cost of the request log (req/s, default vs silent)']!.value,
+    ],
+    [false, '12.0%'],
+  );
   // The printed table shows the same figures as the verdicts.
   const row = floorRows([paired])![1]!;
   assert.ok(row.includes('0.93x') && row.includes('2.20x') && row.includes('12.0%'), row.join(' | '));
@@ -132,7 +165,10 @@ test("comparisons beside the mock are the medians of the rounds' ratios, where t
 
 test("the mock is started with the node flags of package.json's start script, read from it", () => {
   assert.equal(startNodeFlags('node dist/cli/main.js serve'), []);
-  assert.equal(startNodeFlags('node --max-semi-space-size=8 --trace-gc dist/cli/main.js serve'), ['--max-semi-space-size=8', '--trace-gc']);
+  assert.equal(startNodeFlags('node --max-semi-space-size=8 --trace-gc dist/cli/main.js serve'), [
+    '--max-semi-space-size=8',
+    '--trace-gc',
+  ]);
   assert.throws(() => startNodeFlags('tsx src/cli/main.ts serve'), /start script/);
   assert.throws(() => startNodeFlags('node --flag other.js'), /start script/);
   const own = startNodeFlags();

@@ -1,6 +1,15 @@
 import { operations, type OperationId } from '../contract/operations.js';
 import { me, listModels } from '../handlers/account.js';
-import { addFaultRule, clearFaultRules, clearRequests, deleteFaultRule, listFaultRules, listRateLimits, listRequests, resetState } from '../handlers/admin.js';
+import {
+  addFaultRule,
+  clearFaultRules,
+  clearRequests,
+  deleteFaultRule,
+  listFaultRules,
+  listRateLimits,
+  listRequests,
+  resetState,
+} from '../handlers/admin.js';
 import { chatCompletions } from '../handlers/chat.js';
 import { editImage } from '../handlers/imageEdit.js';
 import { generateImages } from '../handlers/images.js';
@@ -49,4 +58,7 @@ const HANDLERS: Readonly<Record<OperationId, Handler>> = {
 };
 
 /** Every row of the operations table with its handler: the only place handlers meet operations. */
-export const boundOperations: readonly BoundOperation[] = operations.map((op) => ({ ...op, handler: HANDLERS[op.id as OperationId] }));
+export const boundOperations: readonly BoundOperation[] = operations.map((op) => ({
+  ...op,
+  handler: HANDLERS[op.id as OperationId],
+}));

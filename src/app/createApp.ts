@@ -11,7 +11,15 @@ import { faults } from '../pipeline/faults.js';
 import { handle } from '../pipeline/handle.js';
 import { parseBody } from '../pipeline/parseBody.js';
 import { rateLimit } from '../pipeline/rateLimit.js';
-import { beginResponse, openHead, reportRequest, requestIdFor, type IdRule, type Reporting, type RequestObserver } from '../pipeline/requestContext.js';
+import {
+  beginResponse,
+  openHead,
+  reportRequest,
+  requestIdFor,
+  type IdRule,
+  type Reporting,
+  type RequestObserver,
+} from '../pipeline/requestContext.js';
 import { responder } from '../pipeline/respond.js';
 import { pathOfUrl, routeTable } from '../pipeline/route.js';
 import { requestState, runSteps, type Step } from '../pipeline/steps.js';
@@ -47,7 +55,13 @@ export interface AppHooks {
   readonly logDropped?: () => unknown;
 }
 
-const defaultReport: ErrorSink = (err, where) => console.error('[unified-ai-mock] unexpected error on %s %s: %s', where.method, where.url, (err as Error)?.stack ?? err);
+const defaultReport: ErrorSink = (err, where) =>
+  console.error(
+    '[unified-ai-mock] unexpected error on %s %s: %s',
+    where.method,
+    where.url,
+    (err as Error)?.stack ?? err,
+  );
 
 /** What the early key check found out about a request it passed on to Koa. */
 interface Checked {
@@ -66,9 +80,11 @@ type CheckedRequest = IncomingMessage & { [CHECKED]?: Checked };
 export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockApp {
   const schemas = SchemaRegistry.shared();
   const config = resolveConfig(input, schemas);
-  if (config.strict) schemas.prepare(operations.flatMap((op) => (op.requestSchema ? [strictId(op.requestSchema)] : [])));
+  if (config.strict)
+    schemas.prepare(operations.flatMap((op) => (op.requestSchema ? [strictId(op.requestSchema)] : [])));
   // The upstream key is never read from a file: a flag, the programmatic option, or the environment.
-  if (config.proxy && config.upstreamKey === undefined && process.env.UPSTREAM_API_KEY) config.upstreamKey = process.env.UPSTREAM_API_KEY;
+  if (config.proxy && config.upstreamKey === undefined && process.env.UPSTREAM_API_KEY)
+    config.upstreamKey = process.env.UPSTREAM_API_KEY;
   const services = createServices(config, schemas);
   if (hooks.logDropped) services.logDropped = hooks.logDropped;
   const report = hooks.report ?? defaultReport;
@@ -86,12 +102,22 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     faults(services),
     ...(relay ? [relay.step(check, handle(services))] : [check, handle(services)]),
   ];
-  const respond = responder(services.limits.records, config.timeouts.stallMaxMs, hooks.streamTimers, config.timeouts.streamMaxMs);
+  const respond = responder(
+    services.limits.records,
+    config.timeouts.stallMaxMs,
+    hooks.streamTimers,
+    config.timeouts.streamMaxMs,
+  );
   const routes = routeTable(boundOperations, services.limits.messages.maxPathChars);
-  const observers: RequestObserver[] = [...(hooks.observers ?? []), (record) => services.state.append(record), (record) => services.responseBodies.keep(record)];
+  const observers: RequestObserver[] = [
+    ...(hooks.observers ?? []),
+    (record) => services.state.append(record),
+    (record) => services.responseBodies.keep(record),
+  ];
   // With shared state the journal is in Redis; this instance's own journal then records only while an
   // inspector follows it, so the live feed still carries the requests this instance answers.
-  if (services.state.kind !== 'memory') observers.push((record) => services.journal.listening && services.journal.record(record));
+  if (services.state.kind !== 'memory')
+    observers.push((record) => services.journal.listening && services.journal.record(record));
   const reporting: Reporting = { observers, maxModelChars: services.limits.records.maxModelChars };
   const idRule: IdRule = { maxChars: services.limits.requests.maxRequestIdChars, secrets: services.secrets };
 
@@ -101,7 +127,11 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const serve: Middleware = async function serve(ctx) {
     const checked = (ctx.req as CheckedRequest)[CHECKED];
     const started = checked?.started ?? performance.now();
-    const state = (ctx.state = requestState(requestIdFor(ctx.req.headers['x-request-id'], idRule), checked?.op, checked?.key));
+    const state = (ctx.state = requestState(
+      requestIdFor(ctx.req.headers['x-request-id'], idRule),
+      checked?.op,
+      checked?.key,
+    ));
     beginResponse(state);
     let path = checked?.path;
     try {
@@ -149,7 +179,14 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
    * byte for byte, so that a Koa release that changes its lifecycle (headers it adds, the status it
    * leaves) fails there.
    */
-  const refuseBeforeKoa = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string, err: ApiError, started: number): void => {
+  const refuseBeforeKoa = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    op: Operation,
+    path: string,
+    err: ApiError,
+    started: number,
+  ): void => {
     const state = requestState(requestIdFor(req.headers['x-request-id'], idRule), op, undefined, err);
     beginResponse(state);
     state.responseBody = sendError(res, state, err);

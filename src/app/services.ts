@@ -33,15 +33,24 @@ function faultRulesOf(config: Config, schemas: SchemaRegistry): FaultRules {
       faultRules.add(rule);
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
-      throw new ConfigError(`invalid configuration:\n  faultRules[${i}]${err.param ? `.${err.param}` : ''}: ${err.message}`);
+      throw new ConfigError(
+        `invalid configuration:\n  faultRules[${i}]${err.param ? `.${err.param}` : ''}: ${err.message}`,
+      );
     }
   });
   return faultRules;
 }
 
 /** The state the pipeline and the admin API use: this instance's own objects, or Redis shared by many. */
-function stateOf(config: Config, schemas: SchemaRegistry, parts: Pick<Services, 'rateLimits' | 'faultRules' | 'journal' | 'videoTasks'>, clock: Clock, limits: Limits): StateStore {
-  if (config.state === 'memory') return new MemoryState(parts.rateLimits, parts.faultRules, parts.journal, parts.videoTasks);
+function stateOf(
+  config: Config,
+  schemas: SchemaRegistry,
+  parts: Pick<Services, 'rateLimits' | 'faultRules' | 'journal' | 'videoTasks'>,
+  clock: Clock,
+  limits: Limits,
+): StateStore {
+  if (config.state === 'memory')
+    return new MemoryState(parts.rateLimits, parts.faultRules, parts.journal, parts.videoTasks);
   return new RedisState({
     url: config.state,
     clock,

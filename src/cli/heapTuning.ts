@@ -13,7 +13,10 @@ const FLAG = '--heap-growing-percent';
  * The young generation's size is not set here: V8 fixes it when the process starts, so `npm start` and
  * the container image pass `--max-semi-space-size` to node (package.json's start script).
  */
-export function tuneHeap(argv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): boolean {
+export function tuneHeap(
+  argv: readonly string[] = process.execArgv,
+  nodeOptions = process.env.NODE_OPTIONS ?? '',
+): boolean {
   if (argv.some((a) => a.startsWith(FLAG)) || nodeOptions.includes(FLAG)) return false;
   setFlagsFromString(`${FLAG}=40`);
   return true;

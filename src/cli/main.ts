@@ -3,7 +3,15 @@ import './heapTuning.js'; // first: V8 settings apply to everything the process 
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, configSettings, defaultKeys, readConfigFile, windowMsOf, type ConfigInput, type Setting } from '../domain/config.js';
+import {
+  ConfigError,
+  configSettings,
+  defaultKeys,
+  readConfigFile,
+  windowMsOf,
+  type ConfigInput,
+  type Setting,
+} from '../domain/config.js';
 import { maskKey } from '../domain/keys.js';
 import { flushLogger } from '../server/logger.js';
 import { start } from '../server/server.js';
@@ -64,14 +72,22 @@ function fromFlag(flag: Flag, raw: string | boolean | (string | boolean)[]): unk
   }
   const branches = [flag.setting.schema, ...(flag.setting.schema.anyOf ?? [])];
   if (branches.some((b) => b.const === raw)) return raw;
-  if (branches.some((b) => [b.type ?? []].flat().some((t) => t === 'integer' || t === 'number'))) return num(flag.name, raw);
+  if (branches.some((b) => [b.type ?? []].flat().some((t) => t === 'integer' || t === 'number')))
+    return num(flag.name, raw);
   return raw;
 }
 
 /** A copy of obj with the value at path (members of groups go into a copy of the group). */
-function withValue(obj: Record<string, unknown> | undefined, path: readonly string[], value: unknown): Record<string, unknown> {
+function withValue(
+  obj: Record<string, unknown> | undefined,
+  path: readonly string[],
+  value: unknown,
+): Record<string, unknown> {
   const [head, ...rest] = path as [string, ...string[]];
-  return { ...obj, [head]: rest.length ? withValue(obj?.[head] as Record<string, unknown> | undefined, rest, value) : value };
+  return {
+    ...obj,
+    [head]: rest.length ? withValue(obj?.[head] as Record<string, unknown> | undefined, rest, value) : value,
+  };
 }
 
 const NBSP = '\u00a0';
@@ -93,10 +109,16 @@ function wrap(text: string, width: number, indent: string): string {
 /** The help of `serve`, written from schemas/config.json: each flag, what it sets and its default. */
 export function serveHelp(): string {
   const WIDTH = 100;
-  const rows: [string, string][] = [['--config FILE', 'JSON configuration file (checked at start-up; exit 2 when invalid)']];
+  const rows: [string, string][] = [
+    ['--config FILE', 'JSON configuration file (checked at start-up; exit 2 when invalid)'],
+  ];
   for (const f of FLAGS) {
     const s = f.setting.schema;
-    const what = [s.description ?? '', s.enum ? `: ${s.enum.map(show).join('|')}` : '', isList(f) ? '; repeatable' : ''].join('');
+    const what = [
+      s.description ?? '',
+      s.enum ? `: ${s.enum.map(show).join('|')}` : '',
+      isList(f) ? '; repeatable' : '',
+    ].join('');
     const sets = isSwitch(f) ? `${dotted(f)} = ${switchValue(f)}` : dotted(f);
     // The bracket is kept on one line: no-break spaces until the text is wrapped.
     const bracket = `[${sets}${s.default === undefined ? '' : `; default ${show(s.default)}`}]`.replace(/ /g, NBSP);
@@ -105,7 +127,9 @@ export function serveHelp(): string {
   rows.push(['--help', 'show this help']);
   const column = Math.max(...rows.map(([usage]) => usage.length)) + 4;
   const indent = ' '.repeat(column);
-  const options = rows.map(([usage, text]) => `  ${usage.padEnd(column - 2)}${wrap(text, WIDTH - column, indent).replaceAll(NBSP, ' ')}`);
+  const options = rows.map(
+    ([usage, text]) => `  ${usage.padEnd(column - 2)}${wrap(text, WIDTH - column, indent).replaceAll(NBSP, ' ')}`,
+  );
   const others = configSettings()
     .filter((s) => !s.schema['x-flag'])
     .map((s) => s.path.join('.'));
@@ -129,7 +153,11 @@ export function serveConfig(argv: string[]): ConfigInput | 'help' {
     options: {
       config: { type: 'string' },
       help: { type: 'boolean' },
-      ...Object.fromEntries(FLAGS.map((f) => [f.name, isSwitch(f) ? { type: 'boolean' } : { type: 'string', multiple: isList(f) }] as const)),
+      ...Object.fromEntries(
+        FLAGS.map(
+          (f) => [f.name, isSwitch(f) ? { type: 'boolean' } : { type: 'string', multiple: isList(f) }] as const,
+        ),
+      ),
     },
   });
   const values = parsed.values as Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -137,7 +165,9 @@ export function serveConfig(argv: string[]): ConfigInput | 'help' {
   let input: ConfigInput = typeof values.config === 'string' ? readConfigFile(values.config) : {};
   // A key in a file ends up in a repository sooner or later: the upstream key comes from the flag or the environment.
   if (input.upstreamKey !== undefined)
-    throw new ConfigError(`${String(values.config)}: upstreamKey may not be given in a file; use --upstream-key KEY or the UPSTREAM_API_KEY environment variable`);
+    throw new ConfigError(
+      `${String(values.config)}: upstreamKey may not be given in a file; use --upstream-key KEY or the UPSTREAM_API_KEY environment variable`,
+    );
   for (const f of FLAGS) {
     const raw = values[f.name];
     if (raw !== undefined) input = withValue(input, f.setting.path, fromFlag(f, raw)) as ConfigInput;
@@ -153,14 +183,20 @@ async function serve(argv: string[]): Promise<number> {
   }
   const mock = await start(input, { log: true });
   const keys = mock.config.keys.map((k) => {
-    const limit = k.rateLimit ? ` (rate limit: ${k.rateLimit.requests} requests per ${windowMsOf(k.rateLimit) / 1000} s)` : '';
+    const limit = k.rateLimit
+      ? ` (rate limit: ${k.rateLimit.requests} requests per ${windowMsOf(k.rateLimit) / 1000} s)`
+      : '';
     // The default keys are public fixtures and printed whole; keys given by the user are masked.
     const shown = input.keys ? maskKey(k.key) : k.key;
     return `  ${shown}${input.keys && k.label ? ` (${k.label})` : ''}${limit}`;
   });
   const { proxy, record, replay } = mock.config;
   // The upstream's URL is shown without any user:password part; its key never is.
-  const relay = proxy ? `proxying to ${proxy.replace(/\/\/[^@/]*@/, '//')}${record ? `, recording into ${record}` : ''}\n` : replay ? `replaying the cassettes of ${replay}\n` : '';
+  const relay = proxy
+    ? `proxying to ${proxy.replace(/\/\/[^@/]*@/, '//')}${record ? `, recording into ${record}` : ''}\n`
+    : replay
+      ? `replaying the cassettes of ${replay}\n`
+      : '';
   process.stdout.write(`unified-ai-mock listening on ${mock.url}\n${relay}API keys:\n${keys.join('\n')}\n`);
   // SIGTERM or SIGINT: stop accepting, let requests and streams finish within the grace period, exit 0.
   // A second signal exits at once with 128 + the signal number (130 for SIGINT, 143 for SIGTERM).
@@ -194,7 +230,10 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'serve') return await serve(rest);
     if (command === 'conformance') return await (await import('../tools/conformance/cli.js')).conformance(rest);
     if (command === 'client-check') {
-      const [{ clientCheck }, { startMockServer }] = await Promise.all([import('../tools/clientCheck/cli.js'), import('../server/programmatic.js')]);
+      const [{ clientCheck }, { startMockServer }] = await Promise.all([
+        import('../tools/clientCheck/cli.js'),
+        import('../server/programmatic.js'),
+      ]);
       return await clientCheck(rest, { startMock: (config) => startMockServer(config) });
     }
     if (command === 'openapi') return await (await import('../tools/openapi/cli.js')).openapi(rest);
@@ -202,7 +241,12 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   } catch (err) {
     const e = err as Error & { code?: string };
-    if (err instanceof ConfigError || e.code?.startsWith('ERR_PARSE_ARGS') || e.code === 'EADDRINUSE' || e.code === 'EACCES') {
+    if (
+      err instanceof ConfigError ||
+      e.code?.startsWith('ERR_PARSE_ARGS') ||
+      e.code === 'EADDRINUSE' ||
+      e.code === 'EACCES'
+    ) {
       process.stderr.write(`unified-ai-mock: ${e.message}\n`);
       return 2;
     }

@@ -13,23 +13,59 @@ export interface ErrorTemplate {
 
 /** The error table; every error the mock sends starts from one of these rows. */
 export const ERRORS = {
-  INVALID_JSON: { status: 400, type: 'invalid_request_error', code: 'invalid_json', message: 'The request body is not valid JSON.' },
-  BODY_NOT_OBJECT: { status: 400, type: 'invalid_request_error', code: 'invalid_body', message: 'The request body must be a JSON object.' },
-  UNSUPPORTED_CONTENT_TYPE: { status: 400, type: 'invalid_request_error', code: 'unsupported_content_type', message: "Content-Type must be 'application/json'." },
+  INVALID_JSON: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'invalid_json',
+    message: 'The request body is not valid JSON.',
+  },
+  BODY_NOT_OBJECT: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'invalid_body',
+    message: 'The request body must be a JSON object.',
+  },
+  UNSUPPORTED_CONTENT_TYPE: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'unsupported_content_type',
+    message: "Content-Type must be 'application/json'.",
+  },
   VALIDATION: { status: 400, type: 'invalid_request_error', code: 'invalid_value', message: 'Invalid request.' },
   MODEL_NOT_FOUND: { status: 400, type: 'invalid_request_error', code: 'model_not_found', message: 'Unknown model.' },
-  WRONG_MODEL_KIND: { status: 400, type: 'invalid_request_error', code: 'model_not_supported', message: 'Model not supported by this endpoint.' },
-  INVALID_IMAGE: { status: 400, type: 'invalid_request_error', code: 'invalid_image', message: 'The image is not a supported image.' },
+  WRONG_MODEL_KIND: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'model_not_supported',
+    message: 'Model not supported by this endpoint.',
+  },
+  INVALID_IMAGE: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'invalid_image',
+    message: 'The image is not a supported image.',
+  },
   INVALID_SSML: { status: 400, type: 'invalid_request_error', code: 'invalid_ssml', message: 'The SSML is malformed.' },
-  UNSUPPORTED_OUTPUT_FORMAT: { status: 400, type: 'invalid_request_error', code: 'unsupported_output_format', message: 'Unsupported output format.' },
+  UNSUPPORTED_OUTPUT_FORMAT: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'unsupported_output_format',
+    message: 'Unsupported output format.',
+  },
   UNKNOWN_VOICE: { status: 400, type: 'invalid_request_error', code: 'voice_not_found', message: 'Unknown voice.' },
-  UNKNOWN_REPLY_RULE: { status: 400, type: 'invalid_request_error', code: 'unknown_reply_rule', message: 'Unknown reply rule.' },
+  UNKNOWN_REPLY_RULE: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'unknown_reply_rule',
+    message: 'Unknown reply rule.',
+  },
   INVALID_HEADER: { status: 400, type: 'invalid_request_error', code: 'invalid_header', message: 'Invalid header.' },
   MISSING_KEY: {
     status: 401,
     type: 'invalid_request_error',
     code: null,
-    message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+    message:
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
   },
   INVALID_AUTH_SCHEME: {
     status: 401,
@@ -37,19 +73,70 @@ export const ERRORS = {
     code: 'invalid_auth_scheme',
     message: 'The Authorization header must use the Bearer scheme (i.e. Authorization: Bearer YOUR_KEY).',
   },
-  INVALID_KEY: { status: 401, type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided.' },
-  ADMIN_FORBIDDEN: { status: 403, type: 'permission_error', code: 'admin_forbidden', message: 'The admin API is not available to this client.' },
+  INVALID_KEY: {
+    status: 401,
+    type: 'invalid_request_error',
+    code: 'invalid_api_key',
+    message: 'Incorrect API key provided.',
+  },
+  ADMIN_FORBIDDEN: {
+    status: 403,
+    type: 'permission_error',
+    code: 'admin_forbidden',
+    message: 'The admin API is not available to this client.',
+  },
   NOT_FOUND: { status: 404, type: 'invalid_request_error', code: 'not_found', message: 'Unknown path.' },
-  METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: 'Method not allowed.' },
-  DUPLICATE_RULE_ID: { status: 409, type: 'invalid_request_error', code: 'duplicate_rule_id', message: 'A fault rule with this id exists already.' },
-  BODY_TOO_LARGE: { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: 'The request body is too large.' },
-  UNSUPPORTED_ENCODING: { status: 415, type: 'invalid_request_error', code: 'unsupported_content_encoding', message: 'Compressed request bodies are not accepted.' },
-  RANGE_NOT_SATISFIABLE: { status: 416, type: 'invalid_request_error', code: 'range_not_satisfiable', message: 'The requested range is not satisfiable.' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    type: 'invalid_request_error',
+    code: 'method_not_allowed',
+    message: 'Method not allowed.',
+  },
+  DUPLICATE_RULE_ID: {
+    status: 409,
+    type: 'invalid_request_error',
+    code: 'duplicate_rule_id',
+    message: 'A fault rule with this id exists already.',
+  },
+  BODY_TOO_LARGE: {
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'request_too_large',
+    message: 'The request body is too large.',
+  },
+  UNSUPPORTED_ENCODING: {
+    status: 415,
+    type: 'invalid_request_error',
+    code: 'unsupported_content_encoding',
+    message: 'Compressed request bodies are not accepted.',
+  },
+  RANGE_NOT_SATISFIABLE: {
+    status: 416,
+    type: 'invalid_request_error',
+    code: 'range_not_satisfiable',
+    message: 'The requested range is not satisfiable.',
+  },
   RATE_LIMITED: { status: 429, type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached.' },
-  INTERNAL: { status: 500, type: 'server_error', code: null, message: 'The server had an error processing your request.' },
-  // Sent as the last event of a stream that runs past timeouts.streamMaxMs (the 200 head is out by then); 504 names what it is.
-  STREAM_TIME_LIMIT: { status: 504, type: 'server_error', code: 'stream_time_limit', message: "The stream ran past the server's stream time limit and was ended." },
-  STATE_UNAVAILABLE: { status: 503, type: 'server_error', code: 'state_unavailable', message: "The mock's shared state (Redis) cannot be reached; retry shortly." },
+  INTERNAL: {
+    status: 500,
+    type: 'server_error',
+    code: null,
+    message: 'The server had an error processing your request.',
+  },
+  // Sent as the last event of a stream that runs past timeouts.streamMaxMs (the 200 head is out by then); 504 names
+  // what it is.
+  STREAM_TIME_LIMIT: {
+    status: 504,
+    type: 'server_error',
+    code: 'stream_time_limit',
+    message: "The stream ran past the server's stream time limit and was ended.",
+  },
+  STATE_UNAVAILABLE: {
+    status: 503,
+    type: 'server_error',
+    code: 'state_unavailable',
+    message: "The mock's shared state (Redis) cannot be reached; retry shortly.",
+  },
   // Written straight to the socket (src/server/connections.ts): Node's HTTP parser or its timers refused the
   // request before the app saw it, and the connection is closed after the answer.
   REQUEST_TIMEOUT: {
@@ -58,11 +145,36 @@ export const ERRORS = {
     code: 'request_timeout',
     message: 'The request (headers and body) did not arrive in time; the connection is closed.',
   },
-  HEADERS_TOO_LARGE: { status: 431, type: 'invalid_request_error', code: 'request_header_fields_too_large', message: 'The request headers are too large.' },
-  CHUNK_EXTENSIONS_TOO_LARGE: { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: 'The chunk extensions of the request body are too large.' },
-  CONNECT_NOT_ALLOWED: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: 'CONNECT is not supported: this server is not a proxy.' },
-  INCOMPLETE_REQUEST: { status: 400, type: 'invalid_request_error', code: 'incomplete_request', message: 'The connection ended before the request was complete.' },
-  MALFORMED_REQUEST: { status: 400, type: 'invalid_request_error', code: 'malformed_request', message: 'The request is not valid HTTP/1.1.' },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    type: 'invalid_request_error',
+    code: 'request_header_fields_too_large',
+    message: 'The request headers are too large.',
+  },
+  CHUNK_EXTENSIONS_TOO_LARGE: {
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'request_too_large',
+    message: 'The chunk extensions of the request body are too large.',
+  },
+  CONNECT_NOT_ALLOWED: {
+    status: 405,
+    type: 'invalid_request_error',
+    code: 'method_not_allowed',
+    message: 'CONNECT is not supported: this server is not a proxy.',
+  },
+  INCOMPLETE_REQUEST: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'incomplete_request',
+    message: 'The connection ended before the request was complete.',
+  },
+  MALFORMED_REQUEST: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'malformed_request',
+    message: 'The request is not valid HTTP/1.1.',
+  },
 } as const satisfies Record<string, ErrorTemplate>;
 
 /** One violated rule, as listed in the envelope's `details`. */

@@ -7,7 +7,8 @@ import { SCHEMA_BASE } from './validators/sources.js';
  * --strict, and the pipeline names it (header x-mock-ignored-fields, the journal's ignoredFields).
  */
 export type Shape =
-  { readonly kind: 'object'; readonly known: ReadonlySet<string>; readonly children: ReadonlyMap<string, Shape> } | { readonly kind: 'array'; readonly items: Shape };
+  | { readonly kind: 'object'; readonly known: ReadonlySet<string>; readonly children: ReadonlyMap<string, Shape> }
+  | { readonly kind: 'array'; readonly items: Shape };
 
 /** The response header that names the ignored fields (also in the OpenAPI document's success headers). */
 export const IGNORED_FIELDS_HEADER = 'x-mock-ignored-fields';
@@ -56,7 +57,9 @@ function segment(key: string): string {
   if (SAFE.test(escaped)) return escaped;
   let out = '';
   for (const ch of escaped)
-    out += /[A-Za-z0-9_.!*'()$@:;=+~-]/.test(ch) ? ch : [...Buffer.from(ch, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+    out += /[A-Za-z0-9_.!*'()$@:;=+~-]/.test(ch)
+      ? ch
+      : [...Buffer.from(ch, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
   return out;
 }
 
@@ -66,12 +69,18 @@ function segment(key: string): string {
  * sent as a field name is named masked). On the hot path most bodies have none: the walk builds no
  * string until it finds one, so it costs a key lookup per field of each listed object.
  */
-export function unknownFields(shape: Shape, body: unknown, max: number, name: (key: string) => string = same): readonly string[] {
+export function unknownFields(
+  shape: Shape,
+  body: unknown,
+  max: number,
+  name: (key: string) => string = same,
+): readonly string[] {
   // Most bodies have no unknown field: a plain check first, with no path kept and nothing allocated.
   if (!holdsUnknown(shape, body)) return NONE;
   const out: string[] = [];
   const path: (string | number)[] = [];
-  const pointer = (key: string) => `${path.map((p) => `/${typeof p === 'number' ? p : segment(p)}`).join('')}/${segment(name(key))}`;
+  const pointer = (key: string) =>
+    `${path.map((p) => `/${typeof p === 'number' ? p : segment(p)}`).join('')}/${segment(name(key))}`;
   walk(shape, body, path, out, max, pointer);
   return out;
 }
@@ -96,7 +105,14 @@ function holdsUnknown(s: Shape, value: unknown): boolean {
 }
 
 /** Walks one value; false once the list is full (`...` added), to stop. */
-function walk(s: Shape, value: unknown, path: (string | number)[], out: string[], max: number, pointer: (key: string) => string): boolean {
+function walk(
+  s: Shape,
+  value: unknown,
+  path: (string | number)[],
+  out: string[],
+  max: number,
+  pointer: (key: string) => string,
+): boolean {
   if (s.kind === 'array') {
     if (!Array.isArray(value)) return true;
     for (let i = 0; i < value.length; i++) {

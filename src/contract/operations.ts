@@ -84,7 +84,8 @@ const ADMIN = 'Admin';
 const EXT = 'Mock extensions';
 
 /**
- * The rows of the operations table, the single source of truth: every route the mock serves, as data. The router, validation, rate
+ * The rows of the operations table, the single source of truth: every route the mock serves, as data. The router,
+ * validation, rate
  * limits, the journal, the OpenAPI document and the conformance target list are derived from it; no
  * route is registered anywhere else.
  */
@@ -137,7 +138,8 @@ const ROWS = [
     doc: {
       tag: 'image-provider',
       summary: 'Edit an input image with a text prompt',
-      description: 'The image is base64 or a data URI of a PNG, JPEG, GIF or WebP image; the answer is a base64 PNG of the same width and height.',
+      description:
+        'The image is base64 or a data URI of a PNG, JPEG, GIF or WebP image; the answer is a base64 PNG of the same width and height.',
     },
   },
   {
@@ -153,7 +155,8 @@ const ROWS = [
       tag: 'video-provider',
       summary: 'Generate video from text or from an image',
       models: 'video',
-      description: 'Answers with a task, completed at once by default; `video.url` serves a real MP4 of the requested resolution and duration.',
+      description:
+        'Answers with a task, completed at once by default; `video.url` serves a real MP4 of the requested resolution and duration.',
     },
   },
   {
@@ -170,7 +173,8 @@ const ROWS = [
       summary: 'Convert text to speech',
       models: 'voice',
       voices: true,
-      description: 'Answers with a decodable MP3 whose duration grows with the text. `model_id`, when given, names one of the models below.',
+      description:
+        'Answers with a decodable MP3 whose duration grows with the text. `model_id`, when given, names one of the models below.',
     },
   },
   {
@@ -201,7 +205,8 @@ const ROWS = [
     doc: {
       tag: 'Account',
       summary: 'Describe the calling API key',
-      description: 'The authentication example of the API document: the key masked, its scopes, rate limit and usage. The key itself is never echoed.',
+      description:
+        'The authentication example of the API document: the key masked, its scopes, rate limit and usage. The key itself is never echoed.',
     },
   },
   // Extensions the API document does not list.
@@ -213,7 +218,11 @@ const ROWS = [
     documented: false,
     auth: 'key',
     success: json('models-list.json'),
-    doc: { tag: EXT, summary: 'List the models the mock knows', description: 'The model catalogue in the OpenAI list shape, so SDK helpers that list models work.' },
+    doc: {
+      tag: EXT,
+      summary: 'List the models the mock knows',
+      description: 'The model catalogue in the OpenAI list shape, so SDK helpers that list models work.',
+    },
   },
   {
     id: 'video.get',
@@ -225,7 +234,8 @@ const ROWS = [
     doc: {
       tag: EXT,
       summary: 'Poll a video generation task',
-      description: 'The current state of a task created by video generation (tasks advance one step per poll when the server runs with video progress on).',
+      description:
+        'The current state of a task created by video generation (tasks advance one step per poll when the server runs with video progress on).',
     },
   },
   {
@@ -238,7 +248,8 @@ const ROWS = [
     doc: {
       tag: EXT,
       summary: 'Download a generated image',
-      description: 'The PNG behind an image URL. No key is needed, as with a signed URL. One byte range is answered 206, as by a CDN.',
+      description:
+        'The PNG behind an image URL. No key is needed, as with a signed URL. One byte range is answered 206, as by a CDN.',
     },
   },
   {
@@ -251,7 +262,8 @@ const ROWS = [
     doc: {
       tag: EXT,
       summary: 'Download a generated video',
-      description: 'The MP4 behind a video task URL. No key is needed, as with a signed URL. One byte range is answered 206, so that a player can seek.',
+      description:
+        'The MP4 behind a video task URL. No key is needed, as with a signed URL. One byte range is answered 206, so that a player can seek.',
     },
   },
   // The admin API: fault rules, rate-limit and rule state, the request journal (loopback or admin token).
@@ -262,7 +274,11 @@ const ROWS = [
     documented: false,
     auth: 'admin',
     success: admin,
-    doc: { tag: ADMIN, summary: 'List the fault rules', description: 'In the order they are tried, each with `state: {matched, fired, remaining}`.' },
+    doc: {
+      tag: ADMIN,
+      summary: 'List the fault rules',
+      description: 'In the order they are tried, each with `state: {matched, fired, remaining}`.',
+    },
   },
   {
     id: 'admin.faults.add',
@@ -273,7 +289,11 @@ const ROWS = [
     requestSchema: schemaId('admin-fault-rule-request.json'),
     success: { ...admin, status: 201 },
     errors: [409],
-    doc: { tag: ADMIN, summary: 'Add a fault rule', description: 'Adds one rule after the others; 409 when its id is taken.' },
+    doc: {
+      tag: ADMIN,
+      summary: 'Add a fault rule',
+      description: 'Adds one rule after the others; 409 when its id is taken.',
+    },
   },
   {
     id: 'admin.faults.clear',
@@ -303,7 +323,8 @@ const ROWS = [
     doc: {
       tag: ADMIN,
       summary: 'Reset rate limits and fault rules',
-      description: 'Every key gets its full allowance back and every rule its first state (`times` counters, seeded generators).',
+      description:
+        'Every key gets its full allowance back and every rule its first state (`times` counters, seeded generators).',
     },
   },
   {
@@ -313,7 +334,11 @@ const ROWS = [
     documented: false,
     auth: 'admin',
     success: admin,
-    doc: { tag: ADMIN, summary: 'Read the request journal', description: 'The most recent requests, oldest first (admin calls are not recorded).' },
+    doc: {
+      tag: ADMIN,
+      summary: 'Read the request journal',
+      description: 'The most recent requests, oldest first (admin calls are not recorded).',
+    },
   },
   {
     id: 'admin.requests.clear',
@@ -331,7 +356,11 @@ const ROWS = [
     documented: false,
     auth: 'admin',
     success: admin,
-    doc: { tag: ADMIN, summary: 'Show what each rate-limited key has left', description: 'Reading it does not count as a request.' },
+    doc: {
+      tag: ADMIN,
+      summary: 'Show what each rate-limited key has left',
+      description: 'Reading it does not count as a request.',
+    },
   },
   {
     id: 'admin.requests.events',
@@ -344,7 +373,8 @@ const ROWS = [
     doc: {
       tag: ADMIN,
       summary: 'Follow the request journal live',
-      description: 'Server-sent events: one `entry` event per request the journal records from now on, its data the entry as JSON.',
+      description:
+        'Server-sent events: one `entry` event per request the journal records from now on, its data the entry as JSON.',
     },
   },
   {
@@ -372,7 +402,11 @@ const ROWS = [
     auth: 'admin',
     faultable: false,
     success: { contentType: 'text/html' },
-    doc: { tag: ADMIN, summary: 'The request inspector page', description: 'The live journal, one request opened, fault rules and rate limits, in the browser.' },
+    doc: {
+      tag: ADMIN,
+      summary: 'The request inspector page',
+      description: 'The live journal, one request opened, fault rules and rate limits, in the browser.',
+    },
   },
   {
     id: 'admin.inspector.script',
@@ -402,11 +436,15 @@ const ROWS = [
     documented: false,
     auth: 'none',
     faultable: false,
-    success: { contentType: 'application/json', inline: { type: 'object', description: 'An OpenAPI 3.1 document (this one).' } },
+    success: {
+      contentType: 'application/json',
+      inline: { type: 'object', description: 'An OpenAPI 3.1 document (this one).' },
+    },
     doc: {
       tag: EXT,
       summary: 'This OpenAPI document',
-      description: 'Generated from the operations table and the JSON Schemas the mock validates with; its server is the URL it was fetched from.',
+      description:
+        'Generated from the operations table and the JSON Schemas the mock validates with; its server is the URL it was fetched from.',
     },
   },
   {
@@ -417,8 +455,15 @@ const ROWS = [
     auth: 'none',
     faultable: false,
     probe: true,
-    success: { contentType: 'application/json', inline: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } } },
-    doc: { tag: EXT, summary: 'Health check', description: '`{"status":"ok"}` while the server accepts requests. No key; never rate-limited or faulted.' },
+    success: {
+      contentType: 'application/json',
+      inline: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } },
+    },
+    doc: {
+      tag: EXT,
+      summary: 'Health check',
+      description: '`{"status":"ok"}` while the server accepts requests. No key; never rate-limited or faulted.',
+    },
   },
 ] as const satisfies readonly Operation[];
 
@@ -447,4 +492,5 @@ export function operation(id: string): Operation {
 }
 
 /** The operation for an id, or undefined (ids in records and reports come from outside the table too). */
-export const findOperation = (id: string | undefined): Operation | undefined => (id === undefined ? undefined : byId.get(id));
+export const findOperation = (id: string | undefined): Operation | undefined =>
+  id === undefined ? undefined : byId.get(id);

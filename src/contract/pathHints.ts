@@ -36,9 +36,9 @@ export const PATH_HINTS: readonly PathHint[] = [
 ];
 
 // Each path as written and under /v1, longest first so that the most specific row wins.
-const PREFIXES: readonly (readonly [string, string])[] = PATH_HINTS.flatMap(({ paths, hint }) => paths.flatMap((p) => [[p, hint] as const, [`/v1${p}`, hint] as const])).sort(
-  ([a], [b]) => b.length - a.length,
-);
+const PREFIXES: readonly (readonly [string, string])[] = PATH_HINTS.flatMap(({ paths, hint }) =>
+  paths.flatMap((p) => [[p, hint] as const, [`/v1${p}`, hint] as const]),
+).sort(([a], [b]) => b.length - a.length);
 
 /** The hint for a path nobody serves, if a known client calls it; undefined otherwise. */
 export function hintFor(path: string): string | undefined {

@@ -11,7 +11,8 @@ export interface TextRecipe {
 }
 
 /** Whether a recorded response body is a recipe (not a text or a Buffer). */
-export const isRecipe = (body: unknown): body is TextRecipe => typeof body === 'object' && body !== null && typeof (body as Partial<TextRecipe>).make === 'function';
+export const isRecipe = (body: unknown): body is TextRecipe =>
+  typeof body === 'object' && body !== null && typeof (body as Partial<TextRecipe>).make === 'function';
 
 /** One SSE event of a streamed reply: its JSON text and how many tokens it carries (for pacing). */
 export interface SseEvent {

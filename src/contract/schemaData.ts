@@ -4,10 +4,12 @@ import { SCHEMAS_DIR } from '../lib/paths.js';
 
 const files = new Map<string, unknown>();
 
-/** The parsed JSON of one file of schemas/, read once: for code that needs a schema's data (a default, a bound), not a validator. */
+/** The parsed JSON of one file of schemas/, read once: for code that needs a schema's data (a default, a bound), not a
+ * validator. */
 export function schemaFile(file: string): unknown {
   let data = files.get(file);
-  if (data === undefined) files.set(file, (data = JSON.parse(readFileSync(join(SCHEMAS_DIR, file), 'utf8')) as unknown));
+  if (data === undefined)
+    files.set(file, (data = JSON.parse(readFileSync(join(SCHEMAS_DIR, file), 'utf8')) as unknown));
   return data;
 }
 

@@ -37,15 +37,24 @@ export class SchemaRegistry {
     return (shared ??= new SchemaRegistry());
   }
 
-  /** `generatedFile`: where to look for generated validators (by default the build's, for the package's schemas only). */
-  constructor(dir: string = SCHEMAS_DIR, generatedFile: string | undefined = dir === SCHEMAS_DIR ? GENERATED_FILE : undefined) {
+  /** `generatedFile`: where to look for generated validators (by default the build's, for the package's schemas only).
+   * */
+  constructor(
+    dir: string = SCHEMAS_DIR,
+    generatedFile: string | undefined = dir === SCHEMAS_DIR ? GENERATED_FILE : undefined,
+  ) {
     const { variants, hash } = readSchemas(dir);
     this.ids = variants.map((v) => v.id);
-    const loaded = generatedFile === undefined ? undefined : loadGenerated(hash, new Map(variants.map((v) => [v.id, v.schema])), generatedFile);
+    const loaded =
+      generatedFile === undefined
+        ? undefined
+        : loadGenerated(hash, new Map(variants.map((v) => [v.id, v.schema])), generatedFile);
     this.generated = loaded !== undefined;
     // An id the module has no validator for (a subschema such as `x.json#/$defs/y`) is compiled on its first use.
     let fallback: Lookup | undefined;
-    this.lookup = loaded ? (allErrors, id) => loaded(allErrors, id) ?? (fallback ??= compiled(variants))(allErrors, id) : compiled(variants);
+    this.lookup = loaded
+      ? (allErrors, id) => loaded(allErrors, id) ?? (fallback ??= compiled(variants))(allErrors, id)
+      : compiled(variants);
     this.prepare(this.ids.filter((id) => EAGER.test(id)));
   }
 

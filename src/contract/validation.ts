@@ -39,7 +39,8 @@ export function show(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+const typeName = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 
 /** Maps one Ajv error to a violation in OpenAI's wording (param, code, message); undefined for noise. */
 export function toDetail(e: ErrorObject): Detail | undefined {
@@ -52,7 +53,11 @@ export function toDetail(e: ErrorObject): Detail | undefined {
       return { param, code: 'missing_required_parameter', message: `Missing required parameter: ${q(param)}.` };
     }
     case 'type':
-      return { param: at, code: 'invalid_type', message: `Invalid type for ${q(at)}: expected ${article(String(p.type))}, but got ${typeName(e.data)} instead.` };
+      return {
+        param: at,
+        code: 'invalid_type',
+        message: `Invalid type for ${q(at)}: expected ${article(String(p.type))}, but got ${typeName(e.data)} instead.`,
+      };
     case 'maximum':
     case 'minimum':
     case 'exclusiveMaximum':
@@ -91,11 +96,23 @@ export function toDetail(e: ErrorObject): Detail | undefined {
         message: `Invalid value for ${q(at)}: expected one of ${(p.allowedValues as unknown[]).map((v) => show(v)).join(', ')}, but got ${show(e.data)} instead.`,
       };
     case 'const':
-      return { param: at, code: 'invalid_value', message: `Invalid value for ${q(at)}: expected ${show(p.allowedValue)}, but got ${show(e.data)} instead.` };
+      return {
+        param: at,
+        code: 'invalid_value',
+        message: `Invalid value for ${q(at)}: expected ${show(p.allowedValue)}, but got ${show(e.data)} instead.`,
+      };
     case 'pattern':
-      return { param: at, code: 'invalid_value', message: `Invalid value for ${q(at)}: ${show(e.data)} does not match the pattern ${String(p.pattern)}.` };
+      return {
+        param: at,
+        code: 'invalid_value',
+        message: `Invalid value for ${q(at)}: ${show(e.data)} does not match the pattern ${String(p.pattern)}.`,
+      };
     case 'format':
-      return { param: at, code: 'invalid_value', message: `Invalid value for ${q(at)}: ${FORMAT_TEXT[String(p.format)] ?? `expected format ${String(p.format)}`}.` };
+      return {
+        param: at,
+        code: 'invalid_value',
+        message: `Invalid value for ${q(at)}: ${FORMAT_TEXT[String(p.format)] ?? `expected format ${String(p.format)}`}.`,
+      };
     case 'additionalProperties': {
       const param = pointerToParam(e.instancePath, String(p.additionalProperty));
       return { param, code: 'unknown_parameter', message: `Unrecognized request argument supplied: ${param}.` };
@@ -105,7 +122,11 @@ export function toDetail(e: ErrorObject): Detail | undefined {
     case 'anyOf':
       return undefined; // the branch errors that follow say what is wrong
     default:
-      return { param: at, code: 'invalid_value', message: `Invalid value for ${q(at)}: ${e.message ?? 'not allowed'}.` };
+      return {
+        param: at,
+        code: 'invalid_value',
+        message: `Invalid value for ${q(at)}: ${e.message ?? 'not allowed'}.`,
+      };
   }
 }
 

@@ -61,11 +61,19 @@ export class Catalogue {
     // A rule the schema cannot state: a model that takes response_format must take its own default.
     for (const { id, limits } of data.models) {
       const formats = limits.response_formats;
-      if (formats?.length && limits.default_response_format !== undefined && !formats.includes(limits.default_response_format)) {
-        throw new Error(`fixtures/models.json: ${id}: default_response_format ${limits.default_response_format} is not one of its response_formats`);
+      if (
+        formats?.length &&
+        limits.default_response_format !== undefined &&
+        !formats.includes(limits.default_response_format)
+      ) {
+        throw new Error(
+          `fixtures/models.json: ${id}: default_response_format ${limits.default_response_format} is not one of its response_formats`,
+        );
       }
     }
-    this.voices = (JSON.parse(readFileSync(join(dir, 'voices.json'), 'utf8')) as { voices: { id: string; name: string }[] }).voices;
+    this.voices = (
+      JSON.parse(readFileSync(join(dir, 'voices.json'), 'utf8')) as { voices: { id: string; name: string }[] }
+    ).voices;
   }
 
   /** Models of one kind. */
@@ -83,8 +91,14 @@ export class Catalogue {
     const what = KIND_NAMES[kind];
     const noun = kind === 'cloud-speech' ? 'voice' : 'model';
     throw model
-      ? new ApiError(ERRORS.WRONG_MODEL_KIND, { param, message: `Invalid '${param}': the model '${id}' is ${KIND_NAMES[model.kind]}, not ${what}. Use one of: ${fit}.` })
-      : new ApiError(ERRORS.MODEL_NOT_FOUND, { param, message: `Invalid '${param}': the ${noun} '${clip(id)}' does not exist. Use ${what}: ${fit}.` });
+      ? new ApiError(ERRORS.WRONG_MODEL_KIND, {
+          param,
+          message: `Invalid '${param}': the model '${id}' is ${KIND_NAMES[model.kind]}, not ${what}. Use one of: ${fit}.`,
+        })
+      : new ApiError(ERRORS.MODEL_NOT_FOUND, {
+          param,
+          message: `Invalid '${param}': the ${noun} '${clip(id)}' does not exist. Use ${what}: ${fit}.`,
+        });
   }
 
   /** A voice-provider voice, or a 400 that lists the voices. */

@@ -44,7 +44,14 @@ export interface Config {
   state: string;
   mediaCache: { entries: number; bytes: number };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; stallMaxMs: number; streamMaxMs: number; shutdownGraceMs: number };
+  timeouts: {
+    headersMs: number;
+    requestMs: number;
+    keepAliveMs: number;
+    stallMaxMs: number;
+    streamMaxMs: number;
+    shutdownGraceMs: number;
+  };
   video: { progress: boolean };
   /** Base URL of a real implementation to forward the API's operations to (docs/record-replay.md). */
   proxy?: string;
@@ -63,7 +70,9 @@ export interface Config {
 }
 
 // The fields that group others (pacing, timeouts, ...): a partial configuration may give some of their members.
-type Group = { [K in keyof Config]-?: Config[K] extends readonly unknown[] ? never : Config[K] extends object ? K : never }[keyof Config];
+type Group = {
+  [K in keyof Config]-?: Config[K] extends readonly unknown[] ? never : Config[K] extends object ? K : never;
+}[keyof Config];
 
 /** A partial configuration as written in a file or passed to createApp. */
 export type ConfigInput = Partial<Omit<Config, Group>> & { [K in Group]?: Partial<Config[K]> };
@@ -85,24 +94,32 @@ export interface SettingSchema {
 /** schemas/config.json: the one table of settings. */
 export const CONFIG_SCHEMA = schemaFile('config.json') as SettingSchema;
 
-/** One setting: a field that holds a value (not a group such as pacing), by its path (`['pacing', 'tokensPerSecond']`). */
+/** One setting: a field that holds a value (not a group such as pacing), by its path (`['pacing', 'tokensPerSecond']`).
+ * */
 export interface Setting {
   readonly path: readonly string[];
   readonly schema: SettingSchema;
 }
 
-/** Every setting of schemas/config.json in the file's order, the members of groups (pacing, timeouts, ...) in their place. */
+/** Every setting of schemas/config.json in the file's order, the members of groups (pacing, timeouts, ...) in their
+ * place. */
 export function configSettings(node: SettingSchema = CONFIG_SCHEMA, path: readonly string[] = []): Setting[] {
   return Object.entries(node.properties ?? {})
     .filter(([name]) => !name.startsWith('$'))
-    .flatMap(([name, child]) => (child.properties ? configSettings(child, [...path, name]) : [{ path: [...path, name], schema: child }]));
+    .flatMap(([name, child]) =>
+      child.properties ? configSettings(child, [...path, name]) : [{ path: [...path, name], schema: child }],
+    );
 }
 
-/** 2026-01-01T00:00:00Z, the default of `clock` in schemas/config.json: the fixed clock that makes bodies byte-identical across runs. */
+/** 2026-01-01T00:00:00Z, the default of `clock` in schemas/config.json: the fixed clock that makes bodies
+ * byte-identical across runs. */
 export const DEFAULT_EPOCH = schemaNumber('config.json', '/properties/clock/default');
 
 /** The request window of a rate limit that does not give one (schemas/config.json, keys[].rateLimit.windowMs). */
-const DEFAULT_WINDOW_MS = schemaNumber('config.json', '/properties/keys/items/properties/rateLimit/properties/windowMs/default');
+const DEFAULT_WINDOW_MS = schemaNumber(
+  'config.json',
+  '/properties/keys/items/properties/rateLimit/properties/windowMs/default',
+);
 
 /** The request window of a key's rate limit: its own, else the default. Every reader of a window asks here. */
 export const windowMsOf = (limit: NonNullable<KeyConfig['rateLimit']>): number => limit.windowMs ?? DEFAULT_WINDOW_MS;
@@ -112,8 +129,12 @@ export function defaultKeys(dir: string = FIXTURES_DIR): KeyConfig[] {
   return (JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')) as { keys: KeyConfig[] }).keys;
 }
 
-/** The `default` of every field of a schema node, in the schema's order; a group gets an object of its members' defaults. */
-function defaultsOf(node: SettingSchema, fromFiles: Readonly<Record<string, () => unknown>> = {}): Record<string, unknown> {
+/** The `default` of every field of a schema node, in the schema's order; a group gets an object of its members'
+ * defaults. */
+function defaultsOf(
+  node: SettingSchema,
+  fromFiles: Readonly<Record<string, () => unknown>> = {},
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, child] of Object.entries(node.properties ?? {})) {
     if (fromFiles[name]) out[name] = fromFiles[name]();
@@ -123,7 +144,8 @@ function defaultsOf(node: SettingSchema, fromFiles: Readonly<Record<string, () =
   return out;
 }
 
-/** Defaults for every field: the `default`s of schemas/config.json, and the keys of fixtures/keys.json (a file, not a value a schema can hold). */
+/** Defaults for every field: the `default`s of schemas/config.json, and the keys of fixtures/keys.json (a file, not a
+ * value a schema can hold). */
 export function defaultConfig(): Config {
   return defaultsOf(CONFIG_SCHEMA, { keys: () => defaultKeys() }) as unknown as Config;
 }

@@ -10,7 +10,16 @@ import { RingStore } from './journal/ring.js';
 import type { JournalStore } from './journal/store.js';
 
 export { headersFromBlock, Masking, toEntry, journalled, type RecordBounds } from './journal/entry.js';
-export type { EntryJson, EntryRequest, JournalEntry, RequestDetail, RequestRecord, SentEvent, SentEvents, Violation } from './journal/record.js';
+export type {
+  EntryJson,
+  EntryRequest,
+  JournalEntry,
+  RequestDetail,
+  RequestRecord,
+  SentEvent,
+  SentEvents,
+  Violation,
+} from './journal/record.js';
 export type { JournalStore } from './journal/store.js';
 
 // How many inspector pages may watch the journal at once: a guard on the server's work per request (each

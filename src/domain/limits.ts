@@ -72,7 +72,9 @@ export function loadLimits(dir: string = FIXTURES_DIR): Limits {
     return JSON.parse(readFileSync(file, 'utf8')) as Limits;
   } catch (err) {
     // Read at start-up, so the process stops here: the first line says which file, and what to do.
-    throw new Error(`${file} could not be read as JSON (${(err as Error).message}); restore it from the package, or fix it against schemas/limits.json`);
+    throw new Error(
+      `${file} could not be read as JSON (${(err as Error).message}); restore it from the package, or fix it against schemas/limits.json`,
+    );
   }
 }
 
@@ -86,7 +88,8 @@ export function checkLimits(data: unknown, schemas: SchemaRegistry, file = 'fixt
   const limits = data as Limits;
   // A rule the schema cannot state: the default output format is one of the formats.
   const { defaultOutputFormat, outputFormats } = limits.speech;
-  if (!Object.hasOwn(outputFormats, defaultOutputFormat)) throw new Error(`${file}: speech.defaultOutputFormat ${defaultOutputFormat} is not one of speech.outputFormats`);
+  if (!Object.hasOwn(outputFormats, defaultOutputFormat))
+    throw new Error(`${file}: speech.defaultOutputFormat ${defaultOutputFormat} is not one of speech.outputFormats`);
   return limits;
 }
 

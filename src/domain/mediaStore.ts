@@ -43,7 +43,9 @@ export class MediaStore {
   /** An MP4 of the given resolution ("1280x768"), duration in seconds and seed. */
   mp4(resolution: string, duration: number, seed: number): Buffer {
     const [width, height] = parseSize(resolution);
-    return this.get(`mp4:${resolution}:${duration}:${seed}`, () => encodeMp4({ width, height, durationSeconds: duration, seed, fps: this.fps }));
+    return this.get(`mp4:${resolution}:${duration}:${seed}`, () =>
+      encodeMp4({ width, height, durationSeconds: duration, seed, fps: this.fps }),
+    );
   }
 
   /** An MP3 of silent frames: it depends only on its length. */
@@ -54,6 +56,8 @@ export class MediaStore {
   /** A RIFF WAV in the named output format. */
   wav(formatName: string, options: WavOptions): Buffer {
     const { durationSeconds, seed, pitchPercent } = options;
-    return this.get(`wav:${formatName}:${durationSeconds.toFixed(3)}:${seed}:${pitchPercent ?? 0}`, () => encodeWav(options));
+    return this.get(`wav:${formatName}:${durationSeconds.toFixed(3)}:${seed}:${pitchPercent ?? 0}`, () =>
+      encodeWav(options),
+    );
   }
 }

@@ -14,7 +14,10 @@ function describe(errors: readonly ErrorObject[]): string {
   const lines = errors.flatMap((e) => {
     const where = pointerToParam(e.instancePath) ?? '(root)';
     const p = e.params as Record<string, unknown>;
-    if (e.keyword === 'anyOf') return [`${where}: needs at least one of ${(e.schema as { required: string[] }[]).flatMap((b) => b.required).join(', ')}`];
+    if (e.keyword === 'anyOf')
+      return [
+        `${where}: needs at least one of ${(e.schema as { required: string[] }[]).flatMap((b) => b.required).join(', ')}`,
+      ];
     if (anyOfAt.has(e.instancePath) && (e.keyword === 'required' || e.keyword === 'minProperties')) return [];
     if (e.keyword === 'additionalProperties') return [`${where}: unknown property "${String(p.additionalProperty)}"`];
     return [`${where}: ${e.message ?? 'is invalid'}`];
@@ -56,7 +59,8 @@ export function loadReplyRules(schemas: SchemaRegistry, userFile?: string): Comp
   return [...(userFile ? readRules(userFile, schemas) : []), ...builtIn];
 }
 
-/** Checks one rule against the rule schema of reply-rules.json and compiles it; a bad rule throws an Error naming the field. */
+/** Checks one rule against the rule schema of reply-rules.json and compiles it; a bad rule throws an Error naming the
+ * field. */
 export function checkReplyRule(schemas: SchemaRegistry, input: unknown): CompiledRule {
   // Checked as a one-rule file, so the rule meets exactly the schema a rules file does.
   const errors = schemas.check(schemaId('reply-rules.json'), { rules: [input] });

@@ -38,7 +38,8 @@ export class ResponseBodies {
   // answer's b64_json) are held here.
   private readonly journalTextChars: number;
 
-  /** `records`: the records bounds of fixtures/limits.json (`maxBytes`, the store's size, is records.maxHeldResponseBytes unless given). */
+  /** `records`: the records bounds of fixtures/limits.json (`maxBytes`, the store's size, is
+   * records.maxHeldResponseBytes unless given). */
   constructor(
     records: Pick<Limits['records'], 'maxResponseBodyChars' | 'maxHeldResponseBytes'>,
     maxEntries: number,
@@ -54,11 +55,16 @@ export class ResponseBodies {
   keep(r: RequestRecord): void {
     const body = r.responseBody;
     // A recipe is recorded only for a text the journal keeps whole (pipeline/respond.ts).
-    if (body === undefined || isRecipe(body) || (typeof body === 'string' && body.length <= this.journalTextChars)) return;
+    if (body === undefined || isRecipe(body) || (typeof body === 'string' && body.length <= this.journalTextChars))
+      return;
     if (!journalled(r)) return;
-    const contentType = contentTypeOf(r) ?? (typeof body === 'string' ? 'application/json; charset=utf-8' : 'application/octet-stream');
+    const contentType =
+      contentTypeOf(r) ?? (typeof body === 'string' ? 'application/json; charset=utf-8' : 'application/octet-stream');
     // A record's bytes are a Buffer (a view on the same memory otherwise, never a copy).
-    const held = typeof body === 'string' || Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    const held =
+      typeof body === 'string' || Buffer.isBuffer(body)
+        ? body
+        : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     this.held.set(r.requestId, { contentType, body: held }, typeof body === 'string' ? body.length * 2 : body.length);
   }
 
@@ -67,8 +73,12 @@ export class ResponseBodies {
     const hit = this.held.get(requestId);
     if (!hit) return undefined;
     const { contentType, body } = hit;
-    if (!TEXT_TYPE.test(contentType)) return { contentType, body: typeof body === 'string' ? Buffer.from(body, 'utf8') : body };
-    return { contentType, body: Buffer.from(this.scrub(typeof body === 'string' ? body : body.toString('utf8')), 'utf8') };
+    if (!TEXT_TYPE.test(contentType))
+      return { contentType, body: typeof body === 'string' ? Buffer.from(body, 'utf8') : body };
+    return {
+      contentType,
+      body: Buffer.from(this.scrub(typeof body === 'string' ? body : body.toString('utf8')), 'utf8'),
+    };
   }
 
   /** Total size held, in bytes (text counted at two bytes a character). */

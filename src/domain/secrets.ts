@@ -1,8 +1,17 @@
 import { maskKey } from './keys.js';
 
-/** The secrets of a configuration that must never be written out: every API key, the admin token and the upstream key. */
-export function configSecrets(config: { keys: readonly { key: string }[]; adminToken?: string | undefined; upstreamKey?: string | undefined }): string[] {
-  return [...config.keys.map((k) => k.key), ...(config.adminToken ? [config.adminToken] : []), ...(config.upstreamKey ? [config.upstreamKey] : [])];
+/** The secrets of a configuration that must never be written out: every API key, the admin token and the upstream key.
+ * */
+export function configSecrets(config: {
+  keys: readonly { key: string }[];
+  adminToken?: string | undefined;
+  upstreamKey?: string | undefined;
+}): string[] {
+  return [
+    ...config.keys.map((k) => k.key),
+    ...(config.adminToken ? [config.adminToken] : []),
+    ...(config.upstreamKey ? [config.upstreamKey] : []),
+  ];
 }
 
 /**
@@ -31,10 +40,15 @@ const jsonEscaped = (s: string): string => JSON.stringify(s).slice(1, -1);
  * With `bearer: false`, other bearer credentials are left as they are (texts that say `Bearer YOUR_KEY`).
  * Secrets shorter than 4 characters are not looked for: masking them would mangle ordinary text.
  */
-export function secretScrubber(secrets: readonly string[], { json = true, bearer = true }: { json?: boolean; bearer?: boolean } = {}): (text: string) => string {
+export function secretScrubber(
+  secrets: readonly string[],
+  { json = true, bearer = true }: { json?: boolean; bearer?: boolean } = {},
+): (text: string) => string {
   // Longest first, so a key that contains another key is masked whole.
   const long = secrets.filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
-  const pairs = json ? long.flatMap((s) => [...new Set([s, jsonEscaped(s)])].map((form) => [form, jsonEscaped(maskKey(s))] as const)) : long.map((s) => [s, maskKey(s)] as const);
+  const pairs = json
+    ? long.flatMap((s) => [...new Set([s, jsonEscaped(s)])].map((form) => [form, jsonEscaped(maskKey(s))] as const))
+    : long.map((s) => [s, maskKey(s)] as const);
   return (text) => {
     let out = text;
     for (const [secret, masked] of pairs) if (out.includes(secret)) out = out.split(secret).join(masked);

@@ -12,7 +12,13 @@ export const me: Handler = ({ key }) => {
       label: k.masked,
       name: k.config.label ?? null,
       scopes: k.config.scopes ?? [],
-      rate_limit: limit ? { requests: limit.requests, window_ms: windowMsOf(limit), ...(limit.tokensPerMinute ? { tokens_per_minute: limit.tokensPerMinute } : {}) } : null,
+      rate_limit: limit
+        ? {
+            requests: limit.requests,
+            window_ms: windowMsOf(limit),
+            ...(limit.tokensPerMinute ? { tokens_per_minute: limit.tokensPerMinute } : {}),
+          }
+        : null,
       usage: { requests: k.usage.requests, by_operation: { ...k.usage.byOperation } },
     },
   };
@@ -21,5 +27,13 @@ export const me: Handler = ({ key }) => {
 /** GET /v1/models (and /text-provider/models): the catalogue in OpenAI's list shape. */
 export const listModels: Handler = ({ services }) => ({
   kind: 'json',
-  body: { object: 'list', data: services.catalogue.models.map((m) => ({ id: m.id, object: 'model', created: m.created, owned_by: m.owned_by })) },
+  body: {
+    object: 'list',
+    data: services.catalogue.models.map((m) => ({
+      id: m.id,
+      object: 'model',
+      created: m.created,
+      owned_by: m.owned_by,
+    })),
+  },
 });

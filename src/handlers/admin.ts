@@ -6,11 +6,14 @@ import type { Maybe } from '../domain/state/store.js';
 
 // The state answers at once in memory, later from Redis: the reply follows it either way.
 function json<T>(value: Maybe<T>, body: (v: T) => unknown): Maybe<Reply> {
-  return value instanceof Promise ? value.then((v) => ({ kind: 'json', body: body(v) })) : { kind: 'json', body: body(value) };
+  return value instanceof Promise
+    ? value.then((v) => ({ kind: 'json', body: body(v) }))
+    : { kind: 'json', body: body(value) };
 }
 
 /** GET /__admin/faults: every fault rule, in the order they are tried, with its counters. */
-export const listFaultRules: Handler = ({ services }) => json(services.state.rules(), (data) => ({ object: 'list', data }));
+export const listFaultRules: Handler = ({ services }) =>
+  json(services.state.rules(), (data) => ({ object: 'list', data }));
 
 /** POST /__admin/faults: adds one rule after the others; the rule and its id (201, the row's success status). */
 function ruleError(err: unknown): unknown {
@@ -38,7 +41,11 @@ export const addFaultRule: Handler = ({ body, services }) => {
 export const deleteFaultRule: Handler = ({ params, services }) => {
   const id = params.id ?? '';
   return json(services.state.deleteRule(id), (deleted) => {
-    if (!deleted) throw new ApiError(ERRORS.NOT_FOUND, { code: 'rule_not_found', message: `No fault rule with id '${id.slice(0, services.limits.messages.maxQuotedChars)}'.` });
+    if (!deleted)
+      throw new ApiError(ERRORS.NOT_FOUND, {
+        code: 'rule_not_found',
+        message: `No fault rule with id '${id.slice(0, services.limits.messages.maxQuotedChars)}'.`,
+      });
     return { id, deleted: true };
   });
 };
@@ -51,7 +58,8 @@ export const resetState: Handler = ({ services }) => {
   const limits = services.state.resetLimits(services.keys);
   const rules = services.state.resetRules();
   const body = { reset: ['rate_limits', 'fault_rules'] };
-  if (limits instanceof Promise || rules instanceof Promise) return Promise.all([limits, rules]).then((): Reply => ({ kind: 'json', body }));
+  if (limits instanceof Promise || rules instanceof Promise)
+    return Promise.all([limits, rules]).then((): Reply => ({ kind: 'json', body }));
   return { kind: 'json', body };
 };
 

@@ -11,7 +11,10 @@ export const editImage: Handler = ({ body, raw, services }) => {
   // size of a 10 MB image is in its first bytes.
   const info = readBase64ImageInfo(image, base64Offset(image) ?? 0);
   if (!info) {
-    throw new ApiError(ERRORS.INVALID_IMAGE, { param: 'image', message: "Invalid 'image': the data is base64 but not a PNG, JPEG, GIF or WebP image whose size can be read." });
+    throw new ApiError(ERRORS.INVALID_IMAGE, {
+      param: 'image',
+      message: "Invalid 'image': the data is base64 but not a PNG, JPEG, GIF or WebP image whose size can be read.",
+    });
   }
   const { maxWidth, maxHeight } = services.limits.imageEdit;
   if (info.width > maxWidth || info.height > maxHeight || info.width < 1 || info.height < 1) {

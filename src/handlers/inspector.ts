@@ -102,7 +102,10 @@ export const journalEvents: Handler = ({ services }) => {
     else if (pending.push(entry) > MAX_PENDING) pending.shift();
   });
   if (!unsubscribe) {
-    throw new ApiError(ERRORS.RATE_LIMITED, { code: 'too_many_feeds', message: `Too many clients follow the journal already (${MAX_LISTENERS}); close one and retry.` });
+    throw new ApiError(ERRORS.RATE_LIMITED, {
+      code: 'too_many_feeds',
+      message: `Too many clients follow the journal already (${MAX_LISTENERS}); close one and retry.`,
+    });
   }
   return {
     kind: 'feed',

@@ -15,13 +15,19 @@ const HEALTHY = JSON.stringify({ status: 'ok' });
 export const health: Handler = async ({ services }) => {
   const state = await services.state.health();
   const dropped = services.logDropped?.();
-  if (state.kind === 'memory') return { kind: 'json', body: typeof dropped === 'number' ? `{"status":"ok","log":{"dropped":${dropped}}}` : HEALTHY };
+  if (state.kind === 'memory')
+    return {
+      kind: 'json',
+      body: typeof dropped === 'number' ? `{"status":"ok","log":{"dropped":${dropped}}}` : HEALTHY,
+    };
   const { ok, reason, instance, unrecorded } = state;
   return {
     kind: 'json',
     status: ok ? 200 : 503,
     body: {
-      ...(ok ? { status: 'ok', state: 'redis', instance, unrecorded } : { status: 'unavailable', state: 'redis', reason, instance, unrecorded }),
+      ...(ok
+        ? { status: 'ok', state: 'redis', instance, unrecorded }
+        : { status: 'unavailable', state: 'redis', reason, instance, unrecorded }),
       ...(typeof dropped === 'number' ? { log: { dropped } } : {}),
     },
   };

@@ -34,7 +34,12 @@ export const voiceTts: Handler = ({ body, services }) => {
   const chars = characterCount(body.text as string);
   const seconds = speechSeconds(services, chars);
   const mp3 = services.media.mp3(seconds);
-  return { kind: 'binary', contentType: 'audio/mpeg', body: mp3, headers: { 'x-character-count': String(chars), 'character-cost': String(chars) } };
+  return {
+    kind: 'binary',
+    contentType: 'audio/mpeg',
+    body: mp3,
+    headers: { 'x-character-count': String(chars), 'character-cost': String(chars) },
+  };
 };
 
 // SSML starts with <speak>, or with an XML declaration before it; "<speakers" is plain text.

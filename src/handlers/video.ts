@@ -29,7 +29,13 @@ export const generateVideo: Handler = ({ body, raw, baseUrl, services }) => {
       model: model.id,
       mode: body.mode,
       created_at: services.now(),
-      video: { url: `${baseUrl}/media/videos/${resolution}/${duration}/${seed}.mp4`, content_type: 'video/mp4', duration, resolution, seed },
+      video: {
+        url: `${baseUrl}/media/videos/${resolution}/${duration}/${seed}.mp4`,
+        content_type: 'video/mp4',
+        duration,
+        resolution,
+        seed,
+      },
       error: null,
     },
   };
@@ -43,7 +49,11 @@ export const getVideo: Handler = ({ params, services }) => {
   const id = params.id ?? '';
   const answer = (task: VideoTask | undefined): Reply => {
     if (!task)
-      throw new ApiError(ERRORS.NOT_FOUND, { param: 'id', code: 'task_not_found', message: `No video task with id '${id.slice(0, services.limits.messages.maxQuotedChars)}'.` });
+      throw new ApiError(ERRORS.NOT_FOUND, {
+        param: 'id',
+        code: 'task_not_found',
+        message: `No video task with id '${id.slice(0, services.limits.messages.maxQuotedChars)}'.`,
+      });
     return { kind: 'json', body: view(task, services.config.video.progress) };
   };
   // The poll is counted by the state (atomically in Redis, where several instances may serve one task).

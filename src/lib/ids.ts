@@ -14,7 +14,9 @@ const ONE_SHOT_MAX = 4096;
 
 /** SHA-256 of a string (UTF-8) or bytes. */
 export function sha256(data: string | Buffer): Buffer {
-  return oneShot ? Buffer.from(crypto.hash('sha256', data, 'binary'), 'latin1') : crypto.createHash('sha256').update(data).digest();
+  return oneShot
+    ? Buffer.from(crypto.hash('sha256', data, 'binary'), 'latin1')
+    : crypto.createHash('sha256').update(data).digest();
 }
 
 // Each part is followed by a NUL, so the bytes hashed are the same whether they are joined or streamed.
@@ -63,7 +65,10 @@ function idFromText(d: string, prefix: string, length: number): string {
 export function idOf(prefix: string, length: number, ...parts: string[]): string {
   let size = 0;
   for (const p of parts) size += p.length + 1;
-  const d = oneShot && size <= ONE_SHOT_MAX ? crypto.hash('sha256', joined(parts), 'binary') : digest(...parts).toString('latin1');
+  const d =
+    oneShot && size <= ONE_SHOT_MAX
+      ? crypto.hash('sha256', joined(parts), 'binary')
+      : digest(...parts).toString('latin1');
   return idFromText(d, prefix, length);
 }
 

@@ -261,7 +261,11 @@ function hsvToYcbcr(h: number, s: number, v: number): [number, number, number] {
     [v, p, q],
   ][((i % 6) + 6) % 6]!;
   const [r, g, b] = rgb as [number, number, number];
-  return [Math.round(16 + 65.481 * r + 128.553 * g + 24.966 * b), Math.round(128 - 37.797 * r - 74.203 * g + 112 * b), Math.round(128 + 112 * r - 93.786 * g - 18.214 * b)];
+  return [
+    Math.round(16 + 65.481 * r + 128.553 * g + 24.966 * b),
+    Math.round(128 - 37.797 * r - 74.203 * g + 112 * b),
+    Math.round(128 + 112 * r - 93.786 * g - 18.214 * b),
+  ];
 }
 
 /** A flat-coloured I_PCM macroblock payload: 256 luma then 64 Cb and 64 Cr samples. */
@@ -335,7 +339,8 @@ export function encodeH264(opts: H264Options): H264Stream {
     ['height', height],
   ] as const) {
     // 4:2:0 cropping works in 2-sample units, so odd sizes cannot be represented.
-    if (!Number.isInteger(v) || v < 2 || v % 2 !== 0) throw new RangeError(`${name} must be an even integer >= 2, got ${v}`);
+    if (!Number.isInteger(v) || v < 2 || v % 2 !== 0)
+      throw new RangeError(`${name} must be an even integer >= 2, got ${v}`);
   }
   if (!Number.isInteger(frameCount) || frameCount < 1) throw new RangeError(`invalid frameCount ${frameCount}`);
   const mbWidth = Math.ceil(width / 16);

@@ -80,7 +80,15 @@ function mdhd(duration: number): Buffer {
 }
 
 function hdlr(): Buffer {
-  return fullBox('hdlr', 0, 0, u32(0), Buffer.from('vide', 'latin1'), u32(0, 0, 0), Buffer.from('VideoHandler\0', 'latin1'));
+  return fullBox(
+    'hdlr',
+    0,
+    0,
+    u32(0),
+    Buffer.from('vide', 'latin1'),
+    u32(0, 0, 0),
+    Buffer.from('VideoHandler\0', 'latin1'),
+  );
 }
 
 function avc1(width: number, height: number, avcC: Buffer): Buffer {
@@ -158,7 +166,17 @@ export function encodeMp4(opts: Mp4Options): Buffer {
             box('dinf', fullBox('dref', 0, 0, u32(1), fullBox('url ', 0, 1))), // media in this file
             box(
               'stbl',
-              fullBox('stsd', 0, 0, u32(1), avc1(width, height, avcC(stream.sps, stream.pps, stream.profileIdc, stream.profileCompatibility, stream.levelIdc))),
+              fullBox(
+                'stsd',
+                0,
+                0,
+                u32(1),
+                avc1(
+                  width,
+                  height,
+                  avcC(stream.sps, stream.pps, stream.profileIdc, stream.profileCompatibility, stream.levelIdc),
+                ),
+              ),
               fullBox('stts', 0, 0, u32(stts.length / 2, ...stts)),
               fullBox('stss', 0, 0, u32(1, 1)), // only the first sample is a sync sample
               fullBox('stsc', 0, 0, u32(1, 1, frameCount, 1)), // a single chunk holds every sample

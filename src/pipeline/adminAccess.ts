@@ -24,10 +24,12 @@ const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 /** Compares in constant time: both sides are hashed first, so their lengths are equal whatever was sent. */
 const same = (sent: string, expected: Buffer): boolean => timingSafeEqual(sha256(sent), expected);
 
-/** The header the inspector page sends with every call: a cross-site form cannot set it, and a cross-origin fetch that sets it needs a preflight the mock never allows. */
+/** The header the inspector page sends with every call: a cross-site form cannot set it, and a cross-origin fetch that
+ * sets it needs a preflight the mock never allows. */
 export const ADMIN_HEADER = 'x-uam-admin';
 
-/** Methods that only read: they need no Origin match (their answers are not readable cross-origin: the mock sends no CORS headers). */
+/** Methods that only read: they need no Origin match (their answers are not readable cross-origin: the mock sends no
+ * CORS headers). */
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** What the admin rule is made of: the configuration's admin token, public URL and allowed host names. */
@@ -37,7 +39,8 @@ export interface AdminRule {
   readonly allowedHosts?: readonly string[] | undefined;
 }
 
-/** The host name of a Host header, lower case, without its port (`[::1]` keeps its brackets, as a URL's hostname does). */
+/** The host name of a Host header, lower case, without its port (`[::1]` keeps its brackets, as a URL's hostname does).
+ * */
 export function hostName(host: string): string {
   const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '');
   return name.toLowerCase();
@@ -55,7 +58,10 @@ export function isLoopbackName(name: string): boolean {
  * name of `--allowed-host` (`*.NAME`: any subdomain of NAME). A name a DNS server can point at 127.0.0.1
  * (DNS rebinding) is none of them, unless the user listed it.
  */
-export function hostCheck(publicUrl: string | undefined, allowed: readonly string[] = []): (host: string | undefined) => boolean {
+export function hostCheck(
+  publicUrl: string | undefined,
+  allowed: readonly string[] = [],
+): (host: string | undefined) => boolean {
   const exact = new Set(allowed.filter((a) => !a.startsWith('*.')).map((a) => a.toLowerCase()));
   const suffixes = allowed.filter((a) => a.startsWith('*.')).map((a) => a.slice(1).toLowerCase());
   if (publicUrl) exact.add(new URL(publicUrl).hostname.toLowerCase());
@@ -84,7 +90,9 @@ const NOT_JSON = new ApiError(ERRORS.UNSUPPORTED_CONTENT_TYPE, {
  * a TLS proxy, `https://` and the Host), or the origin of `--public-url` (a proxy that rewrites Host).
  */
 function ownOrigin(origin: string, host: string | undefined, publicOrigin: string | undefined): boolean {
-  return origin === publicOrigin || (host !== undefined && (origin === `http://${host}` || origin === `https://${host}`));
+  return (
+    origin === publicOrigin || (host !== undefined && (origin === `http://${host}` || origin === `https://${host}`))
+  );
 }
 
 /**
@@ -104,7 +112,8 @@ function fromForeignPage(ctx: Context, publicOrigin: string | undefined): boolea
   return !(safe && headers['sec-fetch-mode'] === 'navigate');
 }
 
-/** True for a change whose body a cross-site form or no-cors fetch could have sent: a body that is not JSON, without the inspector's header. */
+/** True for a change whose body a cross-site form or no-cors fetch could have sent: a body that is not JSON, without
+ * the inspector's header. */
 function simpleBody(ctx: Context): boolean {
   const { headers, method } = ctx.req;
   if (SAFE.has(method ?? '') || headers[ADMIN_HEADER] === '1') return false;
@@ -121,10 +130,12 @@ function browserChecks(ctx: Context, publicOrigin: string | undefined): void {
 }
 
 const LOOPBACK_ONLY = new ApiError(ERRORS.ADMIN_FORBIDDEN, {
-  message: 'The admin API answers only clients on the same machine. Start the server with --admin-token TOKEN and send Authorization: Bearer TOKEN to use it from elsewhere.',
+  message:
+    'The admin API answers only clients on the same machine. Start the server with --admin-token TOKEN and send Authorization: Bearer TOKEN to use it from elsewhere.',
 });
 const NEEDS_TOKEN = new ApiError(ERRORS.ADMIN_FORBIDDEN, {
-  message: 'The admin API needs Authorization: Bearer <admin token> (the --admin-token the server was started with); in a browser, open /__admin/?token=<admin token> once.',
+  message:
+    'The admin API needs Authorization: Bearer <admin token> (the --admin-token the server was started with); in a browser, open /__admin/?token=<admin token> once.',
 });
 const WRONG_LOGIN = new ApiError(ERRORS.ADMIN_FORBIDDEN, {
   message: 'That is not the admin token (the --admin-token the server was started with).',

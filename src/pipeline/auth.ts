@@ -12,8 +12,13 @@ const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
 // The answers to a bad credential never vary: made once, and returned rather than thrown on the early
 // path, where a throw would cost more than the whole check.
 const MISSING = new ApiError(ERRORS.MISSING_KEY, { headers: CHALLENGE });
-const NOT_BEARER = new ApiError(ERRORS.INVALID_AUTH_SCHEME, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_request"' } });
-const EMPTY = new ApiError(ERRORS.MISSING_KEY, { message: 'The bearer token is empty. Send Authorization: Bearer YOUR_KEY.', headers: CHALLENGE });
+const NOT_BEARER = new ApiError(ERRORS.INVALID_AUTH_SCHEME, {
+  headers: { 'WWW-Authenticate': 'Bearer error="invalid_request"' },
+});
+const EMPTY = new ApiError(ERRORS.MISSING_KEY, {
+  message: 'The bearer token is empty. Send Authorization: Bearer YOUR_KEY.',
+  headers: CHALLENGE,
+});
 const WRONG_KEY = new ApiError(ERRORS.INVALID_KEY, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
 
 // HTTP's own blanks (SP and HTAB): those around the token are not part of it. String.prototype.trim would
@@ -34,7 +39,8 @@ function tokenOf(header: string | undefined): string | ApiError {
   return start < end ? header.slice(start, end) : EMPTY;
 }
 
-/** The key state for an Authorization header, or the 401 that fits it (returned, not thrown); usage is not counted here. */
+/** The key state for an Authorization header, or the 401 that fits it (returned, not thrown); usage is not counted
+ * here. */
 export function checkKey(keys: readonly KeyState[], authorization: string | undefined): KeyState | ApiError {
   const token = tokenOf(authorization);
   if (token instanceof ApiError) return token;

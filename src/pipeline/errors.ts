@@ -14,7 +14,12 @@ const unmasked = (json: string): string => json;
  * Writes an error as the whole answer: its status, its headers and the envelope, every secret masked.
  * Returns the text written.
  */
-export function sendError(res: ServerResponse, state: RequestState, err: ApiError, mask: (json: string) => string = unmasked): string {
+export function sendError(
+  res: ServerResponse,
+  state: RequestState,
+  err: ApiError,
+  mask: (json: string) => string = unmasked,
+): string {
   res.removeHeader('Content-Disposition');
   for (const name in err.headers) addHeader(res, state, name, err.headers[name]!);
   const text = mask(err.toJson());
@@ -28,7 +33,13 @@ export function sendError(res: ServerResponse, state: RequestState, err: ApiErro
  * quote what the client sent (a model, a voice, a path, a header value), so `mask` (the server's echo
  * mask) replaces every configured secret in the envelope: this is the one place errors are written.
  */
-export function renderError(ctx: Context, state: RequestState, thrown: unknown, report: ErrorSink, mask: (json: string) => string = unmasked): void {
+export function renderError(
+  ctx: Context,
+  state: RequestState,
+  thrown: unknown,
+  report: ErrorSink,
+  mask: (json: string) => string = unmasked,
+): void {
   let err = thrown instanceof ApiError ? thrown : undefined;
   if (!err) {
     report(thrown, { method: ctx.method, url: ctx.url, requestId: state.requestId });

@@ -11,7 +11,13 @@ import { STOP, type RequestState, type Step, type StepResult } from './steps.js'
 /** The fault for this request: its headers (when allowed) first, then the configured rules. */
 type Chosen = { fault: FaultSpec; label: string } | undefined;
 
-function chooseFault(ctx: Context, state: RequestState, services: Services, op: Operation, limits: { maxDelayMs: number }): Chosen | Promise<Chosen> {
+function chooseFault(
+  ctx: Context,
+  state: RequestState,
+  services: Services,
+  op: Operation,
+  limits: { maxDelayMs: number },
+): Chosen | Promise<Chosen> {
   const headers = ctx.req.headers;
   if (services.config.faultHeaders) {
     const fault = faultFromHeaders(headers, limits);
@@ -46,7 +52,13 @@ function inject(ctx: Context, state: RequestState, fault: FaultSpec, services: S
     if (reply.kind !== 'sse' && reply.kind !== 'feed' && cut !== undefined) {
       state.reply = undefined; // written here, so the reply is not written again
       openHead(ctx.res, state);
-      state.stream = await writePartial(ctx, alterReply(reply, fault) as typeof reply, cut, fault.streamCut !== undefined ? 'cut' : 'stall', services.config.timeouts.stallMaxMs);
+      state.stream = await writePartial(
+        ctx,
+        alterReply(reply, fault) as typeof reply,
+        cut,
+        fault.streamCut !== undefined ? 'cut' : 'stall',
+        services.config.timeouts.stallMaxMs,
+      );
       return;
     }
     state.reply = alterReply(reply, fault);
@@ -71,7 +83,12 @@ export function faults(services: Services): Step {
 }
 
 /** The chosen fault (if any) applied: its delay first, then the fault itself. */
-function apply(ctx: Context, state: RequestState, services: Services, chosen: Chosen): StepResult | Promise<StepResult> {
+function apply(
+  ctx: Context,
+  state: RequestState,
+  services: Services,
+  chosen: Chosen,
+): StepResult | Promise<StepResult> {
   if (!chosen) return;
   const { fault } = chosen;
   state.fault = chosen.label;

@@ -13,7 +13,12 @@ const HEARTBEAT_MS = 15_000;
  * Writes a live text/event-stream (the journal feed): open until the client leaves or the server shuts
  * down. Each event is one `event:` and one `data:` line; data is JSON, which holds no raw newline.
  */
-export function writeFeed(ctx: Context, reply: FeedReply, stopping: AbortSignal | undefined, maxBuffered = MAX_BUFFERED_BYTES): Promise<void> {
+export function writeFeed(
+  ctx: Context,
+  reply: FeedReply,
+  stopping: AbortSignal | undefined,
+  maxBuffered = MAX_BUFFERED_BYTES,
+): Promise<void> {
   const res = ctx.res;
   ctx.respond = false;
   ctx.status = 200;

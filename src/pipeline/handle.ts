@@ -26,16 +26,22 @@ class Request implements HandlerRequest {
 
 /** The base URL for links in a reply to this request: the configured public URL, else the URL the client called. */
 export function baseUrlOf(ctx: Context, services: Services): string {
-  // The Host header comes from the client: it is used for links only when it is a plain host[:port] that holds no secret;
+  // The Host header comes from the client: it is used for links only when it is a plain host[:port] that holds no
+  // secret;
   // otherwise the port the request came in on (the configured one may be 0, "any free port").
-  const host = SAFE_HOST.test(ctx.host) && !services.secrets.holds(ctx.host) ? ctx.host : `${services.config.host}:${ctx.req.socket.localPort ?? services.config.port}`;
+  const host =
+    SAFE_HOST.test(ctx.host) && !services.secrets.holds(ctx.host)
+      ? ctx.host
+      : `${services.config.host}:${ctx.req.socket.localPort ?? services.config.port}`;
   return services.config.publicUrl?.replace(/\/$/, '') ?? `${ctx.protocol}://${host}`;
 }
 
 /** Calls the operation's handler and leaves its reply in state.reply; synchronous when the handler is. */
 export function handle(services: Services): Step {
   return function handle(ctx, state) {
-    const reply = state.operation!.handler(new Request(state.body ?? {}, ctx.params ?? {}, ctx.req.headers, state.raw ?? '', state.key, services, ctx));
+    const reply = state.operation!.handler(
+      new Request(state.body ?? {}, ctx.params ?? {}, ctx.req.headers, state.raw ?? '', state.key, services, ctx),
+    );
     if (!(reply instanceof Promise)) {
       state.reply = reply;
       return;

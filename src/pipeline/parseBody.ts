@@ -12,7 +12,15 @@ export const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 const jsonKind = (v: unknown): string =>
-  v === undefined ? 'an empty body' : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+  v === undefined
+    ? 'an empty body'
+    : v === null
+      ? 'null'
+      : Array.isArray(v)
+        ? 'an array'
+        : typeof v === 'object'
+          ? 'an object'
+          : `a ${typeof v}`;
 
 /** Refuses a `__proto__` key, as the JSON parsers of web frameworks do, so no later merge can be poisoned. */
 const noProto = (key: string, value: unknown): unknown => {
@@ -42,7 +50,8 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
   return false;
 }
 
-/** Index of the quote that closes the string opened at `open`: the next one after an even run of backslashes; -1 if none. */
+/** Index of the quote that closes the string opened at `open`: the next one after an even run of backslashes; -1 if
+ * none. */
 function closingQuote(text: string, open: number): number {
   for (let at = open; ;) {
     at = text.indexOf('"', at + 1);
@@ -66,7 +75,10 @@ function parseJson(bytes: Buffer, maxDepth: number, maxErrorChars: number): { te
   try {
     text = bytes.length < EXTERNAL_STRING_BYTES && isAscii(bytes) ? bytes.toString('latin1') : UTF8.decode(bytes);
   } catch {
-    throw new ApiError(ERRORS.INVALID_JSON, { code: 'invalid_encoding', message: 'The request body is not valid UTF-8; send the JSON encoded as UTF-8.' });
+    throw new ApiError(ERRORS.INVALID_JSON, {
+      code: 'invalid_encoding',
+      message: 'The request body is not valid UTF-8; send the JSON encoded as UTF-8.',
+    });
   }
   if (!text.trim()) return { text, value: undefined };
   if (nestsDeeperThan(text, maxDepth)) {
@@ -78,7 +90,9 @@ function parseJson(bytes: Buffer, maxDepth: number, maxErrorChars: number): { te
   try {
     return { text, value: JSON.parse(text, text.includes('__proto__') ? noProto : undefined) };
   } catch (err) {
-    throw new ApiError(ERRORS.INVALID_JSON, { message: `The request body is not valid JSON: ${(err as Error).message.slice(0, maxErrorChars)}.` });
+    throw new ApiError(ERRORS.INVALID_JSON, {
+      message: `The request body is not valid JSON: ${(err as Error).message.slice(0, maxErrorChars)}.`,
+    });
   }
 }
 
@@ -103,7 +117,10 @@ export function parseBody(
       });
     }
     const declared = Number(headers['content-length']);
-    if (declared > limitBytes) return new ApiError(ERRORS.BODY_TOO_LARGE, { message: `The request body is ${declared} bytes; the limit is ${limitBytes} bytes.` });
+    if (declared > limitBytes)
+      return new ApiError(ERRORS.BODY_TOO_LARGE, {
+        message: `The request body is ${declared} bytes; the limit is ${limitBytes} bytes.`,
+      });
     const type = headers['content-type'] ?? '';
     if (!JSON_TYPE.test(type)) {
       return new ApiError(ERRORS.UNSUPPORTED_CONTENT_TYPE, {
@@ -122,7 +139,9 @@ export function parseBody(
     // done here, strictly.
     const { text, value } = parseJson(await readBody(ctx.req, limitBytes), maxDepth, messages.maxJsonErrorChars);
     if (!value || typeof value !== 'object' || Array.isArray(value)) {
-      return new ApiError(ERRORS.BODY_NOT_OBJECT, { message: `The request body must be a JSON object, but got ${jsonKind(value)}.` });
+      return new ApiError(ERRORS.BODY_NOT_OBJECT, {
+        message: `The request body must be a JSON object, but got ${jsonKind(value)}.`,
+      });
     }
     // Handlers derive ids from the exact text of the request.
     state.raw = text;

@@ -9,8 +9,17 @@ type Whole = Extract<Reply, { kind: 'json' | 'binary' }>;
  * then cuts the connection, or (`stall`) holds it silent until the client leaves or `stallMaxMs` passes.
  * Resolves with how it ended, for the journal.
  */
-export function writePartial(ctx: Context, reply: Whole, bytes: number, how: 'cut' | 'stall', stallMaxMs: number): Promise<StreamOutcome> {
-  const body = reply.kind === 'json' ? Buffer.from(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)) : reply.body;
+export function writePartial(
+  ctx: Context,
+  reply: Whole,
+  bytes: number,
+  how: 'cut' | 'stall',
+  stallMaxMs: number,
+): Promise<StreamOutcome> {
+  const body =
+    reply.kind === 'json'
+      ? Buffer.from(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body))
+      : reply.body;
   const contentType = reply.kind === 'json' ? 'application/json; charset=utf-8' : reply.contentType;
   const res = ctx.res;
   ctx.respond = false;

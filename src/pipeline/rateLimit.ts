@@ -43,7 +43,13 @@ export function rateLimit(services: Services): Step {
   };
 }
 
-function decide(res: ServerResponse, state: RequestState, key: KeyState, admission: Admission, services: Services): StepResult {
+function decide(
+  res: ServerResponse,
+  state: RequestState,
+  key: KeyState,
+  admission: Admission,
+  services: Services,
+): StepResult {
   setLimitHeaders(res, state, 'requests', admission.requests);
   if (admission.tokens) setLimitHeaders(res, state, 'tokens', admission.tokens);
   if (admission.refused) return tooMany(key, admission);
@@ -52,7 +58,8 @@ function decide(res: ServerResponse, state: RequestState, key: KeyState, admissi
   return () => {
     const used = tokensOf(state.reply, state.body, services);
     const after = services.state.charge(key, used);
-    if (after instanceof Promise) return after.then((view) => void (view && !res.headersSent && setLimitHeaders(res, state, 'tokens', view)));
+    if (after instanceof Promise)
+      return after.then((view) => void (view && !res.headersSent && setLimitHeaders(res, state, 'tokens', view)));
     if (after) setLimitHeaders(res, state, 'tokens', after);
   };
 }

@@ -4,7 +4,11 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 /** Set on a request whose whole body was read before Node marked it complete (it does so a moment later). */
 export const BODY_READ = Symbol('bodyRead');
 
-const aborted = () => new ApiError(ERRORS.INVALID_JSON, { code: 'request_aborted', message: 'The request body was cut off before its end.' });
+const aborted = () =>
+  new ApiError(ERRORS.INVALID_JSON, {
+    code: 'request_aborted',
+    message: 'The request body was cut off before its end.',
+  });
 
 /**
  * Reads a request body whole, with raw-body's rules (as koa-bodyparser applies them): at most `limit`
@@ -27,7 +31,8 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   return stream(req, limit, length);
 }
 
-/** Reads a body as its chunks arrive; on an error the request is paused and the connection tracker discards the rest. */
+/** Reads a body as its chunks arrive; on an error the request is paused and the connection tracker discards the rest.
+ * */
 function stream(req: IncomingMessage, limit: number, length: number | undefined): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -55,7 +60,12 @@ function stream(req: IncomingMessage, limit: number, length: number | undefined)
     function onEnd() {
       cleanup();
       if (length !== undefined && received !== length) {
-        reject(new ApiError(ERRORS.INVALID_JSON, { code: 'invalid_content_length', message: 'The request body does not match its Content-Length.' }));
+        reject(
+          new ApiError(ERRORS.INVALID_JSON, {
+            code: 'invalid_content_length',
+            message: 'The request body does not match its Content-Length.',
+          }),
+        );
       } else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
     }
     function onError(err: Error) {

@@ -9,7 +9,8 @@ export type { RequestRecord } from '../domain/journal.js';
 /** Something that wants to see each finished request. */
 export type RequestObserver = (record: RequestRecord) => void;
 
-/** Who is told of each finished request, and the bound of what a record quotes of it (services.limits.records), set once per app. */
+/** Who is told of each finished request, and the bound of what a record quotes of it (services.limits.records), set
+ * once per app. */
 export interface Reporting {
   readonly observers: readonly RequestObserver[];
   readonly maxModelChars: number;
@@ -18,7 +19,8 @@ export interface Reporting {
 // An incoming id is kept only when it is plainly safe to echo (and not too long: IdRule); anything else is replaced.
 const SAFE_ID = /^[A-Za-z0-9._:-]+$/;
 
-/** When a client's x-request-id is echoed: at most requests.maxRequestIdChars (fixtures/limits.json), and holding no configured secret. Made once per app. */
+/** When a client's x-request-id is echoed: at most requests.maxRequestIdChars (fixtures/limits.json), and holding no
+ * configured secret. Made once per app. */
 export interface IdRule {
   readonly maxChars: number;
   readonly secrets?: { holds(text: string): boolean };
@@ -34,7 +36,14 @@ let issued = 0;
  * (an answer to no parsed request) the id is always made.
  */
 export function requestIdFor(incoming: string | string[] | undefined, rule?: IdRule): string {
-  if (rule && typeof incoming === 'string' && incoming.length <= rule.maxChars && SAFE_ID.test(incoming) && !rule.secrets?.holds(incoming)) return incoming;
+  if (
+    rule &&
+    typeof incoming === 'string' &&
+    incoming.length <= rule.maxChars &&
+    SAFE_ID.test(incoming) &&
+    !rule.secrets?.holds(incoming)
+  )
+    return incoming;
   return `req_${PREFIX}${(issued++).toString(16).padStart(16, '0')}`;
 }
 
@@ -61,20 +70,23 @@ function put(head: string[], name: string, value: string): void {
   head.push(name, value);
 }
 
-/** Adds a header to the answer: to those kept with the request while they are, else on the response. A name given again replaces the value. */
+/** Adds a header to the answer: to those kept with the request while they are, else on the response. A name given again
+ * replaces the value. */
 export function addHeader(res: ServerResponse, state: RequestState, name: string, value: string): void {
   if (state.head) put(state.head, name, value);
   else res.setHeader(name, value);
 }
 
-/** The headers kept with the request, as name/value pairs, for a writer that writes them itself; from here on addHeader sets them on the response. */
+/** The headers kept with the request, as name/value pairs, for a writer that writes them itself; from here on addHeader
+ * sets them on the response. */
 export function takeHead(state: RequestState): string[] | undefined {
   const head = state.head;
   state.head = undefined;
   return head;
 }
 
-/** Sets the headers kept with the request on the response, in order, for Koa or a writer that reads the response's headers. */
+/** Sets the headers kept with the request on the response, in order, for Koa or a writer that reads the response's
+ * headers. */
 export function openHead(res: ServerResponse, state: RequestState): void {
   const head = takeHead(state);
   if (head) for (let i = 0; i < head.length; i += 2) res.setHeader(head[i]!, head[i + 1]!);

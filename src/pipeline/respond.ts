@@ -35,7 +35,12 @@ export function writeJson(res: ServerResponse, status: number, text: string, hea
 }
 
 /** Writes the reply the steps left in state.reply: JSON and streams directly, binary bodies through Koa. */
-export function responder(records: ResponderBounds, stallMaxMs: number, timers?: StreamTimers, streamMaxMs?: number): (ctx: Context, state: RequestState) => void | Promise<void> {
+export function responder(
+  records: ResponderBounds,
+  stallMaxMs: number,
+  timers?: StreamTimers,
+  streamMaxMs?: number,
+): (ctx: Context, state: RequestState) => void | Promise<void> {
   // The journal keeps a text answer whole up to this many characters: such an answer with a recipe is
   // journalled as its recipe (longer ones are held as they are, by the journal and the body store).
   const journalTextChars = records.maxResponseBodyChars;

@@ -79,7 +79,9 @@ export function routeTable(ops: readonly Operation[], maxPathChars: number): Rou
         });
       if (ctx.status === 404 && ctx.body === undefined) {
         const hint = hintFor(ctx.path);
-        throw new ApiError(ERRORS.NOT_FOUND, { message: `Unknown path: ${ctx.method} ${shown(ctx.path, maxPathChars)}.${hint ? ` ${hint}` : ''}` });
+        throw new ApiError(ERRORS.NOT_FOUND, {
+          message: `Unknown path: ${ctx.method} ${shown(ctx.path, maxPathChars)}.${hint ? ` ${hint}` : ''}`,
+        });
       }
       return undefined;
     },

@@ -41,7 +41,8 @@ export type StreamLogBounds = Pick<Limits['records'], 'maxStreamEvents' | 'maxSt
 
 /**
  * The events a stream actually wrote, for the journal (the inspector shows them with their timing): the
- * first events within the journal's bounds (records in fixtures/limits.json), as the writer had them (references, unmasked: the journal
+ * first events within the journal's bounds (records in fixtures/limits.json), as the writer had them (references,
+ * unmasked: the journal
  * masks them), and `total`, every event written, so a cut log shows.
  */
 export class StreamLog implements SentEvents {
@@ -124,7 +125,16 @@ export function writeSse(
       res.off('drain', onDrain);
       resolve(outcome);
     };
-    const onClose = () => finish(res.writableFinished ? (timedOut ? 'timed-out' : 'completed') : reply.ending === 'stall' && i >= stop ? 'stalled' : 'aborted');
+    const onClose = () =>
+      finish(
+        res.writableFinished
+          ? timedOut
+            ? 'timed-out'
+            : 'completed'
+          : reply.ending === 'stall' && i >= stop
+            ? 'stalled'
+            : 'aborted',
+      );
     // A client that fell behind resumes the rhythm from now rather than receiving a burst.
     const onDrain = () => {
       if (timer !== undefined) timers.clearTimeout(timer); // the deadline watch of the wait for drain
@@ -152,7 +162,8 @@ export function writeSse(
     };
     const pastDeadline = () => timers.now() >= deadline;
 
-    /** The time limit is reached: the error event ends the stream, or, for a client that reads nothing, the connection. */
+    /** The time limit is reached: the error event ends the stream, or, for a client that reads nothing, the connection.
+     * */
     function timeUp() {
       timedOut = true;
       if (res.writableNeedDrain) {
@@ -204,7 +215,8 @@ export function writeSse(
       if (pastDeadline()) return timeUp();
       if (res.writableNeedDrain) {
         res.once('drain', onDrain); // the client reads slowly: hold the rest instead of buffering it
-        // ...but not past the deadline. Woken early (at shutdown), the watch does nothing: drain or the grace period ends it.
+        // ...but not past the deadline. Woken early (at shutdown), the watch does nothing: drain or the grace period
+        // ends it.
         if (Number.isFinite(deadline)) later(drainTimeUp, deadline - timers.now());
         return;
       }

@@ -28,16 +28,23 @@ export interface RequestState {
   ignoredFields?: readonly string[];
   /** Departures from the API the validating proxy saw in this exchange (docs/record-replay.md). */
   violations?: Violation[];
-  /** The body that was sent, for the journal: the JSON text written (or its recipe) or the binary body (a reference, never a copy). */
+  /** The body that was sent, for the journal: the JSON text written (or its recipe) or the binary body (a reference,
+   * never a copy). */
   responseBody?: string | Buffer | TextRecipe;
   /** A streamed answer's events as written, with their times (pipeline/sse.ts StreamLog). */
   sse?: SentEvents;
-  /** The answer's headers not yet set on the response, as name/value pairs in order (requestContext.ts beginResponse). */
+  /** The answer's headers not yet set on the response, as name/value pairs in order (requestContext.ts beginResponse).
+   * */
   head?: string[];
 }
 
 /** A request's state with every field there from the start, so all requests share one object shape. */
-export function requestState(requestId: string, operation?: BoundOperation, key?: KeyState, error?: ApiError): RequestState {
+export function requestState(
+  requestId: string,
+  operation?: BoundOperation,
+  key?: KeyState,
+  error?: ApiError,
+): RequestState {
   return {
     requestId,
     operation,
@@ -80,7 +87,11 @@ export type Step = (ctx: Context, state: RequestState) => StepResult | Promise<S
  * without an async frame and a promise per layer. A refusal or a thrown error skips the work left, as
  * it would skip the rest of an outer middleware; the refusal is returned.
  */
-export async function runSteps(steps: readonly Step[], ctx: Context, state: RequestState): Promise<ApiError | undefined> {
+export async function runSteps(
+  steps: readonly Step[],
+  ctx: Context,
+  state: RequestState,
+): Promise<ApiError | undefined> {
   let after: After[] | undefined;
   for (const step of steps) {
     let result = step(ctx, state);

@@ -24,7 +24,12 @@ function holdsMoreThan(value: unknown, limit: number): boolean {
  * the x-mock-ignored-fields header and the journal, each field name masked by `secrets` (a key sent as a
  * field name is named masked). Finding them is one walk over the listed objects' keys, no second validation.
  */
-export function validate(schemas: SchemaRegistry, strict: boolean, limits: Limits['requests'], secrets?: Pick<EchoMask, 'text'>): Step {
+export function validate(
+  schemas: SchemaRegistry,
+  strict: boolean,
+  limits: Limits['requests'],
+  secrets?: Pick<EchoMask, 'text'>,
+): Step {
   const name = secrets ? (key: string) => secrets.text(key) : undefined;
   return function validate(ctx, state) {
     const schema = state.operation!.requestSchema;
@@ -43,12 +48,22 @@ export function validate(schemas: SchemaRegistry, strict: boolean, limits: Limit
       return;
     }
     // Each value takes at least one character of the text: a short text cannot hold too many.
-    const many = (state.raw ?? '').length > limits.maxValuesForAllErrors && holdsMoreThan(body, limits.maxValuesForAllErrors);
+    const many =
+      (state.raw ?? '').length > limits.maxValuesForAllErrors && holdsMoreThan(body, limits.maxValuesForAllErrors);
     const all = toDetails(many ? firstError : schemas.check(id, body));
-    if (!all.length) all.push({ param: null, code: 'invalid_value', message: 'The request body does not match its schema.' });
+    if (!all.length)
+      all.push({ param: null, code: 'invalid_value', message: 'The request body does not match its schema.' });
     const details = all.slice(0, limits.maxDetails);
     const first = details[0]!;
-    const more = all.length > 1 ? ` (${all.length - 1} more${all.length > details.length ? `; details lists the first ${details.length}` : ' in details'})` : '';
-    return new ApiError(ERRORS.VALIDATION, { param: first.param, code: first.code, message: first.message + more, details });
+    const more =
+      all.length > 1
+        ? ` (${all.length - 1} more${all.length > details.length ? `; details lists the first ${details.length}` : ' in details'})`
+        : '';
+    return new ApiError(ERRORS.VALIDATION, {
+      param: first.param,
+      code: first.code,
+      message: first.message + more,
+      details,
+    });
   };
 }

@@ -93,7 +93,12 @@ export function normaliseRequest(
     controls[lower] = (Array.isArray(value) ? value.join(', ') : value).trim();
   }
   const kept = body && Object.fromEntries(Object.entries(body).filter(([k]) => !IGNORED_BODY_FIELDS.has(k)));
-  return { method: method.toUpperCase(), path: normalisedPath(url), headers: canonical(controls) as Record<string, string>, ...(kept ? { body: canonical(kept) } : {}) };
+  return {
+    method: method.toUpperCase(),
+    path: normalisedPath(url),
+    headers: canonical(controls) as Record<string, string>,
+    ...(kept ? { body: canonical(kept) } : {}),
+  };
 }
 
 /** The hash of a normalised request: 24 hex digits of SHA-256 of its canonical JSON. */
@@ -122,7 +127,8 @@ const EXTENSIONS: Readonly<Record<string, string>> = {
 const mime = (type: string | undefined): string => (type ?? '').split(';')[0]!.trim().toLowerCase();
 
 /** Whether a body of this type is kept as text in the cassette. */
-export const isText = (type: string | undefined): boolean => /^(text\/|application\/(.*\+)?json$|application\/xml$)/.test(mime(type));
+export const isText = (type: string | undefined): boolean =>
+  /^(text\/|application\/(.*\+)?json$|application\/xml$)/.test(mime(type));
 
 /** Whether a body of this type goes to a media file of its own. */
 const isMedia = (type: string | undefined): boolean => /^(image|audio|video)\//.test(mime(type));
@@ -174,7 +180,9 @@ export class CassetteStore {
     }
     const cassette = JSON.parse(text) as Cassette;
     if (cassette.version !== CASSETTE_VERSION)
-      throw new Error(`cassette ${cassetteName(operationId, hash)} has version ${cassette.version}; this mock reads version ${CASSETTE_VERSION}`);
+      throw new Error(
+        `cassette ${cassetteName(operationId, hash)} has version ${cassette.version}; this mock reads version ${CASSETTE_VERSION}`,
+      );
     return cassette;
   }
 
@@ -182,7 +190,8 @@ export class CassetteStore {
   async bodyBytes(body: RecordedBody): Promise<Buffer> {
     if ('text' in body) return Buffer.from(body.text, 'utf8');
     if ('base64' in body) return Buffer.from(body.base64, 'base64');
-    if (!/^media\/[A-Za-z0-9._-]+$/.test(body.file)) throw new Error(`a cassette names a media file outside its folder: ${body.file}`);
+    if (!/^media\/[A-Za-z0-9._-]+$/.test(body.file))
+      throw new Error(`a cassette names a media file outside its folder: ${body.file}`);
     return readFile(join(this.dir, body.file));
   }
 }

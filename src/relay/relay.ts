@@ -18,7 +18,15 @@ import type { Report } from '../verdict/report.js';
 import { parseSse } from '../verdict/sse.js';
 import type { Exchange } from '../verdict/types.js';
 import type { Context } from 'koa';
-import { CASSETTE_VERSION, CassetteStore, isText, normaliseRequest, requestHash, type Cassette, type RecordedEvent } from './cassette.js';
+import {
+  CASSETTE_VERSION,
+  CassetteStore,
+  isText,
+  normaliseRequest,
+  requestHash,
+  type Cassette,
+  type RecordedEvent,
+} from './cassette.js';
 import { requestViolations, responseViolations, violationsHeader, ViolationLog, type Judged } from './validation.js';
 import { RelayedStreamFault } from './streamFault.js';
 
@@ -50,7 +58,8 @@ export interface Relay {
   close(): Promise<string[]>;
 }
 
-/** Whether the relay answers an operation: every keyed operation of the API, and the media downloads its links lead to. */
+/** Whether the relay answers an operation: every keyed operation of the API, and the media downloads its links lead to.
+ * */
 export const relayed = (op: Operation): boolean => op.auth === 'key' || op.path.startsWith('/media/');
 
 // Headers that belong to one connection, or that the relay sets itself; never forwarded, recorded or replayed.
@@ -67,16 +76,44 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 // Request headers kept from the upstream: the mock's own key, its fault controls, and what fetch sets.
-const NOT_FORWARDED = new Set([...HOP_BY_HOP, 'host', 'authorization', 'cookie', 'content-length', 'accept-encoding', 'x-mock-fault', 'prefer', 'x-admin-token']);
+const NOT_FORWARDED = new Set([
+  ...HOP_BY_HOP,
+  'host',
+  'authorization',
+  'cookie',
+  'content-length',
+  'accept-encoding',
+  'x-mock-fault',
+  'prefer',
+  'x-admin-token',
+]);
 // Response headers not relayed: transport (length, encoding, date) and identity (the mock issues its own x-request-id).
-const NOT_RELAYED = new Set([...HOP_BY_HOP, 'content-length', 'content-encoding', 'date', 'x-request-id', 'set-cookie', 'authorization']);
+const NOT_RELAYED = new Set([
+  ...HOP_BY_HOP,
+  'content-length',
+  'content-encoding',
+  'date',
+  'x-request-id',
+  'set-cookie',
+  'authorization',
+]);
 
 const MAX_UPSTREAM_BODY = 256 * 1024 * 1024;
 
 /** Checks the relay settings and builds the relay; undefined when the mock answers by itself. */
-export function createRelay(config: Config, services: Services, schemas: SchemaRegistry, report: ErrorSink, timers?: StreamTimers): Relay | undefined {
-  if (config.proxy && config.replay) throw new ConfigError('proxy and replay exclude each other: record with --proxy URL --record DIR, replay with --replay DIR');
-  if (config.record && !config.proxy) throw new ConfigError('record needs proxy: cassettes are recorded from a real upstream (--proxy URL --record DIR)');
+export function createRelay(
+  config: Config,
+  services: Services,
+  schemas: SchemaRegistry,
+  report: ErrorSink,
+  timers?: StreamTimers,
+): Relay | undefined {
+  if (config.proxy && config.replay)
+    throw new ConfigError(
+      'proxy and replay exclude each other: record with --proxy URL --record DIR, replay with --replay DIR',
+    );
+  if (config.record && !config.proxy)
+    throw new ConfigError('record needs proxy: cassettes are recorded from a real upstream (--proxy URL --record DIR)');
   if (!config.proxy && !config.replay) return undefined;
   const scrub = secretScrubber(configSecrets(config));
   const scrubPlain = secretScrubber(configSecrets(config), { json: false });
@@ -100,13 +137,26 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
   const log = new ViolationLog(base, profile, scrub, services.limits.proxyReport);
 
   /** Writes a cassette in the background; a failure is logged and counted, and close() waits for every write. */
-  const record = (state: RequestState, op: Operation, ctx: Context, response: Cassette['response'] | (() => Promise<Cassette['response']>)) => {
+  const record = (
+    state: RequestState,
+    op: Operation,
+    ctx: Context,
+    response: Cassette['response'] | (() => Promise<Cassette['response']>),
+  ) => {
     if (!store) return;
     const request = normaliseRequest(op, ctx.method, ctx.req.url ?? ctx.url, ctx.req.headers, state.body);
     const hash = requestHash(request);
     const write = (async () => {
       const res = typeof response === 'function' ? await response() : response;
-      const cassette: Cassette = { version: CASSETTE_VERSION, hash, operation: op.id, request, upstream: base, recordedAt: new Date().toISOString(), response: res };
+      const cassette: Cassette = {
+        version: CASSETTE_VERSION,
+        hash,
+        operation: op.id,
+        request,
+        upstream: base,
+        recordedAt: new Date().toISOString(),
+        response: res,
+      };
       await store.write(op.id, hash, scrub(JSON.stringify(cassette, null, 2)));
       stats.recorded++;
     })().catch((err: unknown) => {
@@ -123,7 +173,11 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
 
   /** The exchange's departures, the upstream's first (the header names the first), with no secret in them. */
   const departures = (j: Judged, found: Violation[]): Violation[] =>
-    [...found, ...requestViolations(j)].map((v) => ({ rule: v.rule, expected: scrubPlain(v.expected), actual: scrubPlain(v.actual) }));
+    [...found, ...requestViolations(j)].map((v) => ({
+      rule: v.rule,
+      expected: scrubPlain(v.expected),
+      actual: scrubPlain(v.actual),
+    }));
   /** Judges an exchange once it is over: its departures go to the journal and the report. */
   const judge = (state: RequestState, j: Judged, status: number, found: Violation[], ms: number) => {
     const all = departures(j, found);
@@ -137,7 +191,14 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
     const url = ctx.req.url ?? ctx.url;
     const started = performance.now();
     const refused = op.requestSchema ? validate(ctx, state) : undefined;
-    let judged: Judged = { requestId: state.requestId, op, method: ctx.method, path: url, body: state.body, refusal: refused instanceof ApiError ? refused : undefined };
+    let judged: Judged = {
+      requestId: state.requestId,
+      op,
+      method: ctx.method,
+      path: url,
+      body: state.body,
+      refusal: refused instanceof ApiError ? refused : undefined,
+    };
     const left = new AbortController();
     const onClose = () => left.abort();
     ctx.res.once('close', onClose);
@@ -158,7 +219,10 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
         state.stream = 'aborted';
         return STOP;
       }
-      return new ApiError(templateForStatus(502), { code: 'upstream_unreachable', message: `The upstream ${base} did not answer: ${scrubPlain((err as Error).message)}` });
+      return new ApiError(templateForStatus(502), {
+        code: 'upstream_unreachable',
+        message: `The upstream ${base} did not answer: ${scrubPlain((err as Error).message)}`,
+      });
     }
     const head = performance.now();
     // A 400 to a body the schema accepts: would the mock refuse it too, by a rule of its own?
@@ -172,7 +236,12 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
     if (/^text\/event-stream/i.test(type ?? '')) {
       // A stream goes through as it arrives: the head at once, each read as it comes. Its head's
       // departures are in the header; the whole exchange is judged once the stream is over.
-      const headFound = await responseViolations(judged, { status: res.status, headers: rawHeaders, body: Buffer.alloc(0), ms: 0 }, 'documented', schemas);
+      const headFound = await responseViolations(
+        judged,
+        { status: res.status, headers: rawHeaders, body: Buffer.alloc(0), ms: 0 },
+        'documented',
+        schemas,
+      );
       const early = departures(judged, headFound);
       // A stream fault (stream-cut, stall, malformed) applies to a successful stream as the mock applies
       // it to its own: the events then go out a block at a time, as each completes.
@@ -181,7 +250,11 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
       openHead(out, state);
       ctx.respond = false;
       ctx.status = res.status;
-      out.writeHead(res.status, { ...(out.getHeaders() as Record<string, string>), ...kept, ...(early.length ? { 'x-mock-violations': violationsHeader(early) } : {}) });
+      out.writeHead(res.status, {
+        ...(out.getHeaders() as Record<string, string>),
+        ...kept,
+        ...(early.length ? { 'x-mock-violations': violationsHeader(early) } : {}),
+      });
       out.flushHeaders();
       const chunks: Buffer[] = [];
       const reads: number[] = [];
@@ -212,7 +285,8 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
             if (fault?.over) break;
           }
         read = true;
-        if (fault?.ending) state.stream = await endEarly(out, fault.end(), fault.ending, config.timeouts.stallMaxMs, timers);
+        if (fault?.ending)
+          state.stream = await endEarly(out, fault.end(), fault.ending, config.timeouts.stallMaxMs, timers);
         else {
           state.stream = 'completed';
           out.end(fault?.end() ?? '');
@@ -230,7 +304,14 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
       // upstream's answer was never read, and is not the upstream's departure.
       const faultEnded = fault?.over === true && events.at(-1)?.data !== '[DONE]';
       const partial = faultEnded || state.stream === 'aborted';
-      const found = partial ? headFound : await responseViolations(judged, { status: res.status, headers: rawHeaders, body, reads, ms }, profile, schemas);
+      const found = partial
+        ? headFound
+        : await responseViolations(
+            judged,
+            { status: res.status, headers: rawHeaders, body, reads, ms },
+            profile,
+            schemas,
+          );
       judge(state, judged, res.status, found, performance.now() - started);
       // The cassette holds the upstream's whole answer as it came, whatever a fault made of it for the client.
       if (read && !partial) record(state, op, ctx, { status: res.status, headers: kept, events, endMs });
@@ -242,12 +323,31 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
       body = await readCapped(res, MAX_UPSTREAM_BODY);
     } catch (err) {
       ctx.res.off('close', onClose);
-      return new ApiError(templateForStatus(502), { code: 'upstream_failed', message: `The upstream's answer could not be read: ${scrubPlain((err as Error).message)}` });
+      return new ApiError(templateForStatus(502), {
+        code: 'upstream_failed',
+        message: `The upstream's answer could not be read: ${scrubPlain((err as Error).message)}`,
+      });
     }
     ctx.res.off('close', onClose);
-    const exchange: Exchange = { status: res.status, headers: rawHeaders, body, ms: Math.round(performance.now() - started) };
-    const violations = judge(state, judged, res.status, await responseViolations(judged, exchange, profile, schemas), performance.now() - started);
-    if (!(res.status >= 500 || res.status === 429)) record(state, op, ctx, async () => ({ status: res.status, headers: kept, body: await store!.storeBody(body, type) }));
+    const exchange: Exchange = {
+      status: res.status,
+      headers: rawHeaders,
+      body,
+      ms: Math.round(performance.now() - started),
+    };
+    const violations = judge(
+      state,
+      judged,
+      res.status,
+      await responseViolations(judged, exchange, profile, schemas),
+      performance.now() - started,
+    );
+    if (!(res.status >= 500 || res.status === 429))
+      record(state, op, ctx, async () => ({
+        status: res.status,
+        headers: kept,
+        body: await store!.storeBody(body, type),
+      }));
     const headers: Record<string, string> = { ...kept };
     delete headers['content-type'];
     if (violations.length) headers['x-mock-violations'] = violationsHeader(violations);
@@ -277,7 +377,13 @@ export function createRelay(config: Config, services: Services, schemas: SchemaR
  * left, or held silent until the client leaves or `stallMaxMs` passes, then cut. At shutdown (the server's
  * stream timers run out) a stall ends at once and cleanly, as the mock's own does. Resolves with how it ended.
  */
-function endEarly(out: ServerResponse, rest: string, ending: 'cut' | 'stall', stallMaxMs: number, timers: StreamTimers = realTimers): Promise<'cut' | 'stalled' | 'aborted'> {
+function endEarly(
+  out: ServerResponse,
+  rest: string,
+  ending: 'cut' | 'stall',
+  stallMaxMs: number,
+  timers: StreamTimers = realTimers,
+): Promise<'cut' | 'stalled' | 'aborted'> {
   if (out.destroyed) return Promise.resolve('aborted');
   return new Promise((resolve) => {
     if (ending === 'cut') {
@@ -318,7 +424,8 @@ function both(validate: Step, handle: Step, ctx: Context, state: RequestState): 
   return refused ?? handle(ctx, state);
 }
 
-/** The headers sent upstream: the client's, less its key, the mock's fault controls and connection headers; the upstream key instead. */
+/** The headers sent upstream: the client's, less its key, the mock's fault controls and connection headers; the
+ * upstream key instead. */
 function upstreamHeaders(incoming: IncomingHttpHeaders, key: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(incoming)) {
@@ -330,8 +437,12 @@ function upstreamHeaders(incoming: IncomingHttpHeaders, key: string | undefined)
   return out;
 }
 
-/** The upstream's response headers as relayed and recorded: no connection or identity headers, no secret in any value. */
-function relayHeaders(headers: Readonly<Record<string, string>>, scrub: (text: string) => string): Record<string, string> {
+/** The upstream's response headers as relayed and recorded: no connection or identity headers, no secret in any value.
+ * */
+function relayHeaders(
+  headers: Readonly<Record<string, string>>,
+  scrub: (text: string) => string,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) if (!NOT_RELAYED.has(name)) out[name] = scrub(value);
   return out;
@@ -355,7 +466,14 @@ async function readCapped(res: Response, cap: number): Promise<Buffer> {
 }
 
 /** The replay step: a cassette's answer, else the fallback (a 404 naming the hash, or the mock's own answer). */
-function replayStep(store: CassetteStore, config: Config, services: Services, stats: RelayStats, validate: Step, handle: Step): Step {
+function replayStep(
+  store: CassetteStore,
+  config: Config,
+  services: Services,
+  stats: RelayStats,
+  validate: Step,
+  handle: Step,
+): Step {
   return async function replay(ctx, state) {
     const op = state.operation!;
     if (!relayed(op)) return both(validate, handle, ctx, state);
@@ -378,7 +496,10 @@ function replayStep(store: CassetteStore, config: Config, services: Services, st
       const done = r.events.at(-1)?.data === '[DONE]';
       const events = (done ? r.events.slice(0, -1) : r.events).map((e) => ({ data: e.data, tokens: 1 }));
       const t0 = r.events[0]?.t ?? 0;
-      const schedule = [...r.events.map((e) => e.t - t0), ...(done ? [] : [(r.endMs ?? r.events.at(-1)?.t ?? t0) - t0])];
+      const schedule = [
+        ...r.events.map((e) => e.t - t0),
+        ...(done ? [] : [(r.endMs ?? r.events.at(-1)?.t ?? t0) - t0]),
+      ];
       state.reply = {
         kind: 'sse',
         events,

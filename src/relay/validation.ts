@@ -14,7 +14,8 @@ import { junitReporter } from '../verdict/reporters/junit.js';
 import type { Case, CaseResult, CheckName, Exchange, Profile } from '../verdict/types.js';
 import { writeAtomic } from './cassette.js';
 
-// Checks that download the media a link points to: not run inline, they would add a second upstream call to every answer.
+// Checks that download the media a link points to: not run inline, they would add a second upstream call to every
+// answer.
 const DOWNLOADS: ReadonlySet<CheckName> = new Set<CheckName>(['png-size', 'mp4']);
 
 /** One exchange to judge. */
@@ -39,7 +40,10 @@ export interface Judged {
 function caseOf(j: Judged, profile: Profile): Case {
   const success = j.op.success.status ?? 200;
   const status = j.refusal?.status ?? j.unsettled?.status ?? success;
-  const base = { operation: j.op.id, request: { method: j.method as 'GET' | 'POST', path: j.path, auth: 'valid' as const, headers: {}, body: j.body } };
+  const base = {
+    operation: j.op.id,
+    request: { method: j.method as 'GET' | 'POST', path: j.path, auth: 'valid' as const, headers: {}, body: j.body },
+  };
   const checks = checksFor({ ...base, expect: { status, checks: [] } }, profile).filter((c) => !DOWNLOADS.has(c));
   const rule = j.refusal
     ? `a request that breaks the request schema is refused with ${status} (${j.refusal.message})`
@@ -63,14 +67,21 @@ function caseOf(j: Judged, profile: Profile): Case {
 /** The request's own violation: a body the request schema refuses. */
 export function requestViolations(j: Judged): Violation[] {
   if (!j.refusal) return [];
-  return [{ rule: 'request.schema', expected: `a body matching the ${j.op.id} request schema`, actual: j.refusal.message }];
+  return [
+    { rule: 'request.schema', expected: `a body matching the ${j.op.id} request schema`, actual: j.refusal.message },
+  ];
 }
 
 /**
  * The response's violations, by the conformance runner's checks for the case this request makes.
  * An upstream that is busy or failing (429, 5xx) on a valid request breaks no rule: it is not judged.
  */
-export async function responseViolations(j: Judged, ex: Exchange, profile: Profile, registry: SchemaRegistry): Promise<Violation[]> {
+export async function responseViolations(
+  j: Judged,
+  ex: Exchange,
+  profile: Profile,
+  registry: SchemaRegistry,
+): Promise<Violation[]> {
   if (!j.refusal && (ex.status === 429 || ex.status >= 500)) return [];
   const failures = await evaluate(caseOf(j, profile), ex, { registry, timeoutMs: 10_000 });
   return failures.map((f) => ({ rule: `response.${f.check}`, expected: f.expected, actual: f.actual }));
@@ -109,7 +120,12 @@ export class ViolationLog {
       failures: violations.map((v) => ({ check: v.rule as CheckName, expected: v.expected, actual: v.actual })),
       attempts: 1,
       ms,
-      request: { method: j.method, url: j.path, headers: {}, ...(body === undefined ? {} : { body: body.length > maxBody ? `${body.slice(0, maxBody)}...` : body }) },
+      request: {
+        method: j.method,
+        url: j.path,
+        headers: {},
+        ...(body === undefined ? {} : { body: body.length > maxBody ? `${body.slice(0, maxBody)}...` : body }),
+      },
     });
   }
 

@@ -21,7 +21,10 @@ export type RawAnswerBounds = Pick<Limits['messages'], 'maxReasonChars'>;
  * The answer to an HTTP-level error that Node's parser or timers raise before Koa sees a request: a row of
  * the error table. A request Node could not parse quotes the parser's reason, up to messages.maxReasonChars.
  */
-export function clientErrorTemplate(err: Error & { code?: string; reason?: string }, bounds: RawAnswerBounds): ErrorTemplate {
+export function clientErrorTemplate(
+  err: Error & { code?: string; reason?: string },
+  bounds: RawAnswerBounds,
+): ErrorTemplate {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return ERRORS.REQUEST_TIMEOUT;
@@ -35,7 +38,10 @@ export function clientErrorTemplate(err: Error & { code?: string; reason?: strin
       return ERRORS.INCOMPLETE_REQUEST;
     default:
       if (!err.reason) return ERRORS.MALFORMED_REQUEST;
-      return { ...ERRORS.MALFORMED_REQUEST, message: `${ERRORS.MALFORMED_REQUEST.message.slice(0, -1)}: ${err.reason.slice(0, bounds.maxReasonChars)}.` };
+      return {
+        ...ERRORS.MALFORMED_REQUEST,
+        message: `${ERRORS.MALFORMED_REQUEST.message.slice(0, -1)}: ${err.reason.slice(0, bounds.maxReasonChars)}.`,
+      };
   }
 }
 
@@ -90,9 +96,13 @@ export class ConnectionTracker {
         (socket as Tracked)[IN_FLIGHT] = undefined;
       });
     });
-    server.on('clientError', (err: Error & { code?: string; reason?: string }, socket: Duplex) => this.clientError(err, socket));
+    server.on('clientError', (err: Error & { code?: string; reason?: string }, socket: Duplex) =>
+      this.clientError(err, socket),
+    );
     // Node hands CONNECT (proxy tunnels) to this event instead of the app; without it, no answer at all.
-    server.on('connect', (_req: IncomingMessage, socket: Duplex) => this.answer(Object.assign(new Error('CONNECT'), { code: 'CONNECT' }), socket, false));
+    server.on('connect', (_req: IncomingMessage, socket: Duplex) =>
+      this.answer(Object.assign(new Error('CONNECT'), { code: 'CONNECT' }), socket, false),
+    );
   }
 
   /** Registers a request before the app handles it. */
@@ -109,7 +119,8 @@ export class ConnectionTracker {
       const { req } = this;
       const socket = req.socket;
       if ((socket as Tracked)[IN_FLIGHT] === this) (socket as Tracked)[IN_FLIGHT] = undefined;
-      if (!req.complete && !(req as IncomingMessage & { [BODY_READ]?: boolean })[BODY_READ] && !socket.destroyed) tracker.discardBody(req);
+      if (!req.complete && !(req as IncomingMessage & { [BODY_READ]?: boolean })[BODY_READ] && !socket.destroyed)
+        tracker.discardBody(req);
       if (tracker.closing) setImmediate(() => tracker.closeIdle());
     })(this);
 

@@ -135,7 +135,8 @@ export class LogWriter {
     return false;
   }
 
-  /** Whether `most` bytes fit in the buffer being filled, after starting a new one when they do not fit what is left of it. */
+  /** Whether `most` bytes fit in the buffer being filled, after starting a new one when they do not fit what is left of
+   * it. */
   private fits(most: number): boolean {
     if (most <= this.cur.length - this.used) return true;
     this.seal();
@@ -197,10 +198,18 @@ export class LogWriter {
   }
 
   private idle(): boolean {
-    return !this.writing && !this.scheduled && this.chunk === undefined && this.used === 0 && this.ready.length === 0 && (this.failing || this.dropped === this.reported);
+    return (
+      !this.writing &&
+      !this.scheduled &&
+      this.chunk === undefined &&
+      this.used === 0 &&
+      this.ready.length === 0 &&
+      (this.failing || this.dropped === this.reported)
+    );
   }
 
-  /** Takes up to maxWrite bytes of waiting lines (at least one buffer), after a warning when lines were dropped since the last one. */
+  /** Takes up to maxWrite bytes of waiting lines (at least one buffer), after a warning when lines were dropped since
+   * the last one. */
   private take(): void {
     this.gather();
     this.seal();
@@ -219,7 +228,8 @@ export class LogWriter {
       this.reported = this.dropped;
       taken.unshift(
         Buffer.from(
-          `{"level":"warn","time":"${new Date().toISOString()}","dropped":${dropped},"droppedTotal":${this.dropped},` + `"msg":"log lines dropped: the output did not keep up"}\n`,
+          `{"level":"warn","time":"${new Date().toISOString()}","dropped":${dropped},"droppedTotal":${this.dropped},` +
+            `"msg":"log lines dropped: the output did not keep up"}\n`,
         ),
       );
       count++;
@@ -248,7 +258,12 @@ export class LogWriter {
 
   /** A written chunk's buffer, when it is a whole fill buffer, is kept to be filled again. */
   private recycle(done: Buffer): void {
-    if (this.spare === undefined && done.buffer.byteLength === this.fillSize && done.byteOffset === 0 && done.buffer !== this.cur.buffer) {
+    if (
+      this.spare === undefined &&
+      done.buffer.byteLength === this.fillSize &&
+      done.byteOffset === 0 &&
+      done.buffer !== this.cur.buffer
+    ) {
       this.spare = Buffer.from(done.buffer, 0, this.fillSize);
     }
   }
@@ -274,7 +289,13 @@ export class LogWriter {
       this.chunk = undefined;
     }
     if (!err) this.failing = false;
-    if (this.chunk !== undefined || this.used + this.readyBytes >= this.minWrite || this.waiters.length || (this.dropped > this.reported && !this.failing)) this.next();
+    if (
+      this.chunk !== undefined ||
+      this.used + this.readyBytes >= this.minWrite ||
+      this.waiters.length ||
+      (this.dropped > this.reported && !this.failing)
+    )
+      this.next();
     else if (this.used || this.ready.length || this.gatherer) this.schedule();
     else this.next(); // nothing waiting: resolves flush() callers
   };
@@ -288,7 +309,8 @@ export class LogWriter {
 export function stdoutWriter(options?: LogWriterOptions): LogWriter {
   let fd = 1;
   try {
-    if (process.platform === 'linux' && fstatSync(1).isFIFO()) fd = openSync('/proc/self/fd/1', constants.O_WRONLY | constants.O_NONBLOCK);
+    if (process.platform === 'linux' && fstatSync(1).isFIFO())
+      fd = openSync('/proc/self/fd/1', constants.O_WRONLY | constants.O_NONBLOCK);
   } catch {
     fd = 1;
   }

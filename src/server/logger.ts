@@ -51,7 +51,10 @@ export function stdoutDestination(): LogWriter {
 }
 
 /** A pino logger at the configured level whose lines never carry a configured key. */
-export function createLogger(config: Pick<Config, 'logLevel' | 'keys' | 'adminToken'>, destination: LogDestination): Logger {
+export function createLogger(
+  config: Pick<Config, 'logLevel' | 'keys' | 'adminToken'>,
+  destination: LogDestination,
+): Logger {
   const scrub = secretScrubber(configSecrets(config));
   const make = pino();
   const logger = make(
@@ -76,7 +79,11 @@ const destinations = new WeakMap<Logger, LogDestination>();
 const str = (v: string | undefined | null): string => (v == null ? 'null' : JSON.stringify(v));
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
-const HEAD = { info: bytes('{"level":"info","time":"'), warn: bytes('{"level":"warn","time":"'), debug: bytes('{"level":"debug","time":"') };
+const HEAD = {
+  info: bytes('{"level":"info","time":"'),
+  warn: bytes('{"level":"warn","time":"'),
+  debug: bytes('{"level":"debug","time":"'),
+};
 const AFTER_TIME = bytes('Z","reqId":');
 const LATENCY = bytes(',"latencyMs":');
 const DIGIT_0 = 48;
@@ -142,7 +149,11 @@ const QUEUED_LINES = 1024;
  * the two runs of bytes it shares with the lines around it), and the lines are made when the writer
  * gathers them for a write, up to QUEUED_LINES at a time, in one loop (LogWriter.writeLater).
  */
-export function requestLogger(logger: Logger, records: LogBounds, config: Pick<Config, 'keys' | 'adminToken'> = { keys: [] }): RequestObserver {
+export function requestLogger(
+  logger: Logger,
+  records: LogBounds,
+  config: Pick<Config, 'keys' | 'adminToken'> = { keys: [] },
+): RequestObserver {
   // A line longer than this is a sign of an attack or a bug, not useful to read: paths are cut before it.
   const maxPath = records.maxPathChars;
   const scrub = secretScrubber(configSecrets(config), { json: false });
@@ -161,7 +172,13 @@ export function requestLogger(logger: Logger, records: LogBounds, config: Pick<C
   // Between the id and the latency, and after the latency, the fields repeat from request to request
   // (same client, same operation, same answer): each of those two runs is kept as bytes with the values
   // it was made of, and made again only when one of them differs from the last line's.
-  const route = { method: '', path: '', operation: undefined as string | undefined, status: 0, bytes: Buffer.alloc(0) as Buffer };
+  const route = {
+    method: '',
+    path: '',
+    operation: undefined as string | undefined,
+    status: 0,
+    bytes: Buffer.alloc(0) as Buffer,
+  };
   const outcome = {
     fault: undefined as string | undefined,
     stream: undefined as string | undefined,
@@ -179,7 +196,14 @@ export function requestLogger(logger: Logger, records: LogBounds, config: Pick<C
   let routeBytes: Buffer = route.bytes;
   let outcomeBytes: Buffer = outcome.bytes;
   /** Makes a line of these pieces the next to fill; returns the most bytes it can take. */
-  const prepare = (lineHead: Buffer, time: number, lineId: string, lineLatency: number, lineRoute: Buffer, lineOutcome: Buffer): number => {
+  const prepare = (
+    lineHead: Buffer,
+    time: number,
+    lineId: string,
+    lineLatency: number,
+    lineRoute: Buffer,
+    lineOutcome: Buffer,
+  ): number => {
     const second = Math.floor(time / 1000);
     if (second !== lastSecond) {
       lastSecond = second;
@@ -192,7 +216,18 @@ export function requestLogger(logger: Logger, records: LogBounds, config: Pick<C
     routeBytes = lineRoute;
     outcomeBytes = lineOutcome;
     // An id escaped as JSON takes at most 6 bytes a character (\u0001); any other piece is bytes already.
-    return head.length + secondBytes.length + 3 + AFTER_TIME.length + 6 * id.length + 2 + routeBytes.length + LATENCY.length + MAX_LATENCY_BYTES + outcomeBytes.length;
+    return (
+      head.length +
+      secondBytes.length +
+      3 +
+      AFTER_TIME.length +
+      6 * id.length +
+      2 +
+      routeBytes.length +
+      LATENCY.length +
+      MAX_LATENCY_BYTES +
+      outcomeBytes.length
+    );
   };
   const fill = (buf: Buffer, start: number): number => {
     buf.set(head, start);
@@ -221,21 +256,44 @@ export function requestLogger(logger: Logger, records: LogBounds, config: Pick<C
     const count = queued;
     queued = 0;
     for (let k = 0; k < count; k++) {
-      const most = prepare(pieces[4 * k] as Buffer, numbers[2 * k]!, pieces[4 * k + 1] as string, numbers[2 * k + 1]!, pieces[4 * k + 2] as Buffer, pieces[4 * k + 3] as Buffer);
+      const most = prepare(
+        pieces[4 * k] as Buffer,
+        numbers[2 * k]!,
+        pieces[4 * k + 1] as string,
+        numbers[2 * k + 1]!,
+        pieces[4 * k + 2] as Buffer,
+        pieces[4 * k + 3] as Buffer,
+      );
       writer!.writeWith(most, fill);
     }
   };
   let scratch: Buffer = Buffer.alloc(1024);
   return (r) => {
-    const level = r.status >= 500 && !r.fault ? 'warn' : r.status < 400 && findOperation(r.operation)?.probe ? 'debug' : 'info';
+    const level =
+      r.status >= 500 && !r.fault ? 'warn' : r.status < 400 && findOperation(r.operation)?.probe ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
-    if (r.method !== route.method || r.path !== route.path || r.operation !== route.operation || r.status !== route.status || route.bytes.length === 0) {
+    if (
+      r.method !== route.method ||
+      r.path !== route.path ||
+      r.operation !== route.operation ||
+      r.status !== route.status ||
+      route.bytes.length === 0
+    ) {
       route.method = r.method;
       route.path = r.path;
       route.operation = r.operation;
       route.status = r.status;
       route.bytes = bytes(
-        [',"method":', plain(r.method), ',"path":', pathText(r.path), ',"operation":', r.operation == null ? 'null' : plain(r.operation), ',"status":', String(r.status)].join(''),
+        [
+          ',"method":',
+          plain(r.method),
+          ',"path":',
+          pathText(r.path),
+          ',"operation":',
+          r.operation == null ? 'null' : plain(r.operation),
+          ',"status":',
+          String(r.status),
+        ].join(''),
       );
     }
     if (
@@ -284,7 +342,10 @@ export function requestLogger(logger: Logger, records: LogBounds, config: Pick<C
 export function errorLogger(logger: Logger, records: LogBounds): ErrorSink {
   const maxPath = records.maxPathChars;
   return (err, where) => {
-    logger.error({ err, reqId: where.requestId ?? null, method: where.method, path: where.url.split('?')[0]!.slice(0, maxPath) }, 'unexpected error');
+    logger.error(
+      { err, reqId: where.requestId ?? null, method: where.method, path: where.url.split('?')[0]!.slice(0, maxPath) },
+      'unexpected error',
+    );
   };
 }
 

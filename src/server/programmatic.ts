@@ -47,11 +47,14 @@ export interface MockServer {
   requests(): JournalEntry[];
   /** Empties the journal; returns how many entries it held. */
   clearRequests(): number;
-  /** Gives every key its full rate-limit allowance back and every fault rule its first state, as POST /__admin/reset does. */
+  /** Gives every key its full rate-limit allowance back and every fault rule its first state, as POST /__admin/reset
+   * does. */
   reset(): void;
-  /** With `proxy` or `replay`: cassettes written and failed, replays and misses, exchanges judged and those with violations. */
+  /** With `proxy` or `replay`: cassettes written and failed, replays and misses, exchanges judged and those with
+   * violations. */
   relayStats(): RelayStats | undefined;
-  /** With `proxy`: the violations seen so far, in the conformance runner's report shape (written to `violationsReport` on close). */
+  /** With `proxy`: the violations seen so far, in the conformance runner's report shape (written to `violationsReport`
+   * on close). */
   violations(): Report | undefined;
   /**
    * Plays a client-check scenario (an id of client-check/, or a scenario object) to `client` and grades it
@@ -60,7 +63,11 @@ export interface MockServer {
    * must use `context.baseURL` and `context.apiKey`, which are also in process.env (OPENAI_BASE_URL,
    * OPENAI_API_KEY, MOCK_SCENARIO, MOCK_CONCURRENCY) during the call: one check at a time.
    */
-  checkClient(scenario: string | Scenario, client: (context: ClientContext) => unknown, options?: CheckClientOptions): Promise<Grade>;
+  checkClient(
+    scenario: string | Scenario,
+    client: (context: ClientContext) => unknown,
+    options?: CheckClientOptions,
+  ): Promise<Grade>;
   /** Stops the server and closes every connection at once; calling it again returns the same promise. */
   close(): Promise<void>;
   /** `await using mock = await startMockServer()` closes it at the end of the block. */
@@ -74,7 +81,9 @@ export interface MockServer {
 function now<T>(value: Maybe<T>): T {
   if (value instanceof Promise) {
     value.catch(() => undefined);
-    throw new Error('with state in Redis, use the admin API (/__admin/faults, /__admin/requests, /__admin/reset) instead of this handle');
+    throw new Error(
+      'with state in Redis, use the admin API (/__admin/faults, /__admin/requests, /__admin/reset) instead of this handle',
+    );
   }
   return value;
 }
@@ -134,7 +143,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     addReplyRule(rule) {
       const plain = asJson(rule) as ReplyRule;
       const compiled = checkReplyRule(services.schemas, plain);
-      if (added.some((r) => r.id === plain.id)) throw new Error(`invalid reply rule: id: a rule with id "${plain.id}" was already added`);
+      if (added.some((r) => r.id === plain.id))
+        throw new Error(`invalid reply rule: id: a rule with id "${plain.id}" was already added`);
       replyRules.splice(added.length, 0, compiled);
       added.push(plain);
       return asJson(plain) as ReplyRule;
@@ -152,10 +162,16 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     relayStats: () => running.relay?.stats(),
     violations: () => running.relay?.violations(),
     checkClient(scenario, client, opts = {}) {
-      const played = typeof scenario === 'string' ? scenarioById(services.schemas, scenario) : checkScenario(services.schemas, asJson(scenario), 'checkClient scenario');
+      const played =
+        typeof scenario === 'string'
+          ? scenarioById(services.schemas, scenario)
+          : checkScenario(services.schemas, asJson(scenario), 'checkClient scenario');
       const { replyRules: rules, clock, strict } = running.config;
       const base = { clock, strict, ...(rules === undefined ? {} : { replyRules: rules }) };
-      return runScenario(played, callbackLaunch(client), (config) => startMockServer(config), { clientTimeoutMs: opts.clientTimeoutMs, base });
+      return runScenario(played, callbackLaunch(client), (config) => startMockServer(config), {
+        clientTimeoutMs: opts.clientTimeoutMs,
+        base,
+      });
     },
     close,
     [Symbol.asyncDispose]: close,

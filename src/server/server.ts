@@ -7,7 +7,14 @@ import type { ConfigInput } from '../domain/config.js';
 import { ConnectionTracker } from './connections.js';
 import type { ErrorSink } from '../pipeline/errors.js';
 import type { RequestObserver } from '../pipeline/requestContext.js';
-import { createLogger, errorLogger, requestLogger, stdoutDestination, type LogDestination, type Logger } from './logger.js';
+import {
+  createLogger,
+  errorLogger,
+  requestLogger,
+  stdoutDestination,
+  type LogDestination,
+  type Logger,
+} from './logger.js';
 import { shutdownTimers } from '../pipeline/streamTimers.js';
 
 /** Options of start() that are not configuration. */
@@ -46,12 +53,20 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
   let logRequest: RequestObserver | undefined;
   let logError: ErrorSink | undefined;
   const logHooks: AppHooks = hooks.log
-    ? { observers: [...(hooks.observers ?? []), (record) => logRequest?.(record)], report: hooks.report ?? ((err, where) => logError?.(err, where)) }
+    ? {
+        observers: [...(hooks.observers ?? []), (record) => logRequest?.(record)],
+        report: hooks.report ?? ((err, where) => logError?.(err, where)),
+      }
     : {};
   // Lines the destination had to drop (it counts them when it can: stdout does) are shown in /__health.
   let destination: LogDestination | undefined;
   const logDropped = hooks.log ? () => (destination as { dropped?: unknown } | undefined)?.dropped : undefined;
-  const mock = createApp(input, { ...hooks, ...logHooks, ...(logDropped ? { logDropped } : {}), streamTimers: shutdownTimers(stopping.signal) });
+  const mock = createApp(input, {
+    ...hooks,
+    ...logHooks,
+    ...(logDropped ? { logDropped } : {}),
+    streamTimers: shutdownTimers(stopping.signal),
+  });
   const { timeouts } = mock.config;
   if (hooks.log) {
     destination = hooks.log === true ? stdoutDestination() : hooks.log;
@@ -64,7 +79,12 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
   const headersTimeout = Math.min(timeouts.headersMs, timeouts.requestMs);
   const handler = mock.handler;
   const server = http.createServer(
-    { requestTimeout: timeouts.requestMs, headersTimeout, keepAliveTimeout: timeouts.keepAliveMs, connectionsCheckingInterval: checkingInterval(headersTimeout) },
+    {
+      requestTimeout: timeouts.requestMs,
+      headersTimeout,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      connectionsCheckingInterval: checkingInterval(headersTimeout),
+    },
     (req, res) => {
       tracker.request(req, res);
       void handler(req, res);

@@ -14,7 +14,8 @@ export type Completion = {
   content: string;
   finishReason: 'stop' | 'length';
   completionTokens: number;
-  /** Stream deltas: non-empty whole characters whose texts join to content and whose token counts add up to completionTokens. */
+  /** Stream deltas: non-empty whole characters whose texts join to content and whose token counts add up to
+   * completionTokens. */
   pieces: Piece[];
 };
 
@@ -45,7 +46,8 @@ export function completeText(input: CompleteInput): Completion {
 
   const tokens = encode(text, input.encoding);
   if (maxTokens !== undefined && tokens.length > maxTokens) {
-    // Exactly maxTokens tokens even when the last one ends mid-character; that tail decodes to U+FFFD, as tiktoken's decode does.
+    // Exactly maxTokens tokens even when the last one ends mid-character; that tail decodes to U+FFFD, as tiktoken's
+    // decode does.
     const pieces = decodePieces(tokens.slice(0, maxTokens), input.encoding);
     return { content: join(pieces), finishReason: 'length', completionTokens: maxTokens, pieces };
   }

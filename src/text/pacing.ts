@@ -25,7 +25,12 @@ function problem(name: 'ttft' | 'tps', value: number, maxTtftMs: number): string
  * The pacing of one request: the configured default, overridden by the pacing header; `maxTtftMs` is the
  * stream time limit, `maxQuotedChars` how much of a refused part the 400 quotes (messages.maxPacingPartChars).
  */
-export function pacingFor(headers: Record<string, string | string[] | undefined>, base: Pacing, maxTtftMs: number, maxQuotedChars: number): Pacing {
+export function pacingFor(
+  headers: Record<string, string | string[] | undefined>,
+  base: Pacing,
+  maxTtftMs: number,
+  maxQuotedChars: number,
+): Pacing {
   const header = headers[PACING_HEADER];
   if (typeof header !== 'string' || !header.trim()) return base;
   const out = { ...base };

@@ -43,7 +43,8 @@ export function compileRules(rules: readonly ReplyRule[]): CompiledRule[] {
     }
     if (rule.reply === '') throw new Error(`reply rule "${rule.id}": reply must not be empty`);
     // g and y make RegExp.test stateful (lastIndex), so the same message could match only every other time.
-    if (!/^[imsu]*$/.test(flags)) throw new Error(`reply rule "${rule.id}": unsupported regex flags "${flags}" (allowed: i, m, s, u)`);
+    if (!/^[imsu]*$/.test(flags))
+      throw new Error(`reply rule "${rule.id}": unsupported regex flags "${flags}" (allowed: i, m, s, u)`);
     let compiled: RegExp | undefined;
     if (regex !== undefined) {
       try {
@@ -66,7 +67,8 @@ function matches(rule: CompiledRule, text: string, model: string): boolean {
 }
 
 /**
- * Picks the reply for a request: a rule named by ruleId, else the first rule matching the last user message, else the default reply.
+ * Picks the reply for a request: a rule named by ruleId, else the first rule matching the last user message, else the
+ * default reply.
  */
 export function selectReply(rules: readonly CompiledRule[], input: ReplyInput): ReplyChoice | UnknownRule {
   if (input.ruleId !== undefined) {
@@ -114,7 +116,8 @@ const CLOSERS = [
 // so the quote adds at most this many tokens whatever the script (CJK, emoji).
 const QUOTE_MAX_BYTES = 48;
 
-/** Shortens a message for quoting: whitespace collapsed, at most QUOTE_MAX_BYTES UTF-8 bytes, whole code points, "..." when cut. */
+/** Shortens a message for quoting: whitespace collapsed, at most QUOTE_MAX_BYTES UTF-8 bytes, whole code points, "..."
+ * when cut. */
 export function shortenForQuote(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   if (Buffer.byteLength(flat, 'utf8') <= QUOTE_MAX_BYTES) return flat;

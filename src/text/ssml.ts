@@ -12,7 +12,13 @@ export interface Ssml {
 
 type Node = Record<string, unknown> & { ':@'?: Record<string, string> };
 
-const parser = new XMLParser({ preserveOrder: true, ignoreAttributes: false, attributeNamePrefix: '', trimValues: false, processEntities: true });
+const parser = new XMLParser({
+  preserveOrder: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  trimValues: false,
+  processEntities: true,
+});
 
 // Named levels from the SSML prosody table, as percent changes.
 const RATE_WORDS: Record<string, number> = { 'x-slow': -50, slow: -36, medium: 0, default: 0, fast: 55, 'x-fast': 100 };
@@ -31,15 +37,19 @@ export function prosodyPercent(value: string, words: Record<string, number>): nu
   return undefined;
 }
 
-const invalid = (message: string) => new ApiError(ERRORS.INVALID_SSML, { param: 'text', message: `Invalid SSML in 'text': ${message}` });
+const invalid = (message: string) =>
+  new ApiError(ERRORS.INVALID_SSML, { param: 'text', message: `Invalid SSML in 'text': ${message}` });
 
 const tagOf = (node: Node) => Object.keys(node).find((k) => k !== ':@')!;
 
-/** Parses SSML text; malformed XML, a root other than <speak>, or prosody outside <voice> is a 400 (quoting at most `maxQuotedChars` of a value: messages.maxSsmlValueChars). */
+/** Parses SSML text; malformed XML, a root other than <speak>, or prosody outside <voice> is a 400 (quoting at most
+ * `maxQuotedChars` of a value: messages.maxSsmlValueChars). */
 export function parseSsml(xml: string, maxQuotedChars: number): Ssml {
   const check = XMLValidator.validate(xml);
   if (check !== true) throw invalid(`${check.err.msg} (line ${check.err.line}, column ${check.err.col}).`);
-  const roots = (parser.parse(xml) as Node[]).filter((n) => !tagOf(n).startsWith('?') && tagOf(n) !== '#text' && tagOf(n) !== '#comment');
+  const roots = (parser.parse(xml) as Node[]).filter(
+    (n) => !tagOf(n).startsWith('?') && tagOf(n) !== '#text' && tagOf(n) !== '#comment',
+  );
   if (roots.length !== 1 || tagOf(roots[0]!) !== 'speak') throw invalid('the root element must be <speak>.');
   const out: Ssml = { text: '' };
   const walk = (nodes: Node[], inVoice: boolean) => {
@@ -51,7 +61,8 @@ export function parseSsml(xml: string, maxQuotedChars: number): Ssml {
         continue;
       }
       const local = tag.replace(/^.*:/, '');
-      if ((local === 'prosody' || local === 'express-as') && !inVoice) throw invalid(`<${tag}> must be inside <voice>.`);
+      if ((local === 'prosody' || local === 'express-as') && !inVoice)
+        throw invalid(`<${tag}> must be inside <voice>.`);
       if (local === 'voice') {
         if (!attrs.name) throw invalid('<voice> needs a name attribute.');
         out.voice ??= attrs.name;
@@ -60,7 +71,10 @@ export function parseSsml(xml: string, maxQuotedChars: number): Ssml {
       if (local === 'prosody') {
         if (attrs.rate !== undefined) {
           const r = prosodyPercent(attrs.rate, RATE_WORDS);
-          if (r === undefined) throw invalid(`prosody rate '${attrs.rate.slice(0, maxQuotedChars)}' is not a percent, multiplier or level.`);
+          if (r === undefined)
+            throw invalid(
+              `prosody rate '${attrs.rate.slice(0, maxQuotedChars)}' is not a percent, multiplier or level.`,
+            );
           out.ratePercent ??= r;
         }
         if (attrs.pitch !== undefined) {

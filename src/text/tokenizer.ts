@@ -47,7 +47,8 @@ function table(enc: Encoding): Ranks {
 
 /** The encoder's table from a token's text to its id, where gpt-tokenizer keeps it. */
 type Core = { bytePairStringRankEncoder?: { get(text: string): number | undefined; readonly size: number } };
-const coreOf = (api: Loaded['api']): Core | undefined => (api as { bytePairEncodingCoreProcessor?: Core }).bytePairEncodingCoreProcessor;
+const coreOf = (api: Loaded['api']): Core | undefined =>
+  (api as { bytePairEncodingCoreProcessor?: Core }).bytePairEncodingCoreProcessor;
 
 /**
  * Swaps the encoder's Map from a token's text to its id for a RankIndex over the same rank table, the
@@ -94,7 +95,8 @@ export function loadSteps(encodings: readonly Encoding[] = ['o200k_base']): Arra
   return encodings.flatMap((enc) => [() => void table(enc), () => void load(enc)]);
 }
 
-/** Encodes text to token ids with the given encoding; runs longer than MAX_PIECE are encoded in slices (see slices.ts). */
+/** Encodes text to token ids with the given encoding; runs longer than MAX_PIECE are encoded in slices (see slices.ts).
+ * */
 export function encode(text: string, enc: Encoding): number[] {
   const { api, split } = load(enc);
   const parts = slices(text, split);
@@ -129,7 +131,8 @@ function endsOnCharBoundary(bytes: readonly number[]): boolean {
 export type Piece = { text: string; tokens: number };
 
 /**
- * Decodes tokens into consecutive text pieces, one per token except that tokens ending mid-character are grouped with what follows.
+ * Decodes tokens into consecutive text pieces, one per token except that tokens ending mid-character are grouped with
+ * what follows.
  * The pieces' token counts add up to tokens.length, so a stream paced in tokens per second stays exact.
  */
 export function decodePieces(tokens: readonly number[], enc: Encoding): Piece[] {
@@ -160,7 +163,8 @@ export function decodePieces(tokens: readonly number[], enc: Encoding): Piece[] 
       if (endsOnCharBoundary(pending)) flush();
     }
   }
-  // Only reached when the tokens stop mid-character (a max_tokens cut): decodes to U+FFFD, like tiktoken's errors="replace".
+  // Only reached when the tokens stop mid-character (a max_tokens cut): decodes to U+FFFD, like tiktoken's
+  // errors="replace".
   if (pending.length > 0) flush();
   return pieces;
 }
@@ -206,7 +210,10 @@ export function countMessageTokens(text: string, enc: Encoding): number {
 }
 
 /** How many message texts have their count kept for an encoding: long ones (in the LRU) and short ones. */
-export const cachedCounts = (enc: Encoding): { long: number; short: number } => ({ long: counts.get(enc)?.size ?? 0, short: shortCounts.get(enc)?.size ?? 0 });
+export const cachedCounts = (enc: Encoding): { long: number; short: number } => ({
+  long: counts.get(enc)?.size ?? 0,
+  short: shortCounts.get(enc)?.size ?? 0,
+});
 
 /**
  * Counts chat prompt tokens the way the OpenAI cookbook does for gpt-3.5-turbo-0125 / gpt-4 / gpt-4o:

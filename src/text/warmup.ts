@@ -10,7 +10,11 @@ const IDLE_MS = 100;
  * `idleMs` without requests, and a request that arrives during one waits for that step alone.
  * Resolves when every step has run or the server has closed.
  */
-export function warmTokenizers(server: Server, idleMs = IDLE_MS, steps: Array<() => void> = loadSteps()): Promise<void> {
+export function warmTokenizers(
+  server: Server,
+  idleMs = IDLE_MS,
+  steps: Array<() => void> = loadSteps(),
+): Promise<void> {
   let inFlight = 0;
   let last = performance.now();
   const onRequest = (_req: IncomingMessage, res: ServerResponse) => {

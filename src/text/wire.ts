@@ -6,7 +6,12 @@ export type ChatHead = { id: string; created: number; model: string; fingerprint
 
 // The detail objects real responses carry in usage; the mock's counts there are all zero.
 const PROMPT_DETAILS = { cached_tokens: 0, audio_tokens: 0 } as const;
-const COMPLETION_DETAILS = { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } as const;
+const COMPLETION_DETAILS = {
+  reasoning_tokens: 0,
+  audio_tokens: 0,
+  accepted_prediction_tokens: 0,
+  rejected_prediction_tokens: 0,
+} as const;
 
 /** OpenAI's usage object: the three counts plus the detail objects real responses carry (all zero here). */
 export function usageOf(promptTokens: number, completionTokens: number) {
@@ -89,7 +94,9 @@ const deltaTexts = new WeakMap<Completion, string[]>();
 function deltasOf(result: Completion): string[] {
   let deltas = deltaTexts.get(result);
   if (!deltas) {
-    deltas = result.pieces.map((p) => `[{"index":0,"delta":{"content":${JSON.stringify(p.text)}},"logprobs":null,"finish_reason":null}]`);
+    deltas = result.pieces.map(
+      (p) => `[{"index":0,"delta":{"content":${JSON.stringify(p.text)}},"logprobs":null,"finish_reason":null}]`,
+    );
     deltaTexts.set(result, deltas);
   }
   return deltas;
@@ -99,16 +106,28 @@ function deltasOf(result: Completion): string[] {
  * The streamed answer as chat.completion.chunk events: the role first, then one event per piece of text,
  * then an empty delta with the finish reason, and with include_usage a last event with `choices: []` and the usage.
  */
-export function chunkEvents(head: ChatHead, result: Completion, usage: ReturnType<typeof usageOf>, includeUsage: boolean): SseEvent[] {
+export function chunkEvents(
+  head: ChatHead,
+  result: Completion,
+  usage: ReturnType<typeof usageOf>,
+  includeUsage: boolean,
+): SseEvent[] {
   // With include_usage every chunk carries "usage": null until the last one; without it the key is absent.
   const tail = includeUsage ? ',"usage":null}' : '}';
   // The shared prefix is serialised once: a 1,000-token reply is 1,000 events.
   const prefix = `${JSON.stringify({ id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, service_tier: 'default', system_fingerprint: head.fingerprint }).slice(0, -1)},"choices":`;
   const deltas = deltasOf(result);
   const events: SseEvent[] = new Array(deltas.length + 2);
-  events[0] = { data: `${prefix}[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]${tail}`, tokens: 0 };
-  for (let i = 0; i < deltas.length; i++) events[i + 1] = { data: prefix + deltas[i] + tail, tokens: result.pieces[i]!.tokens };
-  events[deltas.length + 1] = { data: `${prefix}[{"index":0,"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(result.finishReason)}}]${tail}`, tokens: 0 };
+  events[0] = {
+    data: `${prefix}[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]${tail}`,
+    tokens: 0,
+  };
+  for (let i = 0; i < deltas.length; i++)
+    events[i + 1] = { data: prefix + deltas[i] + tail, tokens: result.pieces[i]!.tokens };
+  events[deltas.length + 1] = {
+    data: `${prefix}[{"index":0,"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(result.finishReason)}}]${tail}`,
+    tokens: 0,
+  };
   if (includeUsage) events.push({ data: `${prefix}[],"usage":${JSON.stringify(usage)}}`, tokens: 0 });
   return events;
 }

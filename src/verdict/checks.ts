@@ -40,7 +40,11 @@ export const BODY_CHECKS: ReadonlySet<CheckName> = new Set<CheckName>([
 ]);
 
 // The check of each kind of media a success delivers (the operation row's success.media).
-const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = { png: 'png-size', mp4: 'mp4', audio: 'audio' };
+const MEDIA_CHECK: Readonly<Record<NonNullable<Success['media']>, CheckName>> = {
+  png: 'png-size',
+  mp4: 'mp4',
+  audio: 'audio',
+};
 
 /**
  * The checks a case runs in a profile. `documented` checks the status alone: the API document shows
@@ -82,7 +86,8 @@ const EXCERPT_BYTES = 2048;
 
 const excerpt = (ex: Exchange): string => {
   const type = ex.headers['content-type'] ?? '';
-  if (!/json|text/.test(type)) return ex.body.length ? `(${ex.body.length}${ex.incomplete ? '+' : ''} bytes of ${type || 'unknown type'})` : '';
+  if (!/json|text/.test(type))
+    return ex.body.length ? `(${ex.body.length}${ex.incomplete ? '+' : ''} bytes of ${type || 'unknown type'})` : '';
   const text = ex.body.subarray(0, EXCERPT_BYTES).toString('utf8').replace(/\s+/g, ' ');
   return text.length > 200 || ex.body.length > EXCERPT_BYTES || ex.incomplete ? `${text.slice(0, 200)}...` : text;
 };
@@ -123,11 +128,14 @@ function usageProblems(body: unknown, answer: unknown): string[] {
   const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = usage ?? {};
   if (!isCount(prompt) || !isCount(completion) || !isCount(total)) return [];
   const problems: string[] = [];
-  if (total !== prompt + completion) problems.push(`total_tokens ${total} is not prompt_tokens ${prompt} + completion_tokens ${completion}`);
-  const request = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  if (total !== prompt + completion)
+    problems.push(`total_tokens ${total} is not prompt_tokens ${prompt} + completion_tokens ${completion}`);
+  const request =
+    body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   const param = completionLimitParam(request);
   const limit = request[param];
-  if (typeof limit === 'number' && completion > limit) problems.push(`completion_tokens ${completion} is over the request's ${param} of ${limit}`);
+  if (typeof limit === 'number' && completion > limit)
+    problems.push(`completion_tokens ${completion} is over the request's ${param} of ${limit}`);
   return problems;
 }
 
@@ -147,7 +155,8 @@ function streamUsageProblems(body: unknown, stream: Buffer): string[] {
   return usageProblems(body, { usage });
 }
 
-/** The names in a field's path, whatever its notation: `/messages/0/role`, `messages[0].role` and `messages.[0].role` are messages, 0, role. */
+/** The names in a field's path, whatever its notation: `/messages/0/role`, `messages[0].role` and `messages.[0].role`
+ * are messages, 0, role. */
 const pathNames = (path: string): string[] => path.split(/[./[\]]+/).filter(Boolean);
 
 /**
@@ -167,7 +176,8 @@ function seedOf(body: unknown): number | undefined {
   return Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) < 2 ** 32 ? (seed as number) : undefined;
 }
 
-/** The stop sequences a request sets: the non-empty strings of its `stop` (a list, or one string as OpenAI also takes). */
+/** The stop sequences a request sets: the non-empty strings of its `stop` (a list, or one string as OpenAI also takes).
+ * */
 function stopSequences(body: unknown): string[] {
   const stop = body !== null && typeof body === 'object' ? (body as { stop?: unknown }).stop : undefined;
   const list: unknown[] = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : [];
@@ -178,7 +188,11 @@ function stopSequences(body: unknown): string[] {
 function choiceTexts(ex: Exchange, streamed: boolean): Map<number, string> {
   const texts = new Map<number, string>();
   const add = (choice: unknown, part: 'message' | 'delta') => {
-    const { index, [part]: said } = (choice ?? {}) as { index?: unknown; message?: { content?: unknown }; delta?: { content?: unknown } };
+    const { index, [part]: said } = (choice ?? {}) as {
+      index?: unknown;
+      message?: { content?: unknown };
+      delta?: { content?: unknown };
+    };
     const content = said?.content;
     if (typeof index === 'number' && typeof content === 'string') texts.set(index, (texts.get(index) ?? '') + content);
   };
@@ -210,7 +224,9 @@ function stopProblems(body: unknown, ex: Exchange, streamed: boolean): string[] 
   for (const [index, text] of choiceTexts(ex, streamed)) {
     const hit = stops.find((s) => text.includes(s));
     if (hit !== undefined)
-      problems.push(`choice ${index}'s content holds the stop sequence ${JSON.stringify(hit)} at character ${text.indexOf(hit)}: ${JSON.stringify(text.slice(0, 120))}`);
+      problems.push(
+        `choice ${index}'s content holds the stop sequence ${JSON.stringify(hit)} at character ${text.indexOf(hit)}: ${JSON.stringify(text.slice(0, 120))}`,
+      );
   }
   return problems;
 }
@@ -238,7 +254,8 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
   const op = operation(c.operation);
   for (const check of c.expect.checks) {
     if (ex.incomplete && BODY_CHECKS.has(check)) {
-      if (ex.incomplete.cause === 'cap') fail(check, `a complete body for the ${check} check`, `the body ${ex.incomplete.detail}: ${excerpt(ex)}`);
+      if (ex.incomplete.cause === 'cap')
+        fail(check, `a complete body for the ${check} check`, `the body ${ex.incomplete.detail}: ${excerpt(ex)}`);
       continue;
     }
     switch (check) {
@@ -250,7 +267,12 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
           mime(ex.headers['content-type']) !== 'application/json'
             ? `content-type ${ex.headers['content-type'] ?? 'none'}`
             : schemaProblem(ctx.registry, schemaId('error.json'), json(ex));
-        if (problem) fail(check, 'the error envelope {"error":{"message","type","param","code"}} as application/json', `${problem}: ${excerpt(ex)}`);
+        if (problem)
+          fail(
+            check,
+            'the error envelope {"error":{"message","type","param","code"}} as application/json',
+            `${problem}: ${excerpt(ex)}`,
+          );
         break;
       }
       case 'error-param': {
@@ -265,31 +287,47 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
         break;
       }
       case 'www-authenticate':
-        if (!/^bearer\b/i.test(ex.headers['www-authenticate'] ?? '')) fail(check, 'WWW-Authenticate: Bearer', ex.headers['www-authenticate'] ?? 'none');
+        if (!/^bearer\b/i.test(ex.headers['www-authenticate'] ?? ''))
+          fail(check, 'WWW-Authenticate: Bearer', ex.headers['www-authenticate'] ?? 'none');
         break;
       case 'retry-after': {
         const value = ex.headers['retry-after'];
-        if (!value || !(/^\d+$/.test(value) || !Number.isNaN(Date.parse(value)))) fail(check, 'a retry-after header (seconds or an HTTP date)', value ?? 'none');
+        if (!value || !(/^\d+$/.test(value) || !Number.isNaN(Date.parse(value))))
+          fail(check, 'a retry-after header (seconds or an HTTP date)', value ?? 'none');
         break;
       }
       case 'content-type': {
         const wanted = c.expect.checks.includes('sse') ? 'text/event-stream' : op.success.contentType;
-        if (mime(ex.headers['content-type']) !== wanted) fail(check, `content-type ${wanted}`, ex.headers['content-type'] ?? 'none');
+        if (mime(ex.headers['content-type']) !== wanted)
+          fail(check, `content-type ${wanted}`, ex.headers['content-type'] ?? 'none');
         break;
       }
       case 'success-schema': {
         const problem = schemaProblem(ctx.registry, op.success.schema!, json(ex));
-        if (problem) fail(check, `a body matching schemas/${op.success.schema!.split('/').pop()}`, `${problem}: ${excerpt(ex)}`);
+        if (problem)
+          fail(check, `a body matching schemas/${op.success.schema!.split('/').pop()}`, `${problem}: ${excerpt(ex)}`);
         break;
       }
       case 'usage': {
-        const problems = c.expect.checks.includes('sse') ? streamUsageProblems(c.request.body, ex.body) : usageProblems(c.request.body, json(ex));
-        if (problems.length) fail(check, "usage that adds up (total_tokens = prompt_tokens + completion_tokens) within the request's completion limit", problems.join('; '));
+        const problems = c.expect.checks.includes('sse')
+          ? streamUsageProblems(c.request.body, ex.body)
+          : usageProblems(c.request.body, json(ex));
+        if (problems.length)
+          fail(
+            check,
+            "usage that adds up (total_tokens = prompt_tokens + completion_tokens) within the request's completion limit",
+            problems.join('; '),
+          );
         break;
       }
       case 'stop': {
         const problems = stopProblems(c.request.body, ex, c.expect.checks.includes('sse'));
-        if (problems.length) fail(check, 'a reply that holds none of the stop sequences (generation ends before one)', problems.join('; '));
+        if (problems.length)
+          fail(
+            check,
+            'a reply that holds none of the stop sequences (generation ends before one)',
+            problems.join('; '),
+          );
         break;
       }
       case 'seed': {
@@ -298,16 +336,32 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
         const got = getAt(json(ex), at);
         const seed = seedOf(c.request.body);
         if (got !== undefined && got !== null && got !== seed)
-          fail(check, `the request's seed ${seed} at ${at} (the answer echoes the seed it used)`, `${JSON.stringify(got)}: ${excerpt(ex)}`);
+          fail(
+            check,
+            `the request's seed ${seed} at ${at} (the answer echoes the seed it used)`,
+            `${JSON.stringify(got)}: ${excerpt(ex)}`,
+          );
         break;
       }
       case 'sse': {
-        const problems = checkChatStream(ex.body, ex.reads, ex.ms, (chunk) => schemaProblem(ctx.registry, schemaId('chat-completion-chunk.json'), chunk));
-        if (problems.length) fail(check, 'a chat.completion.chunk event stream ending in one data: [DONE], delivered incrementally', problems.join('; '));
+        const problems = checkChatStream(ex.body, ex.reads, ex.ms, (chunk) =>
+          schemaProblem(ctx.registry, schemaId('chat-completion-chunk.json'), chunk),
+        );
+        if (problems.length)
+          fail(
+            check,
+            'a chat.completion.chunk event stream ending in one data: [DONE], delivered incrementally',
+            problems.join('; '),
+          );
         break;
       }
       default: {
-        const how = { timeoutMs: ctx.timeoutMs, maxBytes: ctx.maxBodyBytes, secrets: ctx.secrets, allowPrivate: ctx.mediaAllowPrivate };
+        const how = {
+          timeoutMs: ctx.timeoutMs,
+          maxBytes: ctx.maxBodyBytes,
+          secrets: ctx.secrets,
+          allowPrivate: ctx.mediaAllowPrivate,
+        };
         const problem = await checkMedia(check, c, ex, json(ex), (url) => (ctx.fetchMedia ?? unfetched)(url, how));
         if (problem) fail(check, problem.expected, problem.actual);
       }

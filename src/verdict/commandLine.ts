@@ -5,7 +5,8 @@ import type { parseArgs } from 'node:util';
 /** One token of `parseArgs({ tokens: true })`. */
 export type ArgToken = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number];
 
-/** The exit codes: nothing failed (or nothing was run: --help, --plan, --list), something failed, bad usage (or a run that could not start), interrupted (Ctrl-C). */
+/** The exit codes: nothing failed (or nothing was run: --help, --plan, --list), something failed, bad usage (or a run
+ * that could not start), interrupted (Ctrl-C). */
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 
 /** Where a command writes, and its environment; tests pass their own. */
@@ -16,7 +17,10 @@ export interface Io {
 }
 
 /** The process's own standard output and error. */
-export const processIo: Io = { stdout: (t) => void process.stdout.write(t), stderr: (t) => void process.stderr.write(t) };
+export const processIo: Io = {
+  stdout: (t) => void process.stdout.write(t),
+  stderr: (t) => void process.stderr.write(t),
+};
 
 /** A usage mistake: the CLI prints it with the help hint and exits 2. */
 export class UsageError extends Error {
@@ -35,8 +39,10 @@ export function commandError(io: Io, command: string, message: string): number {
   return EXIT.usage;
 }
 
-/** A usage mistake as the commands tell it: the message, then where the options are described; returns the usage exit code. */
-export const usageFailure = (io: Io, command: string, message: string): number => commandError(io, command, `${message}\nRun 'unified-ai-mock ${command} --help' for the options.`);
+/** A usage mistake as the commands tell it: the message, then where the options are described; returns the usage exit
+ * code. */
+export const usageFailure = (io: Io, command: string, message: string): number =>
+  commandError(io, command, `${message}\nRun 'unified-ai-mock ${command} --help' for the options.`);
 
 /** The values of a repeatable option, each of which may also be a comma-separated list: blanks dropped. */
 export const listValues = (values: readonly string[] | undefined): string[] =>
@@ -46,8 +52,14 @@ export const listValues = (values: readonly string[] | undefined): string[] =>
     .filter(Boolean);
 
 /** An option's value, one of `allowed`, or `fallback` when the option is absent; a UsageError otherwise. */
-export function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
+export function oneOf<T extends string>(
+  flag: string,
+  value: string | undefined,
+  allowed: readonly T[],
+  fallback: T,
+): T {
   if (value === undefined) return fallback;
-  if (!allowed.includes(value as T)) throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, got '${value}'`);
+  if (!allowed.includes(value as T))
+    throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, got '${value}'`);
   return value as T;
 }

@@ -20,11 +20,13 @@ const num = (v: unknown, fallback: number): number => (typeof v === 'number' && 
 
 // When a request leaves the amount open, the estimate assumes the provider's usual default: 256 chat
 // tokens, one image, the mock's default video length.
-const fallback = (unit: Billing['unit']): number => (unit === 'tokens' ? 256 : unit === 'videoSeconds' ? packageLimits().video.defaultDuration : 1);
+const fallback = (unit: Billing['unit']): number =>
+  unit === 'tokens' ? 256 : unit === 'videoSeconds' ? packageLimits().video.defaultDuration : 1;
 
 /**
  * The paid units a successful request costs, as providers bill them (the operation row's billing):
- * chat tokens (max_tokens, or max_completion_tokens), images (n), video seconds (duration) and synthesised characters (text).
+ * chat tokens (max_tokens, or max_completion_tokens), images (n), video seconds (duration) and synthesised characters
+ * (text).
  */
 export function estimateCost(operationId: string, body: unknown): Cost {
   const b = (body ?? {}) as Record<string, unknown>;

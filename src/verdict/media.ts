@@ -65,7 +65,10 @@ export function mp4Info(bytes: Buffer): Mp4Info | string {
 }
 
 /** Decodes an audio file's container and duration with music-metadata (loaded on first use). */
-export async function audioInfo(bytes: Buffer, mimeType: string): Promise<{ container: string; seconds: number } | string> {
+export async function audioInfo(
+  bytes: Buffer,
+  mimeType: string,
+): Promise<{ container: string; seconds: number } | string> {
   try {
     const { parseBuffer } = await import('music-metadata');
     const { format } = await parseBuffer(bytes, { mimeType }, { duration: true });

@@ -7,7 +7,8 @@ import type { Case, CheckName, Exchange, Incomplete } from './types.js';
  * What fetching a media link gave: its bytes (perhaps incomplete), or why there are none. `refused`:
  * the link (or a redirect) points to an address the runner does not fetch; nothing was sent.
  */
-export type Media = { status: number; contentType: string; body: Buffer; incomplete?: Incomplete } | { error: string; refused?: true };
+export type Media =
+  { status: number; contentType: string; body: Buffer; incomplete?: Incomplete } | { error: string; refused?: true };
 
 /** What the checks ask of a media link's fetch: the run's timeout and cap, and what no link may reach. */
 export interface MediaRequest {
@@ -40,7 +41,8 @@ const base64Payload = (s: string) => Buffer.from(s.replace(/^data:[^,]*,/, ''), 
 
 /** A media file's bytes; `note` says it was cut short, for the failure message when its start is not enough. */
 type MediaFile = { bytes: Buffer; note: string };
-/** Why there is no file: what came instead, and the rule broken when it is not the check's own (an unfetchable link). */
+/** Why there is no file: what came instead, and the rule broken when it is not the check's own (an unfetchable link).
+ * */
 type NoFile = { actual: string; expected?: string };
 
 /**
@@ -48,7 +50,8 @@ type NoFile = { actual: string; expected?: string };
  * clients to fetch, and one on a link-local, loopback or private address (from a public target)
  * reaches no client's copy of the file, only whatever that address is on the client's side.
  */
-const FETCHABLE = "a media link the API's clients can fetch: not on a link-local, unspecified or metadata address, nor on a loopback or private one from a public target";
+const FETCHABLE =
+  "a media link the API's clients can fetch: not on a link-local, unspecified or metadata address, nor on a loopback or private one from a public target";
 
 /**
  * A linked file's bytes, or why there are none. A file cut short (the cap, the timeout) is still
@@ -56,13 +59,22 @@ const FETCHABLE = "a media link the API's clients can fetch: not on a link-local
  */
 async function linked(url: string, download: Download): Promise<MediaFile | NoFile> {
   const got = await download(url);
-  if ('error' in got) return got.refused ? { expected: FETCHABLE, actual: `${url}: ${got.error}` } : { actual: `fetching ${url} failed: ${got.error}` };
+  if ('error' in got)
+    return got.refused
+      ? { expected: FETCHABLE, actual: `${url}: ${got.error}` }
+      : { actual: `fetching ${url} failed: ${got.error}` };
   if (got.status !== 200) return { actual: `fetching ${url} answered ${got.status}` };
-  return { bytes: got.body, note: got.incomplete ? ` (the file ${got.incomplete.detail}; judged on its first ${got.body.length} bytes)` : '' };
+  return {
+    bytes: got.body,
+    note: got.incomplete ? ` (the file ${got.incomplete.detail}; judged on its first ${got.body.length} bytes)` : '',
+  };
 }
 
 /** The bytes behind an image entry: its link fetched, or its b64_json decoded. */
-async function imageBytes(item: { url?: unknown; b64_json?: unknown }, download: Download): Promise<MediaFile | NoFile> {
+async function imageBytes(
+  item: { url?: unknown; b64_json?: unknown },
+  download: Download,
+): Promise<MediaFile | NoFile> {
   if (typeof item.b64_json === 'string') return { bytes: base64Payload(item.b64_json), note: '' };
   if (typeof item.url !== 'string') return { actual: 'an entry with neither url nor b64_json' };
   return linked(item.url, download);
@@ -74,7 +86,8 @@ async function checkPng(c: Case, body: Record<string, unknown> | undefined, down
     const want = pngSize(base64Payload(String(req.image)));
     const got = typeof body?.image === 'string' ? pngSize(base64Payload(body.image)) : 'no image in the body';
     if (typeof want === 'string') return undefined; // the input is not a PNG: nothing to compare with
-    if (typeof got === 'string') return { expected: `a ${want.width}x${want.height} PNG (the input's size)`, actual: got };
+    if (typeof got === 'string')
+      return { expected: `a ${want.width}x${want.height} PNG (the input's size)`, actual: got };
     return got.width === want.width && got.height === want.height
       ? undefined
       : { expected: `a ${want.width}x${want.height} PNG (the input's size)`, actual: `${got.width}x${got.height}` };
@@ -116,8 +129,10 @@ async function checkMp4(c: Case, body: Record<string, unknown> | undefined, down
   const info = mp4Info(file.bytes);
   if (typeof info === 'string') return { expected, actual: info + file.note };
   // Encoders round to whole frames and a container may pad the last one.
-  if (Math.abs(info.seconds - duration) > Math.max(0.5, duration * 0.05)) return { expected, actual: `${info.seconds.toFixed(2)} s long` };
-  if (info.width !== undefined && `${info.width}x${info.height}` !== resolution) return { expected, actual: `${info.width}x${info.height}` };
+  if (Math.abs(info.seconds - duration) > Math.max(0.5, duration * 0.05))
+    return { expected, actual: `${info.seconds.toFixed(2)} s long` };
+  if (info.width !== undefined && `${info.width}x${info.height}` !== resolution)
+    return { expected, actual: `${info.width}x${info.height}` };
   return undefined;
 }
 
@@ -132,7 +147,13 @@ async function checkAudio(ex: Exchange): Promise<Problem> {
 }
 
 /** The media check of a successful response: PNG size, MP4 duration and size, or decodable audio. */
-export async function checkMedia(check: CheckName, c: Case, ex: Exchange, body: unknown, download: Download): Promise<Problem> {
+export async function checkMedia(
+  check: CheckName,
+  c: Case,
+  ex: Exchange,
+  body: unknown,
+  download: Download,
+): Promise<Problem> {
   const json = body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
   switch (check) {
     case 'png-size':

@@ -19,7 +19,14 @@ export type Reporter = ReporterOf<RunInfo, CaseResult, Summary>;
 
 /** Counts verdicts: a conformance run's cases, a client check's scenarios. */
 export function countVerdicts(verdicts: readonly Verdict[]): VerdictCounts {
-  const counts: VerdictCounts = { total: verdicts.length, passed: 0, failed: 0, warnings: 0, inconclusive: 0, notApplicable: 0 };
+  const counts: VerdictCounts = {
+    total: verdicts.length,
+    passed: 0,
+    failed: 0,
+    warnings: 0,
+    inconclusive: 0,
+    notApplicable: 0,
+  };
   for (const v of verdicts) {
     if (v === 'pass') counts.passed++;
     else if (v === 'fail') counts.failed++;
@@ -42,14 +49,21 @@ export function summarize(results: readonly CaseResult[], ms: number): Summary {
   return s;
 }
 
-/** The closing line every text report ends with; a report whose results are never warnings or inconclusive (client-check's) leaves those counts out. */
-export const countsLine = (s: Pick<VerdictCounts, 'passed' | 'failed' | 'notApplicable'> & { readonly warnings?: number; readonly inconclusive?: number }): string =>
+/** The closing line every text report ends with; a report whose results are never warnings or inconclusive
+ * (client-check's) leaves those counts out. */
+export const countsLine = (
+  s: Pick<VerdictCounts, 'passed' | 'failed' | 'notApplicable'> & {
+    readonly warnings?: number;
+    readonly inconclusive?: number;
+  },
+): string =>
   `${s.passed} passed, ${s.failed} failed, ${s.warnings === undefined ? '' : `${s.warnings} warning${s.warnings === 1 ? '' : 's'}, `}${s.inconclusive === undefined ? '' : `${s.inconclusive} inconclusive, `}${s.notApplicable} not applicable`;
 
 /** A request as a few readable lines (key already masked). */
 export function requestLines(r: CaseResult): string[] {
   const lines = [`${r.request.method} ${r.request.url}`];
   for (const [k, v] of Object.entries(r.request.headers)) lines.push(`${k}: ${v}`);
-  if (r.request.body !== undefined) lines.push(typeof r.request.body === 'string' ? r.request.body : JSON.stringify(r.request.body));
+  if (r.request.body !== undefined)
+    lines.push(typeof r.request.body === 'string' ? r.request.body : JSON.stringify(r.request.body));
   return lines;
 }

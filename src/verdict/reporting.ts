@@ -13,7 +13,10 @@ export interface ReporterChoice<Name extends string> {
  * client-check share these rules): each --output belongs to the --reporter given just before it;
  * when every reporter writes a file, pretty keeps standard output; at most one reporter writes there.
  */
-export function reporterChoices<Name extends string>(tokens: readonly ArgToken[], names: readonly ('pretty' | Name)[]): ReporterChoice<'pretty' | Name>[] {
+export function reporterChoices<Name extends string>(
+  tokens: readonly ArgToken[],
+  names: readonly ('pretty' | Name)[],
+): ReporterChoice<'pretty' | Name>[] {
   const reporters: ReporterChoice<'pretty' | Name>[] = [];
   for (const t of tokens) {
     if (t.kind !== 'option') continue;
@@ -25,7 +28,8 @@ export function reporterChoices<Name extends string>(tokens: readonly ArgToken[]
     }
   }
   if (!reporters.some((r) => r.output === undefined)) reporters.unshift({ name: 'pretty' });
-  if (reporters.filter((r) => r.output === undefined).length > 1) throw new UsageError('only one reporter can write to standard output; give the others an --output FILE');
+  if (reporters.filter((r) => r.output === undefined).length > 1)
+    throw new UsageError('only one reporter can write to standard output; give the others an --output FILE');
   return reporters;
 }
 
@@ -57,7 +61,10 @@ export function openReporters<Name extends string, Info, Result, Summary extends
 ) {
   const files = new Map<string, string>();
   const open = choices.map(({ name, output }) => {
-    const write = output === undefined ? (t: string) => stdout(scrub(t)) : (t: string) => files.set(output, (files.get(output) ?? '') + scrub(t));
+    const write =
+      output === undefined
+        ? (t: string) => stdout(scrub(t))
+        : (t: string) => files.set(output, (files.get(output) ?? '') + scrub(t));
     return { reporter: make[name](write), write };
   });
   return {
@@ -67,7 +74,8 @@ export function openReporters<Name extends string, Info, Result, Summary extends
     result(r: Result, done: number, total: number): void {
       for (const { reporter } of open) reporter.result?.(r, done, total);
     },
-    /** Writes each reporter's end, then the files (making their folders); returns the exit code: 1 when anything failed, else 0. */
+    /** Writes each reporter's end, then the files (making their folders); returns the exit code: 1 when anything
+     * failed, else 0. */
     finish(report: RunReport<Info, Result, Summary>): 0 | 1 {
       for (const { reporter, write } of open) write(reporter.end(report));
       for (const [file, text] of files) {

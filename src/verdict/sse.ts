@@ -4,7 +4,8 @@ export interface SseEvent {
   readonly event?: string;
 }
 
-/** Splits an event stream into events (WHATWG rules: blank-line separated, `data:` lines joined, `:` comments skipped). */
+/** Splits an event stream into events (WHATWG rules: blank-line separated, `data:` lines joined, `:` comments skipped).
+ * */
 export function parseSse(text: string): { events: SseEvent[]; trailing: string } {
   const blocks = text.replace(/\r\n?/g, '\n').split('\n\n');
   const trailing = blocks.pop() ?? '';
@@ -55,11 +56,19 @@ export const BUFFERING_SHOWS_AFTER_CHUNKS = 4;
  * end) and carried at least BUFFERING_SHOWS_AFTER_CHUNKS chunks with content, delivery in more than
  * one read with the first event before the end. Returns the problems.
  */
-export function checkChatStream(body: Buffer, reads: readonly number[] | undefined, ms: number, validChunk: (chunk: unknown) => string | undefined): string[] {
+export function checkChatStream(
+  body: Buffer,
+  reads: readonly number[] | undefined,
+  ms: number,
+  validChunk: (chunk: unknown) => string | undefined,
+): string[] {
   const problems: string[] = [];
   const text = body.toString('utf8');
   const { events, trailing } = parseSse(text);
-  if (trailing.trim()) problems.push(`the stream does not end with a blank line after its last event (trailing ${JSON.stringify(trailing.slice(0, 40))})`);
+  if (trailing.trim())
+    problems.push(
+      `the stream does not end with a blank line after its last event (trailing ${JSON.stringify(trailing.slice(0, 40))})`,
+    );
   const done = events.filter((e) => e.data === '[DONE]').length;
   if (done !== 1) problems.push(`expected exactly one 'data: [DONE]', found ${done}`);
   else if (events[events.length - 1]!.data !== '[DONE]') problems.push("events follow 'data: [DONE]'");
@@ -77,17 +86,27 @@ export function checkChatStream(body: Buffer, reads: readonly number[] | undefin
   if (schemaProblem) problems.push(`a chunk does not match the chunk schema: ${schemaProblem}`);
   if (new Set(chunks.map((c) => c.id)).size > 1) problems.push('the chunks do not share one id');
   const withChoices = chunks.filter((c) => c.choices?.length);
-  if (withChoices.length && typeof withChoices[0]!.choices![0]!.delta?.role !== 'string') problems.push('the first chunk does not carry the role');
-  const finishes = withChoices.filter((c) => c.choices!.some((ch) => ch.finish_reason !== null && ch.finish_reason !== undefined)).length;
+  if (withChoices.length && typeof withChoices[0]!.choices![0]!.delta?.role !== 'string')
+    problems.push('the first chunk does not carry the role');
+  const finishes = withChoices.filter((c) =>
+    c.choices!.some((ch) => ch.finish_reason !== null && ch.finish_reason !== undefined),
+  ).length;
   if (finishes !== 1) problems.push(`expected exactly one chunk with a finish_reason, found ${finishes}`);
-  const withContent = withChoices.filter((c) => c.choices!.some((ch) => typeof ch.delta?.content === 'string' && ch.delta.content !== '')).length;
+  const withContent = withChoices.filter((c) =>
+    c.choices!.some((ch) => typeof ch.delta?.content === 'string' && ch.delta.content !== ''),
+  ).length;
   if (reads && ms >= BUFFERING_SHOWS_AFTER_MS && withContent >= BUFFERING_SHOWS_AFTER_CHUNKS) {
     // The first event must be complete before the read that ends the stream begins.
     const firstEventEnd = body.indexOf('\n\n') + 2;
     const lastReadStart = body.length - (reads[reads.length - 1] ?? 0);
-    if (reads.length < 2) problems.push(`the whole stream arrived in one read, ${Math.round(ms)} ms after the request (buffered, not incremental)`);
+    if (reads.length < 2)
+      problems.push(
+        `the whole stream arrived in one read, ${Math.round(ms)} ms after the request (buffered, not incremental)`,
+      );
     else if (firstEventEnd < 2 || firstEventEnd > lastReadStart)
-      problems.push(`the first event did not arrive before the end of the stream, ${Math.round(ms)} ms after the request`);
+      problems.push(
+        `the first event did not arrive before the end of the stream, ${Math.round(ms)} ms after the request`,
+      );
   }
   return problems;
 }

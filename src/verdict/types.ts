@@ -15,7 +15,8 @@ export type AuthMode = 'valid' | 'lowercase' | 'missing' | 'basic' | 'empty' | '
  */
 export type Level = 'must' | 'should';
 
-/** A case's outcome. Only `fail` fails a run; `warn` is a departure from a `should` case's shape (a failure under --strict). */
+/** A case's outcome. Only `fail` fails a run; `warn` is a departure from a `should` case's shape (a failure under
+ * --strict). */
 export type Verdict = 'pass' | 'fail' | 'warn' | 'inconclusive' | 'not-applicable';
 
 /** Names of the checks a case can carry; `status` is always first. */
@@ -75,7 +76,11 @@ export interface Case {
    * What the target must offer, else the case is not applicable: fault headers, a given image model, an
    * image model that takes this `response_format` value.
    */
-  readonly requires?: { readonly faultHeaders?: boolean; readonly imageModel?: readonly string[]; readonly imageResponseFormat?: string };
+  readonly requires?: {
+    readonly faultHeaders?: boolean;
+    readonly imageModel?: readonly string[];
+    readonly imageResponseFormat?: string;
+  };
   /** True when the case itself provokes a 429, so a 429 is not retried. */
   readonly tests429?: boolean;
 }
@@ -121,7 +126,12 @@ export interface CaseResult {
   readonly attempts: number;
   readonly ms: number;
   /** The request as sent, with the key masked and long strings cut. */
-  readonly request: { readonly method: string; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly body?: unknown };
+  readonly request: {
+    readonly method: string;
+    readonly url: string;
+    readonly headers: Readonly<Record<string, string>>;
+    readonly body?: unknown;
+  };
 }
 
 /** How many results got each verdict, in the order the reports print them. */

@@ -5,20 +5,35 @@ import * as assert from 'uvu/assert';
 import { createApp } from '../../src/app/createApp.js';
 import { ConfigError } from '../../src/domain/config.js';
 import { operation, operations, pathsOf } from '../../src/contract/operations.js';
-import { assertError, assertSchema, get, pathOf, post, request, useMock, VALID, withMock, type Res } from '../support/index.js';
+import {
+  assertError,
+  assertSchema,
+  get,
+  pathOf,
+  post,
+  request,
+  useMock,
+  VALID,
+  withMock,
+  type Res,
+} from '../support/index.js';
 
 const mock = useMock(test);
 const documented = operations.filter((o) => o.documented);
 const PUBLIC_URL = 'https://mock.example.test';
 
 /** Sends the valid request of an operation (GET operations have no body). */
-const call = (url: string, id: string, path = operation(id).path): Promise<Res> => (operation(id).method === 'POST' ? post(url, path, VALID[id]) : get(url, path));
+const call = (url: string, id: string, path = operation(id).path): Promise<Res> =>
+  operation(id).method === 'POST' ? post(url, path, VALID[id]) : get(url, path);
 
 /** Checks a success against what the operations table promises: its schema or its media type. */
 function assertSuccess(id: string, res: Res): void {
   const op = operation(id);
   assert.is(res.status, 200, `${id}: ${res.text.slice(0, 200)}`);
-  assert.ok(String(res.headers['content-type']).startsWith(op.success.contentType), `${id}: ${res.headers['content-type']}`);
+  assert.ok(
+    String(res.headers['content-type']).startsWith(op.success.contentType),
+    `${id}: ${res.headers['content-type']}`,
+  );
   if (op.success.schema) assertSchema(op.success.schema, res.json);
   else assert.ok(res.bytes.length > 0);
 }
@@ -36,7 +51,10 @@ test('the operations table: seven documented operations on the paths of the API 
       'GET /v1/me',
     ],
   );
-  assert.equal(pathsOf(operation('chat.completions')), ['/text-provider/chat/completions', '/v1/text-provider/chat/completions']);
+  assert.equal(pathsOf(operation('chat.completions')), [
+    '/text-provider/chat/completions',
+    '/v1/text-provider/chat/completions',
+  ]);
   assert.equal(pathsOf(operation('models.list')), ['/v1/models', '/text-provider/models', '/v1/text-provider/models']);
   assert.throws(() => operation('nope'), /unknown operation nope/);
 });
@@ -142,11 +160,16 @@ test('wrong methods on documented paths are 405 and unknown paths 404, under /v1
 });
 
 /** Serves a request handler on a free port; resolves to its port and a way to close it. */
-async function serveWith(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ port: number; close: () => Promise<void> }> {
+async function serveWith(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ port: number; close: () => Promise<void> }> {
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
-  return { port, close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) };
+  return {
+    port,
+    close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())),
+  };
 }
 
 /** The raw bytes of the answer to one request (Connection: close), with the date and generated ids blanked. */
@@ -192,7 +215,10 @@ test('a bad key answered before Koa is byte for byte the answer Koa gives, and i
         requestId: e.requestId.replace(/req_[0-9a-f]{32}/, 'req_-'),
         time: 0,
         latencyMs: 0,
-        responseHeaders: e.responseHeaders && { ...e.responseHeaders, ...('date' in e.responseHeaders ? { date: '-' } : {}) },
+        responseHeaders: e.responseHeaders && {
+          ...e.responseHeaders,
+          ...('date' in e.responseHeaders ? { date: '-' } : {}),
+        },
       }));
     assert.is(entries(early).length, credentials.length * heads('').length);
     assert.equal(entries(early), entries(koaOnly));

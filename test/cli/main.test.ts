@@ -37,7 +37,11 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
 
 /** Starts `serve` and waits for the line that gives its URL; stops it (by its pid) after fn. */
 async function serving(args: string[], fn: (url: string, banner: string) => Promise<void>): Promise<void> {
-  const child: ChildProcess = spawn(process.execPath, [...CLI, 'serve', '--port', '0', '--log-level', 'silent', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...CLI, 'serve', '--port', '0', '--log-level', 'silent', ...args],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   try {
     let out = '';
@@ -51,7 +55,10 @@ async function serving(args: string[], fn: (url: string, banner: string) => Prom
         if (m) resolve(m[1]!);
       });
       void exited.then((code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-      timer = setTimeout(() => reject(new Error(`serve printed no banner within ${PATIENCE_MS} ms: ${out}${err}`)), PATIENCE_MS);
+      timer = setTimeout(
+        () => reject(new Error(`serve printed no banner within ${PATIENCE_MS} ms: ${out}${err}`)),
+        PATIENCE_MS,
+      );
     }).finally(() => clearTimeout(timer));
     await fn(url, out);
   } finally {

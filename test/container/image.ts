@@ -23,11 +23,16 @@ const BASE = process.env.NODE_IMAGE ?? 'node:24-alpine';
 const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 /** Loopback ports of this test (4340-4359): published ports, then the host-network instances. */
 const PORT = { main: 4340, target: 4341, shared: [4342, 4343] } as const;
-const NAME = { main: 'uam-test-main', target: 'uam-test-target', shared: ['uam-test-shared-1', 'uam-test-shared-2'] } as const;
+const NAME = {
+  main: 'uam-test-main',
+  target: 'uam-test-target',
+  shared: ['uam-test-shared-1', 'uam-test-shared-2'],
+} as const;
 const LIMITED = 'sk-container-five-per-minute';
 
 const podman = (args: string[], timeoutMs = 120_000): Promise<Finished> => run('podman', args, { timeoutMs });
-const podmanOk = async (args: string[], timeoutMs?: number): Promise<string> => ensureOk(`podman ${args.join(' ')}`, await podman(args, timeoutMs)).stdout.trim();
+const podmanOk = async (args: string[], timeoutMs?: number): Promise<string> =>
+  ensureOk(`podman ${args.join(' ')}`, await podman(args, timeoutMs)).stdout.trim();
 
 /** The server's health route, polled until it answers 200 (a start on a busy 2-core machine takes seconds). */
 async function healthy(url: string, name: string): Promise<unknown> {
@@ -63,7 +68,10 @@ async function ensureBase(): Promise<void> {
 async function build(): Promise<void> {
   const ca = ['-v', `${CA_BUNDLE}:${CA_BUNDLE}:ro`, '--build-arg', `NPM_CONFIG_CAFILE=${CA_BUNDLE}`];
   const started = Date.now();
-  await podmanOk(['build', '--format', 'docker', '--pull=never', '--build-arg', `NODE_IMAGE=${BASE}`, ...ca, '-t', IMAGE, ROOT], 900_000);
+  await podmanOk(
+    ['build', '--format', 'docker', '--pull=never', '--build-arg', `NODE_IMAGE=${BASE}`, ...ca, '-t', IMAGE, ROOT],
+    900_000,
+  );
   console.log(`built ${IMAGE} from ${BASE} in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
@@ -103,25 +111,35 @@ image('the server runs as the unprivileged node user', async () => {
 });
 
 image('the image has a HEALTHCHECK on /__health, and it passes in the running container', async () => {
-  const check = JSON.parse(await podmanOk(['image', 'inspect', IMAGE, '--format', '{{json .HealthCheck}}'])) as { Test?: string[] } | null;
+  const check = JSON.parse(await podmanOk(['image', 'inspect', IMAGE, '--format', '{{json .HealthCheck}}'])) as {
+    Test?: string[];
+  } | null;
   assert.ok(check?.Test?.join(' ').includes('/__health'), JSON.stringify(check));
   const run = await podman(['healthcheck', 'run', NAME.main]);
   assert.is(run.code, 0, failure('podman healthcheck run', run));
 });
 
-image('`IMAGE conformance --base-url ...` runs the suite against a second container of the image, and it passes', async () => {
-  await start(NAME.target, ['--read-only', '-p', `127.0.0.1:${PORT.target}:4010`]);
-  const target = `http://127.0.0.1:${PORT.target}`;
-  await healthy(target, NAME.target);
-  const result = await podman(['run', '--rm', '--read-only', '--network', 'host', IMAGE, 'conformance', '--base-url', target, '--api-key', KEY], 600_000);
-  assert.is(result.code, 0, failure('the conformance run', result));
-  const counts = /^(\d+) passed, (\d+) failed\b/m.exec(result.stdout);
-  assert.ok(counts && Number(counts[1]) > 0 && counts[2] === '0', result.stdout.slice(-2000));
-});
+image(
+  '`IMAGE conformance --base-url ...` runs the suite against a second container of the image, and it passes',
+  async () => {
+    await start(NAME.target, ['--read-only', '-p', `127.0.0.1:${PORT.target}:4010`]);
+    const target = `http://127.0.0.1:${PORT.target}`;
+    await healthy(target, NAME.target);
+    const result = await podman(
+      ['run', '--rm', '--read-only', '--network', 'host', IMAGE, 'conformance', '--base-url', target, '--api-key', KEY],
+      600_000,
+    );
+    assert.is(result.code, 0, failure('the conformance run', result));
+    const counts = /^(\d+) passed, (\d+) failed\b/m.exec(result.stdout);
+    assert.ok(counts && Number(counts[1]) > 0 && counts[2] === '0', result.stdout.slice(-2000));
+  },
+);
 
 image('SIGTERM stops the server cleanly: exit code 0 within the 5 s podman stop gives before SIGKILL', async () => {
   await podmanOk(['stop', '-t', '5', NAME.main]);
-  const [code, oomOrKilled] = (await podmanOk(['inspect', NAME.main, '--format', '{{.State.ExitCode}} {{.State.OOMKilled}}'])).split(' ');
+  const [code, oomOrKilled] = (
+    await podmanOk(['inspect', NAME.main, '--format', '{{.State.ExitCode}} {{.State.OOMKilled}}'])
+  ).split(' ');
   assert.is(code, '0', 'a SIGKILL after the grace period would be 137');
   assert.is(oomOrKilled, 'false');
   const logs = await podman(['logs', NAME.main]);
@@ -150,7 +168,17 @@ shared.before(async () => {
   );
   for (const [i, name] of NAME.shared.entries()) {
     const args = ['--read-only', '--network', 'host', '-v', `${config}:/config/mock.json:ro`];
-    await start(name, args, ['serve', '--host', '127.0.0.1', '--port', String(PORT.shared[i]), '--config', '/config/mock.json', '--state', redis.url]);
+    await start(name, args, [
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(PORT.shared[i]),
+      '--config',
+      '/config/mock.json',
+      '--state',
+      redis.url,
+    ]);
   }
 });
 
@@ -160,25 +188,30 @@ shared.after(async () => {
   if (configDir) rmSync(configDir, { recursive: true, force: true });
 });
 
-shared('a key with a limit of 5 per minute gets exactly 5 of 20 concurrent requests spread over both instances', async () => {
-  if (!redis) {
-    console.warn('\n!!! SKIPPED the shared-state check of test/container/image.ts: redis-server is not on PATH. Install it: apt-get install -y redis-server\n');
-    return;
-  }
-  const urls = PORT.shared.map((p) => `http://127.0.0.1:${p}`);
-  for (const [i, url] of urls.entries()) {
-    const health = (await healthy(url, NAME.shared[i]!)) as { status: string; state: string };
-    assert.equal([health.status, health.state], ['ok', 'redis']);
-  }
-  const results = await Promise.all(Array.from({ length: 20 }, (_, i) => get(urls[i % 2]!, '/v1/me', LIMITED)));
-  const statuses = results.map((r) => r.status);
-  assert.is(statuses.filter((s) => s === 200).length, 5, statuses.join(','));
-  assert.is(statuses.filter((s) => s === 429).length, 15, statuses.join(','));
-  assert.ok(
-    urls.every((_, i) => results.some((r, j) => j % 2 === i && r.status === 429)),
-    'both instances refuse',
-  );
-});
+shared(
+  'a key with a limit of 5 per minute gets exactly 5 of 20 concurrent requests spread over both instances',
+  async () => {
+    if (!redis) {
+      console.warn(
+        '\n!!! SKIPPED the shared-state check of test/container/image.ts: redis-server is not on PATH. Install it: apt-get install -y redis-server\n',
+      );
+      return;
+    }
+    const urls = PORT.shared.map((p) => `http://127.0.0.1:${p}`);
+    for (const [i, url] of urls.entries()) {
+      const health = (await healthy(url, NAME.shared[i]!)) as { status: string; state: string };
+      assert.equal([health.status, health.state], ['ok', 'redis']);
+    }
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => get(urls[i % 2]!, '/v1/me', LIMITED)));
+    const statuses = results.map((r) => r.status);
+    assert.is(statuses.filter((s) => s === 200).length, 5, statuses.join(','));
+    assert.is(statuses.filter((s) => s === 429).length, 15, statuses.join(','));
+    assert.ok(
+      urls.every((_, i) => results.some((r, j) => j % 2 === i && r.status === 429)),
+      'both instances refuse',
+    );
+  },
+);
 
 if ((await run('sh', ['-c', 'command -v podman'])).code !== 0) {
   console.warn(

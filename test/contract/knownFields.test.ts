@@ -18,23 +18,43 @@ test('every depth where the schema lists properties: the body, each message, str
     stream_options: { include_usage: true, include_obfuscation: false },
     stop: ['a'],
   };
-  assert.equal(unknownFields(chat, body, 32), ['/messages/1/tool_calls', '/tools', '/response_format', '/stream_options/include_obfuscation']);
-  const tts = shapeOf(schemaId('voice-tts-request.json'))!;
-  assert.equal(unknownFields(tts, { text: 't', voice_id: 'rachel', voice_settings: { stability: 1, warmth: 2 }, output_format: 'mp3' }, 32), [
-    '/voice_settings/warmth',
-    '/output_format',
+  assert.equal(unknownFields(chat, body, 32), [
+    '/messages/1/tool_calls',
+    '/tools',
+    '/response_format',
+    '/stream_options/include_obfuscation',
   ]);
+  const tts = shapeOf(schemaId('voice-tts-request.json'))!;
+  assert.equal(
+    unknownFields(
+      tts,
+      { text: 't', voice_id: 'rachel', voice_settings: { stability: 1, warmth: 2 }, output_format: 'mp3' },
+      32,
+    ),
+    ['/voice_settings/warmth', '/output_format'],
+  );
 });
 
 test('a body with every field known has none; values the schema does not describe as objects are not looked into', () => {
-  assert.equal(unknownFields(chat, { model: 'm', messages: [{ role: 'u', content: 'c' }], stop: ['x'], stream_options: { include_usage: true } }, 32), []);
+  assert.equal(
+    unknownFields(
+      chat,
+      { model: 'm', messages: [{ role: 'u', content: 'c' }], stop: ['x'], stream_options: { include_usage: true } },
+      32,
+    ),
+    [],
+  );
   // stop is an array of strings: whatever it holds, there is no field to ignore in it.
-  assert.equal(unknownFields(chat, { model: 'm', messages: [{ role: 'u', content: 'c' }], stop: [{ odd: 1 }] }, 32), []);
+  assert.equal(
+    unknownFields(chat, { model: 'm', messages: [{ role: 'u', content: 'c' }], stop: [{ odd: 1 }] }, 32),
+    [],
+  );
 });
 
 test('closed schemas (the admin fault rule) have no shape: an unknown field there is a 400 already', () => {
   assert.is(shapeOf(schemaId('admin-fault-rule-request.json')), undefined);
-  for (const op of operations.filter((o) => o.documented && o.requestSchema)) assert.ok(shapeOf(op.requestSchema!), op.id);
+  for (const op of operations.filter((o) => o.documented && o.requestSchema))
+    assert.ok(shapeOf(op.requestSchema!), op.id);
 });
 
 test('field names become JSON pointers a header can carry: ~ and / escaped, other bytes percent-encoded', () => {

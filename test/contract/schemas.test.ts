@@ -42,7 +42,10 @@ test('a schema whose $id does not match its file name fails at start-up', () => 
 test('a request schema that does not compile fails at start-up, not at request time', () => {
   const dir = mkdtempSync(join(tmpdir(), 'schemas-'));
   try {
-    writeFileSync(join(dir, 'a-request.json'), JSON.stringify({ $id: schemaId('a-request.json'), type: 'object', properties: { x: { $ref: 'missing.json' } } }));
+    writeFileSync(
+      join(dir, 'a-request.json'),
+      JSON.stringify({ $id: schemaId('a-request.json'), type: 'object', properties: { x: { $ref: 'missing.json' } } }),
+    );
     assert.throws(() => new SchemaRegistry(dir), /missing\.json/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -53,7 +56,10 @@ test('base64Start accepts base64 and data URIs and gives the payload offset', ()
   assert.is(base64Start('aGVsbG8='), 0);
   assert.is(base64Start('aGVsbG8'), 0); // unpadded
   assert.is(base64Start('data:image/png;base64,aGVsbG8='), 'data:image/png;base64,'.length);
-  assert.is(base64Start('data:image/svg+xml;charset=utf-8;base64,aGk='), 'data:image/svg+xml;charset=utf-8;base64,'.length);
+  assert.is(
+    base64Start('data:image/svg+xml;charset=utf-8;base64,aGk='),
+    'data:image/svg+xml;charset=utf-8;base64,'.length,
+  );
   assert.is(base64Start('hello world'), undefined);
   assert.is(base64Start('aGVsb'), undefined); // 5 characters cannot be base64
   assert.is(base64Start(''), undefined);
@@ -67,7 +73,10 @@ test('strict variants reject unknown fields at every level, normal ones accept t
   const body = { text: 'hi', voice_id: 'rachel', extra: 1, voice_settings: { stability: 0.5, tone: 'warm' } };
   assert.equal(reg.check(schemaId('voice-tts-request.json'), body), []);
   const errs = reg.check(strictId(schemaId('voice-tts-request.json')), body);
-  assert.equal(errs.map((e) => `${e.instancePath}:${String(e.params.additionalProperty)}`).sort(), ['/voice_settings:tone', ':extra']);
+  assert.equal(errs.map((e) => `${e.instancePath}:${String(e.params.additionalProperty)}`).sort(), [
+    '/voice_settings:tone',
+    ':extra',
+  ]);
 });
 
 test('strict variants keep conditional rules: image_to_video still needs image_url', () => {
@@ -87,11 +96,39 @@ test('strict variants keep conditional rules: image_to_video still needs image_u
 test('every request schema in the strict variant accepts the documented fields', () => {
   const reg = schemas();
   const docs: Record<string, object> = {
-    'chat-request.json': { model: 'm', messages: [{ role: 'user', content: 'c' }], temperature: 1, top_p: 1, max_tokens: 5, stream: false, stop: ['x'] },
-    'image-generation-request.json': { model: 'm', prompt: 'p', size: '1024x1024', quality: 'hd', style: 'natural', n: 1 },
+    'chat-request.json': {
+      model: 'm',
+      messages: [{ role: 'user', content: 'c' }],
+      temperature: 1,
+      top_p: 1,
+      max_tokens: 5,
+      stream: false,
+      stop: ['x'],
+    },
+    'image-generation-request.json': {
+      model: 'm',
+      prompt: 'p',
+      size: '1024x1024',
+      quality: 'hd',
+      style: 'natural',
+      n: 1,
+    },
     'image-edit-request.json': { prompt: 'p', image: 'aGVsbG8=' },
-    'video-request.json': { model: 'm', mode: 'image_to_video', prompt: 'p', image_url: 'https://x.test/a.png', duration: 8, resolution: '768x768', seed: 7 },
-    'voice-tts-request.json': { text: 't', voice_id: 'rachel', model_id: 'eleven_v3', voice_settings: { stability: 0.5, similarity_boost: 0.5 } },
+    'video-request.json': {
+      model: 'm',
+      mode: 'image_to_video',
+      prompt: 'p',
+      image_url: 'https://x.test/a.png',
+      duration: 8,
+      resolution: '768x768',
+      seed: 7,
+    },
+    'voice-tts-request.json': {
+      text: 't',
+      voice_id: 'rachel',
+      model_id: 'eleven_v3',
+      voice_settings: { stability: 0.5, similarity_boost: 0.5 },
+    },
     'cloud-speech-request.json': { text: 't', voice: 'en-US-JennyNeural', style: 'cheerful', rate: 0, pitch: 0 },
   };
   for (const [file, body] of Object.entries(docs)) assert.equal(reg.check(strictId(schemaId(file)), body), [], file);

@@ -43,13 +43,21 @@ test('show quotes strings and cuts long values', () => {
 
 test('required: the missing field, with its path inside arrays', () => {
   assert.equal(detailsOf('chat-request.json', { model: 'm', messages: [{ role: 'user' }] }), [
-    { param: 'messages[0].content', code: 'missing_required_parameter', message: "Missing required parameter: 'messages[0].content'." },
+    {
+      param: 'messages[0].content',
+      code: 'missing_required_parameter',
+      message: "Missing required parameter: 'messages[0].content'.",
+    },
   ]);
 });
 
 test('type: expected and actual type in words', () => {
   const [d] = detailsOf('chat-request.json', { model: 'm', messages: 'hi' });
-  assert.equal(d, { param: 'messages', code: 'invalid_type', message: "Invalid type for 'messages': expected an array, but got a string instead." });
+  assert.equal(d, {
+    param: 'messages',
+    code: 'invalid_type',
+    message: "Invalid type for 'messages': expected an array, but got a string instead.",
+  });
   const [n] = detailsOf('chat-request.json', { model: 'm', messages: [{ role: 'user', content: null }] });
   assert.match(n!.message, /expected a string, but got null/);
   const [o] = detailsOf('chat-request.json', { model: 'm', messages: [{ role: 'user', content: {} }] });
@@ -72,7 +80,10 @@ test('minimum and maximum: decimal and integer wording with the limit and the va
 
 test('exclusive limits are worded as limits too', () => {
   const ajv = new Ajv2020({ allErrors: true, verbose: true });
-  const fn = ajv.compile({ type: 'object', properties: { a: { type: 'number', exclusiveMaximum: 1 }, b: { type: 'integer', exclusiveMinimum: 0 } } });
+  const fn = ajv.compile({
+    type: 'object',
+    properties: { a: { type: 'number', exclusiveMaximum: 1 }, b: { type: 'integer', exclusiveMinimum: 0 } },
+  });
   fn({ a: 1, b: 0 });
   const details = toDetails(fn.errors!);
   assert.equal(
@@ -87,7 +98,8 @@ test('maxLength and minLength count characters as code points', () => {
   assert.equal(d, {
     param: 'prompt',
     code: 'string_above_max_length',
-    message: "Invalid 'prompt': string too long. Expected a string with maximum length 1000, but got a string with length 1001 instead.",
+    message:
+      "Invalid 'prompt': string too long. Expected a string with maximum length 1000, but got a string with length 1001 instead.",
   });
   assert.equal(detailsOf('image-generation-request.json', { model: 'm', prompt: '😀'.repeat(1000) }), []);
   const [e] = detailsOf('image-generation-request.json', { model: 'm', prompt: '' });
@@ -103,7 +115,12 @@ test('minItems, enum, const and pattern', () => {
     message: "Invalid 'messages': array too short. Expected an array with minimum length 1, but got 0 items instead.",
   });
   const [b] = detailsOf('image-generation-request.json', { model: 'm', prompt: 'p', size: '512x512' });
-  assert.equal(b, { param: 'size', code: 'invalid_value', message: "Invalid value for 'size': expected one of '1024x1024', '1792x1024', '1024x1792', but got '512x512' instead." });
+  assert.equal(b, {
+    param: 'size',
+    code: 'invalid_value',
+    message:
+      "Invalid value for 'size': expected one of '1024x1024', '1792x1024', '1024x1792', but got '512x512' instead.",
+  });
   const task = {
     id: 'v',
     status: 'completed',
@@ -114,33 +131,66 @@ test('minItems, enum, const and pattern', () => {
   };
   const c = detailsOf('video-task.json', task);
   assert.ok(
-    c.some((x) => x.param === 'video.content_type' && x.message === "Invalid value for 'video.content_type': expected 'video/mp4', but got 'video/webm' instead."),
+    c.some(
+      (x) =>
+        x.param === 'video.content_type' &&
+        x.message === "Invalid value for 'video.content_type': expected 'video/mp4', but got 'video/webm' instead.",
+    ),
     JSON.stringify(c),
   );
   const [d] = detailsOf('voice-tts-request.json', { text: 't', voice_id: 'Rachel' });
-  assert.equal(d, { param: 'voice_id', code: 'invalid_value', message: "Invalid value for 'voice_id': 'Rachel' does not match the pattern ^[a-z][a-z0-9_-]{0,63}$." });
+  assert.equal(d, {
+    param: 'voice_id',
+    code: 'invalid_value',
+    message: "Invalid value for 'voice_id': 'Rachel' does not match the pattern ^[a-z][a-z0-9_-]{0,63}$.",
+  });
 });
 
 test('format: base64 images and URLs are explained', () => {
   const [a] = detailsOf('image-edit-request.json', { prompt: 'p', image: 'not base64!' });
-  assert.equal(a, { param: 'image', code: 'invalid_value', message: "Invalid value for 'image': expected base64 or a data URI (data:image/png;base64,...) of an image." });
-  const [b] = detailsOf('video-request.json', { model: 'm', mode: 'image_to_video', prompt: 'p', image_url: 'just words' });
-  assert.equal(b, { param: 'image_url', code: 'invalid_value', message: "Invalid value for 'image_url': expected an absolute URL." });
+  assert.equal(a, {
+    param: 'image',
+    code: 'invalid_value',
+    message: "Invalid value for 'image': expected base64 or a data URI (data:image/png;base64,...) of an image.",
+  });
+  const [b] = detailsOf('video-request.json', {
+    model: 'm',
+    mode: 'image_to_video',
+    prompt: 'p',
+    image_url: 'just words',
+  });
+  assert.equal(b, {
+    param: 'image_url',
+    code: 'invalid_value',
+    message: "Invalid value for 'image_url': expected an absolute URL.",
+  });
   const [c] = detailsOf('config.json', { publicUrl: 'x' });
   assert.is(c!.param, 'publicUrl');
 });
 
 test('additionalProperties names the unknown field (strict variants)', () => {
-  const details = toDetails(schemas().check(schemaId('chat-request.strict.json'), { model: 'm', messages: [{ role: 'u', content: 'c', colour: 1 }], foo: 1 }));
+  const details = toDetails(
+    schemas().check(schemaId('chat-request.strict.json'), {
+      model: 'm',
+      messages: [{ role: 'u', content: 'c', colour: 1 }],
+      foo: 1,
+    }),
+  );
   assert.equal(details, [
     { param: 'foo', code: 'unknown_parameter', message: 'Unrecognized request argument supplied: foo.' },
-    { param: 'messages[0].colour', code: 'unknown_parameter', message: 'Unrecognized request argument supplied: messages[0].colour.' },
+    {
+      param: 'messages[0].colour',
+      code: 'unknown_parameter',
+      message: 'Unrecognized request argument supplied: messages[0].colour.',
+    },
   ]);
 });
 
 test('if/anyOf/oneOf noise is dropped; the branch error remains', () => {
   const details = detailsOf('video-request.json', { model: 'm', mode: 'image_to_video', prompt: 'p' });
-  assert.equal(details, [{ param: 'image_url', code: 'missing_required_parameter', message: "Missing required parameter: 'image_url'." }]);
+  assert.equal(details, [
+    { param: 'image_url', code: 'missing_required_parameter', message: "Missing required parameter: 'image_url'." },
+  ]);
   const clock = detailsOf('config.json', { clock: 'sometimes' });
   assert.ok(clock.length >= 1);
   assert.ok(clock.every((d) => d.param === 'clock'));
@@ -152,7 +202,11 @@ test('other keywords fall back to Ajv wording; two rules on one field stay two d
   fn([1, 1]);
   const details = toDetails(fn.errors!);
   assert.is(details.length, 2);
-  assert.ok(details.every((d) => d.param === null && d.code === 'invalid_value' && d.message.startsWith("Invalid value for 'body': ")));
+  assert.ok(
+    details.every(
+      (d) => d.param === null && d.code === 'invalid_value' && d.message.startsWith("Invalid value for 'body': "),
+    ),
+  );
   const e = fn.errors![0]!;
   assert.is(toDetails([e, e]).length, 1);
   assert.is(toDetail({ ...e, keyword: 'oneOf' }), undefined);

@@ -38,10 +38,18 @@ interface Row {
 /** Every row of the table, by its first cell. */
 const ROWS: Readonly<Record<string, Row>> = {
   'APIs it can mock': { evidence: [], unchecked: 'a scope, not a feature: "this one API only"' },
-  'Request validation against a schema': { evidence: [{ flag: '--strict' }, { file: 'schemas/chat-request.json' }], denied: /validat/i },
+  'Request validation against a schema': {
+    evidence: [{ flag: '--strict' }, { file: 'schemas/chat-request.json' }],
+    denied: /validat/i,
+  },
   'Bearer key checking': { evidence: [{ flag: '--api-key KEY' }, { route: 'GET /v1/me' }], denied: /\bkeys?\b/i },
   'Streamed (SSE) answers': {
-    evidence: [{ header: 'X-Mock-Pacing' }, { file: 'schemas/chat-completion-chunk.json' }, { flag: '--ttft MS' }, { flag: '--tps N' }],
+    evidence: [
+      { header: 'X-Mock-Pacing' },
+      { file: 'schemas/chat-completion-chunk.json' },
+      { flag: '--ttft MS' },
+      { flag: '--tps N' },
+    ],
     denied: /stream|SSE/,
   },
   'Real media bytes (PNG, MP3, WAV, MP4)': {
@@ -49,33 +57,74 @@ const ROWS: Readonly<Record<string, Row>> = {
     denied: /media|PNG|MP3|WAV|MP4/,
   },
   'Per-request control by header': {
-    evidence: [{ header: 'Prefer' }, { header: 'X-Mock-Fault' }, { header: 'X-Mock-Pacing' }, { header: 'X-Mock-Reply-Rule' }, { flag: '--no-fault-headers' }],
+    evidence: [
+      { header: 'Prefer' },
+      { header: 'X-Mock-Fault' },
+      { header: 'X-Mock-Pacing' },
+      { header: 'X-Mock-Reply-Rule' },
+      { flag: '--no-fault-headers' },
+    ],
     denied: /header/i,
   },
-  'Connection faults (reset, empty close)': { evidence: [{ fault: 'reset' }, { fault: 'empty' }], denied: /reset|connection fault/i },
-  'Cut, stalled or malformed streams': { evidence: [{ fault: 'stream-cut=3' }, { fault: 'stall=3' }, { fault: 'malformed' }], denied: /cut|stall|malformed/i },
+  'Connection faults (reset, empty close)': {
+    evidence: [{ fault: 'reset' }, { fault: 'empty' }],
+    denied: /reset|connection fault/i,
+  },
+  'Cut, stalled or malformed streams': {
+    evidence: [{ fault: 'stream-cut=3' }, { fault: 'stall=3' }, { fault: 'malformed' }],
+    denied: /cut|stall|malformed/i,
+  },
   'Faults from rules: first N requests, or at random from a seed': {
-    evidence: [{ route: 'POST /__admin/faults' }, { ruleField: 'times' }, { ruleField: 'probability' }, { ruleField: 'seed' }],
+    evidence: [
+      { route: 'POST /__admin/faults' },
+      { ruleField: 'times' },
+      { ruleField: 'probability' },
+      { ruleField: 'seed' },
+    ],
     denied: /fault rule|random/i,
   },
-  'Latency with jitter or a distribution': { evidence: [{ fault: 'delay=100' }, { flag: '--ttft MS' }, { flag: '--tps N' }] },
+  'Latency with jitter or a distribution': {
+    evidence: [{ fault: 'delay=100' }, { flag: '--ttft MS' }, { flag: '--tps N' }],
+  },
   'Request journal and admin API': {
-    evidence: [{ route: 'GET /__admin/requests' }, { route: 'POST /__admin/reset' }, { route: 'GET /__admin/' }, { file: 'docs/inspector.md' }],
+    evidence: [
+      { route: 'GET /__admin/requests' },
+      { route: 'POST /__admin/reset' },
+      { route: 'GET /__admin/' },
+      { file: 'docs/inspector.md' },
+    ],
     denied: /journal|admin API/i,
   },
   'Record and replay, proxy to the real service': {
-    evidence: [{ flag: '--proxy URL' }, { flag: '--record DIR' }, { flag: '--replay DIR' }, { file: 'docs/record-replay.md' }],
+    evidence: [
+      { flag: '--proxy URL' },
+      { flag: '--record DIR' },
+      { flag: '--replay DIR' },
+      { file: 'docs/record-replay.md' },
+    ],
     denied: /record|replay|proxy/i,
   },
-  'Stateful scenarios': { evidence: [{ route: 'GET /video-provider/generate/:id' }, { ruleField: 'times' }, { flag: '--state memory|redis://HOST:PORT' }] },
+  'Stateful scenarios': {
+    evidence: [
+      { route: 'GET /video-provider/generate/:id' },
+      { ruleField: 'times' },
+      { flag: '--state memory|redis://HOST:PORT' },
+    ],
+  },
   'Checks another implementation (conformance)': {
     evidence: [{ command: 'conformance' }, { file: 'docs/conformance.md' }, { flag: '--violations-report FILE' }],
     denied: /conformance|other implementations/i,
   },
   'OpenAPI document': { evidence: [{ route: 'GET /openapi.json' }, { command: 'openapi' }], denied: /OpenAPI/ },
-  'Programmatic use in JS/TS tests': { evidence: [{ export: 'startMockServer' }, { file: 'docs/programmatic.md' }], denied: /startMockServer|in-process/i },
+  'Programmatic use in JS/TS tests': {
+    evidence: [{ export: 'startMockServer' }, { file: 'docs/programmatic.md' }],
+    denied: /startMockServer|in-process/i,
+  },
   Container: { evidence: [{ file: 'Dockerfile' }], denied: /container|docker/i },
-  'Published performance figures': { evidence: [{ file: 'docs/performance.md' }, { file: 'bench/run.ts' }], denied: /performance|figures/i },
+  'Published performance figures': {
+    evidence: [{ file: 'docs/performance.md' }, { file: 'bench/run.ts' }],
+    denied: /performance|figures/i,
+  },
 };
 
 const MOCK_MD = join(ROOT, 'docs', 'mock.md');
@@ -117,14 +166,18 @@ function denials(text: string): string[] {
 let topHelp: string | undefined;
 /** `unified-ai-mock --help`, as the CLI prints it. */
 function cliHelp(): string {
-  topHelp ??= execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), '--help'], { cwd: ROOT, encoding: 'utf8' });
+  topHelp ??= execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), '--help'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   return topHelp;
 }
 
 const headers = new Set<string>();
 function openApiHeaders(): Set<string> {
   if (!headers.size) {
-    const params = (openApiDocument() as { components: { parameters: Record<string, { in?: string; name?: string }> } }).components.parameters;
+    const params = (openApiDocument() as { components: { parameters: Record<string, { in?: string; name?: string }> } })
+      .components.parameters;
     for (const p of Object.values(params)) if (p.in === 'header' && p.name) headers.add(p.name);
   }
   return headers;
@@ -135,13 +188,18 @@ function missing(e: Evidence): string | undefined {
   if ('flag' in e) return serveHelp().includes(`  ${e.flag} `) ? undefined : `no flag ${e.flag} in serve --help`;
   if ('command' in e) {
     const commands = cliHelp().split('Commands:')[1] ?? '';
-    return new RegExp(`^  ${e.command} `, 'm').test(commands) ? undefined : `no command ${e.command} in unified-ai-mock --help`;
+    return new RegExp(`^  ${e.command} `, 'm').test(commands)
+      ? undefined
+      : `no command ${e.command} in unified-ai-mock --help`;
   }
   if ('route' in e) {
     const [method, path] = e.route.split(' ');
-    return operations.some((op) => op.method === method && op.path === path) ? undefined : `no route ${e.route} in the operations table`;
+    return operations.some((op) => op.method === method && op.path === path)
+      ? undefined
+      : `no route ${e.route} in the operations table`;
   }
-  if ('header' in e) return openApiHeaders().has(e.header) ? undefined : `no header ${e.header} in the OpenAPI document`;
+  if ('header' in e)
+    return openApiHeaders().has(e.header) ? undefined : `no header ${e.header} in the OpenAPI document`;
   if ('fault' in e) {
     try {
       parseFaultHeader(e.fault, { maxDelayMs: 60_000 });
@@ -151,15 +209,21 @@ function missing(e: Evidence): string | undefined {
     }
   }
   if ('ruleField' in e) {
-    const schema = JSON.parse(readFileSync(join(ROOT, 'schemas', 'fault-rule.json'), 'utf8')) as { properties: Record<string, unknown> };
+    const schema = JSON.parse(readFileSync(join(ROOT, 'schemas', 'fault-rule.json'), 'utf8')) as {
+      properties: Record<string, unknown>;
+    };
     return e.ruleField in schema.properties ? undefined : `no field ${e.ruleField} in schemas/fault-rule.json`;
   }
-  if ('export' in e) return typeof (pkg as Record<string, unknown>)[e.export] === 'function' ? undefined : `the package exports no function ${e.export}`;
+  if ('export' in e)
+    return typeof (pkg as Record<string, unknown>)[e.export] === 'function'
+      ? undefined
+      : `the package exports no function ${e.export}`;
   return existsSync(join(ROOT, e.file)) ? undefined : `no file ${e.file}`;
 }
 
 /** Our cell as a verdict: "no", "yes", or a description (which offers something). */
-const verdict = (cell: string): 'no' | 'yes' | 'text' => (/^no\b/i.test(cell) ? 'no' : /^yes\b/i.test(cell) ? 'yes' : 'text');
+const verdict = (cell: string): 'no' | 'yes' | 'text' =>
+  /^no\b/i.test(cell) ? 'no' : /^yes\b/i.test(cell) ? 'yes' : 'text';
 
 test('every row of the comparison table is tied to evidence here, and every entry here to a row', () => {
   const rows = tableRows(section(MOCK_MD));
@@ -174,11 +238,14 @@ test('every row of the comparison table is tied to evidence here, and every entr
     [],
     'entries of ROWS with no row in docs/mock.md (renamed?)',
   );
-  for (const [name, row] of Object.entries(ROWS)) assert.ok(row.evidence.length > 0 || row.unchecked, `${name}: no evidence and no reason why none`);
+  for (const [name, row] of Object.entries(ROWS))
+    assert.ok(row.evidence.length > 0 || row.unchecked, `${name}: no evidence and no reason why none`);
 });
 
 test('the evidence of every row exists in the package', () => {
-  const problems = Object.entries(ROWS).flatMap(([name, row]) => row.evidence.flatMap((e) => missing(e) ?? []).map((why) => `${name}: ${why}`));
+  const problems = Object.entries(ROWS).flatMap(([name, row]) =>
+    row.evidence.flatMap((e) => missing(e) ?? []).map((why) => `${name}: ${why}`),
+  );
   assert.equal(problems, [], problems.join('\n'));
 });
 
@@ -199,7 +266,8 @@ test('no sentence of README.md or docs/mock.md under "How it compares" denies a 
   for (const file of [README, MOCK_MD]) {
     for (const sentence of denials(section(file))) {
       for (const [name, row] of Object.entries(ROWS)) {
-        if (row.denied?.test(sentence) && row.evidence.every((e) => missing(e) === undefined)) problems.push(`${file}: "${sentence}" denies "${name}"`);
+        if (row.denied?.test(sentence) && row.evidence.every((e) => missing(e) === undefined))
+          problems.push(`${file}: "${sentence}" denies "${name}"`);
       }
     }
   }

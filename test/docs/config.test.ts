@@ -8,7 +8,11 @@ import { configSettings } from '../../src/domain/config.js';
 
 test('the tables of docs/configuration.md are those schemas/config.json renders', () => {
   const doc = readFileSync(CONFIG_DOC, 'utf8');
-  assert.fixture(doc, renderConfigDoc(doc), 'docs/configuration.md is out of date with schemas/config.json: run `npm run docs:config`');
+  assert.fixture(
+    doc,
+    renderConfigDoc(doc),
+    'docs/configuration.md is out of date with schemas/config.json: run `npm run docs:config`',
+  );
 });
 
 test('every setting serve reads has its row, and every flag of serve too', () => {

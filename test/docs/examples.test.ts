@@ -8,7 +8,8 @@
 //   <!-- run: exit=0 -->           shell: the block's exit code; `unified-ai-mock` and `npx unified-ai-mock`
 //                                  run this checkout's CLI (src/cli/main.ts)
 //   <!-- run: status=413 config={"bodyLimit":1024} -->   the mock's options for the block (JSON, to the end)
-//   <!-- run: node=22 -->          the block needs Node.js 22 or later (a client that requires it): skipped on older lines
+//   <!-- run: node=22 -->          the block needs Node.js 22 or later (a client that requires it): skipped on older
+// lines
 //   <!-- run -->                   ts/js: written to a temporary .mts file and run with node --import tsx;
 //                                  it must exit 0, and a line `console.log(x); // <JSON>` must log that
 //                                  value (deep equality) and must run
@@ -99,7 +100,8 @@ interface Marker {
 
 function parseMarker(b: Block): Marker | string {
   const m = /^(run|norun|schema|excerpt)\b:?\s*(.*)$/.exec(b.marker ?? '');
-  if (!m) return `${where(b)}: a ${b.lang} block needs a marker just before it: <!-- run... -->, <!-- schema: ... -->, <!-- excerpt: ... --> or <!-- norun: why -->`;
+  if (!m)
+    return `${where(b)}: a ${b.lang} block needs a marker just before it: <!-- run... -->, <!-- schema: ... -->, <!-- excerpt: ... --> or <!-- norun: why -->`;
   const kind = m[1] as Marker['kind'];
   let rest = m[2]!;
   if (kind === 'norun') return rest ? { kind } : `${where(b)}: <!-- norun --> needs a reason`;
@@ -117,9 +119,16 @@ function parseMarker(b: Block): Marker | string {
   const status = /\bstatus=([\d,]+)/.exec(rest);
   const exit = /\bexit=(\d+)/.exec(rest);
   const node = /\bnode=(\d+)/.exec(rest);
-  if (SHELL.has(b.lang) && !status && !exit) return `${where(b)}: a shell block to run states status=... (curl calls) or exit=N`;
+  if (SHELL.has(b.lang) && !status && !exit)
+    return `${where(b)}: a shell block to run states status=... (curl calls) or exit=N`;
   if (CODE.has(b.lang) && (status || exit)) return `${where(b)}: a ts/js block must exit 0: use <!-- run -->`;
-  return { kind, statuses: status?.[1]!.split(',').map(Number), exit: exit ? Number(exit[1]) : undefined, config, node: node ? Number(node[1]) : undefined };
+  return {
+    kind,
+    statuses: status?.[1]!.split(',').map(Number),
+    exit: exit ? Number(exit[1]) : undefined,
+    config,
+    node: node ? Number(node[1]) : undefined,
+  };
 }
 
 const TSX = import.meta.resolve('tsx');
@@ -127,7 +136,8 @@ const CLI = join(ROOT, 'src', 'cli', 'main.ts');
 const ENTRY = pathToFileURL(join(ROOT, 'src', 'index.ts')).href;
 
 /** The environment of the children: no coverage (only this process's src/ counts), no colours. */
-const plainEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => childEnv({ NO_COLOR: '1', FORCE_COLOR: '0', ...extra });
+const plainEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =>
+  childEnv({ NO_COLOR: '1', FORCE_COLOR: '0', ...extra });
 
 interface Finished {
   readonly code: number | null;
@@ -168,7 +178,8 @@ async function runShell(b: Block, m: Marker, cwd: string): Promise<void> {
   }
 }
 
-/** Rewrites bare imports to absolute URLs (the file runs outside the project) and `console.log(x); // JSON` into checks. */
+/** Rewrites bare imports to absolute URLs (the file runs outside the project) and `console.log(x); // JSON` into
+ * checks. */
 function doctest(b: Block, address: string): string {
   const lines = toMock(b.code, address).split('\n');
   const checks: number[] = [];
@@ -201,7 +212,9 @@ function doctest(b: Block, address: string): string {
     `  if (!__equal(actual, expected)) throw new Error(\`line \${line}: logged \${__inspect(actual)}, the comment says \${JSON.stringify(expected)}\`);`,
     `}`,
   ];
-  const epilogue = [`for (const line of ${JSON.stringify(checks)}) if (!__seen.has(line)) throw new Error(\`line \${line}: this console.log never ran\`);`];
+  const epilogue = [
+    `for (const line of ${JSON.stringify(checks)}) if (!__seen.has(line)) throw new Error(\`line \${line}: this console.log never ran\`);`,
+  ];
   return [...prelude, ...body, ...epilogue].join('\n');
 }
 
@@ -212,7 +225,11 @@ async function runCode(b: Block, m: Marker, cwd: string): Promise<void> {
     writeFileSync(file, doctest(b, `127.0.0.1:${mock.port}`));
     const env = plainEnv({ OPENAI_BASE_URL: mock.openaiBaseURL, OPENAI_API_KEY: mock.apiKey });
     const out = await spawn(process.execPath, ['--import', TSX, file], cwd, env);
-    assert.is(out.code, 0, `${where(b)}: the example exited with ${out.code}\n--- stdout\n${out.stdout.slice(0, 3000)}\n--- stderr\n${out.stderr.slice(0, 3000)}`);
+    assert.is(
+      out.code,
+      0,
+      `${where(b)}: the example exited with ${out.code}\n--- stdout\n${out.stdout.slice(0, 3000)}\n--- stderr\n${out.stderr.slice(0, 3000)}`,
+    );
   } finally {
     await mock.close();
   }
@@ -225,7 +242,8 @@ function checkSchema(b: Block, m: Marker): void {
   const errors = registry.check(schemaId(m.arg!), value);
   assert.equal(toDetails(errors), [], `${where(b)}: not valid against schemas/${m.arg}`);
   // A configuration must also start: fault rules are checked beyond their schema (operations, key labels).
-  if (m.arg === 'config.json' && !(value as ConfigInput).replyRules) createApp(value as ConfigInput, { report: () => {} });
+  if (m.arg === 'config.json' && !(value as ConfigInput).replyRules)
+    createApp(value as ConfigInput, { report: () => {} });
 }
 
 function checkExcerpt(b: Block, m: Marker): void {
@@ -262,7 +280,9 @@ const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 const tooNew = (m: Marker) => m.node !== undefined && m.node > NODE_MAJOR;
 
 // The runs start together, two at a time (each spawns node or bash); each test awaits its own.
-const runnable = [...markers].filter(([b, m]) => m.kind === 'run' && !tooNew(m) && (SHELL.has(b.lang) || CODE.has(b.lang)));
+const runnable = [...markers].filter(
+  ([b, m]) => m.kind === 'run' && !tooNew(m) && (SHELL.has(b.lang) || CODE.has(b.lang)),
+);
 const work = mkdtempSync(join(tmpdir(), 'uam-docs-'));
 const results = new Map<Block, Promise<unknown>>();
 test.before(() => {
@@ -286,7 +306,11 @@ test.before(() => {
 test.after(() => rmSync(work, { recursive: true, force: true }));
 
 for (const [b, m] of markers) {
-  if (m.kind === 'run') (tooNew(m) ? test.skip : test)(`${where(b)} runs (${b.lang})${m.node ? ` on Node.js ${m.node}+` : ''}`, async () => void (await results.get(b)));
+  if (m.kind === 'run')
+    (tooNew(m) ? test.skip : test)(
+      `${where(b)} runs (${b.lang})${m.node ? ` on Node.js ${m.node}+` : ''}`,
+      async () => void (await results.get(b)),
+    );
   if (m.kind === 'schema') test(`${where(b)} is valid against schemas/${m.arg}`, () => checkSchema(b, m));
   if (m.kind === 'excerpt') test(`${where(b)} is an excerpt of ${m.arg}`, () => checkExcerpt(b, m));
 }
@@ -320,7 +344,8 @@ test('relative links point at files and headings that exist', () => {
         if (!MAY_BE_MISSING.has(dest)) broken.push(`${relative(ROOT, file)}: ${target} (no such file)`);
         continue;
       }
-      if (anchor && dest.endsWith('.md') && !anchorsOf(dest).has(anchor)) broken.push(`${relative(ROOT, file)}: ${target} (no such heading)`);
+      if (anchor && dest.endsWith('.md') && !anchorsOf(dest).has(anchor))
+        broken.push(`${relative(ROOT, file)}: ${target} (no such heading)`);
     }
   }
   assert.equal(broken, [], broken.join('\n'));
@@ -329,8 +354,12 @@ test('relative links point at files and headings that exist', () => {
 test('the README stays one page and links every document of docs/', () => {
   const text = readFileSync(README, 'utf8');
   const size = Buffer.byteLength(text);
-  assert.ok(size < README_MAX_BYTES, `README.md is ${size} bytes: move detail into docs/ (the limit is ${README_MAX_BYTES})`);
-  for (const needed of ['npm install && npm start', 'npm test']) assert.ok(text.includes(needed), `README.md lost \`${needed}\``);
+  assert.ok(
+    size < README_MAX_BYTES,
+    `README.md is ${size} bytes: move detail into docs/ (the limit is ${README_MAX_BYTES})`,
+  );
+  for (const needed of ['npm install && npm start', 'npm test'])
+    assert.ok(text.includes(needed), `README.md lost \`${needed}\``);
   const docs = [...new Set([...FILES.filter((f) => f !== README), ...MAY_BE_MISSING])].map((f) => relative(ROOT, f));
   const unlinked = docs.filter((d) => !text.includes(`](${d})`));
   assert.equal(unlinked, [], `README.md does not link: ${unlinked.join(', ')}`);

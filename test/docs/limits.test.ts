@@ -14,7 +14,9 @@ import { ROOT } from '../../src/lib/paths.js';
 // The groups whose every field is a bound a user can see, by `group.field`.
 const GROUPS = ['requests', 'records', 'messages', 'proxyReport'] as const;
 const limits = loadLimits();
-const bounds = new Map<string, number>(GROUPS.flatMap((g) => Object.entries(limits[g]).map(([field, value]): [string, number] => [`${g}.${field}`, value])));
+const bounds = new Map<string, number>(
+  GROUPS.flatMap((g) => Object.entries(limits[g]).map(([field, value]): [string, number] => [`${g}.${field}`, value])),
+);
 // A bound is named `group.field`, the field in camelCase (`messages.0.content`, a chat body's path, is not one).
 const NAMED = new RegExp(`(?<![\\w./-])(?:${GROUPS.join('|')})\\.[a-z]+[A-Z]\\w*`, 'g');
 
@@ -43,7 +45,8 @@ function blocksOf(text: string): string[] {
   return blocks;
 }
 
-/** Each block of docs/*.md and README.md that names a bound (`records.<field>`, ...), and the descriptions of the operations table. */
+/** Each block of docs/*.md and README.md that names a bound (`records.<field>`, ...), and the descriptions of the
+ * operations table. */
 function namingBlocks(): { where: string; block: string }[] {
   const files = [
     'README.md',
@@ -52,8 +55,10 @@ function namingBlocks(): { where: string; block: string }[] {
       .map((f) => `docs/${f}`),
   ];
   const out: { where: string; block: string }[] = [];
-  for (const file of files) for (const block of blocksOf(readFileSync(join(ROOT, file), 'utf8'))) out.push({ where: file, block });
-  for (const op of operations) if (op.doc.description) out.push({ where: `operation ${op.id}`, block: op.doc.description });
+  for (const file of files)
+    for (const block of blocksOf(readFileSync(join(ROOT, file), 'utf8'))) out.push({ where: file, block });
+  for (const op of operations)
+    if (op.doc.description) out.push({ where: `operation ${op.id}`, block: op.doc.description });
   return out.filter(({ block }) => block.match(NAMED));
 }
 
@@ -63,8 +68,13 @@ test('a figure stated beside a requests, records, messages or proxyReport field 
     for (const [name] of block.matchAll(NAMED)) {
       const value = bounds.get(name);
       assert.type(value, 'number', `${where} names ${name}, which fixtures/limits.json does not have`);
-      const stated = spellings(value!).some((s) => new RegExp(`(?<![\\d.])${s.replace(' ', '\\s+')}(?![\\d.])`).test(block));
-      assert.ok(stated, `${where} names ${name} but does not state its value (${spellings(value!).join(' or ')}):\n${block}`);
+      const stated = spellings(value!).some((s) =>
+        new RegExp(`(?<![\\d.])${s.replace(' ', '\\s+')}(?![\\d.])`).test(block),
+      );
+      assert.ok(
+        stated,
+        `${where} names ${name} but does not state its value (${spellings(value!).join(' or ')}):\n${block}`,
+      );
       checked++;
     }
   }

@@ -11,7 +11,10 @@ const MiB = 1024 * 1024;
 const LARGE_BODY_BYTES = loadLimits().requests.largeBodyBytes;
 
 /** Reserves each size in turn; `granted` lists the reservations in the order they were granted, as they are. */
-async function reserveAll(budget: BodyBudget, sizes: number[]): Promise<{ granted: number[]; releases: (() => void)[] }> {
+async function reserveAll(
+  budget: BodyBudget,
+  sizes: number[],
+): Promise<{ granted: number[]; releases: (() => void)[] }> {
   const granted: number[] = [];
   const releases: (() => void)[] = new Array(sizes.length);
   sizes.forEach((bytes, i) => {
@@ -94,7 +97,11 @@ function open(port: number, first: Buffer): { answered: Promise<string>; send(re
   let text = '';
   socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
   socket.write(first);
-  return { answered: new Promise((resolve) => socket.on('close', () => resolve(text))), send: (rest) => socket.end(rest), got: () => text };
+  return {
+    answered: new Promise((resolve) => socket.on('close', () => resolve(text))),
+    send: (rest) => socket.end(rest),
+    got: () => text,
+  };
 }
 
 test('a second large upload waits unread until the first one is answered, then both are answered', async () => {

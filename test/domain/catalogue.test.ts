@@ -45,7 +45,8 @@ test('more than 50 models, every kind present, unique ids', () => {
 
 test('dall-e-3 allows one image per request; image and video models list the documented enums', () => {
   assert.is(catalogue.require('dall-e-3', 'image').limits.max_n, 1);
-  for (const m of catalogue.ofKind('image')) assert.equal([...m.limits.sizes!].sort(), ['1024x1024', '1024x1792', '1792x1024'], m.id);
+  for (const m of catalogue.ofKind('image'))
+    assert.equal([...m.limits.sizes!].sort(), ['1024x1024', '1024x1792', '1792x1024'], m.id);
   for (const m of catalogue.ofKind('video')) {
     assert.equal(m.limits.durations, [4, 8, 16], m.id);
     assert.equal([...m.limits.resolutions!].sort(), ['1280x768', '768x1280', '768x768'], m.id);
@@ -62,7 +63,12 @@ test('every image model says how it answers: gpt-image-1 b64_json only, the othe
   const image = { id: 'img', kind: 'image', owned_by: 'x', created: 1, limits: { max_n: 1 } };
   withFixture({ models: [image] }, (dir) => assert.throws(() => new Catalogue(schemas(), dir), /response_formats/));
   const odd = { ...image, limits: { response_formats: ['url'], default_response_format: 'b64_json' } };
-  withFixture({ models: [odd] }, (dir) => assert.throws(() => new Catalogue(schemas(), dir), /img: default_response_format b64_json is not one of its response_formats/));
+  withFixture({ models: [odd] }, (dir) =>
+    assert.throws(
+      () => new Catalogue(schemas(), dir),
+      /img: default_response_format b64_json is not one of its response_formats/,
+    ),
+  );
 });
 
 test('require returns the model of the right kind', () => {
@@ -90,7 +96,10 @@ test('a model of another kind is a 400 model_not_supported that names both kinds
   const v = apiError(() => catalogue.require('gpt-4o', 'voice', 'model_id'));
   assert.is(v.param, 'model_id');
   const n = apiError(() => catalogue.require('en-US-Nobody', 'cloud-speech', 'voice'));
-  assert.match(n.message, /^Invalid 'voice': the voice 'en-US-Nobody' does not exist\. Use a neural voice: en-US-JennyNeural, /);
+  assert.match(
+    n.message,
+    /^Invalid 'voice': the voice 'en-US-Nobody' does not exist\. Use a neural voice: en-US-JennyNeural, /,
+  );
 });
 
 test('requireVoice finds voices and lists them all for an unknown one', () => {

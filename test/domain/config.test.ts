@@ -59,7 +59,14 @@ test('the defaults themselves pass schemas/config.json', () => {
 
 test('resolveConfig fills in defaults and merges nested objects', () => {
   const c = resolveConfig(
-    { port: 0, strict: true, timeouts: { stallMaxMs: 5 }, pacing: { tokensPerSecond: 10 }, mediaCache: { entries: 2 }, video: { progress: true } },
+    {
+      port: 0,
+      strict: true,
+      timeouts: { stallMaxMs: 5 },
+      pacing: { tokensPerSecond: 10 },
+      mediaCache: { entries: 2 },
+      video: { progress: true },
+    },
     schemas(),
   );
   assert.is(c.port, 0);
@@ -113,14 +120,25 @@ test('readConfigFile reads a JSON object and names the file on any problem', () 
 });
 
 // Every field of a type made required, all the way down (arrays: their items), so a value of it names every field.
-type Complete<T> = T extends readonly (infer U)[] ? Complete<U>[] : T extends object ? { -readonly [K in keyof T]-?: Complete<T[K]> } : T;
+type Complete<T> = T extends readonly (infer U)[]
+  ? Complete<U>[]
+  : T extends object
+    ? { -readonly [K in keyof T]-?: Complete<T[K]> }
+    : T;
 
 // Every field of Config (and KeyConfig), optional ones too: tsc (tsconfig.check.json) rejects this object when the
 // type gains or loses a field, and the test below fails when schemas/config.json lists other fields than it.
 const EVERY_FIELD: Complete<Config> = {
   host: '::1',
   port: 0,
-  keys: [{ key: 'sk-every-field', label: 'every', scopes: ['text'], rateLimit: { requests: 1, windowMs: 1000, tokensPerMinute: 100 } }],
+  keys: [
+    {
+      key: 'sk-every-field',
+      label: 'every',
+      scopes: ['text'],
+      rateLimit: { requests: 1, windowMs: 1000, tokensPerMinute: 100 },
+    },
+  ],
   strict: true,
   bodyLimit: 2048,
   bodyMemory: 2 * 1024 * 1024,
@@ -153,14 +171,21 @@ function schemaFields(node: SettingSchema, prefix = ''): string[] {
   if (node.items?.properties) return schemaFields(node.items, `${prefix}[]`);
   return Object.entries(node.properties ?? {})
     .filter(([name]) => !name.startsWith('$'))
-    .flatMap(([name, child]) => [`${prefix}${prefix ? '.' : ''}${name}`, ...schemaFields(child, `${prefix}${prefix ? '.' : ''}${name}`)]);
+    .flatMap(([name, child]) => [
+      `${prefix}${prefix ? '.' : ''}${name}`,
+      ...schemaFields(child, `${prefix}${prefix ? '.' : ''}${name}`),
+    ]);
 }
 
 /** The dotted path of every field of a value, in the same form. */
 function valueFields(value: unknown, prefix = ''): string[] {
-  if (Array.isArray(value)) return value.length && typeof value[0] === 'object' ? valueFields(value[0], `${prefix}[]`) : [];
+  if (Array.isArray(value))
+    return value.length && typeof value[0] === 'object' ? valueFields(value[0], `${prefix}[]`) : [];
   if (!value || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([name, v]) => [`${prefix}${prefix ? '.' : ''}${name}`, ...valueFields(v, `${prefix}${prefix ? '.' : ''}${name}`)]);
+  return Object.entries(value).flatMap(([name, v]) => [
+    `${prefix}${prefix ? '.' : ''}${name}`,
+    ...valueFields(v, `${prefix}${prefix ? '.' : ''}${name}`),
+  ]);
 }
 
 test('the Config type and schemas/config.json list the same fields, nested ones too', () => {
@@ -171,9 +196,17 @@ test('the Config type and schemas/config.json list the same fields, nested ones 
 test('schemas/config.json describes every field, and its defaults are what defaultConfig gives', () => {
   const undescribed = (node: SettingSchema, path: string): string[] => [
     ...(path && !node.description ? [path] : []),
-    ...Object.entries(node.properties ?? node.items?.properties ?? {}).flatMap(([name, child]) => undescribed(child, `${path}${path ? '.' : ''}${name}`)),
+    ...Object.entries(node.properties ?? node.items?.properties ?? {}).flatMap(([name, child]) =>
+      undescribed(child, `${path}${path ? '.' : ''}${name}`),
+    ),
   ];
-  assert.equal(undescribed({ ...CONFIG_SCHEMA, properties: { ...CONFIG_SCHEMA.properties, $schema: { description: 'the schema' } } }, ''), []);
+  assert.equal(
+    undescribed(
+      { ...CONFIG_SCHEMA, properties: { ...CONFIG_SCHEMA.properties, $schema: { description: 'the schema' } } },
+      '',
+    ),
+    [],
+  );
   const c = defaultConfig();
   assert.is(c.timeouts.stallMaxMs, CONFIG_SCHEMA.properties!.timeouts!.properties!.stallMaxMs!.default);
   assert.equal(c.faultRules, []);

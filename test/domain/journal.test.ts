@@ -11,7 +11,8 @@ import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import { requestRecord } from '../support/index.js';
 
 const { maxPathChars, maxDetails, maxBodyChars } = loadLimits().records;
-const record = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord => requestRecord({ requestId: `req_${n}`, time: n, ...extra });
+const record = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord =>
+  requestRecord({ requestId: `req_${n}`, time: n, ...extra });
 
 test('a ring buffer: the newest entries, oldest first, with the total seen', () => {
   const j = new Journal(3);
@@ -83,7 +84,13 @@ test('configured secrets are masked in every string field, details included, bef
       operation: SECRET,
       keyLabel: SECRET,
       errorCode: `code_${SECRET}`,
-      details: [{ param: SECRET, code: 'invalid_value', message: `got '${SECRET}' instead`, count: 1 }, `bare ${SECRET}`, 42, null, [SECRET]],
+      details: [
+        { param: SECRET, code: 'invalid_value', message: `got '${SECRET}' instead`, count: 1 },
+        `bare ${SECRET}`,
+        42,
+        null,
+        [SECRET],
+      ],
       fault: `status=503 [rule ${SECRET}]`,
       stream: SECRET,
       model: `gpt-4o admin-token-123`,
@@ -93,7 +100,13 @@ test('configured secrets are masked in every string field, details included, bef
   assert.not.ok(JSON.stringify(e).includes(SECRET), JSON.stringify(e));
   assert.is(e!.requestId, 'sk-l...CRET');
   assert.is(e!.path, `/${'x'.repeat(250)}sk-l....`); // the mask, cut like any long path
-  assert.equal(e!.details, [{ param: 'sk-l...CRET', code: 'invalid_value', message: "got 'sk-l...CRET' instead", count: 1 }, 'bare sk-l...CRET', 42, null, ['sk-l...CRET']]);
+  assert.equal(e!.details, [
+    { param: 'sk-l...CRET', code: 'invalid_value', message: "got 'sk-l...CRET' instead", count: 1 },
+    'bare sk-l...CRET',
+    42,
+    null,
+    ['sk-l...CRET'],
+  ]);
   assert.is(e!.fault, 'status=503 [rule sk-l...CRET]');
   assert.is(e!.model, 'gpt-4o ad...23');
   assert.is(e!.errorCode, 'code_sk-l...CRET');
@@ -176,7 +189,10 @@ test('an entry is masked, hashed and cut when first read, the same entry each la
 });
 
 test('headersFromBlock: the header lines of a block, repeated names joined', () => {
-  assert.equal(headersFromBlock('HTTP/1.1 429 Too Many Requests\r\nRetry-After: 2\r\nVary: a\r\nVary: b\r\nbroken line\r\n\r\n'), { 'Retry-After': '2', Vary: 'a, b' });
+  assert.equal(
+    headersFromBlock('HTTP/1.1 429 Too Many Requests\r\nRetry-After: 2\r\nVary: a\r\nVary: b\r\nbroken line\r\n\r\n'),
+    { 'Retry-After': '2', Vary: 'a, b' },
+  );
 });
 
 test('every field of a record reaches its entry when the entry is made later', () => {
@@ -232,7 +248,9 @@ test('entries share repeated header texts without mixing them up; the response i
   const head = (id: string, type: string) => `HTTP/1.1 200 OK\r\nx-request-id: ${id}\r\ncontent-type: ${type}\r\n\r\n`;
   for (let i = 0; i < 6; i++) {
     const type = i % 3 === 2 ? 'text/plain' : 'application/json';
-    j.record(record(i, { request: { headers: { 'x-client': i % 2 ? 'b' : 'a' } }, responseHead: head(`req_${i}`, type) }));
+    j.record(
+      record(i, { request: { headers: { 'x-client': i % 2 ? 'b' : 'a' } }, responseHead: head(`req_${i}`, type) }),
+    );
   }
   const entries = j.entries();
   assert.equal(
@@ -267,14 +285,20 @@ test('a header set that extends, shortens or reorders a recent one, or a block w
     'HTTP/1.1 200 OK\r\nx-request-id: r\r\nx-b: 1\r\n\r\n',
   ];
   // Twice round, so the second time each is one of the recent texts; a list value (repeated header) too.
-  for (let round = 0; round < 2; round++) for (let i = 0; i < sets.length; i++) j.record(record(i, { request: { headers: sets[i]! }, responseHead: heads[i] }));
+  for (let round = 0; round < 2; round++)
+    for (let i = 0; i < sets.length; i++)
+      j.record(record(i, { request: { headers: sets[i]! }, responseHead: heads[i] }));
   j.record(record(99, { request: { headers: { 'set-cookie': ['x=1', 'y=2'] } } }));
   const entries = j.entries();
   for (let n = 0; n < 2 * sets.length; n++) {
     const i = n % sets.length;
     assert.equal(entries[n]!.request!.headers, sets[i], `set ${i}, round ${Math.floor(n / sets.length)}`);
     const status = /^HTTP\/1\.1 (\d+)/.exec(heads[i]!)![1];
-    assert.equal(entries[n]!.responseHeaders, headersFromBlock(heads[i]!.replace(/x-request-id: [^\r]*\r\n/, '')), `head ${i}, status ${status}`);
+    assert.equal(
+      entries[n]!.responseHeaders,
+      headersFromBlock(heads[i]!.replace(/x-request-id: [^\r]*\r\n/, '')),
+      `head ${i}, status ${status}`,
+    );
   }
   assert.equal(entries.at(-1)!.request!.headers, { 'set-cookie': '[masked]' });
 });
@@ -282,14 +306,21 @@ test('a header set that extends, shortens or reorders a recent one, or a block w
 // What a chat completion records: a recipe for its answer, the request as it came, the header block.
 const chatRecord = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord => {
   const completion = completeText({ text: `Hello number ${n}!`, encoding: 'o200k_base' });
-  const answer = new CompletionText({ id: `chatcmpl-${n}abc`, created: 1767225600 + n, model: 'gpt-4o-mini', fingerprint: 'fp_0123456789' }, completion, 12 + n);
+  const answer = new CompletionText(
+    { id: `chatcmpl-${n}abc`, created: 1767225600 + n, model: 'gpt-4o-mini', fingerprint: 'fp_0123456789' },
+    completion,
+    12 + n,
+  );
   return record(n, {
     method: 'POST',
     path: '/v1/text-provider/chat/completions',
     operation: 'chat.completions',
     model: 'gpt-4o-mini',
     latencyMs: 1.25 + n,
-    request: { headers: { host: 'h', 'content-type': 'application/json', authorization: 'Bearer k' }, body: `{"model":"gpt-4o-mini","n":${n}}` },
+    request: {
+      headers: { host: 'h', 'content-type': 'application/json', authorization: 'Bearer k' },
+      body: `{"model":"gpt-4o-mini","n":${n}}`,
+    },
     responseHead: `HTTP/1.1 200 OK\r\nx-request-id: req_${n}\r\ncontent-type: application/json\r\n\r\n`,
     responseBody: answer,
     ...extra,
@@ -339,7 +370,10 @@ test('every kind of record reads back as it came, whether the journal kept it in
     record(11, { responseBody: Buffer.from('binary') }),
     record(12, { responseBody: 'non-ASCII answer: é ✓' }),
     record(17, { requestId: 'req_✓' }),
-    record(13, { requestId: 'sk-live-secret-0123456789', request: { headers: { 'x-key': 'sk-live-secret-0123456789' }, body: '{"k":"sk-live-secret-0123456789"}' } }),
+    record(13, {
+      requestId: 'sk-live-secret-0123456789',
+      request: { headers: { 'x-key': 'sk-live-secret-0123456789' }, body: '{"k":"sk-live-secret-0123456789"}' },
+    }),
     chatRecord(14, { path: '/v1/text-provider/chat/completions?q=1', model: 'gpt-4o' }),
   ];
   const [later, atOnce] = laterAndAtOnce(records);
@@ -356,7 +390,10 @@ test('every kind of record reads back as it came, whether the journal kept it in
   ]);
   assert.is(byId('req_3').request!.body, undefined);
   assert.is(byId('req_4').request, undefined);
-  assert.ok(byId('sk-l...6789').request!.body!.includes('sk-l...6789'), 'a key in a request kept as an object is masked');
+  assert.ok(
+    byId('sk-l...6789').request!.body!.includes('sk-l...6789'),
+    'a key in a request kept as an object is masked',
+  );
   assert.ok(Object.is((byId('req_10').details as { n: number }[])[0]!.n, -0), 'JSON would make -0 a 0');
 });
 
@@ -372,7 +409,12 @@ test('a slot used in turn by a record kept in columns and one kept as an object 
       later.record(r);
       watched.record(r);
       // Read every other time, so that some slots are read (made into entries) and then written over.
-      if (r.time % 2) assert.equal(later.entries(), seen.slice(-Math.min(seen.length, capacity)), `capacity ${capacity} after ${r.time}`);
+      if (r.time % 2)
+        assert.equal(
+          later.entries(),
+          seen.slice(-Math.min(seen.length, capacity)),
+          `capacity ${capacity} after ${r.time}`,
+        );
     }
     assert.equal(later.entries(), seen.slice(-capacity));
     assert.is(later.entries()[0], later.entries()[0], 'an entry is made once');

@@ -4,7 +4,14 @@
 // type of SAMPLES asks for one), and then every check here covers it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Journal, Masking, toEntry, type EntryJson, type JournalEntry, type RequestRecord } from '../../src/domain/journal.js';
+import {
+  Journal,
+  Masking,
+  toEntry,
+  type EntryJson,
+  type JournalEntry,
+  type RequestRecord,
+} from '../../src/domain/journal.js';
 import { Columns } from '../../src/domain/journal/columns.js';
 import { FIELDS, RECORD_FIELDS, type FieldName } from '../../src/domain/journal/record.js';
 import { SharedTexts } from '../../src/domain/journal/texts.js';
@@ -43,7 +50,9 @@ const SAMPLES: { readonly [K in FieldName]-?: Exclude<RequestRecord[K], undefine
 const names = Object.keys(FIELDS) as FieldName[];
 const inEntry = names.filter((name) => FIELDS[name].entry !== 'none');
 const only = (keep: (name: FieldName) => boolean): RequestRecord =>
-  Object.fromEntries(names.filter((n) => FIELDS[n].always || keep(n)).map((n) => [n, keep(n) ? SAMPLES[n] : undefined])) as unknown as RequestRecord;
+  Object.fromEntries(
+    names.filter((n) => FIELDS[n].always || keep(n)).map((n) => [n, keep(n) ? SAMPLES[n] : undefined]),
+  ) as unknown as RequestRecord;
 
 // Compile-time: the JSON of an entry has every field of the table but those never journalled, and no other.
 type Missing = Exclude<Exclude<FieldName, 'responseHead'>, keyof EntryJson>;
@@ -58,7 +67,10 @@ test('the table lists the record in order, and every sample is of its field', ()
 
 test("every field of the table reaches an entry's JSON (the admin API, the events feed, Redis), masked or kept as the table says", () => {
   const { responseHead: _head, ...full } = SAMPLES;
-  const json = JSON.parse(JSON.stringify(toEntry(full as RequestRecord, new Masking([SECRET])))) as Record<string, unknown>;
+  const json = JSON.parse(JSON.stringify(toEntry(full as RequestRecord, new Masking([SECRET])))) as Record<
+    string,
+    unknown
+  >;
   assert.equal(Object.keys(json).sort(), [...inEntry].sort());
   for (const name of inEntry) {
     const rule = FIELDS[name].entry;
@@ -84,7 +96,10 @@ test('an unread record keeps every field of the table, the rare ones apart, and 
   assert.equal(back.request, SAMPLES.request);
   const cut = { headers: { 'x-h': 'v' }, body: '{"a":', bodyChars: 9000 };
   assert.equal(new Unread({ ...SAMPLES, request: cut }, texts).record().request, cut, "a request's bodyChars too");
-  assert.ok(SAMPLES.responseHead.endsWith((back.responseHead as string).slice(2)), 'the head without its status and id lines');
+  assert.ok(
+    SAMPLES.responseHead.endsWith((back.responseHead as string).slice(2)),
+    'the head without its status and id lines',
+  );
   // A record without the rare fields holds none of them (they are all absent or undefined when read back).
   const common = new Unread(
     only((n) => !FIELDS[n].rare),

@@ -8,7 +8,8 @@ test('maskKey shows at most four characters at each end, never the whole key', (
   assert.is(maskKey('abcdefgh'), 'ab...gh');
   assert.is(maskKey('short'), '***');
   assert.is(maskKey(''), '***');
-  for (const key of ['sk-live-0123456789abcdef', 'sk-mock-default', 'abcdefgh', 'k1']) assert.not.ok(maskKey(key).includes(key));
+  for (const key of ['sk-live-0123456789abcdef', 'sk-mock-default', 'abcdefgh', 'k1'])
+    assert.not.ok(maskKey(key).includes(key));
 });
 
 test('keyStates keeps the config, the masked key and zeroed usage', () => {

@@ -20,14 +20,25 @@ interface SchemaNode {
 }
 
 const SCHEMA = JSON.parse(readFileSync(join(SCHEMAS_DIR, 'limits.json'), 'utf8')) as SchemaNode;
-const readFixture = (): Record<string, Record<string, unknown>> => JSON.parse(readFileSync(join(FIXTURES_DIR, 'limits.json'), 'utf8'));
+const readFixture = (): Record<string, Record<string, unknown>> =>
+  JSON.parse(readFileSync(join(FIXTURES_DIR, 'limits.json'), 'utf8'));
 
-/** A local `$ref` (`#/$defs/...`) followed; a reference to another schema file is left as it is (it holds a value, not fields). */
-const resolved = (node: SchemaNode): SchemaNode => (node.$ref?.startsWith('#/$defs/') ? SCHEMA.$defs![node.$ref.slice('#/$defs/'.length)]! : node);
+/** A local `$ref` (`#/$defs/...`) followed; a reference to another schema file is left as it is (it holds a value, not
+ * fields). */
+const resolved = (node: SchemaNode): SchemaNode =>
+  node.$ref?.startsWith('#/$defs/') ? SCHEMA.$defs![node.$ref.slice('#/$defs/'.length)]! : node;
 
 /** Every field of Limits, each with a value the schema accepts (one output format stands for the map of them). */
 const EVERY_FIELD: Limits = {
-  requests: { maxJsonDepth: 1, maxDetails: 1, maxValuesForAllErrors: 1, largeBodyBytes: 1, maxIgnoredFields: 1, ignoredFieldsHeaderChars: 1, maxRequestIdChars: 1 },
+  requests: {
+    maxJsonDepth: 1,
+    maxDetails: 1,
+    maxValuesForAllErrors: 1,
+    largeBodyBytes: 1,
+    maxIgnoredFields: 1,
+    ignoredFieldsHeaderChars: 1,
+    maxRequestIdChars: 1,
+  },
   records: {
     maxPathChars: 1,
     maxDetails: 1,
@@ -42,7 +53,15 @@ const EVERY_FIELD: Limits = {
     maxModelChars: 1,
   },
   state: { healthPingMs: 1 },
-  messages: { maxQuotedChars: 1, maxPathChars: 1, maxReasonChars: 1, maxJsonErrorChars: 1, maxEncodingChars: 1, maxPacingPartChars: 1, maxSsmlValueChars: 1 },
+  messages: {
+    maxQuotedChars: 1,
+    maxPathChars: 1,
+    maxReasonChars: 1,
+    maxJsonErrorChars: 1,
+    maxEncodingChars: 1,
+    maxPacingPartChars: 1,
+    maxSsmlValueChars: 1,
+  },
   proxyReport: { maxRequests: 1, maxBodyChars: 1 },
   images: { defaultSize: '1024x1024', defaultQuality: 'hd', defaultStyle: 'natural' },
   imageEdit: { maxWidth: 1, maxHeight: 1 },
@@ -56,7 +75,8 @@ const EVERY_FIELD: Limits = {
   },
 };
 
-/** Where a value and the schema disagree on fields: `schema only: a.b` or `type only: a.b` (a map's entries each checked against its value schema). */
+/** Where a value and the schema disagree on fields: `schema only: a.b` or `type only: a.b` (a map's entries each
+ * checked against its value schema). */
 function differences(schemaNode: SchemaNode, value: unknown, path = ''): string[] {
   const node = resolved(schemaNode);
   if (!value || typeof value !== 'object') return [];
@@ -68,7 +88,9 @@ function differences(schemaNode: SchemaNode, value: unknown, path = ''): string[
       ...Object.keys(value)
         .filter((k) => !listed.includes(k))
         .map((k) => `type only: ${at(k)}`),
-      ...listed.filter((k) => k in value).flatMap((k) => differences(node.properties![k]!, (value as Record<string, unknown>)[k], at(k))),
+      ...listed
+        .filter((k) => k in value)
+        .flatMap((k) => differences(node.properties![k]!, (value as Record<string, unknown>)[k], at(k))),
     ];
   }
   if (node.additionalProperties && typeof node.additionalProperties === 'object') {
@@ -95,7 +117,9 @@ test('a limits file that is not JSON stops the load with the file named and what
     writeFileSync(join(dir, 'limits.json'), '{"records": ');
     assert.throws(
       () => loadLimits(dir),
-      (err: Error) => err.message.startsWith(`${join(dir, 'limits.json')} could not be read as JSON (`) && /restore it from the package/.test(err.message),
+      (err: Error) =>
+        err.message.startsWith(`${join(dir, 'limits.json')} could not be read as JSON (`) &&
+        /restore it from the package/.test(err.message),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -120,9 +144,13 @@ test('schemas/limits.json describes every field, and closes every object', () =>
     const own = path && !schemaNode.description && !node.description ? [`${path}: no description`] : [];
     if (node.properties) {
       if (node.additionalProperties !== false) own.push(`${path || '(root)'}: additionalProperties is not false`);
-      return [...own, ...Object.entries(node.properties).flatMap(([k, child]) => gaps(child, path ? `${path}.${k}` : k))];
+      return [
+        ...own,
+        ...Object.entries(node.properties).flatMap(([k, child]) => gaps(child, path ? `${path}.${k}` : k)),
+      ];
     }
-    if (node.additionalProperties && typeof node.additionalProperties === 'object') return [...own, ...gaps(node.additionalProperties, `${path}.*`)];
+    if (node.additionalProperties && typeof node.additionalProperties === 'object')
+      return [...own, ...gaps(node.additionalProperties, `${path}.*`)];
     return own;
   };
   assert.equal(gaps(SCHEMA, ''), []);
@@ -143,14 +171,27 @@ test('a wrong type, an unknown or missing field or a value out of range stops st
     ['a missing field', (l) => delete l.video!.fps, /video\.fps: Missing required/],
     ['a count below 1', (l) => (l.requests!.maxJsonDepth = 0), /requests\.maxJsonDepth: .*>= 1/],
     ['a fraction for a count', (l) => (l.video!.tasksKept = 1.5), /video\.tasksKept: .*integer/],
-    ['a default no request may name', (l) => (l.images!.defaultSize = '10x10'), /images\.defaultSize: .*expected one of '1024x1024'/],
+    [
+      'a default no request may name',
+      (l) => (l.images!.defaultSize = '10x10'),
+      /images\.defaultSize: .*expected one of '1024x1024'/,
+    ],
     ['a default duration no request may name', (l) => (l.video!.defaultDuration = 5), /video\.defaultDuration: /],
     [
       'A-law at 16 bits',
-      (l) => ((l.speech!.outputFormats as Record<string, { bitsPerSample: number }>)['riff-8khz-8bit-mono-alaw']!.bitsPerSample = 16),
+      (l) =>
+        ((l.speech!.outputFormats as Record<string, { bitsPerSample: number }>)[
+          'riff-8khz-8bit-mono-alaw'
+        ]!.bitsPerSample = 16),
       /bitsPerSample: .*expected 8/,
     ],
-    ['an encoding the mock cannot write', (l) => ((l.speech!.outputFormats as Record<string, { encoding: string }>)['riff-8khz-16bit-mono-pcm']!.encoding = 'mp3'), /encoding: /],
+    [
+      'an encoding the mock cannot write',
+      (l) =>
+        ((l.speech!.outputFormats as Record<string, { encoding: string }>)['riff-8khz-16bit-mono-pcm']!.encoding =
+          'mp3'),
+      /encoding: /,
+    ],
     [
       'a default output format that is not one of the formats',
       (l) => (l.speech!.defaultOutputFormat = 'riff-96khz-24bit-mono-pcm'),

@@ -25,7 +25,10 @@ test('each kind of media is made once per parameters and served from the cache a
   const wav = store.wav('riff-8khz-16bit-mono-pcm', { ...format, durationSeconds: 1, seed: 3, pitchPercent: 0 });
   assert.is(wav.subarray(0, 4).toString('latin1'), 'RIFF');
   assert.ok(store.wav('riff-8khz-16bit-mono-pcm', { ...format, durationSeconds: 1, seed: 3, pitchPercent: 0 }) === wav);
-  assert.ok(store.wav('riff-8khz-16bit-mono-pcm', { ...format, durationSeconds: 1, seed: 3, pitchPercent: 10 }) !== wav, 'pitch is part of the key');
+  assert.ok(
+    store.wav('riff-8khz-16bit-mono-pcm', { ...format, durationSeconds: 1, seed: 3, pitchPercent: 10 }) !== wav,
+    'pitch is part of the key',
+  );
 });
 
 test('the cache is bounded: with room for one entry, an older body is made again', () => {

@@ -42,7 +42,10 @@ test('the built-in rules load and pass their schema', () => {
 test('a user file goes first: its rule wins over a built-in one for the same message', () => {
   const path = file({ rules: [{ id: 'my-ping', match: { exact: 'ping' }, reply: 'PONG from my file' }] });
   const rules = loadReplyRules(schemas(), path);
-  assert.equal(selectReply(rules, { messages: [{ role: 'user', content: 'ping' }], model: 'gpt-4o' }), { text: 'PONG from my file', ruleId: 'my-ping' });
+  assert.equal(selectReply(rules, { messages: [{ role: 'user', content: 'ping' }], model: 'gpt-4o' }), {
+    text: 'PONG from my file',
+    ruleId: 'my-ping',
+  });
 });
 
 test('invalid files: each start-up error names the file and the problem', () => {
@@ -50,7 +53,10 @@ test('invalid files: each start-up error names the file and the problem', () => 
   rejects(file('{"rules": ['), /JSON/);
   rejects(file({ rule: [] }), /\(root\): unknown property "rule"/);
   rejects(file({ rules: [{ id: 'x', match: { exact: 'a' } }] }), /rules\[0\]: must have required property 'reply'/);
-  rejects(file({ rules: [{ id: 'x', match: { model: 'gpt-4o' }, reply: 'r' }] }), /rules\[0\]\.match: needs at least one of exact, contains, regex/);
+  rejects(
+    file({ rules: [{ id: 'x', match: { model: 'gpt-4o' }, reply: 'r' }] }),
+    /rules\[0\]\.match: needs at least one of exact, contains, regex/,
+  );
   rejects(file({ rules: [{ id: 'x', match: { regex: 'a', flags: 'g' }, reply: 'r' }] }), /rules\[0\]\.match\.flags/);
   rejects(file({ rules: [{ id: 'x', match: { regex: '(' }, reply: 'r' }] }), /reply rule "x": invalid regex/);
   rejects(
@@ -71,7 +77,10 @@ test('start() with replyRules: an invalid file stops start-up, a valid one answe
     assert.unreachable('should have thrown');
   } catch (err) {
     assert.instance(err, ConfigError);
-    assert.match((err as Error).message, new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: rules\\[0\\]\\.id`));
+    assert.match(
+      (err as Error).message,
+      new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: rules\\[0\\]\\.id`),
+    );
   }
   const good = file({
     rules: [
@@ -86,11 +95,22 @@ test('start() with replyRules: an invalid file stops start-up, a valid one answe
     const hit = await chat('What is the WEATHER like?');
     assert.is(hit.json.choices[0].message.content, 'Sunny, 21 °C.');
     assert.is(hit.headers['x-mock-reply-rule'], 'weather');
-    assert.is((await chat('What is the weather like?', 'gpt-4o-mini')).headers['x-mock-reply-rule'], 'default', 'the model condition holds');
+    assert.is(
+      (await chat('What is the weather like?', 'gpt-4o-mini')).headers['x-mock-reply-rule'],
+      'default',
+      'the model condition holds',
+    );
     // "hello" would match the built-in greeting rule; the user's rule comes first.
     assert.is((await chat('hello')).json.choices[0].message.content, 'Hi from my rules.');
-    assert.is((await chat('anything', 'gpt-4o', { 'X-Mock-Reply-Rule': 'weather' })).json.choices[0].message.content, 'Sunny, 21 °C.');
-    assert.is((await chat('anything', 'gpt-4o', { 'X-Mock-Reply-Rule': 'long' })).headers['x-mock-reply-rule'], 'long', 'built-ins stay available');
+    assert.is(
+      (await chat('anything', 'gpt-4o', { 'X-Mock-Reply-Rule': 'weather' })).json.choices[0].message.content,
+      'Sunny, 21 °C.',
+    );
+    assert.is(
+      (await chat('anything', 'gpt-4o', { 'X-Mock-Reply-Rule': 'long' })).headers['x-mock-reply-rule'],
+      'long',
+      'built-ins stay available',
+    );
   } finally {
     await mock.close();
   }

@@ -24,7 +24,10 @@ test('a key that contains another key is masked whole', () => {
 
 test('echoMask: masks secrets in JSON and plain text, leaves "Bearer YOUR_KEY" alone, and tells whether a text holds one', () => {
   const mask = echoMask(['sk-live-0123456789abcdef', 'k"ey-0123', 'ab']);
-  assert.is(mask.json(JSON.stringify({ message: "model 'k\"ey-0123' and sk-live-0123456789abcdef" })), JSON.stringify({ message: "model 'k\"...23' and sk-l...cdef" }));
+  assert.is(
+    mask.json(JSON.stringify({ message: "model 'k\"ey-0123' and sk-live-0123456789abcdef" })),
+    JSON.stringify({ message: "model 'k\"...23' and sk-l...cdef" }),
+  );
   assert.is(mask.text('Send Authorization: Bearer YOUR_KEY.'), 'Send Authorization: Bearer YOUR_KEY.');
   assert.is(mask.text('/v1/sk-live-0123456789abcdef'), '/v1/sk-l...cdef');
   assert.ok(mask.holds('trace-k"ey-0123'));

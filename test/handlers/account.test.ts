@@ -24,18 +24,21 @@ test('GET /v1/me describes the calling key: masked label, name, scopes, rate lim
 });
 
 test("usage counts this key's requests by operation, the current one included", async () => {
-  await withMock({ keys: [{ key: 'sk-usage-0123456789', label: 'usage', rateLimit: { requests: 100, tokensPerMinute: 100000 } }] }, async ({ url }) => {
-    const key = 'sk-usage-0123456789';
-    await post(url, '/text-provider/chat/completions', VALID['chat.completions'], key);
-    await post(url, '/voice-provider/tts', VALID['voice.tts'], key);
-    await post(url, '/voice-provider/tts', VALID['voice.tts'], key);
-    const res = await get(url, '/v1/me', key);
-    assertSchema('me.json', res.json);
-    assert.equal(res.json.usage, { requests: 4, by_operation: { 'chat.completions': 1, 'voice.tts': 2, me: 1 } });
-    assert.equal(res.json.rate_limit, { requests: 100, window_ms: 60000, tokens_per_minute: 100000 });
-    assert.is(res.json.label, 'sk-u...6789');
-    assert.equal(res.json.scopes, []);
-  });
+  await withMock(
+    { keys: [{ key: 'sk-usage-0123456789', label: 'usage', rateLimit: { requests: 100, tokensPerMinute: 100000 } }] },
+    async ({ url }) => {
+      const key = 'sk-usage-0123456789';
+      await post(url, '/text-provider/chat/completions', VALID['chat.completions'], key);
+      await post(url, '/voice-provider/tts', VALID['voice.tts'], key);
+      await post(url, '/voice-provider/tts', VALID['voice.tts'], key);
+      const res = await get(url, '/v1/me', key);
+      assertSchema('me.json', res.json);
+      assert.equal(res.json.usage, { requests: 4, by_operation: { 'chat.completions': 1, 'voice.tts': 2, me: 1 } });
+      assert.equal(res.json.rate_limit, { requests: 100, window_ms: 60000, tokens_per_minute: 100000 });
+      assert.is(res.json.label, 'sk-u...6789');
+      assert.equal(res.json.scopes, []);
+    },
+  );
 });
 
 test('the key itself never appears in any response body or header, for any operation or outcome', async () => {
@@ -47,12 +50,23 @@ test('the key itself never appears in any response body or header, for any opera
       const body = op.method === 'POST' ? VALID[op.id] : undefined;
       responses.push(await request(url, path, { method: op.method, body, key: secret }));
       responses.push(await request(url, `/v1${path.replace(/^\/v1/, '')}`, { method: op.method, body, key: secret }));
-      if (body) responses.push(await request(url, path, { method: 'POST', body: { ...body, model: 'nope', voice: 'xx-XX-Nope', voice_id: 'nope', text: '' }, key: secret }));
+      if (body)
+        responses.push(
+          await request(url, path, {
+            method: 'POST',
+            body: { ...body, model: 'nope', voice: 'xx-XX-Nope', voice_id: 'nope', text: '' },
+            key: secret,
+          }),
+        );
     }
     responses.push(await request(url, '/v1/me', { key: `${secret}x` }));
     responses.push(await request(url, '/v1/me', { key: null, headers: { authorization: `Basic ${secret}` } }));
     responses.push(await request(url, '/nope', { key: secret }));
-    assert.ok(responses.some((r) => r.status === 200) && responses.some((r) => r.status === 400) && responses.some((r) => r.status === 401));
+    assert.ok(
+      responses.some((r) => r.status === 200) &&
+        responses.some((r) => r.status === 400) &&
+        responses.some((r) => r.status === 401),
+    );
     for (const res of responses) {
       assert.not.ok(wholeResponse(res).includes(secret), `${res.status} ${res.text.slice(0, 100)}`);
       assert.not.ok(wholeResponse(res).includes('SECRETSECRET'));

@@ -13,7 +13,12 @@ test.before.each(async () => {
 });
 
 test('add, list and delete fault rules', async () => {
-  const added = await admin('POST', '/__admin/faults', { id: 'flaky', match: { operation: 'chat.completions' }, fault: { status: 503, retryAfter: 0 }, times: 1 });
+  const added = await admin('POST', '/__admin/faults', {
+    id: 'flaky',
+    match: { operation: 'chat.completions' },
+    fault: { status: 503, retryAfter: 0 },
+    times: 1,
+  });
   assert.is(added.status, 201);
   assert.equal(added.json, {
     id: 'flaky',
@@ -59,7 +64,10 @@ test('a rule that breaks the schema or the server rules is a 400 that names the 
   const taken = await admin('POST', '/__admin/faults', { id: 'x', fault: { status: 500 } });
   assertError(taken, 409, 'id');
   assert.is(taken.json.error.code, 'duplicate_rule_id');
-  const huge = await admin('POST', '/__admin/faults', { match: { body: { model: 'x'.repeat(1_000_000) } }, fault: { status: 500 } });
+  const huge = await admin('POST', '/__admin/faults', {
+    match: { body: { model: 'x'.repeat(1_000_000) } },
+    fault: { status: 500 },
+  });
   assertError(huge, 400, 'match.body.model');
   assert.match(huge.json.error.message, /maximum length 1024/);
   assert.is((await admin('GET', '/__admin/faults')).json.data.length, 1);
@@ -72,7 +80,11 @@ test('reset gives rate-limited keys their allowance back and rules their first s
   assertError(await get(url, '/v1/me', 'sk-mock-limited'), 429);
   const limits = await admin('GET', '/__admin/rate-limits');
   assert.equal(
-    limits.json.data.map((d: { label: string; key: string; requests: { remaining: number } }) => [d.label, d.key, d.requests.remaining]),
+    limits.json.data.map((d: { label: string; key: string; requests: { remaining: number } }) => [
+      d.label,
+      d.key,
+      d.requests.remaining,
+    ]),
     [['limited', 'sk...ed', 0]],
   );
   assert.equal((await admin('POST', '/__admin/reset')).json, { reset: ['rate_limits', 'fault_rules'] });

@@ -9,13 +9,30 @@ import { assertError, get, KEY, request, withMock } from '../support/index.js';
 
 test('loopback addresses are recognised; others are not', () => {
   for (const a of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) assert.ok(isLoopback(a), a);
-  for (const a of [undefined, '', '10.0.0.5', '::ffff:10.0.0.5', '0.0.0.0', '::', '128.0.0.1', 'fe80::1', '127.0.0.1.evil']) assert.not.ok(isLoopback(a), String(a));
+  for (const a of [
+    undefined,
+    '',
+    '10.0.0.5',
+    '::ffff:10.0.0.5',
+    '0.0.0.0',
+    '::',
+    '128.0.0.1',
+    'fe80::1',
+    '127.0.0.1.evil',
+  ])
+    assert.not.ok(isLoopback(a), String(a));
 });
 
 /** Runs the auth middleware on an admin operation as if a client at `peer` had called it. */
-async function adminCall(adminToken: string | undefined, peer: string, authorization = ''): Promise<ApiError | 'passed'> {
+async function adminCall(
+  adminToken: string | undefined,
+  peer: string,
+  authorization = '',
+): Promise<ApiError | 'passed'> {
   const mw = authenticate(keyStates([{ key: KEY }]), { adminToken });
-  const ctx = { req: { method: 'GET', headers: { authorization, host: '127.0.0.1:4010' }, socket: { remoteAddress: peer } } };
+  const ctx = {
+    req: { method: 'GET', headers: { authorization, host: '127.0.0.1:4010' }, socket: { remoteAddress: peer } },
+  };
   try {
     await mw(ctx as never, { requestId: 'req_test', operation: { auth: 'admin' } } as never);
     return 'passed';
@@ -62,28 +79,63 @@ test('a Host header names this machine only by a loopback name, with or without 
   assert.is(hostName('[::1]:4010'), '[::1]');
   assert.is(hostName('127.0.0.1'), '127.0.0.1');
   for (const n of ['localhost', '127.0.0.1', '127.255.0.9', '[::1]']) assert.ok(isLoopbackName(n), n);
-  for (const n of ['127.0.0.1.evil.example', '127.0.0.256', '0.0.0.0', 'localhost.evil.example', 'evil-localhost', '[::2]', '10.0.0.1', '']) {
+  for (const n of [
+    '127.0.0.1.evil.example',
+    '127.0.0.256',
+    '0.0.0.0',
+    'localhost.evil.example',
+    'evil-localhost',
+    '[::2]',
+    '10.0.0.1',
+    '',
+  ]) {
     assert.not.ok(isLoopbackName(n), n);
   }
 });
 
 test('the Host check takes the public URL host and the allowed names (*.NAME: subdomains only)', () => {
   const ok = hostCheck('https://mock.example.com/base', ['dev.test', '*.corp.example']);
-  for (const h of ['localhost:4010', '127.0.0.1', '[::1]:9', 'mock.example.com', 'MOCK.example.com:443', 'dev.test:4010', 'a.corp.example', 'a.b.corp.example:1', undefined]) {
+  for (const h of [
+    'localhost:4010',
+    '127.0.0.1',
+    '[::1]:9',
+    'mock.example.com',
+    'MOCK.example.com:443',
+    'dev.test:4010',
+    'a.corp.example',
+    'a.b.corp.example:1',
+    undefined,
+  ]) {
     assert.ok(ok(h), String(h));
   }
-  for (const h of ['rebind.example:4010', 'corp.example', 'xcorp.example', 'dev.test.evil.example', 'example.com', 'evil.mock.example.com']) assert.not.ok(ok(h), h);
+  for (const h of [
+    'rebind.example:4010',
+    'corp.example',
+    'xcorp.example',
+    'dev.test.evil.example',
+    'example.com',
+    'evil.mock.example.com',
+  ])
+    assert.not.ok(ok(h), h);
   assert.not.ok(hostCheck(undefined)('mock.example.com'));
 });
 
 /** Every admin route as a request a test can send: path parameters filled in. */
-const ADMIN_ROUTES = operations.filter((op) => op.auth === 'admin').map((op) => ({ method: op.method, path: op.path.replace(/:\w+/g, 'x1'), id: op.id }));
+const ADMIN_ROUTES = operations
+  .filter((op) => op.auth === 'admin')
+  .map((op) => ({ method: op.method, path: op.path.replace(/:\w+/g, 'x1'), id: op.id }));
 
 test('without an admin token, a foreign Host is refused on every admin route, the page and its feed, naming --allowed-host', async () => {
-  assert.ok(ADMIN_ROUTES.some((r) => r.id === 'admin.requests.events') && ADMIN_ROUTES.some((r) => r.id === 'admin.inspector'));
+  assert.ok(
+    ADMIN_ROUTES.some((r) => r.id === 'admin.requests.events') && ADMIN_ROUTES.some((r) => r.id === 'admin.inspector'),
+  );
   await withMock({}, async ({ url }) => {
     for (const { method, path } of ADMIN_ROUTES) {
-      const res = await request(url, path, { method, key: null, headers: { host: `rebind.example:${new URL(url).port}` } });
+      const res = await request(url, path, {
+        method,
+        key: null,
+        headers: { host: `rebind.example:${new URL(url).port}` },
+      });
       assertError(res, 403);
       assert.is(res.json.error.code, 'admin_forbidden', `${method} ${path}`);
       assert.match(res.json.error.message, /--allowed-host/);
@@ -99,14 +151,25 @@ test('the keyed API, the health check and media links answer any Host', async ()
 });
 
 test('loopback names, the public URL host and --allowed-host names reach the admin API', async () => {
-  await withMock({ publicUrl: 'http://mock.internal:8080', allowedHosts: ['dev.test', '*.corp.example'] }, async ({ url }) => {
-    const port = new URL(url).port;
-    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `127.3.4.5:${port}`, '[::1]', 'mock.internal:8080', 'dev.test', `ci.corp.example:${port}`]) {
-      const res = await get(url, '/__admin/requests', null, { host });
-      assert.is(res.status, 200, host);
-    }
-    assertError(await get(url, '/__admin/requests', null, { host: 'corp.example' }), 403);
-  });
+  await withMock(
+    { publicUrl: 'http://mock.internal:8080', allowedHosts: ['dev.test', '*.corp.example'] },
+    async ({ url }) => {
+      const port = new URL(url).port;
+      for (const host of [
+        `localhost:${port}`,
+        `127.0.0.1:${port}`,
+        `127.3.4.5:${port}`,
+        '[::1]',
+        'mock.internal:8080',
+        'dev.test',
+        `ci.corp.example:${port}`,
+      ]) {
+        const res = await get(url, '/__admin/requests', null, { host });
+        assert.is(res.status, 200, host);
+      }
+      assertError(await get(url, '/__admin/requests', null, { host: 'corp.example' }), 403);
+    },
+  );
 });
 
 test('with an admin token, the token is the guard and any Host is accepted', async () => {
@@ -139,12 +202,23 @@ test('a cross-site change is refused: a forged reset, a form post, a foreign Ori
       { headers: { 'content-type': undefined }, raw: 'bytes without a type', status: 400 },
     ];
     for (const { headers, raw, status } of forged) {
-      const res = await request(url, '/__admin/reset', { method: 'POST', key: null, headers, ...(raw === undefined ? {} : { raw }) });
+      const res = await request(url, '/__admin/reset', {
+        method: 'POST',
+        key: null,
+        headers,
+        ...(raw === undefined ? {} : { raw }),
+      });
       assertError(res, status);
-      const add = await request(url, '/__admin/faults', { method: 'POST', key: null, headers, raw: raw ?? JSON.stringify({ fault: { status: 500 } }) });
+      const add = await request(url, '/__admin/faults', {
+        method: 'POST',
+        key: null,
+        headers,
+        raw: raw ?? JSON.stringify({ fault: { status: 500 } }),
+      });
       assert.ok(add.status === 403 || add.status === 400, `${JSON.stringify(headers)}: ${add.status}`);
       // A body-less DELETE with no Origin is what a script sends: only the browser-marked ones are tried.
-      if (status === 403) assertError(await request(url, '/__admin/faults', { method: 'DELETE', key: null, headers }), 403);
+      if (status === 403)
+        assertError(await request(url, '/__admin/faults', { method: 'DELETE', key: null, headers }), 403);
     }
     assert.is(await ruleCount(url), 0);
     assert.is((await get(url, '/v1/me')).status, 429, 'no forged request reset the rate limit');
@@ -152,20 +226,43 @@ test('a cross-site change is refused: a forged reset, a form post, a foreign Ori
 });
 
 test('scripts without an Origin, and the page of this origin, still change state', async () => {
-  await withMock({ keys: [{ key: KEY, rateLimit: { requests: 1 } }], publicUrl: 'https://mock.example.com' }, async ({ url }) => {
-    assert.is((await get(url, '/v1/me')).status, 200);
-    assert.is((await request(url, '/__admin/reset', { method: 'POST', key: null })).status, 200, 'curl -X POST, no body');
-    assert.is((await get(url, '/v1/me')).status, 200, 'the reset gave the allowance back');
-    assert.is((await request(url, '/__admin/faults', { body: { id: 'r1', fault: { status: 500 } }, key: null })).status, 201);
-    const own = { origin: url, 'sec-fetch-site': 'same-origin', 'x-uam-admin': '1' };
-    assert.is((await request(url, '/__admin/reset', { method: 'POST', key: null, headers: { ...own, 'content-type': 'text/plain;charset=UTF-8' }, raw: '' })).status, 200);
-    assert.is((await request(url, '/__admin/faults/r1', { method: 'DELETE', key: null, headers: own })).status, 200);
-    // Behind a proxy that rewrites Host, the page's origin is the public URL's.
-    const proxied = { origin: 'https://mock.example.com', 'x-uam-admin': '1' };
-    assert.is((await request(url, '/__admin/reset', { method: 'POST', key: null, headers: proxied })).status, 200);
-    // A link to the inspector followed from another site is a navigation: it opens.
-    assert.is((await get(url, '/__admin/', null, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' })).status, 200);
-  });
+  await withMock(
+    { keys: [{ key: KEY, rateLimit: { requests: 1 } }], publicUrl: 'https://mock.example.com' },
+    async ({ url }) => {
+      assert.is((await get(url, '/v1/me')).status, 200);
+      assert.is(
+        (await request(url, '/__admin/reset', { method: 'POST', key: null })).status,
+        200,
+        'curl -X POST, no body',
+      );
+      assert.is((await get(url, '/v1/me')).status, 200, 'the reset gave the allowance back');
+      assert.is(
+        (await request(url, '/__admin/faults', { body: { id: 'r1', fault: { status: 500 } }, key: null })).status,
+        201,
+      );
+      const own = { origin: url, 'sec-fetch-site': 'same-origin', 'x-uam-admin': '1' };
+      assert.is(
+        (
+          await request(url, '/__admin/reset', {
+            method: 'POST',
+            key: null,
+            headers: { ...own, 'content-type': 'text/plain;charset=UTF-8' },
+            raw: '',
+          })
+        ).status,
+        200,
+      );
+      assert.is((await request(url, '/__admin/faults/r1', { method: 'DELETE', key: null, headers: own })).status, 200);
+      // Behind a proxy that rewrites Host, the page's origin is the public URL's.
+      const proxied = { origin: 'https://mock.example.com', 'x-uam-admin': '1' };
+      assert.is((await request(url, '/__admin/reset', { method: 'POST', key: null, headers: proxied })).status, 200);
+      // A link to the inspector followed from another site is a navigation: it opens.
+      assert.is(
+        (await get(url, '/__admin/', null, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' })).status,
+        200,
+      );
+    },
+  );
 });
 
 test.run();

@@ -11,13 +11,31 @@ import { digest, idFrom } from '../../src/lib/ids.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import type { Reply } from '../../src/contract/reply.js';
 import type { StreamTimers } from '../../src/pipeline/sse.js';
-import { assertError, assertSchema, get, KEY, pathOf, post, tick, useMock, waitFor, withApp, withMock } from '../support/index.js';
+import {
+  assertError,
+  assertSchema,
+  get,
+  KEY,
+  pathOf,
+  post,
+  tick,
+  useMock,
+  waitFor,
+  withApp,
+  withMock,
+} from '../support/index.js';
 
 const CHAT = pathOf('chat.completions');
 const mock = useMock(test);
-const rules = JSON.parse(readFileSync(new URL('../../fixtures/replies.json', import.meta.url), 'utf8')) as { rules: { id: string; reply: string }[] };
+const rules = JSON.parse(readFileSync(new URL('../../fixtures/replies.json', import.meta.url), 'utf8')) as {
+  rules: { id: string; reply: string }[];
+};
 const LONG = rules.rules.find((r) => r.id === 'long')!.reply;
-const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o', messages: [{ role: 'user', content }], ...extra });
+const ask = (content: string, extra: Record<string, unknown> = {}) => ({
+  model: 'gpt-4o',
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
 
 /** The data lines of an SSE body, each event's JSON parsed; the terminator stays a string. */
 function events(text: string): unknown[] {
@@ -45,7 +63,12 @@ test('plain answer: a chat.completion with message, finish reason and real token
   const { choices, usage, object, id } = res.json;
   assert.is(object, 'chat.completion');
   assert.match(id, /^chatcmpl-[A-Za-z0-9]{29}$/);
-  assert.equal(choices[0].message, { role: 'assistant', content: 'Hello! How can I help you today?', refusal: null, annotations: [] });
+  assert.equal(choices[0].message, {
+    role: 'assistant',
+    content: 'Hello! How can I help you today?',
+    refusal: null,
+    annotations: [],
+  });
   assert.is(choices[0].finish_reason, 'stop');
   assert.is(choices[0].logprobs, null);
   assert.is(usage.prompt_tokens, countChatPromptTokens(body.messages, 'o200k_base'));
@@ -77,10 +100,15 @@ test('stream: role first, content pieces, finish chunk, [DONE]; shared id, creat
   const chunks = all.slice(0, -1) as Chunk[];
   for (const c of chunks) {
     assertSchema('chat-completion-chunk.json', c);
-    assert.equal([c.id, c.object, c.created, c.model], [chunks[0].id, 'chat.completion.chunk', chunks[0].created, 'gpt-4o']);
+    assert.equal(
+      [c.id, c.object, c.created, c.model],
+      [chunks[0].id, 'chat.completion.chunk', chunks[0].created, 'gpt-4o'],
+    );
     assert.not.ok('usage' in c, 'no usage key without include_usage');
   }
-  assert.equal(chunks[0].choices, [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]);
+  assert.equal(chunks[0].choices, [
+    { index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null },
+  ]);
   const middle = chunks.slice(1, -1);
   assert.ok(middle.length > 50, 'a token or a few per chunk');
   for (const c of middle) {
@@ -119,7 +147,9 @@ test('max_tokens cuts to exactly that many tokens with finish_reason "length", s
     assert.is(countTokens(res.json.choices[0].message.content, 'o200k_base'), 37);
     assert.ok(LONG.startsWith(res.json.choices[0].message.content));
   }
-  const streamed = events((await post(mock().url, CHAT, ask('give me a long answer', { max_tokens: 37, stream: true }))).text).slice(0, -1) as Chunk[];
+  const streamed = events(
+    (await post(mock().url, CHAT, ask('give me a long answer', { max_tokens: 37, stream: true }))).text,
+  ).slice(0, -1) as Chunk[];
   assert.is(streamed.at(-1).choices[0].finish_reason, 'length');
   assert.is(streamed.length, 37 + 2);
 });
@@ -128,7 +158,10 @@ test('a limit above the model maximum is a 400 naming the field, worded like the
   const res = await post(mock().url, CHAT, ask('hi', { max_tokens: 50_000 }));
   assertError(res, 400, 'max_tokens');
   assert.is(res.json.error.code, 'invalid_value');
-  assert.is(res.json.error.message, 'max_tokens is too large: 50000. This model supports at most 16384 completion tokens, whereas you provided 50000.');
+  assert.is(
+    res.json.error.message,
+    'max_tokens is too large: 50000. This model supports at most 16384 completion tokens, whereas you provided 50000.',
+  );
   assertError(await post(mock().url, CHAT, ask('hi', { max_completion_tokens: 0 })), 400, 'max_completion_tokens');
 });
 
@@ -143,7 +176,10 @@ test('stop cuts before the first occurrence of any stop sequence, finish_reason 
 });
 
 test('prompts beyond the context window are a 400 context_length_exceeded on messages', async () => {
-  const res = await post(mock().url, CHAT, { model: 'gpt-4', messages: [{ role: 'user', content: 'hello '.repeat(9000) }] });
+  const res = await post(mock().url, CHAT, {
+    model: 'gpt-4',
+    messages: [{ role: 'user', content: 'hello '.repeat(9000) }],
+  });
   assertError(res, 400, 'messages');
   assert.is(res.json.error.code, 'context_length_exceeded');
   assert.match(res.json.error.message, /maximum context length is 8192 tokens/);
@@ -151,12 +187,19 @@ test('prompts beyond the context window are a 400 context_length_exceeded on mes
 
 test('determinism: identical requests give byte-identical bodies, streamed or not; sampling parameters change nothing', async () => {
   const { url } = mock();
-  for (const body of [ask('what is the meaning of life?'), ask('what is the meaning of life?', { stream: true, stream_options: { include_usage: true } })]) {
+  for (const body of [
+    ask('what is the meaning of life?'),
+    ask('what is the meaning of life?', { stream: true, stream_options: { include_usage: true } }),
+  ]) {
     const [a, b] = await Promise.all([post(url, CHAT, body), post(url, CHAT, body)]);
     assert.ok(a.bytes.equals(b.bytes));
   }
   const base = await post(url, CHAT, ask('what is the meaning of life?'));
-  const sampled = await post(url, CHAT, ask('what is the meaning of life?', { temperature: 1.7, top_p: 0.2, seed: 42 }));
+  const sampled = await post(
+    url,
+    CHAT,
+    ask('what is the meaning of life?', { temperature: 1.7, top_p: 0.2, seed: 42 }),
+  );
   assert.is(sampled.json.choices[0].message.content, base.json.choices[0].message.content);
   assert.equal(sampled.json.usage, base.json.usage);
 });
@@ -172,7 +215,8 @@ test('a chat id is derived from the exact body text, whether made anew or found 
   );
   // Twice over more bodies than are kept: the second pass finds some and makes the others again.
   for (let pass = 0; pass < 2; pass++) {
-    for (const raw of bodies) assert.is(chatIdOf(raw), idFrom(digest('chat.completions', raw), 'chatcmpl-', 29), raw.slice(0, 60));
+    for (const raw of bodies)
+      assert.is(chatIdOf(raw), idFrom(digest('chat.completions', raw), 'chatcmpl-', 29), raw.slice(0, 60));
   }
   assert.is.not(chatIdOf(bodies[0]!), chatIdOf(`${bodies[0]!} `));
 });
@@ -203,12 +247,28 @@ test('an invalid X-Mock-Pacing header on a stream is a 400 naming the header', a
 
 test('pacing: the config sets the default, X-Mock-Pacing overrides it, and each event carries its true token count', async () => {
   await withMock({ pacing: { timeToFirstTokenMs: 5, tokensPerSecond: 2000 } }, async (m) => {
-    const body = { model: 'gpt-4', messages: [{ role: 'user', content: 'show me unicode' }], stream: true, stream_options: { include_usage: true } };
+    const body = {
+      model: 'gpt-4',
+      messages: [{ role: 'user', content: 'show me unicode' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    };
     const call = (headers: Record<string, string>) =>
-      chatCompletions({ body, raw: JSON.stringify(body), headers, params: {}, key: undefined, baseUrl: m.url, services: m.services });
+      chatCompletions({
+        body,
+        raw: JSON.stringify(body),
+        headers,
+        params: {},
+        key: undefined,
+        baseUrl: m.url,
+        services: m.services,
+      });
     const byConfig = (await call({})) as Extract<Reply, { kind: 'sse' }>;
     assert.equal(byConfig.pacing, { timeToFirstTokenMs: 5, tokensPerSecond: 2000 });
-    assert.equal(((await call({ 'x-mock-pacing': 'tps=20' })) as typeof byConfig).pacing, { timeToFirstTokenMs: 5, tokensPerSecond: 20 });
+    assert.equal(((await call({ 'x-mock-pacing': 'tps=20' })) as typeof byConfig).pacing, {
+      timeToFirstTokenMs: 5,
+      tokensPerSecond: 20,
+    });
     // cl100k splits some CJK characters and emoji over several tokens: those events count them all.
     const usage = JSON.parse(byConfig.events.at(-1)!.data).usage;
     assert.is(
@@ -223,8 +283,13 @@ test('pacing: the config sets the default, X-Mock-Pacing overrides it, and each 
   });
 });
 
-/** Sends a chat request over a bare TCP socket and counts the reads: what the network delivered, before any HTTP parsing. */
-function socketReads(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ reads: number; text: string }> {
+/** Sends a chat request over a bare TCP socket and counts the reads: what the network delivered, before any HTTP
+ * parsing. */
+function socketReads(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ reads: number; text: string }> {
   const payload = JSON.stringify(body);
   const { hostname, port } = new URL(url);
   const head = [
@@ -264,13 +329,16 @@ function dechunk(raw: string): string {
 }
 
 test('1,000 tokens without pacing leave in many writes: the client socket sees many reads, not one burst', async () => {
-  const { reads, text } = await socketReads(mock().url, ask('x', { stream: true, max_tokens: 1000 }), { 'X-Mock-Reply-Rule': 'long' });
+  const { reads, text } = await socketReads(mock().url, ask('x', { stream: true, max_tokens: 1000 }), {
+    'X-Mock-Reply-Rule': 'long',
+  });
   assert.match(text, /^HTTP\/1\.1 200 /);
   const chunks = events(dechunk(text)).slice(0, -1) as Chunk[];
   assert.is(chunks.length, 1000 + 2);
   const plain = await post(mock().url, CHAT, ask('x', { max_tokens: 1000 }), KEY, { 'X-Mock-Reply-Rule': 'long' });
   assert.is(contentOf(chunks), plain.json.choices[0].message.content);
-  // One write of the whole stream arrives in a handful of socket reads (the kernel's buffer size); batches arrive one by one.
+  // One write of the whole stream arrives in a handful of socket reads (the kernel's buffer size); batches arrive one
+  // by one.
   assert.ok(reads >= 50, `only ${reads} reads`);
 });
 
@@ -290,42 +358,61 @@ test('a client that disconnects mid-stream stops the work at once: outcome "abor
     held.clear();
     for (const fn of due) fn();
   };
-  await withApp({}, { streamTimers: timers, observers: [(r) => void (r.stream && (record = r))] }, async (url, _app, server) => {
-    let writes = 0;
-    let writesAtAbort = -1;
-    server.prependListener('request', (_req, res) => {
-      const write = res.write.bind(res);
-      res.write = ((...args: Parameters<typeof write>) => {
-        writes++;
-        return write(...args);
-      }) as typeof res.write;
-    });
-    const req = httpRequest(
-      new URL(CHAT, url),
-      { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'tps=50', 'x-mock-reply-rule': 'long' } },
-      (res) => {
-        res.once('data', () => req.destroy()); // the first event arrived: hang up
-      },
-    );
-    req.on('error', () => {});
-    req.end(JSON.stringify(ask('x', { stream: true })));
-    const r = await waitFor('the stream reported aborted', () => {
-      if (!record) runHeld();
-      return record;
-    });
-    writesAtAbort = writes;
-    assert.is(r.stream, 'aborted');
-    assert.ok(writesAtAbort < 10, `${writesAtAbort} writes before the hang-up was seen`);
-    assert.is(held.size, 0, 'no wait left behind');
-    runHeld();
-    await tick();
-    assert.is(writes, writesAtAbort, 'nothing is written after the client left');
-  });
+  await withApp(
+    {},
+    { streamTimers: timers, observers: [(r) => void (r.stream && (record = r))] },
+    async (url, _app, server) => {
+      let writes = 0;
+      let writesAtAbort = -1;
+      server.prependListener('request', (_req, res) => {
+        const write = res.write.bind(res);
+        res.write = ((...args: Parameters<typeof write>) => {
+          writes++;
+          return write(...args);
+        }) as typeof res.write;
+      });
+      const req = httpRequest(
+        new URL(CHAT, url),
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${KEY}`,
+            'content-type': 'application/json',
+            'x-mock-pacing': 'tps=50',
+            'x-mock-reply-rule': 'long',
+          },
+        },
+        (res) => {
+          res.once('data', () => req.destroy()); // the first event arrived: hang up
+        },
+      );
+      req.on('error', () => {});
+      req.end(JSON.stringify(ask('x', { stream: true })));
+      const r = await waitFor('the stream reported aborted', () => {
+        if (!record) runHeld();
+        return record;
+      });
+      writesAtAbort = writes;
+      assert.is(r.stream, 'aborted');
+      assert.ok(writesAtAbort < 10, `${writesAtAbort} writes before the hang-up was seen`);
+      assert.is(held.size, 0, 'no wait left behind');
+      runHeld();
+      await tick();
+      assert.is(writes, writesAtAbort, 'nothing is written after the client left');
+    },
+  );
 });
 
 test('the journal shows the bytes each answer had: a plain one, a broken one (fault), one too long to keep whole', async () => {
   const { url } = mock();
-  const lastEntry = async () => ((await get(url, '/__admin/requests', null)).json.data as { requestId: string; responseBody?: string; responseBodyChars?: number }[]).at(-1)!;
+  const lastEntry = async () =>
+    (
+      (await get(url, '/__admin/requests', null)).json.data as {
+        requestId: string;
+        responseBody?: string;
+        responseBodyChars?: number;
+      }[]
+    ).at(-1)!;
   const plain = await post(url, CHAT, ask('What does the journal keep of me?'));
   assert.is(plain.status, 200);
   const entry = await lastEntry();
@@ -339,7 +426,10 @@ test('the journal shows the bytes each answer had: a plain one, a broken one (fa
     const payload = JSON.stringify(ask('What does the journal keep of me?'));
     const req = httpRequest(
       new URL(CHAT, url),
-      { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-fault': 'malformed' } },
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-fault': 'malformed' },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -355,12 +445,19 @@ test('the journal shows the bytes each answer had: a plain one, a broken one (fa
 
   const dir = mkdtempSync(join(tmpdir(), 'uam-rules-'));
   const file = join(dir, 'rules.json');
-  writeFileSync(file, JSON.stringify({ rules: [{ id: 'huge', match: { contains: 'huge' }, reply: 'word '.repeat(5000) }] }));
+  writeFileSync(
+    file,
+    JSON.stringify({ rules: [{ id: 'huge', match: { contains: 'huge' }, reply: 'word '.repeat(5000) }] }),
+  );
   await withMock({ replyRules: file }, async (big) => {
     const res = await post(big.url, CHAT, ask('a huge answer, please'));
     const text = res.bytes.toString('utf8');
     assert.ok(text.length > 20_000, `${text.length} characters`);
-    const entries = (await get(big.url, '/__admin/requests', null)).json.data as { requestId: string; responseBody: string; responseBodyChars: number }[];
+    const entries = (await get(big.url, '/__admin/requests', null)).json.data as {
+      requestId: string;
+      responseBody: string;
+      responseBodyChars: number;
+    }[];
     const long = entries.at(-1)!;
     assert.is(long.responseBodyChars, text.length);
     assert.ok(text.startsWith(long.responseBody) && long.responseBody.length < text.length, 'cut');

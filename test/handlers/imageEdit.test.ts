@@ -1,10 +1,22 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { assertError, assertSchema, pathOf, pngSize, post, tinyGif, tinyJpeg, tinyPng, tinyWebp, useMock } from '../support/index.js';
+import {
+  assertError,
+  assertSchema,
+  pathOf,
+  pngSize,
+  post,
+  tinyGif,
+  tinyJpeg,
+  tinyPng,
+  tinyWebp,
+  useMock,
+} from '../support/index.js';
 
 const mock = useMock(test);
 const PATH = pathOf('images.edit');
-const edit = (url: string, image: string, extra: Record<string, unknown> = {}) => post(url, PATH, { prompt: 'add a rainbow', image, ...extra });
+const edit = (url: string, image: string, extra: Record<string, unknown> = {}) =>
+  post(url, PATH, { prompt: 'add a rainbow', image, ...extra });
 
 test('PNG, JPEG, GIF and WebP inputs give a PNG of the same width and height', async () => {
   const { url } = mock();
@@ -55,7 +67,12 @@ test('the seed is echoed when given and derived from the request otherwise; same
 
 test('base64 that is not an image is a 400 naming image', async () => {
   const { url } = mock();
-  for (const bytes of [Buffer.from('hello, this is plain text'), Buffer.alloc(64), tinyPng(4, 4).subarray(0, 20), Buffer.from('GIF89a')]) {
+  for (const bytes of [
+    Buffer.from('hello, this is plain text'),
+    Buffer.alloc(64),
+    tinyPng(4, 4).subarray(0, 20),
+    Buffer.from('GIF89a'),
+  ]) {
     const res = await edit(url, bytes.toString('base64'));
     assertError(res, 400, 'image');
     assert.is(res.json.error.code, 'invalid_image');

@@ -2,11 +2,24 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
-import { assertError, assertSchema, get, KEY, pathOf, pngSize, post, useMock, VALID, withMock } from '../support/index.js';
+import {
+  assertError,
+  assertSchema,
+  get,
+  KEY,
+  pathOf,
+  pngSize,
+  post,
+  useMock,
+  VALID,
+  withMock,
+} from '../support/index.js';
 
 const mock = useMock(test);
 const PATH = pathOf('images.generate');
-const limits = JSON.parse(readFileSync(new URL('../../fixtures/limits.json', import.meta.url), 'utf8')) as { images: { defaultSize: string } };
+const limits = JSON.parse(readFileSync(new URL('../../fixtures/limits.json', import.meta.url), 'utf8')) as {
+  images: { defaultSize: string };
+};
 
 test('an images response with a URL and the revised prompt, matching its schema', async () => {
   const { url } = mock();
@@ -69,7 +82,10 @@ test('gpt-image-1 refuses response_format whatever its value, as the real servic
     const res = await post(url, PATH, { model: 'gpt-image-1', prompt: 'a red square', response_format: format });
     assertError(res, 400, 'response_format');
     assert.is(res.json.error.code, 'unknown_parameter');
-    assert.match(res.json.error.message, /Unknown parameter: 'response_format'\. Model 'gpt-image-1' always returns b64_json/);
+    assert.match(
+      res.json.error.message,
+      /Unknown parameter: 'response_format'\. Model 'gpt-image-1' always returns b64_json/,
+    );
   }
 });
 
@@ -100,7 +116,12 @@ test('the revised prompt states the style, quality and size, with the defaults w
   const { url } = mock();
   const plain = await post(url, PATH, { ...VALID['images.generate'], prompt: '  a red fox  ' });
   assert.is(plain.json.data[0].revised_prompt, 'a red fox (vivid style, standard quality, 1024x1024)');
-  const chosen = await post(url, PATH, { ...VALID['images.generate'], style: 'natural', quality: 'hd', size: '1792x1024' });
+  const chosen = await post(url, PATH, {
+    ...VALID['images.generate'],
+    style: 'natural',
+    quality: 'hd',
+    size: '1792x1024',
+  });
   assert.match(chosen.json.data[0].revised_prompt, /\(natural style, hd quality, 1792x1024\)$/);
 });
 
@@ -110,7 +131,8 @@ test('an unknown model or a model of another kind is a 400 that lists the image 
     const res = await post(url, PATH, { ...VALID['images.generate'], model });
     assertError(res, 400, 'model');
     assert.is(res.json.error.code, model === 'gpt-4o' ? 'model_not_supported' : 'model_not_found');
-    for (const m of ['dall-e-3', 'gpt-image-1', 'stable-diffusion-3.5-large']) assert.ok(res.json.error.message.includes(m), `${model}: ${m}`);
+    for (const m of ['dall-e-3', 'gpt-image-1', 'stable-diffusion-3.5-large'])
+      assert.ok(res.json.error.message.includes(m), `${model}: ${m}`);
   }
 });
 

@@ -97,11 +97,21 @@ test('the document describes what the mock really answers: responses validate ag
   check('VideoTask', (await post(url, '/video-provider/generate', VALID['video.generate'])).json);
   check('Me', (await get(url, '/v1/me')).json);
   check('ModelsList', (await get(url, '/v1/models')).json);
-  check('Error', (await post(url, '/text-provider/chat/completions', { ...VALID['chat.completions'], temperature: 3 })).json);
+  check(
+    'Error',
+    (await post(url, '/text-provider/chat/completions', { ...VALID['chat.completions'], temperature: 3 })).json,
+  );
   check('Error', (await get(url, '/v1/me', 'sk-nope')).json);
-  const rule = { id: 'openapi-check', match: { operation: 'me', body: { 'a.b': [1, 'x'] } }, fault: { status: 500 }, times: 1 };
+  const rule = {
+    id: 'openapi-check',
+    match: { operation: 'me', body: { 'a.b': [1, 'x'] } },
+    fault: { status: 500 },
+    times: 1,
+  };
   check('AdminFaultRuleRequest', rule);
-  const chunk = (await post(url, '/text-provider/chat/completions', { ...VALID['chat.completions'], stream: true })).text.split('\n\n')[0]!;
+  const chunk = (
+    await post(url, '/text-provider/chat/completions', { ...VALID['chat.completions'], stream: true })
+  ).text.split('\n\n')[0]!;
   check('ChatCompletionChunk', JSON.parse(chunk.slice('data: '.length)));
   const bad = ajv.getSchema('https://openapi.test/doc.json#/components/schemas/ChatRequest')!;
   assert.not.ok(bad({ ...VALID['chat.completions'], temperature: 2.5 }), 'limits are enforced by the document too');

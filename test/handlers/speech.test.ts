@@ -7,10 +7,14 @@ const mock = useMock(test);
 const TTS = pathOf('voice.tts');
 const SPEECH = pathOf('cloud.speech');
 const limits = JSON.parse(readFileSync(new URL('../../fixtures/limits.json', import.meta.url), 'utf8')) as {
-  speech: { charactersPerSecond: number; outputFormats: Record<string, { sampleRate: number; bitsPerSample: number; encoding: string }> };
+  speech: {
+    charactersPerSecond: number;
+    outputFormats: Record<string, { sampleRate: number; bitsPerSample: number; encoding: string }>;
+  };
 };
 const CPS = limits.speech.charactersPerSecond;
-const near = (actual: number, expected: number, tolerance: number, what: string) => assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${actual} vs ${expected}`);
+const near = (actual: number, expected: number, tolerance: number, what: string) =>
+  assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${actual} vs ${expected}`);
 const words = (n: number) => 'abcdefghij'.repeat(n / 10);
 
 test('voice tts: decodable MPEG audio with a character count', async () => {
@@ -71,7 +75,9 @@ test('cloud speech: RIFF WAV, 24 kHz, 16-bit, mono by default', async () => {
 test('cloud speech: every riff-* X-Microsoft-OutputFormat is honoured', async () => {
   const { url } = mock();
   for (const [name, f] of Object.entries(limits.speech.outputFormats)) {
-    const res = await post(url, SPEECH, VALID['cloud.speech'], undefined, { 'X-Microsoft-OutputFormat': name.toUpperCase() });
+    const res = await post(url, SPEECH, VALID['cloud.speech'], undefined, {
+      'X-Microsoft-OutputFormat': name.toUpperCase(),
+    });
     assert.is(res.status, 200, name);
     assert.is(res.headers['x-microsoft-outputformat'], name);
     const { format } = await audioInfo(res.bytes, 'audio/wav');
@@ -90,13 +96,16 @@ test('cloud speech: other output formats are a 400 that lists the supported ones
     const res = await post(url, SPEECH, VALID['cloud.speech'], undefined, { 'X-Microsoft-OutputFormat': name });
     assertError(res, 400, 'X-Microsoft-OutputFormat');
     assert.is(res.json.error.code, 'unsupported_output_format');
-    for (const supported of Object.keys(limits.speech.outputFormats)) assert.ok(res.json.error.message.includes(supported), supported);
+    for (const supported of Object.keys(limits.speech.outputFormats))
+      assert.ok(res.json.error.message.includes(supported), supported);
   }
 });
 
 test('cloud speech: the duration follows the text length and the rate; pitch changes the sound, not the length', async () => {
   const { url } = mock();
-  const seconds = async (body: Record<string, unknown>) => (await audioInfo((await post(url, SPEECH, { ...VALID['cloud.speech'], ...body })).bytes, 'audio/wav')).format.duration!;
+  const seconds = async (body: Record<string, unknown>) =>
+    (await audioInfo((await post(url, SPEECH, { ...VALID['cloud.speech'], ...body })).bytes, 'audio/wav')).format
+      .duration!;
   const text = words(150);
   near(await seconds({ text }), 10, 0.01, 'rate 0');
   near(await seconds({ text: words(300) }), 20, 0.01, 'twice the text');
@@ -115,7 +124,11 @@ test('cloud speech: SSML is parsed; its voice and prosody win over the body', as
   const text = words(150);
   const plain = await post(url, SPEECH, { ...VALID['cloud.speech'], text });
   // Tags are not spoken: the same words in SSML at +0% last as long as the plain text.
-  const same = await post(url, SPEECH, { ...VALID['cloud.speech'], text: ssml('en-US-JennyNeural', '+0%', text), rate: -50 });
+  const same = await post(url, SPEECH, {
+    ...VALID['cloud.speech'],
+    text: ssml('en-US-JennyNeural', '+0%', text),
+    rate: -50,
+  });
   near((await audioInfo(same.bytes, 'audio/wav')).format.duration!, 10, 0.01, 'SSML +0% beats body rate -50');
   assert.ok(same.bytes.equals(plain.bytes), 'same voice, same words, same rate: same audio');
   const fast = await post(url, SPEECH, { ...VALID['cloud.speech'], text: ssml('en-US-JennyNeural', '+100%', text) });

@@ -5,7 +5,9 @@ import { assertError, assertSchema, get, mp4Info, pathOf, post, useMock, VALID, 
 
 const mock = useMock(test);
 const PATH = pathOf('video.generate');
-const limits = JSON.parse(readFileSync(new URL('../../fixtures/limits.json', import.meta.url), 'utf8')) as { video: { defaultDuration: number; defaultResolution: string } };
+const limits = JSON.parse(readFileSync(new URL('../../fixtures/limits.json', import.meta.url), 'utf8')) as {
+  video: { defaultDuration: number; defaultResolution: string };
+};
 
 /** Fetches a task's MP4 and reads it with mp4box: the video track's size and the movie's duration. */
 async function movie(url: string, link: string) {
@@ -16,7 +18,13 @@ async function movie(url: string, link: string) {
   assert.is(info.videoTracks.length, 1);
   assert.is(info.tracks.length, 1);
   const track = info.videoTracks[0]!;
-  return { width: track.video!.width, height: track.video!.height, seconds: info.duration / info.timescale, codec: track.codec, samples: track.nb_samples };
+  return {
+    width: track.video!.width,
+    height: track.video!.height,
+    seconds: info.duration / info.timescale,
+    codec: track.codec,
+    samples: track.nb_samples,
+  };
 }
 
 test('a completed task whose URL serves a real MP4 with the documented defaults (4 s, 1280x768)', async () => {
@@ -60,7 +68,11 @@ test('the MP4 has the requested resolution and duration', async () => {
 
 test('image_to_video with image_url gives a task in that mode', async () => {
   const { url } = mock();
-  const res = await post(url, PATH, { ...VALID['video.generate'], mode: 'image_to_video', image_url: 'https://example.com/start.png' });
+  const res = await post(url, PATH, {
+    ...VALID['video.generate'],
+    mode: 'image_to_video',
+    image_url: 'https://example.com/start.png',
+  });
   assert.is(res.status, 200);
   assertSchema('video-task.json', res.json);
   assert.is(res.json.mode, 'image_to_video');

@@ -9,7 +9,9 @@ const LIMIT = 64 * 1024;
 const mock = useMock(test, { bodyLimit: LIMIT, timeouts: { headersMs: 2000, requestMs: 2000, keepAliveMs: 300 } });
 
 test('a body cut short by a client that stops sending: 400 incomplete_request', async () => {
-  const { text } = await exchange(mock().port, chatHead(`Content-Length: ${CHAT_BODY.length + 20}\r\n`) + CHAT_BODY, { end: true });
+  const { text } = await exchange(mock().port, chatHead(`Content-Length: ${CHAT_BODY.length + 20}\r\n`) + CHAT_BODY, {
+    end: true,
+  });
   const [res] = responses(text);
   assert.equal([res?.status, res?.json?.error?.code], [400, 'incomplete_request'], text);
   await assertHealthy(mock());
@@ -29,8 +31,15 @@ test('Content-Length shorter than the body: 400 invalid_json, then 400 for the r
 });
 
 test('invalid UTF-8 in the JSON: 400', async () => {
-  const body = Buffer.concat([Buffer.from('{"model":"gpt-4o","messages":[{"role":"user","content":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}]}')]);
-  const { text } = await exchange(mock().port, Buffer.concat([Buffer.from(chatHead(`Content-Length: ${body.length}\r\nConnection: close\r\n`)), body]));
+  const body = Buffer.concat([
+    Buffer.from('{"model":"gpt-4o","messages":[{"role":"user","content":"'),
+    Buffer.from([0xff, 0xfe, 0xc3]),
+    Buffer.from('"}]}'),
+  ]);
+  const { text } = await exchange(
+    mock().port,
+    Buffer.concat([Buffer.from(chatHead(`Content-Length: ${body.length}\r\nConnection: close\r\n`)), body]),
+  );
   const [res] = responses(text);
   assert.is(res?.status, 400, text);
   await assertHealthy(mock());
@@ -40,7 +49,8 @@ for (const encoding of ['gzip', 'br', 'deflate', 'x-unknown']) {
   test(`a compressed body (Content-Encoding: ${encoding}) is refused unread: 415`, async () => {
     const { text } = await exchange(
       mock().port,
-      chatHead(`Content-Encoding: ${encoding}\r\nContent-Length: 10\r\nConnection: close\r\n`) + '\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03',
+      chatHead(`Content-Encoding: ${encoding}\r\nContent-Length: 10\r\nConnection: close\r\n`) +
+        '\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03',
     );
     const [res] = responses(text);
     assert.equal([res?.status, res?.json?.error?.code], [415, 'unsupported_content_encoding'], text);
@@ -62,14 +72,19 @@ test('a declared body over the limit: 413 before the body is read; the rest is d
 test('a chunked body that grows past the limit: 413', async () => {
   const chunk = (n: number) => `${n.toString(16)}\r\n${'a'.repeat(n)}\r\n`;
   const head = chatHead('Transfer-Encoding: chunked\r\n') + chunk(16 * 1024);
-  const ex = await exchange(mock().port, head, { trickle: { pieces: Array.from({ length: 8 }, () => chunk(16 * 1024)).concat('0\r\n\r\n'), gapMs: 0 } });
+  const ex = await exchange(mock().port, head, {
+    trickle: { pieces: Array.from({ length: 8 }, () => chunk(16 * 1024)).concat('0\r\n\r\n'), gapMs: 0 },
+  });
   const [res] = responses(ex.text);
   assert.equal([res?.status, res?.json?.error?.code], [413, 'request_too_large'], ex.text);
   await assertHealthy(mock());
 });
 
 test('headers over the size limit: 431 in the envelope', async () => {
-  const { text } = await exchange(mock().port, chatHead(`X-Big: ${'a'.repeat(32 * 1024)}\r\nContent-Length: 2\r\n`) + '{}');
+  const { text } = await exchange(
+    mock().port,
+    chatHead(`X-Big: ${'a'.repeat(32 * 1024)}\r\nContent-Length: 2\r\n`) + '{}',
+  );
   const [res] = responses(text);
   assert.equal([res?.status, res?.json?.error?.code], [431, 'request_header_fields_too_large'], text);
   await assertHealthy(mock());
@@ -79,7 +94,10 @@ for (const [name, bytes] of [
   ['not HTTP at all', 'HELLO\r\n\r\n'],
   ['a header without a colon', 'GET /v1/me HTTP/1.1\r\nHost: x\r\nBroken header\r\n\r\n'],
   ['a bad chunk size', `${chatHead('Transfer-Encoding: chunked\r\n')}zz\r\n`],
-  ['both Content-Length and Transfer-Encoding', `${chatHead('Content-Length: 2\r\nTransfer-Encoding: chunked\r\n')}0\r\n\r\n`],
+  [
+    'both Content-Length and Transfer-Encoding',
+    `${chatHead('Content-Length: 2\r\nTransfer-Encoding: chunked\r\n')}0\r\n\r\n`,
+  ],
   ['a NUL byte in a header', 'GET /v1/me HTTP/1.1\r\nHost: x\u0000y\r\n\r\n'],
 ] as const) {
   test(`malformed HTTP (${name}): 400 in the envelope`, async () => {

@@ -20,7 +20,9 @@ async function many(n: number, width: number, one: (i: number) => Promise<unknow
 
 test('media cache: many distinct images keep it within its entry and byte bounds', async () => {
   const { media } = mock().services;
-  await many(60, 4, async (i) => assert.is((await get(mock().url, `/media/images/1024x1024/${i}.png`, null)).status, 200));
+  await many(60, 4, async (i) =>
+    assert.is((await get(mock().url, `/media/images/1024x1024/${i}.png`, null)).status, 200),
+  );
   assert.ok(media.size <= 8, `${media.size} entries`);
   assert.ok(media.totalBytes <= 2 * 1024 * 1024, `${media.totalBytes} bytes`);
 });
@@ -41,7 +43,10 @@ test('journal: a ring buffer of the configured size, long paths cut', async () =
 test('rate limiter: thousands of unknown keys and requests add no state beyond the configured keys', async () => {
   await many(1000, 16, (i) => get(mock().url, '/v1/me', `sk-unknown-${i}`));
   await many(50, 4, () => get(mock().url, '/v1/me', 'sk-mock-limited'));
-  const limiter = mock().services.rateLimits as unknown as { requests: Map<unknown, unknown>; tokens: Map<unknown, unknown> };
+  const limiter = mock().services.rateLimits as unknown as {
+    requests: Map<unknown, unknown>;
+    tokens: Map<unknown, unknown>;
+  };
   assert.ok(limiter.requests.size <= mock().config.keys.length, `${limiter.requests.size} request windows`);
   assert.ok(limiter.tokens.size <= mock().config.keys.length, `${limiter.tokens.size} token windows`);
 });
@@ -50,7 +55,12 @@ test('fault rules: a client posting rules without end is refused past the maximu
   const m: RunningMock = mock();
   let refused: number | undefined;
   for (let i = 0; i < 1100 && refused === undefined; i++) {
-    const res = await post(m.url, '/__admin/faults', { fault: { status: 503 }, match: { operation: 'video.get' } }, null);
+    const res = await post(
+      m.url,
+      '/__admin/faults',
+      { fault: { status: 503 }, match: { operation: 'video.get' } },
+      null,
+    );
     if (res.status !== 201) refused = res.status;
   }
   assert.ok(refused !== undefined && refused >= 400 && refused < 500, `refused with ${refused}`);

@@ -13,11 +13,18 @@ const mock = useMock(test, {}, { observers: [(r) => (records.push(r), waiters.sp
 const nextRecord = () => new Promise<RequestRecord>((resolve) => waiters.push(resolve));
 
 /** Starts a request and destroys it once the first `bytes` bytes of the response body have arrived. */
-function leaveAfter(path: string, bytes: number, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<number> {
+function leaveAfter(
+  path: string,
+  bytes: number,
+  init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       new URL(path, mock().url),
-      { method: init.method ?? 'GET', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...init.headers } },
+      {
+        method: init.method ?? 'GET',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...init.headers },
+      },
       (res) => {
         let got = 0;
         res.on('data', (d: Buffer) => {
@@ -56,7 +63,9 @@ test('a client that leaves mid-download of a large file: the server keeps servin
 
 test('a client that leaves mid-upload: no answer is written (status 0 in the journal) and the server keeps serving', async () => {
   const done = nextRecord();
-  const socket = connect(mock().port, '127.0.0.1', () => socket.write(chatHead('Content-Length: 1000\r\n') + '{"model":', () => setImmediate(() => socket.destroy())));
+  const socket = connect(mock().port, '127.0.0.1', () =>
+    socket.write(chatHead('Content-Length: 1000\r\n') + '{"model":', () => setImmediate(() => socket.destroy())),
+  );
   socket.on('error', () => {});
   const record = await done;
   assert.equal([record.status, record.operation], [0, 'chat.completions']);

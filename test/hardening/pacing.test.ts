@@ -21,7 +21,13 @@ const overflowed = () => warnings.filter((w) => w.name === 'TimeoutOverflowWarni
 test('pacing header values outside the bounds are a 400 naming the header, never a timer', async () => {
   const { url } = mock();
   // This mock's stream time limit is LIMIT_MS: the header's ttft may not pass it.
-  for (const value of ['tps=0.000000000000000001', 'tps=0.5', 'ttft=600000', 'ttft=99999999999999999999999', `ttft=${LIMIT_MS + 1}; tps=10`]) {
+  for (const value of [
+    'tps=0.000000000000000001',
+    'tps=0.5',
+    'ttft=600000',
+    'ttft=99999999999999999999999',
+    `ttft=${LIMIT_MS + 1}; tps=10`,
+  ]) {
     const res = await post(url, CHAT, streamed, KEY, { 'x-mock-pacing': value });
     assertError(res, 400, 'x-mock-pacing');
     assert.is(res.json.error.code, 'invalid_header', value);
@@ -37,7 +43,10 @@ test('a stream that would run past streamMaxMs ends at the limit with an error e
   const timers = virtualTimers();
   await withApp({ timeouts: { streamMaxMs: LIMIT_MS } }, { streamTimers: timers }, async (url) => {
     // The long reply (about 1300 tokens) at 20 tokens per second would take over a minute.
-    const res = await post(url, CHAT, streamed, KEY, { 'x-mock-pacing': 'ttft=50; tps=20', 'x-mock-reply-rule': 'long' });
+    const res = await post(url, CHAT, streamed, KEY, {
+      'x-mock-pacing': 'ttft=50; tps=20',
+      'x-mock-reply-rule': 'long',
+    });
     assert.is(res.status, 200);
     assert.is(timers.now(), LIMIT_MS, 'ended at the limit, not before and not after');
     assert.is(timers.pending, 0, 'no timer left');
@@ -73,7 +82,10 @@ test('config pacing and timeouts have the same bounds: refused at start-up, not 
   for (const [input, field] of [
     [{ pacing: { tokensPerSecond: 0.5 } }, /pacing\.tokensPerSecond/],
     [{ pacing: { tokensPerSecond: 1e-18 } }, /pacing\.tokensPerSecond/],
-    [{ pacing: { timeToFirstTokenMs: 600000 } }, /pacing\.timeToFirstTokenMs: 600000 is above timeouts\.streamMaxMs \(120000\)/],
+    [
+      { pacing: { timeToFirstTokenMs: 600000 } },
+      /pacing\.timeToFirstTokenMs: 600000 is above timeouts\.streamMaxMs \(120000\)/,
+    ],
     [{ pacing: { timeToFirstTokenMs: 5000 }, timeouts: { streamMaxMs: 4000 } }, /pacing\.timeToFirstTokenMs/],
     [{ pacing: { timeToFirstTokenMs: 2 ** 31 }, timeouts: { streamMaxMs: 2 ** 31 - 1 } }, /pacing\.timeToFirstTokenMs/],
     [{ timeouts: { streamMaxMs: 0 } }, /timeouts\.streamMaxMs/],
@@ -88,7 +100,12 @@ test('config pacing and timeouts have the same bounds: refused at start-up, not 
     );
   }
   // In range: tps 0 (no pacing) or at least 1, ttft up to the stream time limit, which may be raised.
-  for (const pacing of [{ tokensPerSecond: 0 }, { tokensPerSecond: 1 }, { timeToFirstTokenMs: 120000, tokensPerSecond: 2.5 }]) createApp({ pacing });
+  for (const pacing of [
+    { tokensPerSecond: 0 },
+    { tokensPerSecond: 1 },
+    { timeToFirstTokenMs: 120000, tokensPerSecond: 2.5 },
+  ])
+    createApp({ pacing });
   createApp({ pacing: { timeToFirstTokenMs: 600000 }, timeouts: { streamMaxMs: 900000 } });
   assert.equal(overflowed(), []);
 });

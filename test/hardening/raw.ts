@@ -92,7 +92,11 @@ export interface RawResponse {
 export function responses(text: string): RawResponse[] {
   const out: RawResponse[] = [];
   let rest = text;
-  for (let m = /^HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n/.exec(rest); m; m = /^HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n/.exec(rest)) {
+  for (
+    let m = /^HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n/.exec(rest);
+    m;
+    m = /^HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n/.exec(rest)
+  ) {
     const length = Number(/content-length: (\d+)/i.exec(m[2]!)?.[1] ?? 0);
     const body = rest.slice(m[0].length, m[0].length + length);
     out.push({ status: Number(m[1]), json: body ? JSON.parse(body) : undefined });

@@ -16,7 +16,12 @@ test('a known key, a near miss and odd schemes: no response and no journal entry
     await request(url, '/v1/me', { key: null, headers: { authorization: `Basic ${SECRET}` } }),
     await request(url, '/v1/me', { key: null, headers: { authorization: SECRET } }),
     await request(url, '/v1/me', { key: null, headers: { authorization: `Bearer ${SECRET} ${SECRET}` } }),
-    await post(url, '/text-provider/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, `${SECRET} `),
+    await post(
+      url,
+      '/text-provider/chat/completions',
+      { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] },
+      `${SECRET} `,
+    ),
     await post(url, '/text-provider/chat/completions', { model: 'gpt-4o' }, SECRET),
     await request(url, '/v1/me', { method: 'DELETE', key: SECRET }),
   ];

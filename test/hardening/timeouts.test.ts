@@ -8,7 +8,8 @@ import { assertHealthy, CHAT_BODY, chatHead, exchange, responses } from './raw.j
 
 const mock = useMock(test, { timeouts: { headersMs: 300, requestMs: 600, keepAliveMs: 200 } });
 
-const closed = (s: Socket) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
+const closed = (s: Socket) =>
+  new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
 
 test('slowloris: headers sent a byte at a time are cut off by the header timeout with a 408', async () => {
   const head = `GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n${'X-Pad: aaaaaaaa\r\n'.repeat(40)}\r\n`;
@@ -21,8 +22,13 @@ test('slowloris: headers sent a byte at a time are cut off by the header timeout
 
 test('a slow body is cut off by the request timeout with a 408', async () => {
   const pieces = [...CHAT_BODY];
-  const ex = await exchange(mock().port, chatHead(`Content-Length: ${CHAT_BODY.length}\r\n`), { trickle: { pieces, gapMs: 30 } });
-  assert.ok(ex.sent < Buffer.byteLength(chatHead(`Content-Length: ${CHAT_BODY.length}\r\n`)) + CHAT_BODY.length, 'closed before the body was complete');
+  const ex = await exchange(mock().port, chatHead(`Content-Length: ${CHAT_BODY.length}\r\n`), {
+    trickle: { pieces, gapMs: 30 },
+  });
+  assert.ok(
+    ex.sent < Buffer.byteLength(chatHead(`Content-Length: ${CHAT_BODY.length}\r\n`)) + CHAT_BODY.length,
+    'closed before the body was complete',
+  );
   const [res] = responses(ex.text);
   assert.equal([res?.status, res?.json?.error?.code], [408, 'request_timeout'], ex.text);
   await assertHealthy(mock());
@@ -50,7 +56,9 @@ test('hundreds of idle connections: silent ones and idle keep-alive ones are all
   await assertHealthy(mock());
   await Promise.all(sockets.map(closed));
   assert.is(mock().server.listening, true);
-  await new Promise<void>((resolve) => mock().server.getConnections((_, n) => (assert.ok(n <= 1, `${n} connections left`), resolve())));
+  await new Promise<void>((resolve) =>
+    mock().server.getConnections((_, n) => (assert.ok(n <= 1, `${n} connections left`), resolve())),
+  );
   await assertHealthy(mock());
 });
 

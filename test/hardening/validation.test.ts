@@ -32,7 +32,10 @@ test('a few violations: all listed', async () => {
 
 test('a value nested too deeply to print in a message: 400, not 500, refused before parsing', async () => {
   const deep = '['.repeat(20_000) + ']'.repeat(20_000);
-  const res = await request(mock().url, '/text-provider/images/generations', { method: 'POST', raw: `{"model":"dall-e-3","prompt":"x","size":${deep}}` });
+  const res = await request(mock().url, '/text-provider/images/generations', {
+    method: 'POST',
+    raw: `{"model":"dall-e-3","prompt":"x","size":${deep}}`,
+  });
   assertError(res, 400, null);
   assert.is(res.json.error.code, 'nesting_too_deep');
 });

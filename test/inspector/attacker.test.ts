@@ -55,7 +55,9 @@ function pages(target: string): Record<string, string> {
 const responses: { url: string; status: number }[] = [];
 
 if (!executable) {
-  console.log('!!! SKIPPED test/inspector/attacker.test.ts: no Chromium on PATH, so the admin API was not tested against a hostile page. Install it: apt-get install -y chromium');
+  console.log(
+    '!!! SKIPPED test/inspector/attacker.test.ts: no Chromium on PATH, so the admin API was not tested against a hostile page. Install it: apt-get install -y chromium',
+  );
 } else {
   test.before(async () => {
     // A key with one request a minute: a reset that went through would give its allowance back.
@@ -122,7 +124,11 @@ if (!executable) {
     await page.goto(`${rebound}/__health`);
     const tried = await page.evaluate(async () => {
       const read = await fetch('/__admin/requests');
-      const reset = await fetch('/__admin/reset', { method: 'POST', headers: { 'content-type': 'application/json', 'x-uam-admin': '1' }, body: '{}' });
+      const reset = await fetch('/__admin/reset', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-uam-admin': '1' },
+        body: '{}',
+      });
       const feed = await new Promise<string>((resolve) => {
         const source = new EventSource('/__admin/requests/events');
         source.onopen = () => (source.close(), resolve('open'));

@@ -19,8 +19,13 @@ import { CHROMIUM_ARGS, findChromium } from './chromium.js';
 interface Win {
   readonly document: {
     querySelectorAll(selector: string): ArrayLike<{ readonly textContent: string | null }>;
-    querySelector(selector: string): { readonly naturalWidth: number; readonly duration: number; readonly readyState: number } | null;
-    readonly activeElement: { readonly classList: { contains(name: string): boolean }; closest(selector: string): unknown } | null;
+    querySelector(
+      selector: string,
+    ): { readonly naturalWidth: number; readonly duration: number; readonly readyState: number } | null;
+    readonly activeElement: {
+      readonly classList: { contains(name: string): boolean };
+      closest(selector: string): unknown;
+    } | null;
     readonly documentElement: { readonly scrollWidth: number };
   };
   readonly __pwned?: number;
@@ -35,7 +40,12 @@ interface Player {
   addEventListener(type: 'seeked', listener: () => void, options: { once: boolean }): void;
 }
 interface PointWin {
-  readonly document: { elementFromPoint(x: number, y: number): { closest(selector: string): { getAttribute(name: string): string | null } | null } | null };
+  readonly document: {
+    elementFromPoint(
+      x: number,
+      y: number,
+    ): { closest(selector: string): { getAttribute(name: string): string | null } | null } | null;
+  };
 }
 interface PlayerWin {
   readonly document: { querySelector(selector: string): Player };
@@ -52,10 +62,15 @@ let profile: string;
 const problems: string[] = [];
 
 const ask = (content: string, extra: Record<string, unknown> = {}) =>
-  client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  client.chat.completions.create({
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content }],
+    ...extra,
+  } as OpenAI.ChatCompletionCreateParamsNonStreaming);
 const rows = () => page.locator('.rows .row-button');
 // What the server holds, read through the admin API (not through the page).
-const ruleIds = async (): Promise<string[]> => ((await (await fetch(`${mock.url}/__admin/faults`)).json()) as { data: { id: string }[] }).data.map((r) => r.id);
+const ruleIds = async (): Promise<string[]> =>
+  ((await (await fetch(`${mock.url}/__admin/faults`)).json()) as { data: { id: string }[] }).data.map((r) => r.id);
 
 /** Moves the mouse off the request list: while it points at the list, newer requests wait to be listed. */
 const pointAway = () => page.mouse.move(0, 0);
@@ -65,7 +80,10 @@ async function listed<T>(send: () => Promise<T>): Promise<T> {
   await pointAway();
   const before = await rows().count();
   const result = await send();
-  await page.waitForFunction((n) => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length > n, before);
+  await page.waitForFunction(
+    (n) => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length > n,
+    before,
+  );
   return result;
 }
 
@@ -75,14 +93,21 @@ async function openPage(p: Page): Promise<void> {
 }
 
 if (!executable) {
-  console.log('!!! SKIPPED test/inspector/browser.test.ts: no Chromium on PATH, so the request inspector was not tested in a browser. Install it: apt-get install -y chromium');
+  console.log(
+    '!!! SKIPPED test/inspector/browser.test.ts: no Chromium on PATH, so the request inspector was not tested in a browser. Install it: apt-get install -y chromium',
+  );
 } else {
   test.before(async () => {
     execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-inspector.mjs')]);
     mock = await startMockServer();
     client = new OpenAI({ baseURL: mock.openaiBaseURL, apiKey: mock.apiKey, maxRetries: 0 });
     profile = mkdtempSync(join(tmpdir(), 'uam-chromium-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: executable, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: executable,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 800 },
+    });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
     page.on('console', (msg) => {
@@ -103,7 +128,9 @@ if (!executable) {
     await ask('Hello');
     await rows().first().waitFor();
     await ask('Hello again');
-    await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length === 2);
+    await page.waitForFunction(
+      () => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length === 2,
+    );
     assert.match(await rows().first().innerText(), /chat\.completions/);
     assert.match(await rows().first().innerText(), /200/);
     assert.equal(problems, [], 'no script error and no CSP violation');
@@ -134,12 +161,20 @@ if (!executable) {
     const selected = await page.locator('.row.selected').count();
     assert.is(selected, 1);
     // The opened request takes the focus (its heading) once it has rendered; Escape is read there.
-    await page.waitForFunction(() => (globalThis as unknown as Win).document.activeElement?.closest('.detail') != null, null, { timeout: 5000 });
+    await page.waitForFunction(
+      () => (globalThis as unknown as Win).document.activeElement?.closest('.detail') != null,
+      null,
+      { timeout: 5000 },
+    );
     await page.keyboard.press('Escape');
     await page.locator('.detail').waitFor({ state: 'detached' });
     // Focus returns once the page has re-rendered the list (a frame after the detail is gone): wait for it.
     const back = await page
-      .waitForFunction(() => (globalThis as unknown as Win).document.activeElement?.classList.contains('row-button') === true, null, { timeout: 5000 })
+      .waitForFunction(
+        () => (globalThis as unknown as Win).document.activeElement?.classList.contains('row-button') === true,
+        null,
+        { timeout: 5000 },
+      )
       .then(() => true)
       .catch(() => false);
     assert.ok(back, 'focus goes back to the row');
@@ -159,7 +194,11 @@ if (!executable) {
   test('a hostile response body is shown as text: no script of it runs', async () => {
     // The 404 for an unknown model quotes the model: the response body holds the markup.
     const model = '<script>window.__pwned = 3</script><img src=x onerror="window.__pwned = 4">';
-    await listed(() => client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] }).catch((err: unknown) => assert.instance(err, OpenAI.APIError)));
+    await listed(() =>
+      client.chat.completions
+        .create({ model, messages: [{ role: 'user', content: 'hi' }] })
+        .catch((err: unknown) => assert.instance(err, OpenAI.APIError)),
+    );
     await rows().first().click();
     const body = page.getByLabel('Response body');
     await body.waitFor();
@@ -176,7 +215,10 @@ if (!executable) {
     const note = page.locator('.detail p', { hasText: 'the journal keeps' }).first();
     await note.waitFor();
     // The page states the bound as the server applies it (KiB when a whole number of them).
-    assert.match(await note.innerText(), new RegExp(`^The first ${maxBodyChars} of \\d+ characters \\(the journal keeps ${maxBodyChars / 1024} KiB\\)`));
+    assert.match(
+      await note.innerText(),
+      new RegExp(`^The first ${maxBodyChars} of \\d+ characters \\(the journal keeps ${maxBodyChars / 1024} KiB\\)`),
+    );
     await page.keyboard.press('Escape');
   });
 
@@ -184,7 +226,11 @@ if (!executable) {
     const paced = { headers: { 'X-Mock-Pacing': 'tps=100' } };
     // A long stream: the journal keeps its start, and the page says how many there were.
     const longChunks = await listed(async () => {
-      const long = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Stream me a long answer' }], stream: true });
+      const long = await client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'Stream me a long answer' }],
+        stream: true,
+      });
       let n = 0;
       for await (const _ of long) n++;
       return n;
@@ -193,11 +239,17 @@ if (!executable) {
     await page.getByRole('table', { name: 'Stream events' }).waitFor();
     const kept = await page.getByRole('table', { name: 'Stream events' }).locator('td.at').count();
     assert.ok(kept > 0 && kept < longChunks + 1, `a long stream is cut: ${kept} of ${longChunks + 1}`);
-    assert.match(await page.locator('.stream-note, .detail').first().innerText(), new RegExp(`${longChunks + 1} events[^]*The first ${kept} are shown`));
+    assert.match(
+      await page.locator('.stream-note, .detail').first().innerText(),
+      new RegExp(`${longChunks + 1} events[^]*The first ${kept} are shown`),
+    );
     await page.keyboard.press('Escape');
     // A short one whole.
     const chunks = await listed(async () => {
-      const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }], stream: true }, paced);
+      const stream = await client.chat.completions.create(
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }], stream: true },
+        paced,
+      );
       let n = 0;
       for await (const _ of stream) n++;
       return n;
@@ -225,7 +277,12 @@ if (!executable) {
       for await (const _ of cut);
     })().catch(() => undefined);
     await pointAway();
-    await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button')[0]?.textContent?.includes('cut') === true);
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as Win).document
+          .querySelectorAll('.rows .row-button')[0]
+          ?.textContent?.includes('cut') === true,
+    );
     await page.locator('.rows .row-button').first().click();
     await page.locator('.stream-ending', { hasText: 'cut by a fault' }).waitFor();
     assert.is(await page.getByRole('table', { name: 'Stream events' }).locator('tbody tr').count(), 2);
@@ -247,8 +304,14 @@ if (!executable) {
     const body = await fetch(mock.url + src!);
     assert.is(body.status, 200);
     assert.match(body.headers.get('content-type') ?? '', /^audio\//);
-    await page.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.detail audio.media')?.readyState ?? 0) >= 1, null, { timeout: 10000 });
-    const duration = await page.evaluate(() => (globalThis as unknown as Win).document.querySelector('.detail audio.media')?.duration ?? 0);
+    await page.waitForFunction(
+      () => ((globalThis as unknown as Win).document.querySelector('.detail audio.media')?.readyState ?? 0) >= 1,
+      null,
+      { timeout: 10000 },
+    );
+    const duration = await page.evaluate(
+      () => (globalThis as unknown as Win).document.querySelector('.detail audio.media')?.duration ?? 0,
+    );
     assert.ok(duration > 0, `the audio has a duration (${duration})`);
     await page.keyboard.press('Escape');
   });
@@ -258,7 +321,11 @@ if (!executable) {
     // the end needs bytes the player does not have, and it can only get them with a Range request.
     const res = await fetch(`${mock.url}/cloud-provider/speech`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${mock.apiKey}`, 'content-type': 'application/json', 'x-microsoft-outputformat': 'riff-48khz-16bit-mono-pcm' },
+      headers: {
+        authorization: `Bearer ${mock.apiKey}`,
+        'content-type': 'application/json',
+        'x-microsoft-outputformat': 'riff-48khz-16bit-mono-pcm',
+      },
       body: JSON.stringify({ text: 'Seek here. '.repeat(182), voice: 'en-US-JennyNeural' }),
     });
     assert.is(res.status, 200);
@@ -268,10 +335,16 @@ if (!executable) {
     await page.locator('.row-button', { hasText: 'cloud.speech' }).first().click();
     await page.locator('.detail audio.media').waitFor();
     assert.is(await page.locator('.detail audio.media').getAttribute('src'), bodyPath);
-    await page.waitForFunction(() => (globalThis as unknown as PlayerWin).document.querySelector('.detail audio.media').readyState >= 1, null, { timeout: 30000 });
+    await page.waitForFunction(
+      () => (globalThis as unknown as PlayerWin).document.querySelector('.detail audio.media').readyState >= 1,
+      null,
+      { timeout: 30000 },
+    );
     // The seek's own request: a range that starts past the first byte (the first request asks for bytes=0-).
     const seekRequest = page
-      .waitForResponse((r) => new URL(r.url()).pathname === bodyPath && rangeStart(r.request().headers().range) > 0, { timeout: 30000 })
+      .waitForResponse((r) => new URL(r.url()).pathname === bodyPath && rangeStart(r.request().headers().range) > 0, {
+        timeout: 30000,
+      })
       .catch(() => undefined);
     const target = 100;
     await page.evaluate((t) => {
@@ -291,7 +364,10 @@ if (!executable) {
     await page.locator('.detail audio.media[data-seeked-at]').waitFor({ state: 'attached', timeout: 30000 });
     const reached = Number(await page.locator('.detail audio.media').getAttribute('data-seeked-at'));
     const seekableTo = await page.locator('.detail audio.media').getAttribute('data-seekable-to');
-    assert.ok(Math.abs(reached - target) < 1, `the player reached ${target} s: it is at ${reached} s (seekable to ${seekableTo} s)`);
+    assert.ok(
+      Math.abs(reached - target) < 1,
+      `the player reached ${target} s: it is at ${reached} s (seekable to ${seekableTo} s)`,
+    );
     const seek = await seekRequest;
     assert.ok(seek, 'the player asked for a range that starts past the first byte');
     const start = rangeStart(seek.request().headers().range);
@@ -303,10 +379,23 @@ if (!executable) {
 
   test('an image answer opens with its images: b64_json and a link of this server', async () => {
     for (const response_format of ['b64_json', 'url'] as const) {
-      await listed(() => client.images.generate({ model: 'dall-e-3', prompt: `a harbour, ${response_format}`, size: '1024x1024', response_format }));
+      await listed(() =>
+        client.images.generate({
+          model: 'dall-e-3',
+          prompt: `a harbour, ${response_format}`,
+          size: '1024x1024',
+          response_format,
+        }),
+      );
       await rows().first().click();
       await page.locator('.detail .media-row img.media').waitFor();
-      await page.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.detail .media-row img.media')?.naturalWidth ?? 0) > 0, null, { timeout: 10000 });
+      await page.waitForFunction(
+        () =>
+          ((globalThis as unknown as Win).document.querySelector('.detail .media-row img.media')?.naturalWidth ?? 0) >
+          0,
+        null,
+        { timeout: 10000 },
+      );
       const src = (await page.locator('.detail .media-row img.media').getAttribute('src')) ?? '';
       assert.match(src, response_format === 'b64_json' ? /^data:image\/png;base64,/ : /^\/media\/images\//);
       await page.keyboard.press('Escape');
@@ -338,7 +427,12 @@ if (!executable) {
 
   test('retries of one call show as one attempt chain', async () => {
     const retrying = new OpenAI({ baseURL: mock.openaiBaseURL, apiKey: mock.apiKey, maxRetries: 2 });
-    mock.addFaultRule({ id: 'flaky', match: { operation: 'chat.completions' }, fault: { status: 503, retryAfter: 0.01 }, times: 2 });
+    mock.addFaultRule({
+      id: 'flaky',
+      match: { operation: 'chat.completions' },
+      fault: { status: 503, retryAfter: 0.01 },
+      times: 2,
+    });
     await retrying.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'retry me' }] });
     mock.clearFaultRules();
     const chain = page.locator('.tag-chain', { hasText: '3 attempts: 503 → 503 → 200' });
@@ -349,20 +443,29 @@ if (!executable) {
 
   test('filters narrow the list by status', async () => {
     await page.getByLabel('Status').selectOption('4xx');
-    await page.waitForFunction(() => Array.from((globalThis as unknown as Win).document.querySelectorAll('.rows .status')).every((s) => s.textContent === '400'));
+    await page.waitForFunction(() =>
+      Array.from((globalThis as unknown as Win).document.querySelectorAll('.rows .status')).every(
+        (s) => s.textContent === '400',
+      ),
+    );
     await page.getByRole('button', { name: 'Clear filters' }).click();
   });
 
   test('the search box finds one request among many by its x-request-id, or by a word of its prompt', async () => {
     await listed(() =>
-      client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'plain' }] }, { headers: { 'x-request-id': 'ci-run-7-find-me' } }),
+      client.chat.completions.create(
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'plain' }] },
+        { headers: { 'x-request-id': 'ci-run-7-find-me' } },
+      ),
     );
     await listed(() => ask('Describe a pelican on a bicycle'));
     await listed(() => ask('Describe a heron'));
     const search = page.getByLabel('Search');
     const only = async (text: string, expected: RegExp) => {
       await search.fill(text);
-      await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length === 1);
+      await page.waitForFunction(
+        () => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length === 1,
+      );
       await rows().first().click();
       assert.match(await page.locator('.detail').innerText(), expected);
     };
@@ -387,7 +490,9 @@ if (!executable) {
     const img = page.locator('.detail img.media');
     await img.waitFor();
     assert.match((await img.getAttribute('src')) ?? '', /^\/media\/images\//, 'the detail is the download itself');
-    await page.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.detail img.media')?.naturalWidth ?? 0) > 0);
+    await page.waitForFunction(
+      () => ((globalThis as unknown as Win).document.querySelector('.detail img.media')?.naturalWidth ?? 0) > 0,
+    );
     await page.keyboard.press('Escape');
   });
 
@@ -403,12 +508,22 @@ if (!executable) {
     await ask('a newer request, sent while the pointer rests on a row');
     // The page has it (the tab counts every request it holds) before the rows are read.
     await page.locator('#tab-requests .count', { hasText: new RegExp(`^${received + 1}$`) }).waitFor();
-    const under = await page.evaluate((p) => (globalThis as unknown as PointWin).document.elementFromPoint(p.x, p.y)?.closest('.row-button')?.getAttribute('data-chain'), at);
+    const under = await page.evaluate(
+      (p) =>
+        (globalThis as unknown as PointWin).document
+          .elementFromPoint(p.x, p.y)
+          ?.closest('.row-button')
+          ?.getAttribute('data-chain'),
+      at,
+    );
     assert.is(under, chain, 'the row under the pointer is the one pointed at');
     assert.is(await rows().count(), count, 'the newer request is not listed yet');
     assert.match(await page.locator('.live').innerText(), /1 new/);
     await pointAway();
-    await page.waitForFunction((n) => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length === n + 1, count);
+    await page.waitForFunction(
+      (n) => (globalThis as unknown as Win).document.querySelectorAll('.rows .row-button').length === n + 1,
+      count,
+    );
     assert.not.match(await page.locator('.live').innerText(), /new/);
   });
 
@@ -447,7 +562,15 @@ if (!executable) {
     const seen: string[] = [];
     tab.on('pageerror', (err) => seen.push(`page error: ${err.message}`));
     // A new origin's page asks for /favicon.ico, which the mock does not serve (404): not the page's doing.
-    tab.on('console', (msg) => void (msg.type() === 'error' && !msg.location().url.endsWith('/favicon.ico') && seen.push(`console: ${msg.text()}`)));
+    tab.on(
+      'console',
+      (msg) =>
+        void (
+          msg.type() === 'error' &&
+          !msg.location().url.endsWith('/favicon.ico') &&
+          seen.push(`console: ${msg.text()}`)
+        ),
+    );
     try {
       const sdk = new OpenAI({ baseURL: guarded.openaiBaseURL, apiKey: guarded.apiKey, maxRetries: 0 });
       assert.is((await tab.goto(guarded.inspectorURL))!.status(), 403, 'without the token, the page is refused');
@@ -466,7 +589,11 @@ if (!executable) {
       await spoken.arrayBuffer();
       await tab.locator('.row-button', { hasText: 'voice.tts' }).first().click();
       await tab.locator('.detail audio.media').waitFor();
-      await tab.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.detail audio.media')?.readyState ?? 0) >= 1, null, { timeout: 10000 });
+      await tab.waitForFunction(
+        () => ((globalThis as unknown as Win).document.querySelector('.detail audio.media')?.readyState ?? 0) >= 1,
+        null,
+        { timeout: 10000 },
+      );
       await tab.keyboard.press('Escape');
       // A change made on the page passes the same-origin check (its Origin and x-uam-admin header).
       await tab.getByRole('tab', { name: /Faults/ }).click();
@@ -479,7 +606,10 @@ if (!executable) {
       );
       const cookies = await context.cookies(guarded.inspectorURL);
       const session = cookies.find((c) => c.name === `uam_admin_${guarded.port}`);
-      assert.ok(session && session.httpOnly && session.sameSite === 'Strict' && session.path === '/__admin', JSON.stringify(cookies));
+      assert.ok(
+        session && session.httpOnly && session.sameSite === 'Strict' && session.path === '/__admin',
+        JSON.stringify(cookies),
+      );
       assert.not.ok(JSON.stringify(cookies).includes(token), 'the cookie is not the token');
       assert.equal(seen, [], 'no script error and no CSP violation');
     } finally {

@@ -18,10 +18,25 @@ import { assertSchema, get, KEY, post, requestRecord, withMock } from '../suppor
 
 // The bounds the journal and the body store read from fixtures/limits.json: the tests cut at exactly these.
 const records = loadLimits().records;
-const { maxBodyChars, maxResponseBodyChars, maxHeaders, maxHeaderNameChars, maxHeaderChars, maxDetails, maxHeldResponseBytes } = records;
+const {
+  maxBodyChars,
+  maxResponseBodyChars,
+  maxHeaders,
+  maxHeaderNameChars,
+  maxHeaderChars,
+  maxDetails,
+  maxHeldResponseBytes,
+} = records;
 
 const record = (over: Partial<RequestRecord> = {}): RequestRecord =>
-  requestRecord({ method: 'POST', path: '/text-provider/chat/completions', operation: 'chat.completions', keyLabel: 'sk...lt', model: 'gpt-4o-mini', ...over });
+  requestRecord({
+    method: 'POST',
+    path: '/text-provider/chat/completions',
+    operation: 'chat.completions',
+    keyLabel: 'sk...lt',
+    model: 'gpt-4o-mini',
+    ...over,
+  });
 
 /**
  * Reads a text/event-stream until `until` holds for what came, then closes it; `onReady` is called once its
@@ -63,11 +78,19 @@ function readEvents(
 
 test('the journal keeps a bounded, masked copy of the request: credentials never, the body cut at records.maxBodyChars', () => {
   const journal = new Journal(10, [KEY, 'admin-token-1234']);
-  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `my key is ${KEY} ${'x'.repeat(2 * maxBodyChars)}` }] });
+  const body = JSON.stringify({
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: `my key is ${KEY} ${'x'.repeat(2 * maxBodyChars)}` }],
+  });
   journal.record(
     record({
       request: {
-        headers: { authorization: `Bearer ${KEY}`, 'x-api-key': 'secret', 'x-note': `admin-token-1234 ${'y'.repeat(2 * maxHeaderChars)}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          'x-api-key': 'secret',
+          'x-note': `admin-token-1234 ${'y'.repeat(2 * maxHeaderChars)}`,
+          'content-type': 'application/json',
+        },
         body,
       },
       responseHeaders: { 'x-request-id': 'req_1', 'content-length': 12 },
@@ -79,7 +102,11 @@ test('the journal keeps a bounded, masked copy of the request: credentials never
   assert.not.ok(text.includes('admin-token-1234'), 'no admin token');
   assert.is(entry!.request!.headers.authorization, 'Bearer sk...lt');
   assert.is(entry!.request!.headers['x-api-key'], '[masked]');
-  assert.is(String(entry!.request!.headers['x-note']).length, maxHeaderChars + 3, 'cut at records.maxHeaderChars, then ...');
+  assert.is(
+    String(entry!.request!.headers['x-note']).length,
+    maxHeaderChars + 3,
+    'cut at records.maxHeaderChars, then ...',
+  );
   assert.is(entry!.request!.body!.length, maxBodyChars);
   assert.is(entry!.request!.bodyChars, body.length);
   assert.is(entry!.responseHeaders!['content-length'], '12');
@@ -96,7 +123,10 @@ test("a stream's events are journalled bounded (records in fixtures/limits.json)
   assert.is(log.events[3]!.ms, 6.8, 'offsets in ms from the head, to 0.1 ms');
   const journal = new Journal(10, [KEY]);
   journal.record(record({ stream: 'completed', sse: log }));
-  const big = { events: Array.from({ length: 100 }, (_, i) => ({ ms: i, data: `${KEY}${'e'.repeat(1000)}` })), total: 1000 };
+  const big = {
+    events: Array.from({ length: 100 }, (_, i) => ({ ms: i, data: `${KEY}${'e'.repeat(1000)}` })),
+    total: 1000,
+  };
   journal.record(record({ stream: 'cut', sse: big }));
   const [small, cut] = journal.entries();
   assert.is(small!.sse!.total, count);
@@ -117,7 +147,13 @@ test('an entry keeps records.maxHeaders headers, names cut at records.maxHeaderN
   const headers: Record<string, string> = {};
   for (let i = 0; i < maxHeaders + 10; i++) headers[`x-h${i}`] = String(i);
   const longName = `x-${'n'.repeat(2 * maxHeaderNameChars)}`;
-  journal.record(record({ request: { headers }, responseHeaders: { [longName]: 'v' }, details: Array.from({ length: maxDetails + 10 }, (_, i) => ({ i })) }));
+  journal.record(
+    record({
+      request: { headers },
+      responseHeaders: { [longName]: 'v' },
+      details: Array.from({ length: maxDetails + 10 }, (_, i) => ({ i })),
+    }),
+  );
   const [entry] = journal.entries();
   assert.is(Object.keys(entry!.request!.headers).length, maxHeaders);
   assert.equal(entry!.responseHeaders, { [longName.slice(0, maxHeaderNameChars)]: 'v' });
@@ -147,7 +183,10 @@ test('response bodies are held by request id, bounded by size (oldest first), te
   bodies.keep(record({ requestId: 'small', responseBody: '{"ok":true}' }));
   assert.is(bodies.get('small'), undefined, 'a body the journal keeps whole is not held again');
   const long = JSON.stringify({ data: [{ b64_json: 'A'.repeat(maxResponseBodyChars) }], note: KEY });
-  bodies.keep({ ...record({ requestId: 'long', responseBody: long }), responseHeaders: { 'Content-Type': 'application/json' } });
+  bodies.keep({
+    ...record({ requestId: 'long', responseBody: long }),
+    responseHeaders: { 'Content-Type': 'application/json' },
+  });
   const text = bodies.get('long')!;
   assert.is(text.contentType, 'application/json');
   assert.not.ok(text.body.toString().includes(KEY), 'masked when read');
@@ -156,8 +195,14 @@ test('response bodies are held by request id, bounded by size (oldest first), te
   bodies.keep({ ...record({ requestId: 'a', responseBody: mp3 }), responseHead: head('audio/mpeg') } as RequestRecord);
   assert.is(bodies.get('a')!.body, mp3, 'the Buffer itself, not a copy');
   assert.is(bodies.get('a')!.contentType, 'audio/mpeg');
-  bodies.keep({ ...record({ requestId: 'b', responseBody: Buffer.alloc(15_000) }), responseHead: head('video/mp4') } as RequestRecord);
-  bodies.keep({ ...record({ requestId: 'c', responseBody: Buffer.alloc(15_000) }), responseHead: head('image/png') } as RequestRecord);
+  bodies.keep({
+    ...record({ requestId: 'b', responseBody: Buffer.alloc(15_000) }),
+    responseHead: head('video/mp4'),
+  } as RequestRecord);
+  bodies.keep({
+    ...record({ requestId: 'c', responseBody: Buffer.alloc(15_000) }),
+    responseHead: head('image/png'),
+  } as RequestRecord);
   assert.is(bodies.get('a'), undefined, 'evicted: 45000 bytes do not fit in 40000');
   assert.ok(bodies.get('b') && bodies.get('c'));
   assert.ok(bodies.bytes <= 40_000);
@@ -194,7 +239,10 @@ test('GET /__admin/requests/:id/body serves a speech answer with its type; 404 o
     const gone = await get(mock.url, `/__admin/requests/${id}/body`, null);
     assert.is(gone.status, 404);
     assert.is(gone.json.error.code, 'response_body_not_found');
-    assert.ok(gone.json.error.message.endsWith(`the most recent ${maxHeldResponseBytes / 1048576} MiB.`), 'the bound of fixtures/limits.json');
+    assert.ok(
+      gone.json.error.message.endsWith(`the most recent ${maxHeldResponseBytes / 1048576} MiB.`),
+      'the bound of fixtures/limits.json',
+    );
     assert.is((await get(mock.url, '/__admin/requests/req_unknown/body', null)).status, 404);
   }));
 
@@ -210,7 +258,10 @@ test('the body endpoint is behind the admin rule: 403 without the token, 200 wit
 
 /** A speech answer held by the body store: its body path and the bytes the client received. */
 async function heldSpeech(url: string): Promise<{ path: string; whole: Buffer }> {
-  const spoken = await post(url, '/voice-provider/tts', { text: 'A few seconds of speech to ask byte ranges of. '.repeat(4), voice_id: 'rachel' });
+  const spoken = await post(url, '/voice-provider/tts', {
+    text: 'A few seconds of speech to ask byte ranges of. '.repeat(4),
+    voice_id: 'rachel',
+  });
   assert.is(spoken.status, 200);
   return { path: `/__admin/requests/${String(spoken.headers['x-request-id'])}/body`, whole: spoken.bytes };
 }
@@ -311,14 +362,24 @@ test('HEAD of the body endpoint carries the same headers as GET, without the byt
       const head = await fetch(mock.url + path, { method: 'HEAD', headers });
       statuses.push(head.status);
       assert.is(head.status, got.status, String(range));
-      for (const name of ['content-type', 'content-length', 'content-range', 'accept-ranges', 'content-security-policy', 'cache-control']) {
+      for (const name of [
+        'content-type',
+        'content-length',
+        'content-range',
+        'accept-ranges',
+        'content-security-policy',
+        'cache-control',
+      ]) {
         assert.is(head.headers.get(name), got.headers.get(name), `${String(range)}: ${name}`);
       }
       assert.is((await head.arrayBuffer()).byteLength, 0, String(range));
     }
     assert.equal(statuses, [200, 206, 416]);
     const head = await fetch(mock.url + path, { method: 'HEAD' });
-    assert.equal([head.headers.get('content-length'), head.headers.get('accept-ranges')], [String(whole.length), 'bytes']);
+    assert.equal(
+      [head.headers.get('content-length'), head.headers.get('accept-ranges')],
+      [String(whole.length), 'bytes'],
+    );
   }));
 
 test('ranges are behind the admin rule too: 403 without the token; 206 and 416 with it', () =>
@@ -334,7 +395,11 @@ test('ranges are behind the admin rule too: 403 without the token; 206 and 416 w
     assert.ok(part.bytes.equals(whole.subarray(0, 10)));
     const past = await get(mock.url, path, null, { ...auth, range: `bytes=${whole.length}-` });
     assert.is(past.status, 416);
-    assert.is((await get(mock.url, path, null, { range: `bytes=${whole.length}-` })).status, 403, 'the length is not told to a stranger');
+    assert.is(
+      (await get(mock.url, path, null, { range: `bytes=${whole.length}-` })).status,
+      403,
+      'the length is not told to a stranger',
+    );
   }));
 
 test('journal listeners get each entry as journalled, until they unsubscribe; at most 16 at once', () => {
@@ -370,7 +435,10 @@ test('GET /__admin/requests/events sends each new request as an entry event', ()
     const ready = new Promise<void>((resolve) => (following = resolve));
     const events = readEvents(mock.url, '/__admin/requests/events', (t) => t.includes('event: entry'), {}, following);
     await ready;
-    await post(mock.url, '/text-provider/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: '<script>x</script>' }] });
+    await post(mock.url, '/text-provider/chat/completions', {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: '<script>x</script>' }],
+    });
     const { status, type, text } = await events;
     assert.is(status, 200);
     assert.match(type, /^text\/event-stream/);
@@ -390,7 +458,9 @@ test('the page and its feed answer 403 without the admin token, and serve with i
     }
     const refused = await readEvents(mock.url, '/__admin/requests/events', () => true);
     assert.is(refused.status, 403);
-    const ok = await readEvents(mock.url, '/__admin/requests/events', (t) => t.includes('event: ready'), { authorization: 'Bearer inspector-token-1' });
+    const ok = await readEvents(mock.url, '/__admin/requests/events', (t) => t.includes('event: ready'), {
+      authorization: 'Bearer inspector-token-1',
+    });
     assert.is(ok.status, 200);
     const page = await get(mock.url, '/__admin/', null, { authorization: 'Bearer inspector-token-1' });
     assert.ok(page.status === 200 || page.status === 404, 'served (404 only when the page is not built)');
@@ -450,7 +520,16 @@ test('a feed ends when the server shuts down', async () => {
   const stopping = new AbortController();
   let ended = false;
   let stopped = 0;
-  const res = { writableLength: 0, destroyed: false, writeHead() {}, getHeaders: () => ({}), write: () => true, destroy() {}, end: () => (ended = true), once() {} };
+  const res = {
+    writableLength: 0,
+    destroyed: false,
+    writeHead() {},
+    getHeaders: () => ({}),
+    write: () => true,
+    destroy() {},
+    end: () => (ended = true),
+    once() {},
+  };
   const done = writeFeed({ res } as never, { kind: 'feed', open: () => () => stopped++ }, stopping.signal);
   stopping.abort();
   await done;

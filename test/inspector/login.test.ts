@@ -54,7 +54,10 @@ test('GET /__admin/?token=TOKEN: 303 to /__admin/ with an HttpOnly, SameSite=Str
     const set = res.headers['set-cookie']!;
     assert.is(set.length, 1);
     const port = new URL(mock.url).port;
-    assert.match(set[0]!, new RegExp(`^uam_admin_${port}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/__admin$`));
+    assert.match(
+      set[0]!,
+      new RegExp(`^uam_admin_${port}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/__admin$`),
+    );
     assert.not.match(set[0]!, /Secure/, 'plain HTTP: a Secure cookie would be refused');
     assert.not.ok(everything(res).includes(TOKEN), 'the token is nowhere in the answer');
     // The alias without the slash logs in too.
@@ -78,10 +81,19 @@ test('the cookie opens the page, its script, the feed, the API and the body endp
   loggedAdmin(async (mock) => {
     const { cookie } = await login(mock.url);
     const spoken = await request(mock.url, '/voice-provider/tts', { body: { text: 'Hello', voice_id: 'rachel' } });
-    for (const path of ['/__admin/', '/__admin/inspector.js', '/__admin/requests', '/__admin/faults', `/__admin/requests/${String(spoken.headers['x-request-id'])}/body`]) {
+    for (const path of [
+      '/__admin/',
+      '/__admin/inspector.js',
+      '/__admin/requests',
+      '/__admin/faults',
+      `/__admin/requests/${String(spoken.headers['x-request-id'])}/body`,
+    ]) {
       const res = await get(mock.url, path, null, { cookie: `other=1; ${cookie}` });
       // The page and its script are 404 only when the inspector is not built (npm run build).
-      assert.ok(res.status === 200 || (res.status === 404 && res.json?.error.code === 'inspector_not_built'), `${path}: ${res.status}`);
+      assert.ok(
+        res.status === 200 || (res.status === 404 && res.json?.error.code === 'inspector_not_built'),
+        `${path}: ${res.status}`,
+      );
     }
     assert.equal(await feed(mock.url, { cookie }), { status: 200, ready: true });
     assert.is((await feed(mock.url, {})).status, 403, 'the feed without the cookie');
@@ -121,19 +133,43 @@ test('a change with the cookie must come from the page: its Origin and x-uam-adm
     const { cookie } = await login(mock.url);
     const host = new URL(mock.url).host;
     const rule = { id: 'r1', fault: { status: 500 } };
-    const add = (headers: Record<string, string>, key: string | null = null) => request(mock.url, '/__admin/faults', { method: 'POST', body: rule, key, headers });
+    const add = (headers: Record<string, string>, key: string | null = null) =>
+      request(mock.url, '/__admin/faults', { method: 'POST', body: rule, key, headers });
     const foreign = await add({ cookie, 'x-uam-admin': '1', origin: 'http://evil.example' });
     assert.is(foreign.status, 403, 'a foreign Origin');
     assert.is(foreign.json.error.code, 'admin_forbidden');
-    assert.is((await add({ cookie, 'x-uam-admin': '1', origin: 'http://127.0.0.1:1' })).status, 403, 'same host, another port');
+    assert.is(
+      (await add({ cookie, 'x-uam-admin': '1', origin: 'http://127.0.0.1:1' })).status,
+      403,
+      'same host, another port',
+    );
     assert.is((await add({ cookie, 'x-uam-admin': '1', origin: 'null' })).status, 403, 'an opaque origin');
     assert.is((await add({ cookie, origin: `http://${host}` })).status, 403, 'without x-uam-admin');
-    assert.is((await request(mock.url, '/__admin/reset', { method: 'POST', key: null, headers: { cookie } })).status, 403, 'a bare POST, as a form sends');
-    assert.is((await request(mock.url, '/__admin/faults', { method: 'DELETE', key: null, headers: { cookie, origin: 'http://evil.example', 'x-uam-admin': '1' } })).status, 403);
+    assert.is(
+      (await request(mock.url, '/__admin/reset', { method: 'POST', key: null, headers: { cookie } })).status,
+      403,
+      'a bare POST, as a form sends',
+    );
+    assert.is(
+      (
+        await request(mock.url, '/__admin/faults', {
+          method: 'DELETE',
+          key: null,
+          headers: { cookie, origin: 'http://evil.example', 'x-uam-admin': '1' },
+        })
+      ).status,
+      403,
+    );
     assert.equal((await get(mock.url, '/__admin/faults', TOKEN)).json.data, [], 'nothing was changed');
     assert.is((await add({ cookie, 'x-uam-admin': '1', origin: `http://${host}` })).status, 201, 'the page itself');
     assert.is(
-      (await request(mock.url, '/__admin/faults/r1', { method: 'DELETE', key: null, headers: { cookie, 'x-uam-admin': '1' } })).status,
+      (
+        await request(mock.url, '/__admin/faults/r1', {
+          method: 'DELETE',
+          key: null,
+          headers: { cookie, 'x-uam-admin': '1' },
+        })
+      ).status,
       200,
       'no Origin: the header suffices',
     );

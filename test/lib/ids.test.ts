@@ -45,7 +45,12 @@ test('idOf gives the id idFrom reads from the digest of the same parts, short or
     ['video.generate', 'x'.repeat(5000)],
   ];
   for (const parts of cases) {
-    for (const length of [0, 3, 29, 40]) assert.is(idOf('p-', length, ...parts), idFrom(digest(...parts), 'p-', length), JSON.stringify(parts).slice(0, 60));
+    for (const length of [0, 3, 29, 40])
+      assert.is(
+        idOf('p-', length, ...parts),
+        idFrom(digest(...parts), 'p-', length),
+        JSON.stringify(parts).slice(0, 60),
+      );
   }
   const raw = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say this is a test"}]}';
   assert.is(idOf('chatcmpl-', 29, 'chat.completions', raw), 'chatcmpl-IPsVARqdHNfXOKi0Y0NVtIxW7Sk2w');

@@ -31,10 +31,13 @@ async function exchange(answer: (res: ServerResponse) => void): Promise<Seen> {
   try {
     const { port } = server.address() as AddressInfo;
     const headers = await new Promise<IncomingHttpHeaders>((resolve, reject) => {
-      const req = httpRequest({ port, host: '127.0.0.1', path: '/', agent: false, headers: { connection: 'keep-alive' } }, (res) => {
-        res.resume();
-        res.once('end', () => resolve(res.headers));
-      });
+      const req = httpRequest(
+        { port, host: '127.0.0.1', path: '/', agent: false, headers: { connection: 'keep-alive' } },
+        (res) => {
+          res.resume();
+          res.once('end', () => resolve(res.headers));
+        },
+      );
       req.once('error', reject);
       req.end();
     });
@@ -46,7 +49,8 @@ async function exchange(answer: (res: ServerResponse) => void): Promise<Seen> {
 }
 
 test('writtenHead: Node keeps the header block it wrote in res._header, as the journal reads it', async () => {
-  // Both ways the mock writes a head: setHeader then end (Koa, streams), and one writeHead with a flat list (JSON answers).
+  // Both ways the mock writes a head: setHeader then end (Koa, streams), and one writeHead with a flat list (JSON
+  // answers).
   const answers: ((res: ServerResponse) => void)[] = [
     (res) => {
       res.setHeader('x-request-id', 'req_1');
@@ -61,11 +65,16 @@ test('writtenHead: Node keeps the header block it wrote in res._header, as the j
   for (const answer of answers) {
     const seen = await exchange(answer);
     assert.is(seen.before, undefined, 'no block before the head is written: reportRequest then reads getHeaders()');
-    assert.type(seen.head, 'string', 'res._header is a string once the head is written (else every record falls back to getHeaders)');
+    assert.type(
+      seen.head,
+      'string',
+      'res._header is a string once the head is written (else every record falls back to getHeaders)',
+    );
     assert.match(seen.head!, /^HTTP\/1\.1 20[01] [A-Za-z ]+\r\n/);
     assert.ok(seen.head!.endsWith('\r\n\r\n'), 'the whole block, blank line included');
     // The journal's reading of the block is the headers the client got.
-    const lower = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), String(v)]));
+    const lower = (h: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), String(v)]));
     assert.equal(lower(headersFromBlock(seen.head!)), lower(seen.headers));
   }
 });
@@ -84,12 +93,20 @@ test("closeAfter: res.shouldKeepAlive is Node's own flag; false ends the answer 
   });
   assert.is(seen.keepAlive, true, 'a boolean, true for a keep-alive request');
   assert.is(seen.headers.connection, 'close');
-  assert.match(seen.head!, /^HTTP\/1\.1 200 OK\r\nx-request-id: req_3\r\n(?:.*\r\n)*Connection: close\r\n/i, 'Node writes it among its own headers, after those set');
+  assert.match(
+    seen.head!,
+    /^HTTP\/1\.1 200 OK\r\nx-request-id: req_3\r\n(?:.*\r\n)*Connection: close\r\n/i,
+    'Node writes it among its own headers, after those set',
+  );
 });
 
 test('closeAfter: where Node has no such flag, the header is set (before the head only)', () => {
   const set: [string, string][] = [];
-  const fake = (headersSent: boolean) => ({ headersSent, setHeader: (name: string, value: string) => void set.push([name, value]) }) as unknown as ServerResponse;
+  const fake = (headersSent: boolean) =>
+    ({
+      headersSent,
+      setHeader: (name: string, value: string) => void set.push([name, value]),
+    }) as unknown as ServerResponse;
   closeAfter(fake(false));
   closeAfter(fake(true));
   assert.equal(set, [['Connection', 'close']]);
@@ -117,10 +134,16 @@ console.log(JSON.stringify(Object.fromEntries(['as-joined', 'flattened', 'optimi
 `;
 
 test('flattenString: V8 flattens a joined text in place, so holding it no longer holds its pieces (interpreted and optimized)', () => {
-  const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--input-type=module', '-e', CHILD], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--input-type=module', '-e', CHILD], {
+    encoding: 'utf8',
+  });
   const held = JSON.parse(out.trim().split('\n').pop()!) as Record<string, boolean>;
   assert.is(held['as-joined'], true, 'the check sees a piece a joined text holds');
-  assert.is(held.flattened, false, 'Number(text) no longer flattens the text: every record now holds the pieces of its texts');
+  assert.is(
+    held.flattened,
+    false,
+    'Number(text) no longer flattens the text: every record now holds the pieces of its texts',
+  );
   assert.is(held.optimized, false, 'optimized code drops the flattening Number(text)');
 });
 

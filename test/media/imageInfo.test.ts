@@ -13,7 +13,10 @@ const WEBP_LOSSY_5X3 = Buffer.from(
   'UklGRoIAAABXRUJQVlA4IHYAAACwAgCdASoFAAMAAgA0JbACdLoAkQD0AOlVBhMh0mAA/trX2mx/4xclAWHLPGV//B/t/+JpxBn0/75/0bXE7k3+FM0wp/9Qx/lf8YEqd9f+KeX5Mf1ovznezOu4nDyQ6N8IWGX/Uj13+zj6e4fQY/YA0C/swAAA',
   'base64',
 );
-const WEBP_LOSSLESS_6X4 = Buffer.from('UklGRjwAAABXRUJQVlA4TDAAAAAvBcAAADcgEEjaH3qN+RcQFPk/2vwHskEkMChmJAnOWozAoEzm3wp7RPQ/yKBHXw8=', 'base64');
+const WEBP_LOSSLESS_6X4 = Buffer.from(
+  'UklGRjwAAABXRUJQVlA4TDAAAAAvBcAAADcgEEjaH3qN+RcQFPk/2vwHskEkMChmJAnOWozAoEzm3wp7RPQ/yKBHXw8=',
+  'base64',
+);
 // Hand-written 5x3 GIF89a (2-colour table, uncompressed-style LZW); ffmpeg decodes it.
 const GIF_5X3 = Buffer.from('R0lGODlhBQADAIAAAP8AAAAA/ywAAAAABQADAAACDARDMARDMARDMARDFAA7', 'base64');
 
@@ -54,7 +57,8 @@ test('truncated images give undefined', () => {
   const png = encodePng(64, 32, 9);
   // Buffer.from copies small inputs into Node's shared pool, the case where unchecked
   // reads would otherwise see unrelated bytes.
-  for (const n of [4, 8, 16, 20, 24, 32]) assert.is(readImageInfo(Buffer.from(png.subarray(0, n))), undefined, `png ${n}`);
+  for (const n of [4, 8, 16, 20, 24, 32])
+    assert.is(readImageInfo(Buffer.from(png.subarray(0, n))), undefined, `png ${n}`);
   for (const n of [4, 100, 160]) assert.is(readImageInfo(Buffer.from(JPEG_5X3.subarray(0, n))), undefined, `jpeg ${n}`);
   for (const n of [6, 8, 12]) assert.is(readImageInfo(Buffer.from(GIF_5X3.subarray(0, n))), undefined, `gif ${n}`);
   for (const n of [12, 16, 24, 29]) {
@@ -78,12 +82,20 @@ function jpegWithMetadata(count: number): Buffer {
   segment[0] = 0xff;
   segment[1] = 0xfe; // COM: skipped by readers, as large as a segment can be
   segment.writeUInt16BE(65535, 2);
-  return Buffer.concat([JPEG_5X3.subarray(0, 2), ...Array.from({ length: count }, () => segment), JPEG_5X3.subarray(2)]);
+  return Buffer.concat([
+    JPEG_5X3.subarray(0, 2),
+    ...Array.from({ length: count }, () => segment),
+    JPEG_5X3.subarray(2),
+  ]);
 }
 
 test('readBase64ImageInfo reads base64 and data-URI payloads like readImageInfo reads bytes', () => {
   const big = encodePng(1024, 512, 3);
-  const padded = Buffer.concat([big.subarray(0, big.length - 12), Buffer.alloc(200_000, 1), big.subarray(big.length - 12)]);
+  const padded = Buffer.concat([
+    big.subarray(0, big.length - 12),
+    Buffer.alloc(200_000, 1),
+    big.subarray(big.length - 12),
+  ]);
   for (const image of [encodePng(64, 32, 1), padded, JPEG_5X3, GIF_5X3, WEBP_LOSSY_5X3, WEBP_LOSSLESS_6X4]) {
     const b64 = image.toString('base64');
     assert.equal(readBase64ImageInfo(b64), readImageInfo(image));

@@ -8,8 +8,14 @@ const cases: { opts: WavOptions; codec: RegExp }[] = [
   { opts: { sampleRate: 8000, bitsPerSample: 8, encoding: 'mulaw', durationSeconds: 2.5, seed: 2 }, codec: /^MULAW$/ },
   { opts: { sampleRate: 8000, bitsPerSample: 8, encoding: 'pcm', durationSeconds: 1.0001, seed: 2 }, codec: /PCM/ },
   { opts: { sampleRate: 22050, bitsPerSample: 16, encoding: 'pcm', durationSeconds: 4, seed: 3 }, codec: /PCM/ },
-  { opts: { sampleRate: 24000, bitsPerSample: 16, encoding: 'pcm', durationSeconds: 1.5, seed: 4, pitchPercent: 20 }, codec: /PCM/ },
-  { opts: { sampleRate: 44100, bitsPerSample: 16, encoding: 'pcm', durationSeconds: 7, seed: 5, pitchPercent: -30 }, codec: /PCM/ },
+  {
+    opts: { sampleRate: 24000, bitsPerSample: 16, encoding: 'pcm', durationSeconds: 1.5, seed: 4, pitchPercent: 20 },
+    codec: /PCM/,
+  },
+  {
+    opts: { sampleRate: 44100, bitsPerSample: 16, encoding: 'pcm', durationSeconds: 7, seed: 5, pitchPercent: -30 },
+    codec: /PCM/,
+  },
   { opts: { sampleRate: 48000, bitsPerSample: 16, encoding: 'pcm', durationSeconds: 12.5, seed: 6 }, codec: /PCM/ },
 ];
 
@@ -57,8 +63,14 @@ test('odd-length 8-bit data is padded to an even chunk size', async () => {
 test('zero duration gives an empty data chunk; invalid options are rejected', async () => {
   const buf = encodeWav({ sampleRate: 8000, bitsPerSample: 16, encoding: 'pcm', durationSeconds: 0, seed: 1 });
   assert.is(buf.length, 44);
-  assert.throws(() => encodeWav({ sampleRate: 0, bitsPerSample: 16, encoding: 'pcm', durationSeconds: 1, seed: 1 }), RangeError);
-  assert.throws(() => encodeWav({ sampleRate: 8000, bitsPerSample: 16, encoding: 'pcm', durationSeconds: -1, seed: 1 }), RangeError);
+  assert.throws(
+    () => encodeWav({ sampleRate: 0, bitsPerSample: 16, encoding: 'pcm', durationSeconds: 1, seed: 1 }),
+    RangeError,
+  );
+  assert.throws(
+    () => encodeWav({ sampleRate: 8000, bitsPerSample: 16, encoding: 'pcm', durationSeconds: -1, seed: 1 }),
+    RangeError,
+  );
 });
 
 // Its speed is the benchmark's business (tts and speech scenarios), not a timed assertion here.

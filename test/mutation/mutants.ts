@@ -67,7 +67,8 @@ export interface Mutant {
   readonly family: 'schema' | 'path' | 'coerce' | 'body' | 'auth' | 'status' | 'catalogue' | 'ignore';
   /** The rule as a sentence, for reports. */
   readonly rule: string;
-  /** Whether the API document states the rule (level must): then the documented profile must kill the mutant; else full must. */
+  /** Whether the API document states the rule (level must): then the documented profile must kill the mutant; else full
+   * must. */
   readonly documented: boolean;
   /** True when a failed case names the weakened rule (its id names the field, the auth mode, ...). */
   readonly names: (caseId: string) => boolean;
@@ -90,8 +91,18 @@ const registry = SchemaRegistry.shared();
 
 /** The case files, with their placeholders filled as the runner fills them against the mock. */
 export function caseFiles(values: Record<string, string>): CaseFile[] {
-  const names = ['chat.completions', 'images.generate', 'images.edit', 'video.generate', 'voice.tts', 'cloud.speech', 'me'];
-  const suite = JSON.parse(readFileSync(join(CONFORMANCE_DIR, 'suite.json'), 'utf8')) as { values: Record<string, string> };
+  const names = [
+    'chat.completions',
+    'images.generate',
+    'images.edit',
+    'video.generate',
+    'voice.tts',
+    'cloud.speech',
+    'me',
+  ];
+  const suite = JSON.parse(readFileSync(join(CONFORMANCE_DIR, 'suite.json'), 'utf8')) as {
+    values: Record<string, string>;
+  };
   const all = { ...suite.values, ...values };
   const fill = (text: string) => text.replace(/\{\{(\w+)\}\}/g, (_m, n: string) => JSON.stringify(all[n]).slice(1, -1));
   return names.map((n) => JSON.parse(fill(readFileSync(join(CONFORMANCE_DIR, `${n}.json`), 'utf8'))) as CaseFile);
@@ -105,14 +116,18 @@ const parse = (raw: string): { ok: true; value: unknown } | { ok: false } => {
   }
 };
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const onPath = (op: Operation) => (req: Incoming) => req.method === op.method && (req.path === op.path || req.path === `/v1${op.path}`);
+const onPath = (op: Operation) => (req: Incoming) =>
+  req.method === op.method && (req.path === op.path || req.path === `/v1${op.path}`);
 
 /** Every instance value a schema path stands for: `*` is every index of an array. */
 function valuesAt(doc: unknown, pointer: string): { pointer: string; value: unknown }[] {
   const [head, ...rest] = pointer.split('/').slice(1);
   if (head === undefined) return [{ pointer: '', value: doc }];
   const tail = rest.length ? `/${rest.join('/')}` : '';
-  if (head === '*') return Array.isArray(doc) ? doc.flatMap((v, i) => valuesAt(v, tail).map((x) => ({ pointer: `/${i}${x.pointer}`, value: x.value }))) : [];
+  if (head === '*')
+    return Array.isArray(doc)
+      ? doc.flatMap((v, i) => valuesAt(v, tail).map((x) => ({ pointer: `/${i}${x.pointer}`, value: x.value })))
+      : [];
   if (!isObject(doc) || !(head in doc)) return [];
   return valuesAt(doc[head], tail).map((x) => ({ pointer: `/${head}${x.pointer}`, value: x.value }));
 }
@@ -127,9 +142,11 @@ function setValue(doc: unknown, pointer: string, value: unknown): void {
 /** The schema nodes of a request schema: each with the instance pointer it applies to (`*` for array items). */
 function nodes(schema: Node, instance = '', schemaPath = ''): { node: Node; instance: string; schemaPath: string }[] {
   const out = [{ node: schema, instance, schemaPath }];
-  for (const [name, child] of Object.entries(schema.properties ?? {})) out.push(...nodes(child, `${instance}/${name}`, `${schemaPath}/properties/${name}`));
+  for (const [name, child] of Object.entries(schema.properties ?? {}))
+    out.push(...nodes(child, `${instance}/${name}`, `${schemaPath}/properties/${name}`));
   if (schema.items) out.push(...nodes(schema.items, `${instance}/*`, `${schemaPath}/items`));
-  for (const branch of ['if', 'then'] as const) if (schema[branch]) out.push(...nodes(schema[branch]!, instance, `${schemaPath}/${branch}`));
+  for (const branch of ['if', 'then'] as const)
+    if (schema[branch]) out.push(...nodes(schema[branch]!, instance, `${schemaPath}/${branch}`));
   return out;
 }
 
@@ -150,41 +167,72 @@ const NUMERIC = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'] a
 function editsOf(node: Node): Edit[] {
   const out: Edit[] = [];
   for (const name of node.required ?? []) {
-    out.push({ keyword: `required:${name}`, how: `${name} no longer required`, apply: (n) => void (n.required = n.required!.filter((r) => r !== name)) });
+    out.push({
+      keyword: `required:${name}`,
+      how: `${name} no longer required`,
+      apply: (n) => void (n.required = n.required!.filter((r) => r !== name)),
+    });
   }
   if (node.type !== undefined) {
     out.push({ keyword: 'type', how: 'any JSON type accepted', apply: (n) => void delete n.type });
-    out.push({ keyword: 'type', how: 'null accepted as well', apply: (n) => void (n.type = [...[n.type!].flat(), 'null']) });
-    if (isType(node, 'number')) out.push({ keyword: 'type', how: 'integers only (a fraction refused)', narrows: true, apply: (n) => void (n.type = 'integer') });
+    out.push({
+      keyword: 'type',
+      how: 'null accepted as well',
+      apply: (n) => void (n.type = [...[n.type!].flat(), 'null']),
+    });
+    if (isType(node, 'number'))
+      out.push({
+        keyword: 'type',
+        how: 'integers only (a fraction refused)',
+        narrows: true,
+        apply: (n) => void (n.type = 'integer'),
+      });
   }
   for (const k of NUMERIC) {
     const v = node[k];
     if (v === undefined) continue;
     // By half the range, or by one for integers (half a step would let no new integer through).
-    const span = Math.abs((node.maximum ?? node.exclusiveMaximum ?? 1) - (node.minimum ?? node.exclusiveMinimum ?? 0)) || 1;
+    const span =
+      Math.abs((node.maximum ?? node.exclusiveMaximum ?? 1) - (node.minimum ?? node.exclusiveMinimum ?? 0)) || 1;
     const by = [node.type].flat().includes('integer') ? 1 : span / 2;
     const widen = k.endsWith('aximum') ? by : -by;
     out.push({ keyword: k, how: `${k} dropped`, apply: (n) => void delete n[k] });
-    out.push({ keyword: k, how: `${k} widened by ${Math.abs(widen)}`, apply: (n) => void (n[k] = (n[k] as number) + widen) });
+    out.push({
+      keyword: k,
+      how: `${k} widened by ${Math.abs(widen)}`,
+      apply: (n) => void (n[k] = (n[k] as number) + widen),
+    });
     if (k === 'minimum' || k === 'maximum') {
       const exclusive = k === 'minimum' ? 'exclusiveMinimum' : 'exclusiveMaximum';
-      out.push({ keyword: k, how: `${k} made exclusive (the limit itself refused)`, narrows: true, apply: (n) => void ((n[exclusive] = n[k]), delete n[k]) });
+      out.push({
+        keyword: k,
+        how: `${k} made exclusive (the limit itself refused)`,
+        narrows: true,
+        apply: (n) => void ((n[exclusive] = n[k]), delete n[k]),
+      });
     }
   }
   for (const k of ['minLength', 'maxLength', 'minItems', 'maxItems'] as const) {
     if (node[k] === undefined) continue;
     out.push({ keyword: k, how: `${k} dropped`, apply: (n) => void delete n[k] });
-    if (k.startsWith('max')) out.push({ keyword: k, how: `${k} one too many`, apply: (n) => void (n[k] = (n[k] as number) + 1) });
+    if (k.startsWith('max'))
+      out.push({ keyword: k, how: `${k} one too many`, apply: (n) => void (n[k] = (n[k] as number) + 1) });
   }
   if (node.enum) {
     out.push({ keyword: 'enum', how: 'any value accepted', apply: (n) => void delete n.enum });
     node.enum.forEach((v, i) => {
       if (node.enum!.length > 1)
-        out.push({ keyword: 'enum', how: `${JSON.stringify(v)} refused`, narrows: true, apply: (n) => void (n.enum = n.enum!.filter((_x, j) => j !== i)) });
+        out.push({
+          keyword: 'enum',
+          how: `${JSON.stringify(v)} refused`,
+          narrows: true,
+          apply: (n) => void (n.enum = n.enum!.filter((_x, j) => j !== i)),
+        });
     });
   }
   if (node.const !== undefined) out.push({ keyword: 'const', how: 'const dropped', apply: (n) => void delete n.const });
-  for (const k of ['format', 'pattern'] as const) if (node[k] !== undefined) out.push({ keyword: k, how: `${k} dropped`, apply: (n) => void delete n[k] });
+  for (const k of ['format', 'pattern'] as const)
+    if (node[k] !== undefined) out.push({ keyword: k, how: `${k} dropped`, apply: (n) => void delete n[k] });
   return out;
 }
 
@@ -202,7 +250,11 @@ function compile(schema: Node): (v: unknown) => boolean {
 
 /** The keyword the documented map of a case file uses for an edit. */
 const documentedKeyword = (keyword: string): string =>
-  keyword.startsWith('required') ? 'required' : keyword.startsWith('exclusive') ? keyword.replace('exclusiveM', 'm') : keyword;
+  keyword.startsWith('required')
+    ? 'required'
+    : keyword.startsWith('exclusive')
+      ? keyword.replace('exclusiveM', 'm')
+      : keyword;
 
 /** The dotted field a case id names for an instance pointer: /messages/* /role -> messages.0.role. */
 const fieldOf = (instance: string): string => dotted(instance.replace(/\/\*/g, '/0'));
@@ -225,7 +277,8 @@ function schemaMutants(files: readonly CaseFile[]): Mutant[] {
         const accepts = compile(mutated);
         const field = edit.keyword.startsWith('required:') ? `${instance}/${edit.keyword.slice(9)}` : instance;
         const inBranch = /\/(if|then)(\/|$)/.test(schemaPath);
-        const documentedRule = file.documented?.[field.replace(/\/\*/g, '/0')]?.keywords.includes(documentedKeyword(edit.keyword)) ?? false;
+        const documentedRule =
+          file.documented?.[field.replace(/\/\*/g, '/0')]?.keywords.includes(documentedKeyword(edit.keyword)) ?? false;
         const name = fieldOf(field);
         // A weakened server answers a request the mock refuses as the mock answers a valid one; a
         // narrowed one (a limit made exclusive, an enum member dropped) refuses a valid request.
@@ -236,7 +289,9 @@ function schemaMutants(files: readonly CaseFile[]): Mutant[] {
           if (before && !after) return { kind: 'body', body: REFUSED };
           return { kind: 'forward' };
         };
-        const paths: { suffix: string; when: (b: Record<string, unknown>) => boolean; prefix: string }[] = [{ suffix: '', when: () => true, prefix: `${file.prefix}.` }];
+        const paths: { suffix: string; when: (b: Record<string, unknown>) => boolean; prefix: string }[] = [
+          { suffix: '', when: () => true, prefix: `${file.prefix}.` },
+        ];
         // On the other paths: the weakenings of the fields the path leaves alone. (The variants carry only
         // the free invalid cases; a narrowing on one path would need paid valid cases there too.)
         for (const v of edit.narrows || field === '' ? [] : (file.variants ?? [])) {
@@ -261,12 +316,17 @@ function schemaMutants(files: readonly CaseFile[]): Mutant[] {
               id.startsWith(path.prefix) &&
               (edit.narrows === true ||
                 (inBranch && !edit.keyword.startsWith('required:')) ||
-                (name === '' ? id.includes('.body.') : id.includes(`.${name}.`) || id.endsWith(`.${name}`) || (inBranch && /image_to_video|image_url/.test(id)))),
+                (name === ''
+                  ? id.includes('.body.')
+                  : id.includes(`.${name}.`) ||
+                    id.endsWith(`.${name}`) ||
+                    (inBranch && /image_to_video|image_url/.test(id)))),
             act: (req) => {
               if (!here(req)) return { kind: 'forward' };
               const parsed = parse(req.raw);
               // The root rule (a JSON object) is the only one a body that is not an object can reach.
-              if (!parsed.ok || (isObject(parsed.value) ? !path.when(parsed.value) : name !== '' || path.suffix !== '')) return { kind: 'forward' };
+              if (!parsed.ok || (isObject(parsed.value) ? !path.when(parsed.value) : name !== '' || path.suffix !== ''))
+                return { kind: 'forward' };
               return decide(parsed.value);
             },
           });
@@ -278,12 +338,22 @@ function schemaMutants(files: readonly CaseFile[]): Mutant[] {
 }
 
 /** Each case file of an operation with a request schema: its operation, the schema, a validity test and a path test. */
-function withSchemas(files: readonly CaseFile[]): { file: CaseFile; op: Operation; schema: Node; valid: (b: unknown) => boolean; here: (req: Incoming) => boolean }[] {
+function withSchemas(
+  files: readonly CaseFile[],
+): { file: CaseFile; op: Operation; schema: Node; valid: (b: unknown) => boolean; here: (req: Incoming) => boolean }[] {
   return files.flatMap((file) => {
     const op = operation(file.operation);
     const id = op.requestSchema;
     if (!id || !file.base) return [];
-    return [{ file, op, schema: registry.get(id).schema as Node, valid: (b: unknown) => registry.check(id, b).length === 0, here: onPath(op) }];
+    return [
+      {
+        file,
+        op,
+        schema: registry.get(id).schema as Node,
+        valid: (b: unknown) => registry.check(id, b).length === 0,
+        here: onPath(op),
+      },
+    ];
   });
 }
 
@@ -297,20 +367,31 @@ function coerceMutants(files: readonly CaseFile[]): Mutant[] {
       if (!kind || !instance) continue;
       const name = fieldOf(instance);
       const coerce = (s: string): unknown =>
-        kind === 'boolean' ? (s === 'true' ? true : s === 'false' ? false : s) : s.trim() !== '' && Number.isFinite(Number(s)) ? Number(s) : s;
+        kind === 'boolean'
+          ? s === 'true'
+            ? true
+            : s === 'false'
+              ? false
+              : s
+          : s.trim() !== '' && Number.isFinite(Number(s))
+            ? Number(s)
+            : s;
       out.push({
         id: `coerce:${op.id}:${instance}`,
         operation: op.id,
         family: 'coerce',
         rule: `${op.id} ${name}: the string form of a ${kind} is taken as the ${kind}`,
-        documented: file.documented?.[instance.replace(/\/\*/g, '/0')]?.keywords.some((k) => k === 'type' || k === 'enum') ?? false,
+        documented:
+          file.documented?.[instance.replace(/\/\*/g, '/0')]?.keywords.some((k) => k === 'type' || k === 'enum') ??
+          false,
         names: (id) => id.startsWith(`${file.prefix}`) && id.includes(`.${name}.`),
         act: (req) => {
           if (!here(req)) return { kind: 'forward' };
           const parsed = parse(req.raw);
           if (!parsed.ok || !isObject(parsed.value) || valid(parsed.value)) return { kind: 'forward' };
           const body = clone(parsed.value);
-          for (const at of valuesAt(body, instance)) if (typeof at.value === 'string') setValue(body, at.pointer, coerce(at.value));
+          for (const at of valuesAt(body, instance))
+            if (typeof at.value === 'string') setValue(body, at.pointer, coerce(at.value));
           return valid(body) ? { kind: 'body', body: JSON.stringify(body) } : { kind: 'forward' };
         },
       });
@@ -341,10 +422,25 @@ function bodyMutants(files: readonly CaseFile[]): Mutant[] {
       const p = parse(raw);
       return p.ok && !isObject(p.value);
     };
-    out.push(mutant('a JSON body that is not an object is taken as the cheapest valid request', nonObject, { kind: 'body', body: base }));
-    out.push(mutant('an empty body is taken as the cheapest valid request', (raw) => raw === '', { kind: 'body', body: base }));
-    out.push(mutant('malformed JSON is answered 500 (the parser threw)', (raw) => raw !== '' && !parse(raw).ok, { kind: 'status', from: 400, to: 500 }));
-    out.push(mutant('a JSON body that is not an object is answered 500', nonObject, { kind: 'status', from: 400, to: 500 }));
+    out.push(
+      mutant('a JSON body that is not an object is taken as the cheapest valid request', nonObject, {
+        kind: 'body',
+        body: base,
+      }),
+    );
+    out.push(
+      mutant('an empty body is taken as the cheapest valid request', (raw) => raw === '', { kind: 'body', body: base }),
+    );
+    out.push(
+      mutant('malformed JSON is answered 500 (the parser threw)', (raw) => raw !== '' && !parse(raw).ok, {
+        kind: 'status',
+        from: 400,
+        to: 500,
+      }),
+    );
+    out.push(
+      mutant('a JSON body that is not an object is answered 500', nonObject, { kind: 'status', from: 400, to: 500 }),
+    );
   }
   return out;
 }
@@ -368,7 +464,10 @@ function authMutants(files: readonly CaseFile[]): Mutant[] {
       rule: `${op.id}: a request with ${mode === 'missing' ? 'no Authorization header' : mode === 'basic' ? 'the Basic scheme' : mode === 'empty' ? 'an empty bearer token' : 'an unknown key'} is served`,
       documented: true,
       names: (id) => id === `auth.${mode}.${file.prefix}`,
-      act: (req) => (here(req) && matches(req.headers.authorization) ? { kind: 'auth', authorization: `Bearer ${VALID_KEY}` } : { kind: 'forward' }),
+      act: (req) =>
+        here(req) && matches(req.headers.authorization)
+          ? { kind: 'auth', authorization: `Bearer ${VALID_KEY}` }
+          : { kind: 'forward' },
     }));
   });
 }
@@ -391,7 +490,10 @@ function schemeCaseMutants(files: readonly CaseFile[]): Mutant[] {
         rule: `${op.id}: the scheme 'bearer' in lower case is refused (compared case-sensitively)`,
         documented: false,
         names: (id) => lowercase.has(id),
-        act: (req) => (here(req) && /^bearer /.test(req.headers.authorization ?? '') ? { kind: 'auth', authorization: `Basic ${VALID_KEY}` } : { kind: 'forward' }),
+        act: (req) =>
+          here(req) && /^bearer /.test(req.headers.authorization ?? '')
+            ? { kind: 'auth', authorization: `Basic ${VALID_KEY}` }
+            : { kind: 'forward' },
       },
     ];
   });
@@ -463,7 +565,12 @@ function ignoreMutants(files: readonly CaseFile[]): Mutant[] {
         const at = field.replace(/\/\*/g, '/0');
         const related = (p: string) => p === at || p.startsWith(`${at}/`) || at.startsWith(`${p}/`);
         const setting = new Set(
-          (file.cases ?? []).filter((c) => Object.keys(c.set ?? {}).some(related) || (c.body !== undefined && valuesAt(c.body, field).length > 0)).map((c) => c.id),
+          (file.cases ?? [])
+            .filter(
+              (c) =>
+                Object.keys(c.set ?? {}).some(related) || (c.body !== undefined && valuesAt(c.body, field).length > 0),
+            )
+            .map((c) => c.id),
         );
         out.push({
           id: `ignore:${op.id}:${label}`,
@@ -477,7 +584,9 @@ function ignoreMutants(files: readonly CaseFile[]): Mutant[] {
             const p = parse(req.raw);
             if (!p.ok || !isObject(p.value) || !valid(p.value)) return { kind: 'forward' };
             const stripped = clone(p.value);
-            return removeAt(stripped, field) && valid(stripped) ? { kind: 'body', body: JSON.stringify(stripped) } : { kind: 'forward' };
+            return removeAt(stripped, field) && valid(stripped)
+              ? { kind: 'body', body: JSON.stringify(stripped) }
+              : { kind: 'forward' };
           },
         });
       }
@@ -488,17 +597,41 @@ function ignoreMutants(files: readonly CaseFile[]): Mutant[] {
 
 type Limit = 'max_n' | 'max_output_tokens' | 'context_window' | 'max_characters';
 
-/** How each per-model rule is broken by a server that does not enforce it: the request it would repair, and the cases that name it. */
-const RULES: Readonly<Record<Limit, { op: string; over: (b: Record<string, unknown>, limit: number) => Record<string, unknown> | undefined; names: RegExp }>> = {
-  max_n: { op: 'images.generate', over: (b, l) => (typeof b.n === 'number' && b.n > l ? { ...b, n: l } : undefined), names: /\.n\.|model-limit\.n/ },
-  max_output_tokens: { op: 'chat.completions', over: (b, l) => (typeof b.max_tokens === 'number' && b.max_tokens > l ? { ...b, max_tokens: 1 } : undefined), names: /max_tokens/ },
-  // Characters, not tokens: a prompt over the window in tokens is far over it in characters, and one within it here is short.
+/** How each per-model rule is broken by a server that does not enforce it: the request it would repair, and the cases
+ * that name it. */
+const RULES: Readonly<
+  Record<
+    Limit,
+    {
+      op: string;
+      over: (b: Record<string, unknown>, limit: number) => Record<string, unknown> | undefined;
+      names: RegExp;
+    }
+  >
+> = {
+  max_n: {
+    op: 'images.generate',
+    over: (b, l) => (typeof b.n === 'number' && b.n > l ? { ...b, n: l } : undefined),
+    names: /\.n\.|model-limit\.n/,
+  },
+  max_output_tokens: {
+    op: 'chat.completions',
+    over: (b, l) => (typeof b.max_tokens === 'number' && b.max_tokens > l ? { ...b, max_tokens: 1 } : undefined),
+    names: /max_tokens/,
+  },
+  // Characters, not tokens: a prompt over the window in tokens is far over it in characters, and one within it here is
+  // short.
   context_window: {
     op: 'chat.completions',
-    over: (b, l) => (JSON.stringify(b.messages ?? '').length > l ? { ...b, messages: [{ role: 'user', content: 'hi' }] } : undefined),
+    over: (b, l) =>
+      JSON.stringify(b.messages ?? '').length > l ? { ...b, messages: [{ role: 'user', content: 'hi' }] } : undefined,
     names: /context-window/,
   },
-  max_characters: { op: 'voice.tts', over: (b, l) => (typeof b.text === 'string' && [...b.text].length > l ? { ...b, text: 'Hi' } : undefined), names: /\.text\./ },
+  max_characters: {
+    op: 'voice.tts',
+    over: (b, l) => (typeof b.text === 'string' && [...b.text].length > l ? { ...b, text: 'Hi' } : undefined),
+    names: /\.text\./,
+  },
 };
 
 /**
@@ -542,14 +675,20 @@ function catalogueMutants(files: readonly CaseFile[], imageNamed: string): Mutan
     );
     // Per limit value too, where the suite has a case for each value: a context window case would send
     // a prompt of up to a million tokens, so that rule is checked for the smallest window only.
-    if (groups.size > 1 && limit !== 'context_window') for (const [value, ids] of groups) out.push(mutant(`${value}`, ids));
+    if (groups.size > 1 && limit !== 'context_window')
+      for (const [value, ids] of groups) out.push(mutant(`${value}`, ids));
   }
-  // response_formats: a server that does not check the value against the model's list answers in the model's default instead.
+  // response_formats: a server that does not check the value against the model's list answers in the model's default
+  // instead.
   const images = operation('images.generate');
   const onImages = onPath(images);
   const imagesFile = files.find((f) => f.operation === images.id)!;
-  const formats: ReadonlySet<string> = new Set(catalogue.ofKind('image').flatMap((m) => m.limits.response_formats ?? []));
-  const refusing = catalogue.ofKind('image').filter((m) => m.limits.response_formats && m.limits.response_formats.length < formats.size);
+  const formats: ReadonlySet<string> = new Set(
+    catalogue.ofKind('image').flatMap((m) => m.limits.response_formats ?? []),
+  );
+  const refusing = catalogue
+    .ofKind('image')
+    .filter((m) => m.limits.response_formats && m.limits.response_formats.length < formats.size);
   out.push({
     id: `catalogue:${images.id}:response_formats:all`,
     operation: images.id,
@@ -565,7 +704,8 @@ function catalogueMutants(files: readonly CaseFile[], imageNamed: string): Mutan
       const taken: readonly string[] | undefined = model?.limits.response_formats;
       // Only the per-model rule is skipped: a value outside the schema's enum is still refused.
       const asked = body?.response_format;
-      if (!body || !taken || typeof asked !== 'string' || !formats.has(asked) || taken.includes(asked)) return { kind: 'forward' };
+      if (!body || !taken || typeof asked !== 'string' || !formats.has(asked) || taken.includes(asked))
+        return { kind: 'forward' };
       const { response_format: _ignored, ...repaired } = body;
       return { kind: 'body', body: JSON.stringify(repaired) };
     },
@@ -589,6 +729,7 @@ export function allMutants(values: Record<string, string>): Mutant[] {
 }
 
 /** The documented operations, for the runner's --only. */
-export const prefixOf = (opId: string, values: Record<string, string>): string => caseFiles(values).find((f) => f.operation === opId)!.prefix;
+export const prefixOf = (opId: string, values: Record<string, string>): string =>
+  caseFiles(values).find((f) => f.operation === opId)!.prefix;
 
 export { operations };

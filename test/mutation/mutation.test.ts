@@ -12,13 +12,20 @@ const scored = async (): Promise<Score> => (result ??= await score({ concurrency
 
 test('every mutant of the contract is killed by the suite, naming the rule, or listed as equivalent or as a known gap, with its reason', async () => {
   const s = await scored();
-  const gaps = s.survivors.map((r) => `${r.mutant.id} (${r.mutant.rule}; runner exit ${r.code}, failed: ${r.failed.slice(0, 5).join(', ') || 'nothing'})`);
+  const gaps = s.survivors.map(
+    (r) =>
+      `${r.mutant.id} (${r.mutant.rule}; runner exit ${r.code}, failed: ${r.failed.slice(0, 5).join(', ') || 'nothing'})`,
+  );
   assert.equal(
     gaps,
     [],
     `surviving mutants: add a case that kills each, or list it in test/mutation/equivalent.json: as equivalent, with the reason no request can tell it apart, or as a gap, with what would catch it:\n${gaps.join('\n')}`,
   );
-  assert.equal(s.stale, [], 'listed as equivalent or as a gap but killed: remove them from test/mutation/equivalent.json');
+  assert.equal(
+    s.stale,
+    [],
+    'listed as equivalent or as a gap but killed: remove them from test/mutation/equivalent.json',
+  );
 });
 
 test('the score is at least 98%, and there are mutants of every family', async () => {

@@ -1,9 +1,11 @@
 import type { Score } from './run.js';
 
-/** Killed of the mutants a request can tell from a correct server (the equivalent ones left out, as mutation scores count). */
+/** Killed of the mutants a request can tell from a correct server (the equivalent ones left out, as mutation scores
+ * count). */
 export const scoreOf = (s: Score): number => s.killed / (s.total - s.equivalent.length);
 const percent = (s: Score): string => `${(100 * scoreOf(s)).toFixed(1)}%`;
-const ratio = ({ killed, counted }: { killed: number; counted: number }): string => `${((100 * killed) / counted).toFixed(1)}%`;
+const ratio = ({ killed, counted }: { killed: number; counted: number }): string =>
+  `${((100 * killed) / counted).toFixed(1)}%`;
 
 type Results = Score['results'];
 
@@ -53,7 +55,9 @@ export function renderScore(s: Score): string {
     `Equivalent mutants (${s.equivalent.length}), which no request can tell from a correct server:`,
     '',
     ...equivalents,
-    ...(gaps.length ? ['', `Known gaps (${gaps.length}), mutants the suite does not catch yet, and what would:`, '', ...gaps] : []),
+    ...(gaps.length
+      ? ['', `Known gaps (${gaps.length}), mutants the suite does not catch yet, and what would:`, '', ...gaps]
+      : []),
     ...(survivors.length ? ['', `Surviving mutants (${survivors.length}):`, '', ...survivors] : []),
     '',
   ].join('\n');

@@ -40,19 +40,29 @@ export interface Score {
 
 /** The equivalent mutants, each with its reason (test/mutation/equivalent.json). */
 export const EQUIVALENT_FILE = fileURLToPath(new URL('./equivalent.json', import.meta.url));
-const listed = (): { equivalent: Equivalent[]; gaps?: Equivalent[] } => JSON.parse(readFileSync(EQUIVALENT_FILE, 'utf8')) as { equivalent: Equivalent[]; gaps?: Equivalent[] };
+const listed = (): { equivalent: Equivalent[]; gaps?: Equivalent[] } =>
+  JSON.parse(readFileSync(EQUIVALENT_FILE, 'utf8')) as { equivalent: Equivalent[]; gaps?: Equivalent[] };
 export const readEquivalents = (): Equivalent[] => listed().equivalent;
 /** The known gaps: survivors a check could catch, not written yet (the same file). */
 export const readGaps = (): Equivalent[] => listed().gaps ?? [];
 
 /** The runner's default values against the mock (the same the CLI fills the suite with). */
 export function runnerValues(): Record<string, string> {
-  const options = parseConformanceArgs(['--base-url', 'http://x', '--api-key', 'k'], new Catalogue(SchemaRegistry.shared()), {});
+  const options = parseConformanceArgs(
+    ['--base-url', 'http://x', '--api-key', 'k'],
+    new Catalogue(SchemaRegistry.shared()),
+    {},
+  );
   if (options === 'help') throw new Error('unexpected help');
   return options.values as unknown as Record<string, string>;
 }
 
-async function runOne(mutant: Mutant, index: number, double: string, values: Record<string, string>): Promise<MutantResult> {
+async function runOne(
+  mutant: Mutant,
+  index: number,
+  double: string,
+  values: Record<string, string>,
+): Promise<MutantResult> {
   let stdout = '';
   const argv = [
     '--base-url',
@@ -103,7 +113,9 @@ export async function score(options: { concurrency?: number; only?: (m: Mutant) 
       results,
       killed: results.length - alive.length,
       total: results.length,
-      equivalent: alive.filter((r) => equivalents.has(r.mutant.id)).map((r) => ({ ...r, reason: equivalents.get(r.mutant.id)! })),
+      equivalent: alive
+        .filter((r) => equivalents.has(r.mutant.id))
+        .map((r) => ({ ...r, reason: equivalents.get(r.mutant.id)! })),
       gaps: alive.filter((r) => gaps.has(r.mutant.id)).map((r) => ({ ...r, reason: gaps.get(r.mutant.id)! })),
       survivors: alive.filter((r) => !equivalents.has(r.mutant.id) && !gaps.has(r.mutant.id)),
       stale: [...equivalents.keys(), ...gaps.keys()].filter((id) => !alive.some((r) => r.mutant.id === id)),

@@ -94,7 +94,12 @@ test('the final stage runs as a non-root user and serves on the exposed port of 
   assert.equal(command.slice(0, 3 + flags.length), ['node', ...flags, 'dist/cli/main.js', 'serve']);
   assert.is(command[command.indexOf('--host') + 1], '0.0.0.0');
   assert.is(command[command.indexOf('--port') + 1], exposed);
-  assert.is((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['unified-ai-mock'], 'dist/cli/main.js');
+  assert.is(
+    (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin[
+      'unified-ai-mock'
+    ],
+    'dist/cli/main.js',
+  );
 });
 
 test('every COPY source exists, is not in .dockerignore, and the final stage holds what the npm package ships', () => {
@@ -113,13 +118,17 @@ test('every COPY source exists, is not in .dockerignore, and the final stage hol
     } else {
       for (const src of sources) {
         assert.ok(existsSync(join(ROOT, src)), `COPY ${src}: no such file in the repository`);
-        assert.not.ok(ignored.includes(src.replace(/\/$/, '')), `COPY ${src}: .dockerignore leaves it out of the build context`);
+        assert.not.ok(
+          ignored.includes(src.replace(/\/$/, '')),
+          `COPY ${src}: .dockerignore leaves it out of the build context`,
+        );
       }
     }
     if (copy.stage === last) for (const src of sources) copied.add(src.replace(/^\/app\//, '').replace(/\/$/, ''));
   }
   const { files } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] };
-  for (const entry of files.filter((f) => !f.startsWith('!'))) assert.ok(copied.has(entry), `the final stage does not COPY ${entry}, which the package ships`);
+  for (const entry of files.filter((f) => !f.startsWith('!')))
+    assert.ok(copied.has(entry), `the final stage does not COPY ${entry}, which the package ships`);
 });
 
 test('the HEALTHCHECK probes /__health on the exposed port, and its command tells a healthy server from none', async () => {

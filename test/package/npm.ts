@@ -15,10 +15,20 @@ export interface Finished {
 export { childEnv } from '../support/child.js';
 
 /** Runs a command to its end; a hang is killed after `timeoutMs` and shows up as a signal in the result. */
-export function run(command: string, args: string[], options: SpawnOptions & { timeoutMs?: number } = {}): Promise<Finished> {
+export function run(
+  command: string,
+  args: string[],
+  options: SpawnOptions & { timeoutMs?: number } = {},
+): Promise<Finished> {
   const { timeoutMs = 180_000, ...spawnOptions } = options;
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: childEnv(), ...spawnOptions, timeout: timeoutMs, killSignal: 'SIGKILL', stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      env: childEnv(),
+      ...spawnOptions,
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout?.setEncoding('utf8').on('data', (s: string) => (stdout += s));
@@ -40,7 +50,9 @@ export function ensureOk(what: string, r: Finished): Finished {
 }
 
 function walk(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],
+  );
 }
 
 /** Source files whose built .js in dist/ is missing or older than the source: dist/ needs a build. */
@@ -68,16 +80,25 @@ interface LockEntry {
 
 // Where npm would download a registry package from; with --offline the tarball is read from the npm cache
 // by its integrity, so this address is recorded, never contacted.
-const tarballUrl = (name: string, version: string) => `https://registry.npmjs.org/${name}/-/${name.split('/').pop()}-${version}.tgz`;
+const tarballUrl = (name: string, version: string) =>
+  `https://registry.npmjs.org/${name}/-/${name.split('/').pop()}-${version}.tgz`;
 
 /**
  * The package-lock.json npm would write for a project that depends on the packed tarball alone: the
  * package itself, then every package its dependencies need, at the versions, integrities and places
  * the repository's own lock file gives them. `npm ci --offline` installs it from the npm cache.
  */
-export function consumerLock(repoRoot: string, tarball: { spec: string; integrity: string }, name = 'consumer'): object {
-  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as Record<string, unknown> & { dependencies: Record<string, string> };
-  const repo = (JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> }).packages;
+export function consumerLock(
+  repoRoot: string,
+  tarball: { spec: string; integrity: string },
+  name = 'consumer',
+): object {
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as Record<string, unknown> & {
+    dependencies: Record<string, string>;
+  };
+  const repo = (
+    JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> }
+  ).packages;
   // Node's lookup: the nearest node_modules folder from `from` upwards that holds the package.
   const locate = (from: string, dep: string): string | undefined => {
     for (let dir = from; ;) {
@@ -114,7 +135,9 @@ export function consumerLock(repoRoot: string, tarball: { spec: string; integrit
       engines: pkg.engines,
     },
   };
-  for (const [at, { dev: _dev, devOptional: _devOptional, ...entry }] of [...needed].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [at, { dev: _dev, devOptional: _devOptional, ...entry }] of [...needed].sort(([a], [b]) =>
+    a.localeCompare(b),
+  )) {
     const dep = at.slice(at.lastIndexOf('node_modules/') + 'node_modules/'.length);
     packages[at] = { ...entry, resolved: entry.resolved ?? tarballUrl(dep, entry.version ?? '') };
   }

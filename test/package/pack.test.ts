@@ -41,7 +41,10 @@ test('npm pack ships the built code, its types and data, and nothing else', asyn
   // --ignore-scripts: pack what dist/ holds instead of rebuilding the dist/ other tools run from; it is
   // built here only when a source is newer (CI's `npm ci` has just built it through `prepare`).
   if (staleOutputs(ROOT).length > 0) ensureOk('npm run build', await run(npm, ['run', 'build'], { cwd: ROOT }));
-  const packed = ensureOk('npm pack', await run(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT }));
+  const packed = ensureOk(
+    'npm pack',
+    await run(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT }),
+  );
   const [info] = JSON.parse(packed.stdout) as { filename: string; integrity: string; files: { path: string }[] }[];
   tarball = info;
   const files = info!.files.map((f) => f.path);
@@ -51,7 +54,11 @@ test('npm pack ships the built code, its types and data, and nothing else', asyn
         f,
       ),
   );
-  assert.equal(outside, [], 'files outside dist/*.js|cjs|d.ts, dist/generated/*.json, schemas, fixtures, conformance, client-check, README, package.json');
+  assert.equal(
+    outside,
+    [],
+    'files outside dist/*.js|cjs|d.ts, dist/generated/*.json, schemas, fixtures, conformance, client-check, README, package.json',
+  );
   for (const needed of [
     'dist/cli/main.js',
     'dist/index.js',
@@ -67,10 +74,15 @@ test('npm pack ships the built code, its types and data, and nothing else', asyn
     assert.ok(files.includes(needed), `${needed} is missing from the package`);
   // A built file whose source is gone would still be shipped and could still be imported.
   // dist/inspector/ is the request inspector's bundle (scripts/build-inspector.mjs), not compiled from src/.
-  const compiled = files.filter((f) => /^dist\/.+\.js$/.test(f) && !f.startsWith('dist/generated/') && !f.startsWith('dist/inspector/'));
+  const compiled = files.filter(
+    (f) => /^dist\/.+\.js$/.test(f) && !f.startsWith('dist/generated/') && !f.startsWith('dist/inspector/'),
+  );
   const orphans = compiled.filter((f) => !existsIn(ROOT, f.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts')));
   assert.equal(orphans, [], 'dist/ holds output of deleted sources: delete dist/ and run npm run build');
-  assert.ok(readFileSync(join(ROOT, 'dist/cli/main.js'), 'utf8').startsWith('#!/usr/bin/env node\n'), 'dist/cli/main.js lost its shebang');
+  assert.ok(
+    readFileSync(join(ROOT, 'dist/cli/main.js'), 'utf8').startsWith('#!/usr/bin/env node\n'),
+    'dist/cli/main.js lost its shebang',
+  );
 });
 
 test('npm ci --offline installs the tarball and its dependencies into an empty project', async () => {
@@ -78,13 +90,28 @@ test('npm ci --offline installs the tarball and its dependencies into an empty p
   // A fresh project that depends on the tarball, locked the way npm locks it, installed from the npm cache only.
   mkdirSync(consumer);
   const spec = `file:../${tarball.filename}`;
-  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '9.9.9', private: true, type: 'module', dependencies: { [pkg.name]: spec } }, null, 2));
-  writeFileSync(join(consumer, 'package-lock.json'), JSON.stringify(consumerLock(ROOT, { spec, integrity: tarball.integrity }), null, 2));
+  writeFileSync(
+    join(consumer, 'package.json'),
+    JSON.stringify(
+      { name: 'consumer', version: '9.9.9', private: true, type: 'module', dependencies: { [pkg.name]: spec } },
+      null,
+      2,
+    ),
+  );
+  writeFileSync(
+    join(consumer, 'package-lock.json'),
+    JSON.stringify(consumerLock(ROOT, { spec, integrity: tarball.integrity }), null, 2),
+  );
   const ci = await run(npm, ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: consumer });
   if (ci.code !== 0)
-    throw new Error(`${failure('npm ci --offline in a fresh project', ci)}\n(ENOTCACHED means the npm cache lacks a dependency's tarball: run npm ci in the repository first)`);
+    throw new Error(
+      `${failure('npm ci --offline in a fresh project', ci)}\n(ENOTCACHED means the npm cache lacks a dependency's tarball: run npm ci in the repository first)`,
+    );
   assert.equal(JSON.parse(readFileSync(join(installedDir, 'package.json'), 'utf8')).version, pkg.version);
-  assert.ok((statSync(join(installedDir, 'dist/cli/main.js')).mode & 0o111) !== 0, 'the installed CLI is not executable');
+  assert.ok(
+    (statSync(join(installedDir, 'dist/cli/main.js')).mode & 0o111) !== 0,
+    'the installed CLI is not executable',
+  );
   installed = true;
   // Type-checking takes the longest; it runs beside the checks below.
   typecheck = typeCheck();
@@ -93,7 +120,10 @@ test('npm ci --offline installs the tarball and its dependencies into an empty p
 test('npx unified-ai-mock conformance --help prints its usage', async () => {
   needInstall();
   // --offline --no: a package missing from the project fails here instead of being fetched.
-  const r = ensureOk('npx unified-ai-mock conformance --help', await run('npx', ['--offline', '--no', pkg.name, 'conformance', '--help'], { cwd: consumer }));
+  const r = ensureOk(
+    'npx unified-ai-mock conformance --help',
+    await run('npx', ['--offline', '--no', pkg.name, 'conformance', '--help'], { cwd: consumer }),
+  );
   assert.match(r.stdout, /^Usage: unified-ai-mock conformance --base-url URL --api-key KEY/);
 });
 
@@ -101,7 +131,9 @@ test('npx unified-ai-mock client-check --list finds the scenarios in the install
   needInstall();
   const r = ensureOk(
     'npx unified-ai-mock client-check --list',
-    await run('npx', ['--offline', '--no', pkg.name, 'client-check', '--list', '--scenario', 'rate-limited-429'], { cwd: consumer }),
+    await run('npx', ['--offline', '--no', pkg.name, 'client-check', '--list', '--scenario', 'rate-limited-429'], {
+      cwd: consumer,
+    }),
   );
   assert.match(r.stdout, /^rate-limited-429 {2}\[retry\]/);
 });
@@ -126,7 +158,9 @@ async function serveInstalled(): Promise<Served> {
   let stderr = '';
   server.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
   // 'close' also follows a failed spawn ('error'), so a missing bin fails the test instead of the process.
-  const closed = new Promise<Finished>((resolve) => server.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const closed = new Promise<Finished>((resolve) =>
+    server.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   server.on('error', (err) => (stderr += `${err.message}\n`));
   const [, url, key] = await new Promise<string[]>((resolve, reject) => {
     server.stdout.setEncoding('utf8').on('data', (s: string) => {
@@ -163,7 +197,20 @@ test('npx unified-ai-mock conformance runs the suite against the installed serve
   needInstall();
   const served = await serveInstalled();
   try {
-    const args = ['--offline', '--no', pkg.name, 'conformance', '--base-url', served.url, '--api-key', served.key, '--only', 'me', '--reporter', 'json'];
+    const args = [
+      '--offline',
+      '--no',
+      pkg.name,
+      'conformance',
+      '--base-url',
+      served.url,
+      '--api-key',
+      served.key,
+      '--only',
+      'me',
+      '--reporter',
+      'json',
+    ];
     const suite = ensureOk('npx unified-ai-mock conformance --only me', await run('npx', args, { cwd: consumer }));
     const { summary } = JSON.parse(suite.stdout) as { summary: { total: number; passed: number } };
     assert.ok(summary.total > 0 && summary.passed === summary.total, failure('conformance', suite));
@@ -209,21 +256,34 @@ console.log(\`ts ok \${res.status} \${me.object} \${port > 0}\`);
 
 // strict, NodeNext and no skipLibCheck: the package's .d.ts files and the types they import must all resolve.
 const TS_CONFIG = {
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] },
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    noEmit: true,
+    skipLibCheck: false,
+    types: ['node'],
+  },
   files: ['app.ts'],
 };
 
 function typeCheck(): Promise<Finished> {
   writeFileSync(join(consumer, 'app.ts'), TS_APP);
   writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify(TS_CONFIG, null, 2));
-  return run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: consumer });
+  return run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], {
+    cwd: consumer,
+  });
 }
 
 test('a TypeScript file type-checks against the published types and runs', async () => {
   needInstall();
   ensureOk('tsc --noEmit in the fresh project', await typecheck!);
   const tsx = pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('tsx')).href;
-  const r = ensureOk('node --import tsx app.ts', await run(process.execPath, ['--import', tsx, 'app.ts'], { cwd: consumer }));
+  const r = ensureOk(
+    'node --import tsx app.ts',
+    await run(process.execPath, ['--import', tsx, 'app.ts'], { cwd: consumer }),
+  );
   assert.match(r.stdout, /^ts ok 200 api_key true/m, failure('node --import tsx app.ts', r));
 });
 

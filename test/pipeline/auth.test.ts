@@ -26,7 +26,12 @@ test('every keyed operation (the 7 documented ones included) answers 401 + WWW-A
   assert.ok(keyed.filter(({ op }) => op.documented).length === 7, 'all seven documented operations need a key');
   for (const { op, path } of keyed) {
     for (const [what, authorization, code] of BAD_AUTH) {
-      const res = await request(url, path, { method: op.method, body: op.method === 'POST' ? VALID[op.id] : undefined, key: null, headers: { authorization } });
+      const res = await request(url, path, {
+        method: op.method,
+        body: op.method === 'POST' ? VALID[op.id] : undefined,
+        key: null,
+        headers: { authorization },
+      });
       assertError(res, 401, null);
       assert.is(res.json.error.code, code, `${op.id} / ${what}`);
       assert.match(String(res.headers['www-authenticate']), /^Bearer\b/, `${op.id} / ${what}`);
@@ -75,14 +80,34 @@ test('checkKey: the key for a bearer token in any case of the scheme, else the 4
   assert.is(checkKey(keys, 'bearer  other-key '), keys[1]);
   assert.is(checkKey(keys, 'Bearer \tabc-key\t'), keys[0]);
   // Only HTTP's blanks surround a token: a no-break space (what String.prototype.trim also strips) is part of it.
-  const codes = [undefined, '', 'Bearer', 'Bearer  ', 'Token abc-key', 'abc-key', 'Bearer abc-ke', 'Bearer abc-key\u00a0', 'Bearer \u00a0abc-key'].map((h) => {
+  const codes = [
+    undefined,
+    '',
+    'Bearer',
+    'Bearer  ',
+    'Token abc-key',
+    'abc-key',
+    'Bearer abc-ke',
+    'Bearer abc-key\u00a0',
+    'Bearer \u00a0abc-key',
+  ].map((h) => {
     const got = checkKey(keys, h);
     if (!(got instanceof ApiError)) return 'accepted';
     assert.is(got.status, 401);
     assert.match(String(got.headers['WWW-Authenticate']), /^Bearer\b/);
     return got.code;
   });
-  assert.equal(codes, [null, null, null, null, 'invalid_auth_scheme', 'invalid_auth_scheme', 'invalid_api_key', 'invalid_api_key', 'invalid_api_key']);
+  assert.equal(codes, [
+    null,
+    null,
+    null,
+    null,
+    'invalid_auth_scheme',
+    'invalid_auth_scheme',
+    'invalid_api_key',
+    'invalid_api_key',
+    'invalid_api_key',
+  ]);
 });
 
 test('authenticate refuses to start without any key', () => {

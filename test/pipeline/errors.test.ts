@@ -33,7 +33,14 @@ async function render(thrown: unknown, opts: { headerSent?: boolean } = {}) {
   const state: RequestState = { requestId: 'req_test' };
   renderError(f.ctx as unknown as Context, state, thrown, (err) => sink.push(err));
   const text = f.body();
-  return { ...f, state, sink, status: f.ctx.res.statusCode, text, body: typeof text === 'string' ? JSON.parse(text) : undefined };
+  return {
+    ...f,
+    state,
+    sink,
+    status: f.ctx.res.statusCode,
+    text,
+    body: typeof text === 'string' ? JSON.parse(text) : undefined,
+  };
 }
 
 test('an unexpected exception is a 500 envelope without any detail of the error, and it is reported', async () => {
@@ -46,7 +53,14 @@ test('an unexpected exception is a 500 envelope without any detail of the error,
     reported.length = 0;
     const res = await post(m.url, pathOf('images.generate'), VALID['images.generate']);
     assertError(res, 500, null);
-    assert.equal(res.json, { error: { message: 'The server had an error processing your request.', type: 'server_error', param: null, code: null } });
+    assert.equal(res.json, {
+      error: {
+        message: 'The server had an error processing your request.',
+        type: 'server_error',
+        param: null,
+        code: null,
+      },
+    });
     assert.not.match(res.text, /secret|\.ts:|at /);
     assert.is(reported.length, 1);
     assert.match((reported[0]!.err as Error).message, /secret internals/);
@@ -68,12 +82,16 @@ test('a thrown non-Error value is a 500 too', async () => {
 
 test('ApiError: status, envelope, details and extra headers; Content-Disposition is dropped', async () => {
   const details = [{ param: 'a', code: 'invalid_value', message: 'bad a' }];
-  const r = await render(new ApiError(ERRORS.VALIDATION, { param: 'a', message: 'bad a', details, headers: { 'Retry-After': '3' } }));
+  const r = await render(
+    new ApiError(ERRORS.VALIDATION, { param: 'a', message: 'bad a', details, headers: { 'Retry-After': '3' } }),
+  );
   assert.is(r.status, 400);
   assert.is(r.headers['content-type'], 'application/json; charset=utf-8');
   assert.is(r.headers['content-length'], Buffer.byteLength(r.text!));
   assert.is(r.ctx.respond, false);
-  assert.equal(r.body, { error: { message: 'bad a', type: 'invalid_request_error', param: 'a', code: 'invalid_value', details } });
+  assert.equal(r.body, {
+    error: { message: 'bad a', type: 'invalid_request_error', param: 'a', code: 'invalid_value', details },
+  });
   assert.is(r.headers['retry-after'], '3');
   assert.is(r.headers['content-disposition'], undefined);
   assert.is(r.state.error instanceof ApiError, true);

@@ -139,7 +139,9 @@ test('a client that leaves during a delay ends the request with no status and no
 
 test('reset and empty send no response at all; the journal shows no status', async () => {
   const { url } = mock();
-  const [reset, resetRecord] = await traced(() => exchange(url, CHAT, { body: VALID['chat.completions'], headers: { 'x-mock-fault': 'reset' } }));
+  const [reset, resetRecord] = await traced(() =>
+    exchange(url, CHAT, { body: VALID['chat.completions'], headers: { 'x-mock-fault': 'reset' } }),
+  );
   assert.is(reset.status, undefined);
   assert.is(reset.error?.code, 'ECONNRESET');
   assert.is(resetRecord.status, 0);
@@ -152,7 +154,10 @@ test('reset and empty send no response at all; the journal shows no status', asy
 });
 
 test('malformed: a 200 whose JSON body does not parse', async () => {
-  const res = await exchange(mock().url, CHAT, { body: VALID['chat.completions'], headers: { 'x-mock-fault': 'malformed' } });
+  const res = await exchange(mock().url, CHAT, {
+    body: VALID['chat.completions'],
+    headers: { 'x-mock-fault': 'malformed' },
+  });
   assert.is(res.status, 200);
   assert.match(String(res.headers?.['content-type']), /^application\/json/);
   assert.ok(res.complete);
@@ -193,7 +198,9 @@ test('malformed: a binary body keeps its length but loses its signature', async 
 test('stream-cut=N: N events, then the connection ends with no [DONE]', async () => {
   const { url } = mock();
   for (const n of [0, 2]) {
-    const [res, record] = await traced(() => exchange(url, CHAT, { body: STREAM, headers: { 'x-mock-fault': `stream-cut=${n}` } }));
+    const [res, record] = await traced(() =>
+      exchange(url, CHAT, { body: STREAM, headers: { 'x-mock-fault': `stream-cut=${n}` } }),
+    );
     assert.is(res.status, 200);
     assert.not.ok(res.complete);
     const events = sseData(res.text);
@@ -213,7 +220,9 @@ test('stream-cut=N on a JSON or binary reply sends N bytes of the declared lengt
   assert.ok(Number(res.headers?.['content-length']) > 10);
   assert.is(record.stream, 'cut');
   const tts = operations.find((o) => o.id === 'voice.tts')!;
-  const [audio, audioRecord] = await traced(() => exchange(url, tts.path, { body: VALID['voice.tts'], headers: { 'x-mock-fault': 'stream-cut=100' } }));
+  const [audio, audioRecord] = await traced(() =>
+    exchange(url, tts.path, { body: VALID['voice.tts'], headers: { 'x-mock-fault': 'stream-cut=100' } }),
+  );
   assert.is(audio.headers?.['content-type'], 'audio/mpeg');
   assert.is(audio.bytes.length, 100);
   assert.not.ok(audio.complete);
@@ -224,7 +233,9 @@ test('stream-cut=N on a JSON or binary reply sends N bytes of the declared lengt
 });
 
 test('stall=N: N events, then silence until the server maximum ends it', async () => {
-  const [res, record] = await traced(() => exchange(mock().url, CHAT, { body: STREAM, headers: { 'x-mock-fault': 'stall=1' } }));
+  const [res, record] = await traced(() =>
+    exchange(mock().url, CHAT, { body: STREAM, headers: { 'x-mock-fault': 'stall=1' } }),
+  );
   assert.is(res.status, 200);
   assert.not.ok(res.complete);
   assert.is(sseData(res.text).length, 1);
@@ -233,7 +244,13 @@ test('stall=N: N events, then silence until the server maximum ends it', async (
 
 test('stall=N: a client that gives up ends the stall; JSON bodies stall too', async () => {
   const { url } = mock();
-  const [res, record] = await traced(() => exchange(url, CHAT, { body: STREAM, headers: { 'x-mock-fault': 'stall=2' }, onData: (soFar) => sseData(soFar).length >= 2 }));
+  const [res, record] = await traced(() =>
+    exchange(url, CHAT, {
+      body: STREAM,
+      headers: { 'x-mock-fault': 'stall=2' },
+      onData: (soFar) => sseData(soFar).length >= 2,
+    }),
+  );
   assert.is(sseData(res.text).length, 2);
   assert.is(record.stream, 'stalled');
   const [json, jsonRecord] = await traced(() => exchange(url, '/v1/me', { headers: { 'x-mock-fault': 'stall=5' } }));
@@ -270,7 +287,8 @@ test('with fault headers off, no control header changes a response, not even a m
         assert.ok(res.complete);
         // GET /v1/me reports the key's usage, which every request changes.
         const withoutUsage = (t: string) => JSON.stringify({ ...JSON.parse(t), usage: null });
-        const same = op.id === 'me' ? withoutUsage(res.text) === withoutUsage(plain.text) : res.bytes.equals(plain.bytes);
+        const same =
+          op.id === 'me' ? withoutUsage(res.text) === withoutUsage(plain.text) : res.bytes.equals(plain.bytes);
         assert.ok(same, `${op.id} ${JSON.stringify(headers)}`);
         assert.is(res.headers?.['x-should-retry'], undefined);
       }
@@ -279,7 +297,11 @@ test('with fault headers off, no control header changes a response, not even a m
     assert.is(sseData(stream.text).at(-1), '[DONE]');
     // Pacing only shows on a stream: a malformed pacing header would be a 400, a valid one a wait.
     const plainStream = await exchange(url, CHAT, { body: STREAM });
-    for (const headers of [{ 'x-mock-pacing': 'ttft=soon' }, { 'x-mock-pacing': 'ttft=600000' }, { 'x-mock-reply-rule': 'long' }] as Record<string, string>[]) {
+    for (const headers of [
+      { 'x-mock-pacing': 'ttft=soon' },
+      { 'x-mock-pacing': 'ttft=600000' },
+      { 'x-mock-reply-rule': 'long' },
+    ] as Record<string, string>[]) {
       const paced = await exchange(url, CHAT, { body: STREAM, headers });
       assert.ok(paced.bytes.equals(plainStream.bytes), JSON.stringify(headers));
     }
@@ -288,7 +310,12 @@ test('with fault headers off, no control header changes a response, not even a m
 });
 
 test('rules from the config apply without headers, and still apply with fault headers off', async () => {
-  const rule = { id: 'chat-500', match: { operation: 'chat.completions', model: 'gpt-4o-mini' }, fault: { status: 500 }, times: 1 };
+  const rule = {
+    id: 'chat-500',
+    match: { operation: 'chat.completions', model: 'gpt-4o-mini' },
+    fault: { status: 500 },
+    times: 1,
+  };
   await withMock({ faultHeaders: false, faultRules: [rule] }, async ({ url }) => {
     const first = await post(url, CHAT, VALID['chat.completions']);
     assertError(first, 500);
@@ -298,12 +325,15 @@ test('rules from the config apply without headers, and still apply with fault he
 
 test('a config rule the schema accepts but the server cannot is a start-up error naming it', () => {
   assert.throws(
-    () => createApp({ faultRules: [{ fault: { status: 500 } }, { match: { operation: 'nope' }, fault: { status: 500 } }] }),
-    (err: Error) => err instanceof ConfigError && /faultRules\[1\]\.match\.operation: Unknown operation 'nope'/.test(err.message),
+    () =>
+      createApp({ faultRules: [{ fault: { status: 500 } }, { match: { operation: 'nope' }, fault: { status: 500 } }] }),
+    (err: Error) =>
+      err instanceof ConfigError && /faultRules\[1\]\.match\.operation: Unknown operation 'nope'/.test(err.message),
   );
   assert.throws(
     () => createApp({ faultRules: [{ fault: { delayMs: 999999 } }] }),
-    (err: Error) => err instanceof ConfigError && /faultRules\[0\]\.fault: .*server maximum of 60000 ms/.test(err.message),
+    (err: Error) =>
+      err instanceof ConfigError && /faultRules\[0\]\.fault: .*server maximum of 60000 ms/.test(err.message),
   );
   assert.throws(
     () => createApp({ faultRules: [{ fault: { status: 200 } }] as never }),

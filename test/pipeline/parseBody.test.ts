@@ -12,8 +12,12 @@ import { assertError, KEY, pathOf, request, useMock, VALID, withMock } from '../
 const mock = useMock(test);
 
 const CHAT = pathOf('chat.completions');
-const sendRaw = (url: string, raw: string | Buffer, headers: Record<string, string | undefined> = {}, chunked = false) =>
-  request(url, CHAT, { method: 'POST', raw, headers, chunked });
+const sendRaw = (
+  url: string,
+  raw: string | Buffer,
+  headers: Record<string, string | undefined> = {},
+  chunked = false,
+) => request(url, CHAT, { method: 'POST', raw, headers, chunked });
 
 test('malformed JSON is a 400 invalid_json that says so', async () => {
   const { url } = mock();
@@ -27,25 +31,41 @@ test('malformed JSON is a 400 invalid_json that says so', async () => {
 
 test('bytes that are not UTF-8 are a 400 that says so; a UTF-8 BOM and any Unicode text are fine', async () => {
   const { url } = mock();
-  const bad = Buffer.concat([Buffer.from('{"model":"gpt-4o","messages":[{"role":"user","content":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}]}')]);
+  const bad = Buffer.concat([
+    Buffer.from('{"model":"gpt-4o","messages":[{"role":"user","content":"'),
+    Buffer.from([0xff, 0xfe, 0xc3]),
+    Buffer.from('"}]}'),
+  ]);
   const res = await sendRaw(url, bad);
   assertError(res, 400, null);
   assert.is(res.json.error.code, 'invalid_encoding');
   assert.match(res.json.error.message, /not valid UTF-8/);
-  const bom = await sendRaw(url, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(VALID['chat.completions']))]));
+  const bom = await sendRaw(
+    url,
+    Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(VALID['chat.completions']))]),
+  );
   assert.is(bom.status, 200, bom.text);
   const prompt = 'Ünïcødé 🌅 日本語';
-  const images = await request(url, pathOf('images.generate'), { method: 'POST', raw: Buffer.from(JSON.stringify({ ...VALID['images.generate'], prompt })) });
+  const images = await request(url, pathOf('images.generate'), {
+    method: 'POST',
+    raw: Buffer.from(JSON.stringify({ ...VALID['images.generate'], prompt })),
+  });
   assert.ok(images.json.data[0].revised_prompt.startsWith(prompt));
 });
 
 test('a __proto__ key is refused as invalid JSON', async () => {
   const { url } = mock();
-  const res = await sendRaw(url, '{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"__proto__":{"polluted":true}}');
+  const res = await sendRaw(
+    url,
+    '{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"__proto__":{"polluted":true}}',
+  );
   assertError(res, 400, null);
   assert.is(res.json.error.code, 'invalid_json');
   assert.is(({} as Record<string, unknown>).polluted, undefined);
-  const inText = await sendRaw(url, JSON.stringify({ ...VALID['chat.completions'], messages: [{ role: 'user', content: 'what is __proto__?' }] }));
+  const inText = await sendRaw(
+    url,
+    JSON.stringify({ ...VALID['chat.completions'], messages: [{ role: 'user', content: 'what is __proto__?' }] }),
+  );
   assert.is(inText.status, 200);
 });
 
@@ -87,7 +107,12 @@ test('a wrong or missing Content-Type is a 400 that says which type to send', as
 test('application/json with a charset, and +json types, are read as JSON', async () => {
   const { url } = mock();
   const body = JSON.stringify(VALID['chat.completions']);
-  for (const type of ['application/json; charset=utf-8', 'APPLICATION/JSON', 'application/vnd.api+json', 'application/merge-patch+json']) {
+  for (const type of [
+    'application/json; charset=utf-8',
+    'APPLICATION/JSON',
+    'application/vnd.api+json',
+    'application/merge-patch+json',
+  ]) {
     const res = await sendRaw(url, body, { 'content-type': type });
     assert.is(res.status, 200, `${type}: ${res.text}`);
     assert.is(res.json.object, 'chat.completion');
@@ -105,7 +130,10 @@ test('a compressed body is a 415 that asks for plain JSON', async () => {
 
 test('a body over the configured limit is a 413, whether declared or streamed in chunks', async () => {
   await withMock({ bodyLimit: 2048 }, async ({ url }) => {
-    const big = JSON.stringify({ ...VALID['chat.completions'], messages: [{ role: 'user', content: 'x'.repeat(3000) }] });
+    const big = JSON.stringify({
+      ...VALID['chat.completions'],
+      messages: [{ role: 'user', content: 'x'.repeat(3000) }],
+    });
     const declared = await sendRaw(url, big);
     assertError(declared, 413, null);
     assert.is(declared.json.error.code, 'request_too_large');
@@ -113,7 +141,10 @@ test('a body over the configured limit is a 413, whether declared or streamed in
     const chunked = await sendRaw(url, big, {}, true);
     assertError(chunked, 413, null);
     assert.is(chunked.json.error.code, 'request_too_large');
-    const small = JSON.stringify({ ...VALID['chat.completions'], messages: [{ role: 'user', content: 'x'.repeat(1800) }] });
+    const small = JSON.stringify({
+      ...VALID['chat.completions'],
+      messages: [{ role: 'user', content: 'x'.repeat(1800) }],
+    });
     assert.is((await sendRaw(url, small)).status, 200);
     assert.is((await sendRaw(url, small, {}, true)).status, 200);
   });
@@ -121,13 +152,22 @@ test('a body over the configured limit is a 413, whether declared or streamed in
 
 test('operations without a body ignore whatever is sent', async () => {
   const { url } = mock();
-  const res = await request(url, '/v1/me', { method: 'GET', raw: '{bad', key: KEY, headers: { 'content-type': 'text/plain' } });
+  const res = await request(url, '/v1/me', {
+    method: 'GET',
+    raw: '{bad',
+    key: KEY,
+    headers: { 'content-type': 'text/plain' },
+  });
   assert.is(res.status, 200);
 });
 
 test('nesting deeper than requests.maxJsonDepth is a 400 nesting_too_deep that says the limit, before JSON.parse', async () => {
   const { url } = mock();
-  const body = (levels: number): string => JSON.stringify({ ...VALID['chat.completions'], extra: 0 }).replace('0}', `${'['.repeat(levels)}${']'.repeat(levels)}}`);
+  const body = (levels: number): string =>
+    JSON.stringify({ ...VALID['chat.completions'], extra: 0 }).replace(
+      '0}',
+      `${'['.repeat(levels)}${']'.repeat(levels)}}`,
+    );
   // The body object is the first level.
   const atLimit = await sendRaw(url, body(MAX_JSON_DEPTH - 1));
   assert.is(atLimit.status, 200, atLimit.text.slice(0, 200));
@@ -144,7 +184,10 @@ test('nesting deeper than requests.maxJsonDepth is a 400 nesting_too_deep that s
 test('brackets inside strings, escaped quotes included, do not count as nesting', async () => {
   const { url } = mock();
   const deepText = `\\"${'['.repeat(5000)}\\"{`;
-  const res = await sendRaw(url, JSON.stringify({ ...VALID['chat.completions'], messages: [{ role: 'user', content: deepText }] }));
+  const res = await sendRaw(
+    url,
+    JSON.stringify({ ...VALID['chat.completions'], messages: [{ role: 'user', content: deepText }] }),
+  );
   assert.is(res.status, 200, res.text.slice(0, 200));
 });
 
@@ -163,7 +206,8 @@ test('nestsDeeperThan: counts objects and arrays, skips strings and escapes, ign
 });
 
 /** How deeply a parsed JSON value nests objects and arrays. */
-const depthOf = (v: unknown): number => (v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0);
+const depthOf = (v: unknown): number =>
+  v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0;
 
 test('nestsDeeperThan agrees with the parsed depth of any JSON text, strings full of quotes, escapes and brackets included', () => {
   const tricky = fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', '\u00e9', '\n') });

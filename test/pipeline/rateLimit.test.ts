@@ -8,7 +8,10 @@ const LIMITED = 'sk-mock-limited';
 const CHAT = pathOf('chat.completions');
 
 /** A mock whose rate-limit clock stands still until the test moves it. */
-async function withClock(config: Parameters<typeof withMock>[0], fn: (mock: RunningMock, advance: (ms: number) => void) => Promise<void>): Promise<void> {
+async function withClock(
+  config: Parameters<typeof withMock>[0],
+  fn: (mock: RunningMock, advance: (ms: number) => void) => Promise<void>,
+): Promise<void> {
   await withMock(config, async (mock) => {
     let t = 5_000_000;
     mock.services.clock.now = () => t;
@@ -31,7 +34,10 @@ test('the default limited key: 5 requests a minute with x-ratelimit-* headers, t
     assertError(refused, 429);
     assert.is(refused.json.error.code, 'rate_limit_exceeded');
     assert.is(refused.json.error.type, 'requests');
-    assert.match(refused.json.error.message, /Rate limit reached for requests on key sk\.\.\.ed: Limit 5, Used 5, Requested 1\. Please try again in 44\.5s\./);
+    assert.match(
+      refused.json.error.message,
+      /Rate limit reached for requests on key sk\.\.\.ed: Limit 5, Used 5, Requested 1\. Please try again in 44\.5s\./,
+    );
     assert.not.match(refused.text, /sk-mock-limited/);
     assert.is(refused.headers['retry-after'], '45');
     assert.is(refused.headers['retry-after-ms'], '44500');
@@ -90,7 +96,10 @@ test('tokens per minute on chat: x-ratelimit-*-tokens headers, usage charged, th
     }
     assertError(res, 429);
     assert.is(res.json.error.type, 'tokens');
-    assert.match(res.json.error.message, /tokens per min \(TPM\) on key sk-t\.\.\.0001: Limit 40, Used \d+\. Please try again in 1m0s\./);
+    assert.match(
+      res.json.error.message,
+      /tokens per min \(TPM\) on key sk-t\.\.\.0001: Limit 40, Used \d+\. Please try again in 1m0s\./,
+    );
     assert.is(res.headers['x-ratelimit-remaining-tokens'], '0');
     assert.is(res.headers['retry-after'], '60');
     advance(60_000);
@@ -104,7 +113,9 @@ test('a stream without a usage chunk is charged its streamed tokens plus the pro
     const plain = await post(url, CHAT, VALID['chat.completions']);
     const total = plain.json.usage.total_tokens as number;
     await exchange(url, CHAT, { body: { ...VALID['chat.completions'], stream: true } });
-    await exchange(url, CHAT, { body: { ...VALID['chat.completions'], stream: true, stream_options: { include_usage: true } } });
+    await exchange(url, CHAT, {
+      body: { ...VALID['chat.completions'], stream: true, stream_options: { include_usage: true } },
+    });
     assert.is(services.rateLimits.snapshot(services.keys)[0]!.tokens!.remaining, 100_000 - 3 * total);
   });
 });

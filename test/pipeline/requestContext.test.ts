@@ -41,7 +41,9 @@ test('a safe incoming x-request-id is kept, anything else is replaced', async ()
 test('observers see each finished request: id, operation, masked key, status, error code, details, model, retry count', async () => {
   const { url } = mock();
   records.length = 0;
-  const ok = await post(url, pathOf('chat.completions'), VALID['chat.completions'], undefined, { 'x-stainless-retry-count': '2' });
+  const ok = await post(url, pathOf('chat.completions'), VALID['chat.completions'], undefined, {
+    'x-stainless-retry-count': '2',
+  });
   let r = last();
   assert.is(r.requestId, ok.headers['x-request-id']);
   assert.is(r.method, 'POST');
@@ -78,12 +80,20 @@ const names = (raw: string[]): string[] => raw.filter((_, i) => i % 2 === 0).map
 test('the request id comes first and no header twice: JSON answers, the early 401, errors, the router, binary bodies, streams', async () => {
   const { url } = mock();
   const chat = await post(url, pathOf('chat.completions'), VALID['chat.completions']);
-  assert.equal(names(chat.rawHeaders).slice(0, 5), ['x-request-id', 'x-content-type-options', 'x-mock-reply-rule', 'content-type', 'content-length']);
+  assert.equal(names(chat.rawHeaders).slice(0, 5), [
+    'x-request-id',
+    'x-content-type-options',
+    'x-mock-reply-rule',
+    'content-type',
+    'content-length',
+  ]);
   const answers = [
     chat,
     await get(url, '/v1/me', null),
     await post(url, pathOf('chat.completions'), {}),
-    await post(url, pathOf('chat.completions'), VALID['chat.completions'], undefined, { 'x-mock-fault': 'status=503; retry-after=1; no-retry' }),
+    await post(url, pathOf('chat.completions'), VALID['chat.completions'], undefined, {
+      'x-mock-fault': 'status=503; retry-after=1; no-retry',
+    }),
     await request(url, '/v1/me', { method: 'OPTIONS' }),
     await request(url, '/v1/me', { method: 'PUT', body: {} }),
     await post(url, pathOf('voice.tts'), VALID['voice.tts']),
@@ -100,7 +110,12 @@ test('the request id comes first and no header twice: JSON answers, the early 40
 
 test('a connection dropped by a fault is journalled with the headers set before the drop', async () => {
   const { url } = mock();
-  assert.instance(await rejection(post(url, pathOf('chat.completions'), VALID['chat.completions'], undefined, { 'x-mock-fault': 'reset' })), Error);
+  assert.instance(
+    await rejection(
+      post(url, pathOf('chat.completions'), VALID['chat.completions'], undefined, { 'x-mock-fault': 'reset' }),
+    ),
+    Error,
+  );
   assert.is(last().fault, 'reset [header]');
   assert.is(last().responseHeaders?.['x-content-type-options'], 'nosniff');
 });

@@ -10,7 +10,10 @@ import type { Reply } from '../../src/contract/reply.js';
 import { request, waitFor } from '../support/index.js';
 
 /** A Koa app that only writes replies, answering each request with the reply from `replyFor`. */
-async function withReplies(replyFor: (path: string) => Reply | undefined, fn: (url: string) => Promise<void>): Promise<void> {
+async function withReplies(
+  replyFor: (path: string) => Reply | undefined,
+  fn: (url: string) => Promise<void>,
+): Promise<void> {
   const app = new Koa();
   const respond = responder(packageLimits().records, 1000);
   app.use(async (ctx) => {
@@ -56,7 +59,12 @@ test('JSON replies: status (200 by default), JSON text, content type and extra h
 
 test('binary replies: the bytes unchanged, their content type and length, extra headers', async () => {
   await withReplies(
-    () => ({ kind: 'binary', contentType: 'image/png', body: PNG_BYTES, headers: { 'cache-control': 'public, max-age=3600' } }),
+    () => ({
+      kind: 'binary',
+      contentType: 'image/png',
+      body: PNG_BYTES,
+      headers: { 'cache-control': 'public, max-age=3600' },
+    }),
     async (url) => {
       const res = await request(url, '/img', { key: null });
       assert.is(res.status, 200);
@@ -87,7 +95,10 @@ test('a stream sends its headers at once, not with the first event: a long time 
         req.on('response', (r) => (head = r));
         req.end();
         // The wait's own bound turns a regression into a failure instead of a ten-minute hang.
-        const res = await waitFor('the response headers before the first event', () => head, { on: [req, 'response'], failOn: [req, 'error'] });
+        const res = await waitFor('the response headers before the first event', () => head, {
+          on: [req, 'response'],
+          failOn: [req, 'error'],
+        });
         res.on('data', (chunk: Buffer) => void (bodyBytes += chunk.length));
         assert.is(res.statusCode, 200);
         assert.is(res.headers['content-type'], 'text/event-stream; charset=utf-8');

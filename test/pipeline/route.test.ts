@@ -11,16 +11,28 @@ const mock = useMock(test);
 
 /** One request with `method` on `path`, the connection closed after it: status, Allow, body and raw text. */
 async function send(method: string, path: string) {
-  const { text } = await exchange(mock().port, `${method} ${path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${KEY}\r\nConnection: close\r\n\r\n`);
+  const { text } = await exchange(
+    mock().port,
+    `${method} ${path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${KEY}\r\nConnection: close\r\n\r\n`,
+  );
   const [res] = responses(text);
-  return { status: res?.status, code: res?.json?.error?.code, allow: /\r\nallow: ([^\r]*)\r\n/i.exec(text)?.[1], type: /\r\ncontent-type: ([^\r]*)\r\n/i.exec(text)?.[1], text };
+  return {
+    status: res?.status,
+    code: res?.json?.error?.code,
+    allow: /\r\nallow: ([^\r]*)\r\n/i.exec(text)?.[1],
+    type: /\r\ncontent-type: ([^\r]*)\r\n/i.exec(text)?.[1],
+    text,
+  };
 }
 
 // CONNECT is a proxy tunnel: the server answers it before any routing (test/hardening/bodies.test.ts).
 const UNUSUAL = METHODS.filter((m) => !['CONNECT', 'GET', 'HEAD', 'POST', 'OPTIONS', 'DELETE'].includes(m));
 
 test('every method Node accepts, on a served path, is a 405 envelope with Allow', async () => {
-  assert.ok(UNUSUAL.includes('PROPFIND') && UNUSUAL.includes('TRACE') && UNUSUAL.includes('M-SEARCH'), 'the list covers the methods clients found');
+  assert.ok(
+    UNUSUAL.includes('PROPFIND') && UNUSUAL.includes('TRACE') && UNUSUAL.includes('M-SEARCH'),
+    'the list covers the methods clients found',
+  );
   for (const [path, allow] of [
     ['/text-provider/chat/completions', /^POST$/],
     ['/v1/text-provider/chat/completions', /^POST$/],
@@ -57,7 +69,13 @@ test('a method Node does not know never reaches the app: 400 malformed_request, 
 test('the paths well-known clients call by default get a 404 that says what to call instead', async () => {
   const { url } = mock();
   // baseURL + '/responses', for each base URL a user may give: the server, /v1, the text provider, both.
-  for (const path of ['/responses', '/v1/responses', '/text-provider/responses', '/v1/text-provider/responses', '/text-provider/responses/resp_1/input_items']) {
+  for (const path of [
+    '/responses',
+    '/v1/responses',
+    '/text-provider/responses',
+    '/v1/text-provider/responses',
+    '/text-provider/responses/resp_1/input_items',
+  ]) {
     const res = await post(url, path, { model: 'gpt-4o', input: 'hi' });
     assertError(res, 404, null);
     assert.is(res.json.error.code, 'not_found');

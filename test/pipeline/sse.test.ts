@@ -121,7 +121,11 @@ test('without pacing: each batch of 8 events is one write, the next after yieldi
   // A batch leaves before the writer yields: 20 events are never one synchronous burst.
   assert.equal(res.writes, [frames(...events.slice(0, 8))]);
   assert.is(await done, 'completed');
-  assert.equal(res.writes, [frames(...events.slice(0, 8)), frames(...events.slice(8, 16)), `${frames(...events.slice(16))}data: [DONE]\n\n`]);
+  assert.equal(res.writes, [
+    frames(...events.slice(0, 8)),
+    frames(...events.slice(8, 16)),
+    `${frames(...events.slice(16))}data: [DONE]\n\n`,
+  ]);
 });
 
 test("pacing: each wait is the event's tokens at the configured rate, on a schedule that late timers do not stretch", async () => {
@@ -129,7 +133,12 @@ test("pacing: each wait is the event's tokens at the configured rate, on a sched
   const timers = new FakeTimers();
   // tps 50 = 20 ms per token; the role event carries no token, the third event two.
   const events = [ev('role', 0), ev('a'), ev('bc', 2), ev('d'), ev('finish', 0)];
-  const done = writeSse(asRes(res), reply(events, { pacing: { timeToFirstTokenMs: 300, tokensPerSecond: 50 } }), 1000, timers);
+  const done = writeSse(
+    asRes(res),
+    reply(events, { pacing: { timeToFirstTokenMs: 300, tokensPerSecond: 50 } }),
+    1000,
+    timers,
+  );
   assert.is(res.writes.length, 0, 'nothing before the time to first token');
   assert.equal(timers.requested, [300]);
   timers.fire();
@@ -149,7 +158,12 @@ test("pacing: each wait is the event's tokens at the configured rate, on a sched
 test('a client that hangs up mid-stream: resolves "aborted" at once, its timer is cleared, nothing more is written', async () => {
   const res = new FakeRes();
   const timers = new FakeTimers();
-  const done = writeSse(asRes(res), reply([ev('a'), ev('b'), ev('c')], { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 10 } }), 1000, timers);
+  const done = writeSse(
+    asRes(res),
+    reply([ev('a'), ev('b'), ev('c')], { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 10 } }),
+    1000,
+    timers,
+  );
   assert.is(timers.pending.size, 1);
   res.hangUp();
   assert.is(await done, 'aborted');
@@ -161,7 +175,12 @@ test('a client that hangs up mid-stream: resolves "aborted" at once, its timer i
 test('with real timers: an aborted paced stream leaves no timer behind and writes nothing more', async () => {
   const res = new FakeRes();
   const timers = new TrackedTimers();
-  const done = writeSse(asRes(res), reply([ev('a'), ev('b'), ev('c')], { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 50 } }), 1000, timers);
+  const done = writeSse(
+    asRes(res),
+    reply([ev('a'), ev('b'), ev('c')], { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 50 } }),
+    1000,
+    timers,
+  );
   assert.is(timers.live.size, 1, 'the pacing timer is pending');
   res.hangUp();
   assert.is(await done, 'aborted');
@@ -246,7 +265,13 @@ test('the stream time limit: a paced stream still running at streamMaxMs ends wi
   const timers = new FakeTimers();
   // 1 token per second, 10 events: 9 s of pacing against a 2.5 s limit.
   const events = Array.from({ length: 10 }, (_, i) => ev(`{"n":${i}}`));
-  const done = writeSse(asRes(res), reply(events, { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 1 } }), 1000, timers, 2500);
+  const done = writeSse(
+    asRes(res),
+    reply(events, { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 1 } }),
+    1000,
+    timers,
+    2500,
+  );
   timers.fire();
   timers.fire();
   assert.equal(timers.requested, [1000, 1000, 500], 'the last wait is cut to the deadline');

@@ -10,7 +10,8 @@ const without = (field: string) => (b: Record<string, unknown>) => {
   const { [field]: _, ...rest } = b;
   return rest;
 };
-const apply = (id: string, change: Change) => (typeof change === 'function' ? change({ ...VALID[id] }) : { ...VALID[id], ...change });
+const apply = (id: string, change: Change) =>
+  typeof change === 'function' ? change({ ...VALID[id] }) : { ...VALID[id], ...change };
 const base64Text = Buffer.from('just some text, not an image').toString('base64');
 
 /** [operation, change to the valid body, the param the 400 must name, the error code]. */
@@ -136,7 +137,10 @@ test('each broken rule, one at a time, is a 400 envelope naming the field and th
     assertError(res, 400, param);
     assert.is(res.json.error.code, code, label);
     assert.is(res.json.error.type, 'invalid_request_error', label);
-    assert.ok(res.json.error.message.includes(`'${param}'`) || res.json.error.message.includes(param), `${label}: ${res.json.error.message}`);
+    assert.ok(
+      res.json.error.message.includes(`'${param}'`) || res.json.error.message.includes(param),
+      `${label}: ${res.json.error.message}`,
+    );
   }
 });
 
@@ -165,7 +169,10 @@ test('a deeply nested value where a string belongs is a 400, not a crash', async
   const { url } = mock();
   // As deep as the body parser lets through (the body object is one more level).
   const deep = `${'['.repeat(255)}${']'.repeat(255)}`;
-  const res = await request(url, pathOf('images.generate'), { method: 'POST', raw: `{"model":"dall-e-3","prompt":"p","size":${deep}}` });
+  const res = await request(url, pathOf('images.generate'), {
+    method: 'POST',
+    raw: `{"model":"dall-e-3","prompt":"p","size":${deep}}`,
+  });
   assertError(res, 400, 'size');
   assert.match(res.json.error.message, /but got \[+\.\.\. instead/); // shortened, not 510 brackets
 });
@@ -229,9 +236,15 @@ test('with strict: true an unknown field is a 400 naming it, on every operation 
       assert.match(res.json.error.message, /Unrecognized request argument supplied: colour/);
       assert.is((await post(url, op.path, VALID[op.id])).status, 200, op.id);
     }
-    const nested = await post(url, pathOf('chat.completions'), { ...VALID['chat.completions'], messages: [{ role: 'user', content: 'hi', mood: 'happy' }] });
+    const nested = await post(url, pathOf('chat.completions'), {
+      ...VALID['chat.completions'],
+      messages: [{ role: 'user', content: 'hi', mood: 'happy' }],
+    });
     assertError(nested, 400, 'messages[0].mood');
-    const settings = await post(url, pathOf('voice.tts'), { ...VALID['voice.tts'], voice_settings: { stability: 0.5, warmth: 1 } });
+    const settings = await post(url, pathOf('voice.tts'), {
+      ...VALID['voice.tts'],
+      voice_settings: { stability: 0.5, warmth: 1 },
+    });
     assertError(settings, 400, 'voice_settings.warmth');
     // Conditional rules still hold in strict mode.
     const video = await post(url, pathOf('video.generate'), { ...VALID['video.generate'], mode: 'image_to_video' });

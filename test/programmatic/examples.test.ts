@@ -1,4 +1,5 @@
-// The examples/ folder (quoted in docs/programmatic.md), run by their own test runners against the built package (dist/), as a user runs them.
+// The examples/ folder (quoted in docs/programmatic.md), run by their own test runners against the built package
+// (dist/), as a user runs them.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,10 +21,15 @@ function run(args: readonly string[]): Promise<Run> {
   // uvu sets FORCE_COLOR, which Node.js 22 and later warn about when NO_COLOR is set as well.
   const { NODE_V8_COVERAGE: _, FORCE_COLOR: __, ...env } = process.env;
   return new Promise((resolve) => {
-    execFile(process.execPath, args, { cwd: ROOT, env: { ...env, CI: '1', NO_COLOR: '1' }, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
-      resolve({ code, output: `${stdout}\n${stderr}`.replace(/\x1b\[[0-9;]*m/g, '') });
-    });
+    execFile(
+      process.execPath,
+      args,
+      { cwd: ROOT, env: { ...env, CI: '1', NO_COLOR: '1' }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+        resolve({ code, output: `${stdout}\n${stderr}`.replace(/\x1b\[[0-9;]*m/g, '') });
+      },
+    );
   });
 }
 
@@ -39,7 +45,8 @@ const runners = {
   'node:test': ['--test', ...nodeTestFiles],
   vitest: ['node_modules/vitest/vitest.mjs', 'run', '--root', 'examples/vitest'],
   jest: ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', '--config', 'examples/jest/jest.config.mjs'],
-  // The Vitest example and a consumer file that expects type errors, checked against the shipped declarations (dist/*.d.ts).
+  // The Vitest example and a consumer file that expects type errors, checked against the shipped declarations
+  // (dist/*.d.ts).
   tsc: [
     bin('typescript/bin/tsc'),
     '--noEmit',
@@ -67,7 +74,10 @@ test.before(() => {
 
 /** The run of one runner; fails with what to do when the package is not built. */
 async function result(name: keyof typeof runners): Promise<Run> {
-  assert.ok(runs, `${dist} is missing: the examples import the built package. Run \`npm run build\` (npm ci runs it as \`prepare\`).`);
+  assert.ok(
+    runs,
+    `${dist} is missing: the examples import the built package. Run \`npm run build\` (npm ci runs it as \`prepare\`).`,
+  );
   const outcome = await runs[name];
   assert.is(outcome.code, 0, `${name} exited with ${outcome.code}:\n${outcome.output}`);
   return outcome;

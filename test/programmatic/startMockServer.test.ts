@@ -4,15 +4,25 @@ import { ConfigError } from '../../src/domain/config.js';
 import { RuleError } from '../../src/domain/faults/rules.js';
 import { startMockServer, type MockServer } from '../../src/server/programmatic.js';
 
-/** Sends one chat completion with the mock's key; returns the status, the reply text (if any) and the answering rule. */
+/** Sends one chat completion with the mock's key; returns the status, the reply text (if any) and the answering rule.
+ * */
 async function chat(mock: MockServer, content: string, init: { key?: string; headers?: Record<string, string> } = {}) {
   const res = await fetch(`${mock.openaiBaseURL}/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${init.key ?? mock.apiKey}`, 'content-type': 'application/json', ...init.headers },
+    headers: {
+      authorization: `Bearer ${init.key ?? mock.apiKey}`,
+      'content-type': 'application/json',
+      ...init.headers,
+    },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }),
   });
   const body = (await res.json()) as { choices?: { message: { content: string } }[]; error?: { code: string } };
-  return { status: res.status, text: body.choices?.[0]?.message.content, code: body.error?.code, rule: res.headers.get('x-mock-reply-rule') };
+  return {
+    status: res.status,
+    text: body.choices?.[0]?.message.content,
+    code: body.error?.code,
+    rule: res.headers.get('x-mock-reply-rule'),
+  };
 }
 
 async function throws(fn: () => unknown, type: new (...args: never[]) => Error, message: RegExp): Promise<void> {
@@ -54,7 +64,11 @@ basics('listens on a free loopback port and names its key and base URLs', async 
 });
 
 basics('a fault rule faults the next matching request, then lists, removes and clears', async () => {
-  const rule = mock.addFaultRule({ match: { operation: 'chat.completions' }, fault: { status: 429, retryAfter: 0.01 }, times: 1 });
+  const rule = mock.addFaultRule({
+    match: { operation: 'chat.completions' },
+    fault: { status: 429, retryAfter: 0.01 },
+    times: 1,
+  });
   assert.is(rule.id, 'rule-1');
   assert.equal(rule.state, { matched: 0, fired: 0, remaining: 1 });
   assert.is((await chat(mock, 'ping')).status, 429);
@@ -77,15 +91,28 @@ basics('a stored fault rule is a copy: changing the object afterwards changes no
 });
 
 basics('a bad fault rule throws a RuleError whose message names the field', async () => {
-  await throws(() => mock.addFaultRule({ match: { operation: 'chat' }, fault: { status: 500 } }), RuleError, /^invalid fault rule: match\.operation: Unknown operation 'chat'/);
-  await throws(() => mock.addFaultRule({ fault: { status: 200 } }), RuleError, /^invalid fault rule: .*'fault\.status'/);
+  await throws(
+    () => mock.addFaultRule({ match: { operation: 'chat' }, fault: { status: 500 } }),
+    RuleError,
+    /^invalid fault rule: match\.operation: Unknown operation 'chat'/,
+  );
+  await throws(
+    () => mock.addFaultRule({ fault: { status: 200 } }),
+    RuleError,
+    /^invalid fault rule: .*'fault\.status'/,
+  );
   mock.addFaultRule({ id: 'x', fault: { status: 500 } });
-  await throws(() => mock.addFaultRule({ id: 'x', fault: { status: 500 } }), RuleError, /^invalid fault rule: id: .*already exists/);
+  await throws(
+    () => mock.addFaultRule({ id: 'x', fault: { status: 500 } }),
+    RuleError,
+    /^invalid fault rule: id: .*already exists/,
+  );
 });
 
 basics('reset gives the limited key its allowance back and fault rules their first state', async () => {
   const limited = mock.keys.find((k) => k.label === 'limited')!;
-  for (let i = 0; i < limited.rateLimit!.requests; i++) assert.is((await chat(mock, 'ping', { key: limited.key })).status, 200);
+  for (let i = 0; i < limited.rateLimit!.requests; i++)
+    assert.is((await chat(mock, 'ping', { key: limited.key })).status, 200);
   assert.is((await chat(mock, 'ping', { key: limited.key })).code, 'rate_limit_exceeded');
   mock.addFaultRule({ fault: { status: 500 }, times: 1 });
   assert.is((await chat(mock, 'ping')).status, 500);
@@ -110,13 +137,33 @@ basics('added reply rules answer before the built-in ones, in the order added, u
 
 basics('a bad reply rule throws an Error naming the field, and adds nothing', async () => {
   const bad = (rule: unknown) => () => mock.addReplyRule(rule as never);
-  await throws(bad({ id: 'r', match: {}, reply: 'x' }), Error, /^invalid reply rule: match: needs at least one of exact, contains, regex$/);
-  await throws(bad({ id: 'has space', match: { exact: 'a' }, reply: 'x' }), Error, /^invalid reply rule: id: must match pattern/);
-  await throws(bad({ id: 'r', match: { exact: 'a' } }), Error, /^invalid reply rule: must have required property 'reply'$/);
-  await throws(bad({ id: 'r', match: { regex: '(' }, reply: 'x' }), Error, /^invalid reply rule: reply rule "r": invalid regex/);
+  await throws(
+    bad({ id: 'r', match: {}, reply: 'x' }),
+    Error,
+    /^invalid reply rule: match: needs at least one of exact, contains, regex$/,
+  );
+  await throws(
+    bad({ id: 'has space', match: { exact: 'a' }, reply: 'x' }),
+    Error,
+    /^invalid reply rule: id: must match pattern/,
+  );
+  await throws(
+    bad({ id: 'r', match: { exact: 'a' } }),
+    Error,
+    /^invalid reply rule: must have required property 'reply'$/,
+  );
+  await throws(
+    bad({ id: 'r', match: { regex: '(' }, reply: 'x' }),
+    Error,
+    /^invalid reply rule: reply rule "r": invalid regex/,
+  );
   await throws(bad(undefined), Error, /^invalid reply rule: must be object$/);
   mock.addReplyRule({ id: 'r', match: { exact: 'a' }, reply: 'x' });
-  await throws(bad({ id: 'r', match: { exact: 'b' }, reply: 'y' }), Error, /^invalid reply rule: id: a rule with id "r" was already added$/);
+  await throws(
+    bad({ id: 'r', match: { exact: 'b' }, reply: 'y' }),
+    Error,
+    /^invalid reply rule: id: a rule with id "r" was already added$/,
+  );
   assert.is((await chat(mock, 'b')).rule, 'default');
   assert.is(mock.clearReplyRules(), 1);
 });

@@ -30,16 +30,22 @@ function targets(schema: Schema, value: unknown, path: Path = []): Target[] {
   if (schema.properties && value && typeof value === 'object' && !Array.isArray(value)) {
     for (const [k, sub] of Object.entries(schema.properties)) {
       if (!(k in (value as object))) continue;
-      out.push({ path: [...path, k], schema: sub }, ...targets(sub, (value as Record<string, unknown>)[k], [...path, k]));
+      out.push(
+        { path: [...path, k], schema: sub },
+        ...targets(sub, (value as Record<string, unknown>)[k], [...path, k]),
+      );
     }
   }
-  if (schema.items && Array.isArray(value) && value.length) out.push({ path: [...path, 0], schema: schema.items }, ...targets(schema.items, value[0], [...path, 0]));
+  if (schema.items && Array.isArray(value) && value.length)
+    out.push({ path: [...path, 0], schema: schema.items }, ...targets(schema.items, value[0], [...path, 0]));
   return out;
 }
 
 /** Objects (with their schema) whose required fields can be taken away. */
 function requiredSites(schema: Schema, value: unknown, path: Path = []): { path: Path; key: string }[] {
-  const here = (schema.required ?? []).filter((k) => value && typeof value === 'object' && k in (value as object)).map((key) => ({ path, key }));
+  const here = (schema.required ?? [])
+    .filter((k) => value && typeof value === 'object' && k in (value as object))
+    .map((key) => ({ path, key }));
   return [
     ...here,
     ...targets(schema, value, path)
@@ -48,7 +54,8 @@ function requiredSites(schema: Schema, value: unknown, path: Path = []): { path:
   ];
 }
 
-const get = (v: unknown, p: Path): unknown => p.reduce<unknown>((o, k) => (o as Record<string | number, unknown>)?.[k], v);
+const get = (v: unknown, p: Path): unknown =>
+  p.reduce<unknown>((o, k) => (o as Record<string | number, unknown>)?.[k], v);
 const clone = <T>(v: T): T => structuredClone(v);
 
 function withValue(body: Record<string, unknown>, path: Path, value: unknown): Record<string, unknown> {
@@ -68,7 +75,8 @@ const WRONG_VALUES: unknown[] = [null, true, false, 0, -1, 1.5, 1e308, '', 'text
 /** Values of a wrong type (or outside an enum) for a field. */
 function wrongValue(schema: Schema): fc.Arbitrary<unknown> {
   const extra: unknown[] = [];
-  if (schema.enum) extra.push(...schema.enum.map((v) => (typeof v === 'string' ? v.toUpperCase() + '\u200B' : String(v))));
+  if (schema.enum)
+    extra.push(...schema.enum.map((v) => (typeof v === 'string' ? v.toUpperCase() + '\u200B' : String(v))));
   if (schema.type === 'integer') extra.push(0.5, 2.5);
   return fc.constantFrom(...WRONG_VALUES, ...extra);
 }
@@ -79,13 +87,16 @@ function fieldMutations(body: Record<string, unknown>, t: Target): fc.Arbitrary<
   const path = show(t.path);
   const value = (kind: string, a: fc.Arbitrary<unknown>): fc.Arbitrary<Mutated> =>
     a.map((v) => ({ kind, path, text: JSON.stringify(withValue(body, t.path, v)), lenientRejects: true }));
-  const raw = (kind: string, a: fc.Arbitrary<string>): fc.Arbitrary<Mutated> => a.map((r) => ({ kind, path, text: withRaw(body, t.path, r), lenientRejects: true }));
+  const raw = (kind: string, a: fc.Arbitrary<string>): fc.Arbitrary<Mutated> =>
+    a.map((r) => ({ kind, path, text: withRaw(body, t.path, r), lenientRejects: true }));
   const out = [
     value('wrong type', wrongValue(s)),
     value('null', fc.constant(null)),
     raw(
       'deep nesting',
-      fc.tuple(fc.integer({ min: 64, max: 20_000 }), fc.boolean()).map(([n, arr]) => (arr ? '['.repeat(n) + ']'.repeat(n) : '{"a":'.repeat(n) + '1' + '}'.repeat(n))),
+      fc
+        .tuple(fc.integer({ min: 64, max: 20_000 }), fc.boolean())
+        .map(([n, arr]) => (arr ? '['.repeat(n) + ']'.repeat(n) : '{"a":'.repeat(n) + '1' + '}'.repeat(n))),
     ),
     raw(
       'huge array',
@@ -137,23 +148,43 @@ function fieldMutations(body: Record<string, unknown>, t: Target): fc.Arbitrary<
 function bodyMutations(schema: Schema, body: Record<string, unknown>): fc.Arbitrary<Mutated>[] {
   const text = JSON.stringify(body);
   const out: fc.Arbitrary<Mutated>[] = [
-    fc.constantFrom('null', '[]', '"text"', '42', 'true', `[${text}]`).map((t) => ({ kind: 'not an object', path: '(body)', text: t, lenientRejects: true })),
+    fc
+      .constantFrom('null', '[]', '"text"', '42', 'true', `[${text}]`)
+      .map((t) => ({ kind: 'not an object', path: '(body)', text: t, lenientRejects: true })),
     fc
       .oneof(
         fc.integer({ min: 1, max: text.length - 1 }).map((n) => text.slice(0, n)),
-        fc.constantFrom(`${text},`, `${text}}`, text.replace('{', "{'x':1,"), text.replace(/}$/, ',}'), `// c\n${text}`, text.replace(/}$/, ',"n":NaN}')),
+        fc.constantFrom(
+          `${text},`,
+          `${text}}`,
+          text.replace('{', "{'x':1,"),
+          text.replace(/}$/, ',}'),
+          `// c\n${text}`,
+          text.replace(/}$/, ',"n":NaN}'),
+        ),
       )
       .map((t) => ({ kind: 'broken JSON', path: '(body)', text: t, lenientRejects: true })),
+    fc.constantFrom('{"polluted":true}', '{"toString":1}', 'null').map((v) => ({
+      kind: '__proto__ key',
+      path: '__proto__',
+      text: text.replace('{', `{"__proto__":${v},`),
+      lenientRejects: true,
+    })),
     fc
-      .constantFrom('{"polluted":true}', '{"toString":1}', 'null')
-      .map((v) => ({ kind: '__proto__ key', path: '__proto__', text: text.replace('{', `{"__proto__":${v},`), lenientRejects: true })),
-    fc
-      .tuple(fc.oneof(fc.constantFrom('constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__', 'prototype'), unicodeText(1, 12)), fc.jsonValue({ maxDepth: 2 }))
+      .tuple(
+        fc.oneof(
+          fc.constantFrom('constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__', 'prototype'),
+          unicodeText(1, 12),
+        ),
+        fc.jsonValue({ maxDepth: 2 }),
+      )
       .filter(([k]) => !(k in (schema.properties ?? {})) && k !== '__proto__')
       .map(([k, v]) => {
         const text = JSON.stringify({ ...body, [k]: v });
         // A __proto__ key anywhere in the body is refused by the parser, in lenient mode too.
-        return text.includes('"__proto__":') ? { kind: '__proto__ key', path: k, text, lenientRejects: true } : { kind: 'unknown field', path: k, text, lenientRejects: false };
+        return text.includes('"__proto__":')
+          ? { kind: '__proto__ key', path: k, text, lenientRejects: true }
+          : { kind: 'unknown field', path: k, text, lenientRejects: false };
       }),
   ];
   const sites = requiredSites(schema, body);
@@ -162,7 +193,12 @@ function bodyMutations(schema: Schema, body: Record<string, unknown>): fc.Arbitr
       fc.constantFrom(...sites).map(({ path, key }) => {
         const copy = clone(body);
         delete (get(copy, path) as Record<string, unknown>)[key];
-        return { kind: 'missing required field', path: show([...path, key]), text: JSON.stringify(copy), lenientRejects: true };
+        return {
+          kind: 'missing required field',
+          path: show([...path, key]),
+          text: JSON.stringify(copy),
+          lenientRejects: true,
+        };
       }),
     );
   }
@@ -177,7 +213,11 @@ const UNPARSED = new Set(['not an object', 'broken JSON', '__proto__ key']);
  * oracle (the request schema, strict for unknown fields): a mutation that happens to leave the body
  * valid, such as a "wrong" value the field accepts after all, is not generated.
  */
-export function mutatedArbitrary(schema: Schema, valid: fc.Arbitrary<Record<string, unknown>>, rejects: (body: unknown, strict: boolean) => boolean): fc.Arbitrary<Mutated> {
+export function mutatedArbitrary(
+  schema: Schema,
+  valid: fc.Arbitrary<Record<string, unknown>>,
+  rejects: (body: unknown, strict: boolean) => boolean,
+): fc.Arbitrary<Mutated> {
   return valid
     .chain((body) => {
       const fields = targets(schema, body).flatMap((t) => fieldMutations(body, t));

@@ -13,17 +13,22 @@ interface Model {
 }
 
 const models = (JSON.parse(readFileSync(join(FIXTURES_DIR, 'models.json'), 'utf8')) as { models: Model[] }).models;
-const voices = (JSON.parse(readFileSync(join(FIXTURES_DIR, 'voices.json'), 'utf8')) as { voices: { id: string }[] }).voices.map((v) => v.id);
+const voices = (
+  JSON.parse(readFileSync(join(FIXTURES_DIR, 'voices.json'), 'utf8')) as { voices: { id: string }[] }
+).voices.map((v) => v.id);
 const ofKind = (kind: string) => models.filter((m) => m.kind === kind);
 const ids = (kind: string) => fc.constantFrom(...ofKind(kind).map((m) => m.id));
 
 /** A request schema file as data. */
-export const requestSchema = (file: string): Schema => JSON.parse(readFileSync(join(SCHEMAS_DIR, file), 'utf8')) as Schema;
+export const requestSchema = (file: string): Schema =>
+  JSON.parse(readFileSync(join(SCHEMAS_DIR, file), 'utf8')) as Schema;
 
 // Small real images in each accepted format, as base64 or a data URI.
 const image = fc
   .tuple(
-    fc.constantFrom(['png', tinyPng], ['jpeg', tinyJpeg], ['gif', tinyGif], ['webp', tinyWebp]) as fc.Arbitrary<[string, (w: number, h: number) => Buffer]>,
+    fc.constantFrom(['png', tinyPng], ['jpeg', tinyJpeg], ['gif', tinyGif], ['webp', tinyWebp]) as fc.Arbitrary<
+      [string, (w: number, h: number) => Buffer]
+    >,
     fc.integer({ min: 1, max: 24 }),
     fc.integer({ min: 1, max: 24 }),
     fc.boolean(),
@@ -39,8 +44,17 @@ export interface BodySpec {
   readonly valid: fc.Arbitrary<Record<string, unknown>>;
 }
 
-function spec(id: string, schemaFile: string, overrides: Overrides, fix: (b: Record<string, unknown>) => Record<string, unknown> = (b) => b): BodySpec {
-  return { id, schemaFile, valid: (validArbitrary(requestSchema(schemaFile), overrides) as fc.Arbitrary<Record<string, unknown>>).map(fix) };
+function spec(
+  id: string,
+  schemaFile: string,
+  overrides: Overrides,
+  fix: (b: Record<string, unknown>) => Record<string, unknown> = (b) => b,
+): BodySpec {
+  return {
+    id,
+    schemaFile,
+    valid: (validArbitrary(requestSchema(schemaFile), overrides) as fc.Arbitrary<Record<string, unknown>>).map(fix),
+  };
 }
 
 /** The six documented operations that take a body. */
@@ -63,7 +77,10 @@ export const BODY_SPECS: readonly BodySpec[] = [
       const limits = models.find((m) => m.id === b.model)?.limits;
       // A model that does not take response_format (gpt-image-1) refuses it: a valid body leaves it out.
       const { response_format, ...rest } = b;
-      const format = response_format !== undefined && (limits?.response_formats ?? []).includes(response_format as string) ? { response_format } : {};
+      const format =
+        response_format !== undefined && (limits?.response_formats ?? []).includes(response_format as string)
+          ? { response_format }
+          : {};
       return { ...rest, ...format, ...(b.n !== undefined ? { n: Math.min(b.n as number, limits?.max_n ?? 1) } : {}) };
     },
   ),

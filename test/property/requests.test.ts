@@ -35,8 +35,12 @@ const strict = useMock(test, { strict: true });
 /** Sends a body; a server that has not answered within 10 s fails the property (a hang). */
 function send(url: string, id: string, text: string): Promise<Res> {
   let timer: NodeJS.Timeout | undefined;
-  const hang = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${id}: no answer within 10 s`)), 10_000)));
-  return Promise.race([request(url, operation(id).path, { method: 'POST', raw: text }), hang]).finally(() => clearTimeout(timer));
+  const hang = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${id}: no answer within 10 s`)), 10_000)),
+  );
+  return Promise.race([request(url, operation(id).path, { method: 'POST', raw: text }), hang]).finally(() =>
+    clearTimeout(timer),
+  );
 }
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -55,13 +59,19 @@ function assertSuccess(id: string, body: Record<string, unknown>, res: Res): voi
     assert.match(type, /^text\/event-stream/);
     const events = res.text.split('\n\n').filter(Boolean);
     assert.is(events.at(-1), 'data: [DONE]');
-    for (const e of events.slice(0, -1)) assertSchema('chat-completion-chunk.json', JSON.parse(e.replace(/^data: /, '')));
+    for (const e of events.slice(0, -1))
+      assertSchema('chat-completion-chunk.json', JSON.parse(e.replace(/^data: /, '')));
     return;
   }
   assert.ok(type.startsWith(success.contentType), `${id}: content-type ${type}`);
   if (success.schema) assertSchema(success.schema, res.json);
   else if (success.contentType === 'audio/wav') assert.is(res.bytes.toString('latin1', 8, 12), 'WAVE');
-  else assert.ok(res.bytes.length > 0 && (res.bytes.toString('latin1', 0, 3) === 'ID3' || (res.bytes[0] === 0xff && (res.bytes[1]! & 0xe0) === 0xe0)), 'not an MP3');
+  else
+    assert.ok(
+      res.bytes.length > 0 &&
+        (res.bytes.toString('latin1', 0, 3) === 'ID3' || (res.bytes[0] === 0xff && (res.bytes[1]! & 0xe0) === 0xe0)),
+      'not an MP3',
+    );
 }
 
 /** A 400 in the error envelope. */
@@ -72,11 +82,14 @@ function assertRejected(res: Res, what: string): void {
   assertSchema('error.json', res.json);
 }
 
-const rejects = (file: string) => (body: unknown, useStrict: boolean) => schemas().check(useStrict ? strictId(schemaId(file)) : schemaId(file), body).length > 0;
+const rejects = (file: string) => (body: unknown, useStrict: boolean) =>
+  schemas().check(useStrict ? strictId(schemaId(file)) : schemaId(file), body).length > 0;
 
 for (const spec of BODY_SPECS) {
   test(`${spec.id}: valid bodies get a 200 with a body matching the response schema`, async () => {
-    await check(`${spec.id} valid`, spec.valid, async (body) => assertSuccess(spec.id, body, await send(lenient().url, spec.id, JSON.stringify(body))));
+    await check(`${spec.id} valid`, spec.valid, async (body) =>
+      assertSuccess(spec.id, body, await send(lenient().url, spec.id, JSON.stringify(body))),
+    );
   });
 
   test(`${spec.id}: broken bodies get a 400 envelope (unknown fields: under --strict)`, async () => {

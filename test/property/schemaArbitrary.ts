@@ -26,7 +26,24 @@ export type Overrides = Record<string, fc.Arbitrary<unknown>>;
 
 // Code points that break naive string handling: NUL, BOM, zero-width and direction marks, lone
 // surrogates, a combining accent, an astral emoji, line and paragraph separators, a noncharacter.
-const EDGE = ['\u0000', '\uFEFF', '\u200B', '\u202E', '\uD800', '\uDFFF', 'e\u0301', '\u{1F600}', '\u2028', '\u2029', '\uFFFF', '"', '\\', '</script>', '%s', '${x}'];
+const EDGE = [
+  '\u0000',
+  '\uFEFF',
+  '\u200B',
+  '\u202E',
+  '\uD800',
+  '\uDFFF',
+  'e\u0301',
+  '\u{1F600}',
+  '\u2028',
+  '\u2029',
+  '\uFFFF',
+  '"',
+  '\\',
+  '</script>',
+  '%s',
+  '${x}',
+];
 
 /** Text with unicode edge cases mixed in: arbitrary code points, graphemes and the EDGE list. */
 export function unicodeText(minLength = 0, maxLength = 40): fc.Arbitrary<string> {
@@ -53,14 +70,22 @@ export function validArbitrary(schema: Schema, overrides: Overrides = {}, path =
     case 'integer':
       return schema.minimum === undefined && schema.maximum === undefined
         ? fc.oneof(fc.integer(), fc.maxSafeInteger())
-        : fc.integer({ min: schema.minimum ?? Number.MIN_SAFE_INTEGER, max: schema.maximum ?? Number.MAX_SAFE_INTEGER });
+        : fc.integer({
+            min: schema.minimum ?? Number.MIN_SAFE_INTEGER,
+            max: schema.maximum ?? Number.MAX_SAFE_INTEGER,
+          });
     case 'number':
-      return fc.double({ min: schema.minimum, max: schema.maximum, noNaN: true, noDefaultInfinity: true }).map((n) => (Object.is(n, -0) ? 0 : n));
+      return fc
+        .double({ min: schema.minimum, max: schema.maximum, noNaN: true, noDefaultInfinity: true })
+        .map((n) => (Object.is(n, -0) ? 0 : n));
     case 'boolean':
       return fc.boolean();
     case 'array': {
       const minLength = schema.minItems ?? 0;
-      return fc.array(validArbitrary(schema.items ?? {}, overrides, `${path}[]`), { minLength, maxLength: Math.min(schema.maxItems ?? Infinity, minLength + 4) });
+      return fc.array(validArbitrary(schema.items ?? {}, overrides, `${path}[]`), {
+        minLength,
+        maxLength: Math.min(schema.maxItems ?? Infinity, minLength + 4),
+      });
     }
     case 'object':
       return objectArbitrary(schema, overrides, path);
@@ -72,23 +97,30 @@ export function validArbitrary(schema: Schema, overrides: Overrides = {}, path =
 function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
   const min = schema.minLength ?? 0;
   const max = schema.maxLength ?? min + 40;
-  if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => [...s].length >= min && [...s].length <= max);
+  if (schema.pattern)
+    return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => [...s].length >= min && [...s].length <= max);
   if (schema.format === 'uri') return fc.webUrl();
   // Mostly short strings, sometimes right at the maximum length.
-  return fc.oneof({ weight: 9, arbitrary: unicodeText(min, Math.min(max, min + 40)) }, { weight: 1, arbitrary: unicodeText(max, max) });
+  return fc.oneof(
+    { weight: 9, arbitrary: unicodeText(min, Math.min(max, min + 40)) },
+    { weight: 1, arbitrary: unicodeText(max, max) },
+  );
 }
 
 function objectArbitrary(schema: Schema, overrides: Overrides, path: string): fc.Arbitrary<Record<string, unknown>> {
   const props = schema.properties ?? {};
   const model: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const [key, sub] of Object.entries(props)) model[key] = validArbitrary(sub, overrides, path ? `${path}.${key}` : key);
+  for (const [key, sub] of Object.entries(props))
+    model[key] = validArbitrary(sub, overrides, path ? `${path}.${key}` : key);
   const base = fc.record(model, { requiredKeys: (schema.required ?? []).filter((k) => k in props) });
   if (!schema.if || !schema.then) return base as fc.Arbitrary<Record<string, unknown>>;
   // if/then: when the condition holds, the fields `then` requires are generated too.
   const cond = schema.if;
   const needed = schema.then.required ?? [];
   return base.chain((value) => {
-    const holds = Object.entries(cond.properties ?? {}).every(([k, s]) => s.const === undefined || (value as Record<string, unknown>)[k] === s.const);
+    const holds = Object.entries(cond.properties ?? {}).every(
+      ([k, s]) => s.const === undefined || (value as Record<string, unknown>)[k] === s.const,
+    );
     const missing = holds ? needed.filter((k) => !(k in value)) : [];
     if (!missing.length) return fc.constant(value as Record<string, unknown>);
     const extra: Record<string, fc.Arbitrary<unknown>> = {};

@@ -5,7 +5,17 @@ import * as assert from 'uvu/assert';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { operation } from '../../src/contract/operations.js';
-import { canonical, CASSETTE_VERSION, cassetteName, CassetteStore, isText, normalisedPath, normaliseRequest, requestHash, writeAtomic } from '../../src/relay/cassette.js';
+import {
+  canonical,
+  CASSETTE_VERSION,
+  cassetteName,
+  CassetteStore,
+  isText,
+  normalisedPath,
+  normaliseRequest,
+  requestHash,
+  writeAtomic,
+} from '../../src/relay/cassette.js';
 import { rejection, tempDirs, tinyPng } from '../support/index.js';
 
 const CHAT = operation('chat.completions');
@@ -14,7 +24,10 @@ const BODY = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }]
 const tempDir = tempDirs(test, 'uam-cassette-');
 
 test('canonical sorts the keys of every object, arrays keep their order', () => {
-  assert.is(JSON.stringify(canonical({ b: 1, a: { d: [{ z: 1, y: 2 }], c: null } })), '{"a":{"c":null,"d":[{"y":2,"z":1}]},"b":1}');
+  assert.is(
+    JSON.stringify(canonical({ b: 1, a: { d: [{ z: 1, y: 2 }], c: null } })),
+    '{"a":{"c":null,"d":[{"y":2,"z":1}]},"b":1}',
+  );
   assert.equal(canonical([3, 1, 2]), [3, 1, 2]);
   assert.is(canonical('x'), 'x');
 });
@@ -28,8 +41,17 @@ test('the path is keyed without /v1 and with its query sorted; an empty query is
 });
 
 test("a normalised request: the operation's control headers but pacing, the body without `user`, keys sorted", () => {
-  const headers = { 'x-mock-reply-rule': ' long ', 'x-mock-pacing': 'tps=5', 'x-other': 'dropped', authorization: 'Bearer sk-x' };
-  const request = normaliseRequest(CHAT, 'post', '/text-provider/chat/completions', headers, { user: 'u-1', model: 'gpt-4o-mini', messages: BODY.messages });
+  const headers = {
+    'x-mock-reply-rule': ' long ',
+    'x-mock-pacing': 'tps=5',
+    'x-other': 'dropped',
+    authorization: 'Bearer sk-x',
+  };
+  const request = normaliseRequest(CHAT, 'post', '/text-provider/chat/completions', headers, {
+    user: 'u-1',
+    model: 'gpt-4o-mini',
+    messages: BODY.messages,
+  });
   assert.equal(request, {
     method: 'POST',
     path: '/text-provider/chat/completions',
@@ -38,11 +60,16 @@ test("a normalised request: the operation's control headers but pacing, the body
   });
   assert.is(Object.keys(request.body as object).join(), 'messages,model');
   // A header given twice is one value; a request without a body has no body field.
-  assert.equal(normaliseRequest(CHAT, 'GET', '/x', { 'x-mock-reply-rule': ['a', 'b'] }, undefined), { method: 'GET', path: '/x', headers: { 'x-mock-reply-rule': 'a, b' } });
+  assert.equal(normaliseRequest(CHAT, 'GET', '/x', { 'x-mock-reply-rule': ['a', 'b'] }, undefined), {
+    method: 'GET',
+    path: '/x',
+    headers: { 'x-mock-reply-rule': 'a, b' },
+  });
 });
 
 test('the hash: 24 hex digits, the same for what does not change the answer, another for what does', () => {
-  const hash = (headers: Record<string, string>, body: Record<string, unknown>) => requestHash(normaliseRequest(CHAT, 'POST', '/text-provider/chat/completions', headers, body));
+  const hash = (headers: Record<string, string>, body: Record<string, unknown>) =>
+    requestHash(normaliseRequest(CHAT, 'POST', '/text-provider/chat/completions', headers, body));
   const base = hash({}, BODY);
   assert.match(base, /^[0-9a-f]{24}$/);
   assert.is(hash({}, { messages: BODY.messages, model: BODY.model }), base, 'key order');
@@ -50,15 +77,27 @@ test('the hash: 24 hex digits, the same for what does not change the answer, ano
   assert.is(hash({ 'x-mock-pacing': 'ttft=100' }, BODY), base, 'pacing changes timing only');
   assert.is(hash({ 'x-unrelated': '1' }, BODY), base, 'a header the operation does not read');
   assert.is.not(hash({}, { ...BODY, model: 'gpt-4o' }), base);
-  assert.is.not(hash({}, { ...BODY, stream_options: { include_usage: true } }), base, 'stream_options changes the stream');
+  assert.is.not(
+    hash({}, { ...BODY, stream_options: { include_usage: true } }),
+    base,
+    'stream_options changes the stream',
+  );
   assert.is.not(hash({ 'x-mock-reply-rule': 'long' }, BODY), base);
   assert.is(cassetteName('chat.completions', base), `chat.completions.${base}.json`);
 });
 
 test('isText: JSON, +json, XML and text/* are kept as text; media and other bytes are not', () => {
-  for (const type of ['application/json', 'application/json; charset=utf-8', 'application/problem+json', 'APPLICATION/XML', 'text/plain', 'text/event-stream'])
+  for (const type of [
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/problem+json',
+    'APPLICATION/XML',
+    'text/plain',
+    'text/event-stream',
+  ])
     assert.ok(isText(type), type);
-  for (const type of [undefined, '', 'image/png', 'audio/mpeg', 'application/octet-stream', 'application/jsonx']) assert.not.ok(isText(type), String(type));
+  for (const type of [undefined, '', 'image/png', 'audio/mpeg', 'application/octet-stream', 'application/jsonx'])
+    assert.not.ok(isText(type), String(type));
 });
 
 test('a cassette written is read back; a request with none reads as undefined', async () => {
@@ -82,7 +121,10 @@ test('a cassette of another version is refused, naming both versions', async () 
   const store = new CassetteStore(tempDir());
   await store.write('me', 'old', JSON.stringify({ version: CASSETTE_VERSION + 1 }));
   const err = (await rejection(store.read('me', 'old'))) as Error;
-  assert.match(err.message, `cassette me.old.json has version ${CASSETTE_VERSION + 1}; this mock reads version ${CASSETTE_VERSION}`);
+  assert.match(
+    err.message,
+    `cassette me.old.json has version ${CASSETTE_VERSION + 1}; this mock reads version ${CASSETTE_VERSION}`,
+  );
 });
 
 test('bodies: text stays text, other bytes are base64, media goes to a file named by its hash; each reads back', async () => {

@@ -6,7 +6,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Koa from 'koa';
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { boundOperations } from '../../src/app/bindings.js';
 import { createServices } from '../../src/app/services.js';
@@ -17,7 +24,13 @@ import { ConfigError, resolveConfig, type ConfigInput } from '../../src/domain/c
 import type { FaultSpec } from '../../src/domain/faults/spec.js';
 import type { StreamTimers } from '../../src/pipeline/sse.js';
 import { requestState, STOP, type RequestState, type Step, type StepResult } from '../../src/pipeline/steps.js';
-import { CASSETTE_VERSION, CassetteStore, normaliseRequest, requestHash, type Cassette } from '../../src/relay/cassette.js';
+import {
+  CASSETTE_VERSION,
+  CassetteStore,
+  normaliseRequest,
+  requestHash,
+  type Cassette,
+} from '../../src/relay/cassette.js';
 import { createRelay, relayed, type Relay } from '../../src/relay/relay.js';
 import { pathOf, request, tempDirs, waitFor, type Res } from '../support/index.js';
 
@@ -36,14 +49,21 @@ interface Got {
 }
 
 /** A real upstream on a free loopback port: records each request, answers with `answer`. */
-async function upstream(answer: (req: IncomingMessage, res: ServerResponse, url: string) => void): Promise<{ url: string; got: Got[]; server: Server }> {
+async function upstream(
+  answer: (req: IncomingMessage, res: ServerResponse, url: string) => void,
+): Promise<{ url: string; got: Got[]; server: Server }> {
   const got: Got[] = [];
   let url = '';
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      got.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      got.push({
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       answer(req, res, url);
     });
   });
@@ -67,7 +87,12 @@ async function relaying(
     relay: Relay;
     calls: string[];
     /** A request for operation `id`, with `fault` as the fault steps would have left it; resolves once answered. */
-    call: (id: string, path: string, opts?: Parameters<typeof request>[2], fault?: FaultSpec) => Promise<{ res: Res; seen: Seen }>;
+    call: (
+      id: string,
+      path: string,
+      opts?: Parameters<typeof request>[2],
+      fault?: FaultSpec,
+    ) => Promise<{ res: Res; seen: Seen }>;
     /** A streamed chat request sent by hand (for one that does not end well); what the client got and how it ended. */
     stream: (fault: FaultSpec) => Promise<{ text: string; how: string }>;
     /** What the step left for the last request, once it has returned. */
@@ -78,7 +103,13 @@ async function relaying(
   const schemas = SchemaRegistry.shared();
   const config = resolveConfig({ publicUrl: PUBLIC, keys: [{ key: CLIENT_KEY }], ...input }, schemas);
   const reported: Error[] = [];
-  const relay = createRelay(config, createServices(config, schemas), schemas, (err) => void reported.push(err as Error), steps.timers)!;
+  const relay = createRelay(
+    config,
+    createServices(config, schemas),
+    schemas,
+    (err) => void reported.push(err as Error),
+    steps.timers,
+  )!;
   const calls: string[] = [];
   const validate: Step = (ctx, state) => {
     calls.push('validate');
@@ -183,8 +214,21 @@ test('settings: proxy and replay exclude each other, record needs proxy, and wit
 });
 
 test('relayed: every keyed operation and the media downloads; never the admin API or the unkeyed pages', () => {
-  for (const id of ['chat.completions', 'images.generate', 'voice.tts', 'me', 'models.list', 'video.get', 'media.image', 'media.video']) assert.ok(relayed(op(id)), id);
-  for (const o of boundOperations.filter((o) => o.auth === 'admin' || (o.auth === 'none' && !o.path.startsWith('/media/')))) assert.not.ok(relayed(o), o.id);
+  for (const id of [
+    'chat.completions',
+    'images.generate',
+    'voice.tts',
+    'me',
+    'models.list',
+    'video.get',
+    'media.image',
+    'media.video',
+  ])
+    assert.ok(relayed(op(id)), id);
+  for (const o of boundOperations.filter(
+    (o) => o.auth === 'admin' || (o.auth === 'none' && !o.path.startsWith('/media/')),
+  ))
+    assert.not.ok(relayed(o), o.id);
 });
 
 test("up: the client's headers go on, less its key, cookies, the mock's controls and connection headers; the upstream key instead", async () => {
@@ -214,7 +258,11 @@ test("up: the client's headers go on, less its key, cookies, the mock's controls
       assert.is(up.got.length, 1);
       const [got] = up.got;
       assert.is(got!.method, 'POST');
-      assert.is(got!.url, `${pathOf('chat.completions')}?b=2&a=1`, 'the path and query as sent, the trailing slash of the base dropped');
+      assert.is(
+        got!.url,
+        `${pathOf('chat.completions')}?b=2&a=1`,
+        'the path and query as sent, the trailing slash of the base dropped',
+      );
       assert.is(got!.body, body, 'the exact bytes');
       assert.is(got!.headers.authorization, `Bearer ${UPSTREAM_KEY}`);
       assert.is(got!.headers['accept-encoding'], 'identity', 'bodies come up unencoded, to be judged and recorded');
@@ -222,7 +270,15 @@ test("up: the client's headers go on, less its key, cookies, the mock's controls
       assert.is(got!.headers['x-custom'], 'kept');
       assert.is(got!.headers['x-mock-reply-rule'], 'long');
       assert.is(got!.headers['content-type'], 'application/json');
-      for (const name of ['cookie', 'x-mock-fault', 'prefer', 'x-admin-token', 'proxy-authorization', 'keep-alive', 'te'])
+      for (const name of [
+        'cookie',
+        'x-mock-fault',
+        'prefer',
+        'x-admin-token',
+        'proxy-authorization',
+        'keep-alive',
+        'te',
+      ])
         assert.is(got!.headers[name], undefined, `${name} is not forwarded`);
       assert.not.match(JSON.stringify(got!.headers), CLIENT_KEY);
     });
@@ -255,7 +311,13 @@ test('down: transport and identity headers stay behind, no value holds a key, li
       res,
       200,
       { data: [{ url: `${base}/media/images/256x256/a.png` }], elsewhere: 'http://other.example/x.png' },
-      { 'x-request-id': 'up-req-1', 'set-cookie': 'up=1', 'x-upstream': 'yes', 'x-echo': `Bearer ${UPSTREAM_KEY}`, 'keep-alive': 'timeout=5' },
+      {
+        'x-request-id': 'up-req-1',
+        'set-cookie': 'up=1',
+        'x-upstream': 'yes',
+        'x-echo': `Bearer ${UPSTREAM_KEY}`,
+        'keep-alive': 'timeout=5',
+      },
     ),
   );
   try {
@@ -268,10 +330,22 @@ test('down: transport and identity headers stay behind, no value holds a key, li
       assert.is(headers['x-upstream'], 'yes');
       assert.ok(headers['x-echo']?.startsWith('Bearer '), headers['x-echo']);
       assert.not.match(headers['x-echo']!, UPSTREAM_KEY);
-      for (const name of ['x-request-id', 'set-cookie', 'date', 'content-length', 'content-type', 'keep-alive', 'connection', 'transfer-encoding'])
+      for (const name of [
+        'x-request-id',
+        'set-cookie',
+        'date',
+        'content-length',
+        'content-type',
+        'keep-alive',
+        'connection',
+        'transfer-encoding',
+      ])
         assert.is(headers[name], undefined, `${name} is not relayed`);
       const body = JSON.parse(reply.body.toString('utf8'));
-      assert.equal(body, { data: [{ url: `${PUBLIC}/media/images/256x256/a.png` }], elsewhere: 'http://other.example/x.png' });
+      assert.equal(body, {
+        data: [{ url: `${PUBLIC}/media/images/256x256/a.png` }],
+        elsewhere: 'http://other.example/x.png',
+      });
     });
   } finally {
     up.server.close();
@@ -319,7 +393,11 @@ test('an upstream that does not answer is a 502 upstream_unreachable naming the 
 });
 
 test("an upstream's 400 to a body the schema accepts: no departure when the mock refuses it too, a violation when it would answer", async () => {
-  const up = await upstream((_req, res) => json(res, 400, { error: { message: 'Unknown model.', type: 'invalid_request_error', param: 'model', code: 'model_not_found' } }));
+  const up = await upstream((_req, res) =>
+    json(res, 400, {
+      error: { message: 'Unknown model.', type: 'invalid_request_error', param: 'model', code: 'model_not_found' },
+    }),
+  );
   try {
     const body = { method: 'POST', body: { ...CHAT_BODY, model: 'no-such-model' } };
     await relaying(
@@ -348,7 +426,9 @@ test("an upstream's 400 to a body the schema accepts: no departure when the mock
 
 test("record: a whole answer is written as a cassette once close() has waited for it; a busy upstream's is not", async () => {
   let status = 200;
-  const up = await upstream((_req, res) => json(res, status, status === 200 ? { id: 'u1', secret: UPSTREAM_KEY } : { error: { message: 'busy' } }));
+  const up = await upstream((_req, res) =>
+    json(res, status, status === 200 ? { id: 'u1', secret: UPSTREAM_KEY } : { error: { message: 'busy' } }),
+  );
   const dir = tempDir();
   try {
     await relaying({ proxy: up.url, record: dir, upstreamKey: UPSTREAM_KEY }, async ({ call, relay }) => {
@@ -366,7 +446,13 @@ test("record: a whole answer is written as a cassette once close() has waited fo
     assert.is(cassette.response.status, 200);
     assert.equal(cassette.request, { method: 'GET', path: '/me', headers: {} });
     assert.not.match(JSON.stringify(cassette), UPSTREAM_KEY);
-    assert.is(await store.read('models.list', requestHash(normaliseRequest(op('models.list'), 'GET', pathOf('models.list'), {}, undefined))), undefined);
+    assert.is(
+      await store.read(
+        'models.list',
+        requestHash(normaliseRequest(op('models.list'), 'GET', pathOf('models.list'), {}, undefined)),
+      ),
+      undefined,
+    );
   } finally {
     up.server.close();
   }
@@ -376,14 +462,26 @@ test("record: a whole answer is written as a cassette once close() has waited fo
 async function plantMe(dir: string, response: Cassette['response']): Promise<string> {
   const request = normaliseRequest(op('me'), 'GET', pathOf('me'), {}, undefined);
   const hash = requestHash(request);
-  const cassette: Cassette = { version: CASSETTE_VERSION, hash, operation: 'me', request, upstream: 'http://upstream.example', recordedAt: '2026-01-01T00:00:00.000Z', response };
+  const cassette: Cassette = {
+    version: CASSETTE_VERSION,
+    hash,
+    operation: 'me',
+    request,
+    upstream: 'http://upstream.example',
+    recordedAt: '2026-01-01T00:00:00.000Z',
+    response,
+  };
   await new CassetteStore(dir).write('me', hash, JSON.stringify(cassette));
   return hash;
 }
 
 test('replay, a hit: the recorded answer, its links to the recorded upstream leading to this mock', async () => {
   const dir = tempDir();
-  await plantMe(dir, { status: 200, headers: { 'content-type': 'application/json', 'x-recorded': 'yes' }, body: { text: '{"avatar":"http://upstream.example/media/a.png"}' } });
+  await plantMe(dir, {
+    status: 200,
+    headers: { 'content-type': 'application/json', 'x-recorded': 'yes' },
+    body: { text: '{"avatar":"http://upstream.example/media/a.png"}' },
+  });
   await relaying({ replay: dir }, async ({ call, calls, relay }) => {
     const { seen } = await call('me', pathOf('me'));
     const reply = replyOf(seen, 'binary');
@@ -421,7 +519,12 @@ test('replay, a stream: the recorded events on the recorded schedule, ending as 
   });
   // Cut short when recorded: no [DONE], and the end comes when the recording's did.
   const cut = tempDir();
-  await plantMe(cut, { status: 200, headers: { 'content-type': 'text/event-stream' }, events: events.slice(0, 2), endMs: 700 });
+  await plantMe(cut, {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream' },
+    events: events.slice(0, 2),
+    endMs: 700,
+  });
   await relaying({ replay: cut }, async ({ call }) => {
     const reply = replyOf((await call('me', pathOf('me'))).seen, 'sse');
     assert.is(reply.ending, 'cut');

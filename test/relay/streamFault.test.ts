@@ -35,7 +35,10 @@ test('stream-cut=2: two events go out whole, then the stream is over, with no [D
   const fault = RelayedStreamFault.of({ streamCut: 2 })!;
   assert.is(fault.ending, 'cut');
   assert.is(fault.over, false);
-  assert.equal(feed(fault, [A, COMMENT, B, C, DONE]), { out: [A, COMMENT, B, '', ''], over: [false, false, true, true, true] });
+  assert.equal(feed(fault, [A, COMMENT, B, C, DONE]), {
+    out: [A, COMMENT, B, '', ''],
+    over: [false, false, true, true, true],
+  });
   assert.is(fault.end(), '');
 });
 

@@ -10,21 +10,43 @@ import { ApiError, ERRORS } from '../../src/contract/errors.js';
 import { operation } from '../../src/contract/operations.js';
 import type { Violation } from '../../src/domain/journal.js';
 import { loadLimits } from '../../src/domain/limits.js';
-import { requestViolations, responseViolations, ViolationLog, violationsHeader, type Judged } from '../../src/relay/validation.js';
+import {
+  requestViolations,
+  responseViolations,
+  ViolationLog,
+  violationsHeader,
+  type Judged,
+} from '../../src/relay/validation.js';
 import { get, schemas, withMock } from '../support/index.js';
 
 const ME = operation('me');
 const CHAT = operation('chat.completions');
 const refusal = new ApiError(ERRORS.VALIDATION, { message: "'messages' is required", param: 'messages' });
 
-const judged = (over: Partial<Judged> = {}): Judged => ({ requestId: 'req_1', op: ME, method: 'GET', path: '/v1/me', body: undefined, refusal: undefined, ...over });
-const exchange = (status: number, body = '{}', headers: Record<string, string> = { 'content-type': 'application/json' }) => ({ status, headers, body: Buffer.from(body), ms: 1 });
+const judged = (over: Partial<Judged> = {}): Judged => ({
+  requestId: 'req_1',
+  op: ME,
+  method: 'GET',
+  path: '/v1/me',
+  body: undefined,
+  refusal: undefined,
+  ...over,
+});
+const exchange = (
+  status: number,
+  body = '{}',
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+) => ({ status, headers, body: Buffer.from(body), ms: 1 });
 const rules = (vs: readonly Violation[]): string[] => vs.map((v) => v.rule);
 
 test('a request the schema accepts has no violation of its own; one it refuses has request.schema', () => {
   assert.equal(requestViolations(judged()), []);
   assert.equal(requestViolations(judged({ op: CHAT, method: 'POST', refusal })), [
-    { rule: 'request.schema', expected: 'a body matching the chat.completions request schema', actual: "'messages' is required" },
+    {
+      rule: 'request.schema',
+      expected: 'a body matching the chat.completions request schema',
+      actual: "'messages' is required",
+    },
   ]);
 });
 
@@ -35,13 +57,20 @@ test('documented profile: the status is judged against the case the request make
   assert.match(wrong[0]!.expected, '200');
   assert.match(wrong[0]!.actual, '404');
   // A refused body must be answered with the refusal's status.
-  const bad = judged({ op: CHAT, method: 'POST', path: '/text-provider/chat/completions', body: { model: 'gpt-4o' }, refusal });
+  const bad = judged({
+    op: CHAT,
+    method: 'POST',
+    path: '/text-provider/chat/completions',
+    body: { model: 'gpt-4o' },
+    refusal,
+  });
   assert.equal(await responseViolations(bad, exchange(400), 'documented', schemas()), []);
   assert.equal(rules(await responseViolations(bad, exchange(200), 'documented', schemas())), ['response.status']);
 });
 
 test('a busy or failing upstream (429, 5xx) on a valid request is not judged; on a refused one it is', async () => {
-  for (const status of [429, 500, 502, 503]) assert.equal(await responseViolations(judged(), exchange(status), 'full', schemas()), [], String(status));
+  for (const status of [429, 500, 502, 503])
+    assert.equal(await responseViolations(judged(), exchange(status), 'full', schemas()), [], String(status));
   const bad = judged({ op: CHAT, method: 'POST', body: {}, refusal });
   assert.equal(rules(await responseViolations(bad, exchange(503), 'documented', schemas())), ['response.status']);
 });
@@ -50,7 +79,12 @@ test("a 400 to a body the mock would refuse by a rule of its own is that refusal
   const unsettled = new ApiError(ERRORS.MODEL_NOT_FOUND, { message: 'The model does not exist', param: 'model' });
   const j = judged({ op: CHAT, method: 'POST', body: { model: 'nope', messages: [] }, unsettled });
   assert.equal(await responseViolations(j, exchange(400), 'documented', schemas()), []);
-  assert.equal(rules(await responseViolations(judged({ op: CHAT, method: 'POST', body: {} }), exchange(400), 'documented', schemas())), ['response.status']);
+  assert.equal(
+    rules(
+      await responseViolations(judged({ op: CHAT, method: 'POST', body: {} }), exchange(400), 'documented', schemas()),
+    ),
+    ['response.status'],
+  );
 });
 
 test("full profile: the success body and headers are judged by the runner's checks; the mock's own answer passes", async () => {
@@ -60,7 +94,10 @@ test("full profile: the success body and headers are judged by the runner's chec
   await withMock({}, async ({ url }) => {
     const res = await get(url, '/v1/me');
     const headers = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, String(v)]));
-    assert.equal(await responseViolations(judged(), { status: res.status, headers, body: res.bytes, ms: 1 }, 'full', schemas()), []);
+    assert.equal(
+      await responseViolations(judged(), { status: res.status, headers, body: res.bytes, ms: 1 }, 'full', schemas()),
+      [],
+    );
   });
 });
 
@@ -74,7 +111,12 @@ test('the log counts every exchange, keeps those with violations, and writes bot
   const dir = mkdtempSync(join(tmpdir(), 'uam-violations-'));
   try {
     const bounds = loadLimits().proxyReport;
-    const log = new ViolationLog('http://upstream', 'documented', (text) => text.replaceAll('sk-secret', '[masked]'), bounds);
+    const log = new ViolationLog(
+      'http://upstream',
+      'documented',
+      (text) => text.replaceAll('sk-secret', '[masked]'),
+      bounds,
+    );
     const broken: Violation = { rule: 'response.status', expected: 'status 200', actual: 'status 404 for sk-secret' };
     log.add(judged(), 200, [], 3);
     log.add(judged({ requestId: 'req_2' }), 404, [broken], 4);

@@ -1,4 +1,5 @@
-// The Vercel AI SDK (`ai` with `@ai-sdk/openai`) against the mock: text, streams, images, typed errors, retries, aborts.
+// The Vercel AI SDK (`ai` with `@ai-sdk/openai`) against the mock: text, streams, images, typed errors, retries,
+// aborts.
 // `openai('gpt-4o')` calls the Responses API, which the API does not have: the chat model is `openai.chat(...)`.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -67,7 +68,11 @@ it('generateImage: a PNG of the requested size, inline, from gpt-image-1 (b64_js
     ['gpt-image-1', '1024x1024'],
     ['dall-e-3', '1792x1024'],
   ] as const) {
-    const { image, providerMetadata } = await generateImage({ model: openai.image(id), prompt: 'a lighthouse at dusk', size });
+    const { image, providerMetadata } = await generateImage({
+      model: openai.image(id),
+      prompt: 'a lighthouse at dusk',
+      size,
+    });
     assert.is(image.mediaType, 'image/png', id);
     const [width, height] = size.split('x').map(Number);
     assert.equal(pngSize(Buffer.from(image.uint8Array)), { width, height }, id);
@@ -91,7 +96,9 @@ it('typed errors: an APICallError with the status, the envelope and isRetryable;
   assert.ok(APICallError.isInstance(denied));
   assert.is((denied as APICallError).statusCode, 401);
 
-  const unknown = await rejection(generateImage({ model: openai.image('dall-e-3'), prompt: 'two cats', n: 2, maxImagesPerCall: 2 }));
+  const unknown = await rejection(
+    generateImage({ model: openai.image('dall-e-3'), prompt: 'two cats', n: 2, maxImagesPerCall: 2 }),
+  );
   assert.ok(APICallError.isInstance(unknown));
   assert.is(((unknown as APICallError).data as { error: { param: string } }).error.param, 'n');
   assert.equal(
@@ -115,7 +122,9 @@ it("openai('gpt-4o') posts to the Responses API, which the API lacks: a 404 that
 // retry-after when the answer has one under a minute (else 2 s, then 4 s). It sends no retry count header.
 it('retries: two 500s then success is three attempts in the journal, waiting what retry-after-ms says', async () => {
   mock.addFaultRule({ match: { operation: 'chat.completions' }, fault: { status: 500, retryAfter: 0.01 }, times: 2 });
-  const { result, waits } = await skippingBackoff(BACKOFF, () => generateText({ model: openai.chat('gpt-4o-mini'), prompt: 'Say this is a test' }));
+  const { result, waits } = await skippingBackoff(BACKOFF, () =>
+    generateText({ model: openai.chat('gpt-4o-mini'), prompt: 'Say this is a test' }),
+  );
   assert.is(result.text, 'This is a test.');
   assert.equal(waits, [10, 10]);
   assert.equal(
@@ -144,7 +153,9 @@ it('retries: a 503 on every attempt is a RetryError after 1 + maxRetries attempt
 
 it('retries: a connection reset is retried after the default backoff (2 s); maxRetries: 0 makes one attempt', async () => {
   mock.addFaultRule({ id: 'reset', match: { operation: 'chat.completions' }, fault: { reset: true }, times: 1 });
-  const { result, waits } = await skippingBackoff(BACKOFF, () => generateText({ model: openai.chat('gpt-4o-mini'), prompt: 'ping' }));
+  const { result, waits } = await skippingBackoff(BACKOFF, () =>
+    generateText({ model: openai.chat('gpt-4o-mini'), prompt: 'ping' }),
+  );
   assert.is(result.text, 'pong');
   assert.equal(waits, [2000]);
   mock.addFaultRule({ id: 'once', match: { operation: 'chat.completions' }, fault: { status: 500 }, times: 1 });
@@ -162,7 +173,12 @@ it('retries: a connection reset is retried after the default backoff (2 s); maxR
 
 it('abort: a stream aborted after its first text is marked aborted in the journal', async () => {
   const controller = new AbortController();
-  const stream = streamText({ model: openai.chat('gpt-4o'), prompt: LONG_PROMPT, abortSignal: controller.signal, headers: PACED });
+  const stream = streamText({
+    model: openai.chat('gpt-4o'),
+    prompt: LONG_PROMPT,
+    abortSignal: controller.signal,
+    headers: PACED,
+  });
   let deltas = 0;
   for await (const _ of stream.textStream) {
     deltas++;

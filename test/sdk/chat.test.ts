@@ -7,7 +7,8 @@ import { countTokens } from '../../src/text/tokenizer.js';
 import { assertSchema, KEY, useMock } from '../support/index.js';
 
 const mock = useMock(test);
-const client = (key = KEY, prefix = '/text-provider') => new OpenAI({ apiKey: key, baseURL: `${mock().url}${prefix}`, maxRetries: 0 });
+const client = (key = KEY, prefix = '/text-provider') =>
+  new OpenAI({ apiKey: key, baseURL: `${mock().url}${prefix}`, maxRetries: 0 });
 const messages = [
   { role: 'system' as const, content: 'You are a helpful assistant.' },
   { role: 'user' as const, content: 'Please give me a long answer about testing.' },
@@ -20,7 +21,10 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<Chat
 }
 
 test('create(): a completion with usage that adds up and the x-request-id as _request_id', async () => {
-  const completion = await client().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say this is a test' }] });
+  const completion = await client().chat.completions.create({
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'Say this is a test' }],
+  });
   assertSchema('chat-completion.json', completion);
   assert.is(completion.choices[0]!.message.content, 'This is a test.');
   assert.is(completion.choices[0]!.finish_reason, 'stop');
@@ -32,7 +36,14 @@ test('create(): a completion with usage that adds up and the x-request-id as _re
 
 test('stream: the text assembled from the chunks equals the plain completion, with usage last', async () => {
   const plain = await client().chat.completions.create({ model: 'gpt-4o', messages, temperature: 0.3, seed: 7 });
-  const chunks = await collect(await client().chat.completions.create({ model: 'gpt-4o', messages, stream: true, stream_options: { include_usage: true } }));
+  const chunks = await collect(
+    await client().chat.completions.create({
+      model: 'gpt-4o',
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    }),
+  );
   for (const c of chunks) assertSchema('chat-completion-chunk.json', c);
   assert.is(chunks[0]!.choices[0]!.delta.role, 'assistant');
   assert.is(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), plain.choices[0]!.message.content);
@@ -57,7 +68,9 @@ test('max_tokens: finish_reason "length" and exactly that many completion tokens
   assert.is(plain.choices[0]!.finish_reason, 'length');
   assert.is(plain.usage!.completion_tokens, 25);
   assert.is(countTokens(plain.choices[0]!.message.content!, 'o200k_base'), 25);
-  const chunks = await collect(await client().chat.completions.create({ model: 'gpt-4o', messages, max_tokens: 25, stream: true }));
+  const chunks = await collect(
+    await client().chat.completions.create({ model: 'gpt-4o', messages, max_tokens: 25, stream: true }),
+  );
   assert.is(chunks.at(-1)!.choices[0]!.finish_reason, 'length');
   assert.is(chunks.map((c) => c.choices[0]!.delta.content ?? '').join(''), plain.choices[0]!.message.content);
 });
@@ -116,13 +129,18 @@ test('models.list() under the text-provider prefix and under /v1', async () => {
     const page = await client(KEY, prefix).models.list();
     const ids = page.data.map((m) => m.id);
     assert.ok(ids.includes('gpt-4o'), prefix);
-    assert.ok(page.data.every((m) => m.object === 'model' && typeof m.created === 'number' && typeof m.owned_by === 'string'));
+    assert.ok(
+      page.data.every((m) => m.object === 'model' && typeof m.created === 'number' && typeof m.owned_by === 'string'),
+    );
     assert.not.ok(page.hasNextPage());
   }
 });
 
 test('the /v1/text-provider base URL works as well', async () => {
-  const res = await client(KEY, '/v1/text-provider').chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'ping' }] });
+  const res = await client(KEY, '/v1/text-provider').chat.completions.create({
+    model: 'gpt-4o',
+    messages: [{ role: 'user', content: 'ping' }],
+  });
   assert.is(res.choices[0]!.message.content, 'pong');
 });
 

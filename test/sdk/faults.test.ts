@@ -7,9 +7,18 @@ import { KEY, request, useMock, rejection } from '../support/index.js';
 const mock = useMock(test);
 const BODY = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Hello' }] };
 
-const client = (quiet = false) => new OpenAI({ apiKey: KEY, baseURL: `${mock().url}/text-provider`, maxRetries: 2, ...(quiet ? { logLevel: 'off' as const } : {}) });
+const client = (quiet = false) =>
+  new OpenAI({
+    apiKey: KEY,
+    baseURL: `${mock().url}/text-provider`,
+    maxRetries: 2,
+    ...(quiet ? { logLevel: 'off' as const } : {}),
+  });
 const admin = (method: string, path: string, body?: unknown) => request(mock().url, path, { method, body, key: null });
-const attempts = async (): Promise<JournalEntry[]> => ((await admin('GET', '/__admin/requests')).json.data as JournalEntry[]).filter((e) => e.operation === 'chat.completions');
+const attempts = async (): Promise<JournalEntry[]> =>
+  ((await admin('GET', '/__admin/requests')).json.data as JournalEntry[]).filter(
+    (e) => e.operation === 'chat.completions',
+  );
 
 /** The delays the code under test asked setTimeout for while `fn` ran (the SDK sleeps with setTimeout). */
 async function timeoutsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; delays: number[] }> {
@@ -33,7 +42,11 @@ test.before.each(async () => {
 });
 
 test('two 500s then success: the SDK retries and succeeds; the journal shows 3 attempts', async () => {
-  await admin('POST', '/__admin/faults', { match: { operation: 'chat.completions' }, fault: { status: 500, retryAfter: 0.01 }, times: 2 });
+  await admin('POST', '/__admin/faults', {
+    match: { operation: 'chat.completions' },
+    fault: { status: 500, retryAfter: 0.01 },
+    times: 2,
+  });
   const completion = await client().chat.completions.create(BODY);
   assert.is(completion.object, 'chat.completion');
   const seen = await attempts();
@@ -67,13 +80,17 @@ test('a 429 with retry-after-ms is honoured: the SDK waits exactly that long, no
 });
 
 test('a 429 from Prefer: code=429 is a RateLimitError after every retry', async () => {
-  const err = await rejection(client().chat.completions.create(BODY, { headers: { prefer: 'code=429' }, maxRetries: 0 }));
+  const err = await rejection(
+    client().chat.completions.create(BODY, { headers: { prefer: 'code=429' }, maxRetries: 0 }),
+  );
   assert.instance(err, OpenAI.RateLimitError);
   assert.is((err as InstanceType<typeof OpenAI.RateLimitError>).code, 'rate_limit_exceeded');
 });
 
 test('no-retry: exactly one attempt, the error surfaces at once', async () => {
-  const err = await rejection(client().chat.completions.create(BODY, { headers: { 'X-Mock-Fault': 'status=500; no-retry' } }));
+  const err = await rejection(
+    client().chat.completions.create(BODY, { headers: { 'X-Mock-Fault': 'status=500; no-retry' } }),
+  );
   assert.instance(err, OpenAI.InternalServerError);
   assert.is((await attempts()).length, 1);
 });
@@ -90,12 +107,17 @@ test('reset surfaces as the SDK connection error, after the SDK retried it', asy
 });
 
 test('empty surfaces as the SDK connection error too', async () => {
-  const err = await rejection(client().chat.completions.create(BODY, { headers: { 'X-Mock-Fault': 'empty' }, maxRetries: 0 }));
+  const err = await rejection(
+    client().chat.completions.create(BODY, { headers: { 'X-Mock-Fault': 'empty' }, maxRetries: 0 }),
+  );
   assert.instance(err, OpenAI.APIConnectionError);
 });
 
 test('stream-cut surfaces as an error to the stream consumer, after the chunks that arrived', async () => {
-  const stream = await client().chat.completions.create({ ...BODY, stream: true }, { headers: { 'X-Mock-Fault': 'stream-cut=2' } });
+  const stream = await client().chat.completions.create(
+    { ...BODY, stream: true },
+    { headers: { 'X-Mock-Fault': 'stream-cut=2' } },
+  );
   const chunks: unknown[] = [];
   const err = await rejection(
     (async () => {
@@ -111,7 +133,10 @@ test('malformed surfaces as a parse error: in a body, and in one event of a stre
   const err = await rejection(client().chat.completions.create(BODY, { headers: { 'X-Mock-Fault': 'malformed' } }));
   assert.instance(err, SyntaxError);
   // quiet: the SDK logs the broken event before it throws
-  const stream = await client(true).chat.completions.create({ ...BODY, stream: true }, { headers: { 'X-Mock-Fault': 'malformed' } });
+  const stream = await client(true).chat.completions.create(
+    { ...BODY, stream: true },
+    { headers: { 'X-Mock-Fault': 'malformed' } },
+  );
   const chunks: unknown[] = [];
   const streamErr = await rejection(
     (async () => {
@@ -123,7 +148,12 @@ test('malformed surfaces as a parse error: in a body, and in one event of a stre
 });
 
 test('a seeded chaos rule gives the same fault sequence twice', async () => {
-  await admin('POST', '/__admin/faults', { id: 'chaos', fault: { status: 503, noRetry: true }, probability: 0.4, seed: 2024 });
+  await admin('POST', '/__admin/faults', {
+    id: 'chaos',
+    fault: { status: 503, noRetry: true },
+    probability: 0.4,
+    seed: 2024,
+  });
   const run = async () => {
     let out = '';
     for (let i = 0; i < 16; i++) {

@@ -23,7 +23,12 @@ test('images.generate returns a URL that serves a real PNG of the requested size
 });
 
 test('images.generate with b64_json carries the PNG inline', async () => {
-  const res = await client().images.generate({ model: 'dall-e-3', prompt: 'a red square', size: '1024x1024', response_format: 'b64_json' });
+  const res = await client().images.generate({
+    model: 'dall-e-3',
+    prompt: 'a red square',
+    size: '1024x1024',
+    response_format: 'b64_json',
+  });
   assert.equal(pngSize(Buffer.from(res.data![0]!.b64_json!, 'base64')), { width: 1024, height: 1024 });
 });
 

@@ -11,7 +11,8 @@ import { pngSize, rejection } from '../support/index.js';
 import { clientTest, journalEntry, LONG_PROMPT, PACED, skippingBackoff } from './clients.js';
 
 const it = clientTest(test);
-/** LangChain's retry loop (p-retry inside @langchain/core): its waits are skipped, and recorded, where a test says so. */
+/** LangChain's retry loop (p-retry inside @langchain/core): its waits are skipped, and recorded, where a test says so.
+ * */
 const BACKOFF = /@langchain[\\/]core[\\/].*p-retry/;
 let mock: MockServer;
 
@@ -26,7 +27,12 @@ test.after.each(() => {
 });
 
 const model = (fields: ConstructorParameters<typeof ChatOpenAI>[0] = {}) =>
-  new ChatOpenAI({ model: 'gpt-4o-mini', apiKey: mock.apiKey, configuration: { baseURL: mock.openaiBaseURL }, ...fields });
+  new ChatOpenAI({
+    model: 'gpt-4o-mini',
+    apiKey: mock.apiKey,
+    configuration: { baseURL: mock.openaiBaseURL },
+    ...fields,
+  });
 const chat = () => mock.requests().filter((e) => e.operation === 'chat.completions');
 
 it('invoke(): the message, its usage metadata and finish reason', async () => {
@@ -62,7 +68,12 @@ it('stream(): the chunks add up to the plain answer, with the usage of the final
 });
 
 it('DallEAPIWrapper: the URL of a PNG of the requested size, served by the mock', async () => {
-  const dalle = new DallEAPIWrapper({ model: 'dall-e-3', size: '1024x1792', apiKey: mock.apiKey, baseUrl: mock.openaiBaseURL });
+  const dalle = new DallEAPIWrapper({
+    model: 'dall-e-3',
+    size: '1024x1792',
+    apiKey: mock.apiKey,
+    baseUrl: mock.openaiBaseURL,
+  });
   const url = (await dalle.invoke('a lighthouse at dusk')) as string;
   assert.ok(url.startsWith(mock.url), url);
   const png = await fetch(url);
@@ -82,7 +93,9 @@ it("typed errors: the openai package's classes, with LangChain's error codes; a 
   assert.instance(denied, OpenAIClient.AuthenticationError);
   assert.is((denied as { lc_error_code?: string }).lc_error_code, 'MODEL_AUTHENTICATION');
 
-  const limited = await rejection(model({ maxRetries: 0 }).invoke('ping', { options: { headers: { 'X-Mock-Fault': 'status=429' } } }));
+  const limited = await rejection(
+    model({ maxRetries: 0 }).invoke('ping', { options: { headers: { 'X-Mock-Fault': 'status=429' } } }),
+  );
   assert.instance(limited, OpenAIClient.RateLimitError);
   assert.is((limited as { lc_error_code?: string }).lc_error_code, 'MODEL_RATE_LIMIT');
   assert.equal(
@@ -99,7 +112,10 @@ it('retries: two 500s then success is three attempts, each with retry count 0', 
   const { result, waits } = await skippingBackoff(BACKOFF, () => model().invoke('Say this is a test'));
   assert.is(result.content, 'This is a test.');
   assert.is(waits.length, 2);
-  assert.ok(waits[0]! >= 1000 && waits[0]! <= 2000 && waits[1]! >= 2000 && waits[1]! <= 4000, `waits: ${waits.join(', ')}`);
+  assert.ok(
+    waits[0]! >= 1000 && waits[0]! <= 2000 && waits[1]! >= 2000 && waits[1]! <= 4000,
+    `waits: ${waits.join(', ')}`,
+  );
   assert.equal(
     chat().map((e) => [e.status, e.retryCount]),
     [

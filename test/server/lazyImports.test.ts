@@ -17,7 +17,11 @@ console.log(JSON.stringify({ status: res.status, loaded: [...new Set(loaded)] })
 `;
 
 test('a server with its state in memory loads no Redis client (nor pino, when it does not log)', () => {
-  const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', PROBE], { encoding: 'utf8', cwd: process.cwd(), timeout: 60_000 });
+  const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', PROBE], {
+    encoding: 'utf8',
+    cwd: process.cwd(),
+    timeout: 60_000,
+  });
   assert.is(out.status, 0, out.stderr);
   const { status, loaded } = JSON.parse(out.stdout.trim().split('\n').pop()!) as { status: number; loaded: string[] };
   assert.is(status, 200);
@@ -44,9 +48,16 @@ console.log(JSON.stringify({ statuses, loaded: process.moduleLoadList.filter((m)
 `;
 
 test('serving a chat completion, a stream and an image loads no fetch client', () => {
-  const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SERVING], { encoding: 'utf8', cwd: process.cwd(), timeout: 60_000 });
+  const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SERVING], {
+    encoding: 'utf8',
+    cwd: process.cwd(),
+    timeout: 60_000,
+  });
   assert.is(out.status, 0, out.stderr);
-  const { statuses, loaded } = JSON.parse(out.stdout.trim().split('\n').pop()!) as { statuses: number[]; loaded: string[] };
+  const { statuses, loaded } = JSON.parse(out.stdout.trim().split('\n').pop()!) as {
+    statuses: number[];
+    loaded: string[];
+  };
   assert.equal(statuses, [200, 200, 200]);
   assert.equal(loaded, []);
 });

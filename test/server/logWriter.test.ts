@@ -178,7 +178,10 @@ test('LogWriter: one call of its next write is pending at most: lines kept aside
       most = Math.max(most, pending.size);
       return handle;
     };
-    const timers = globalThis as unknown as Record<'setTimeout' | 'setImmediate' | 'clearTimeout', (...args: unknown[]) => unknown>;
+    const timers = globalThis as unknown as Record<
+      'setTimeout' | 'setImmediate' | 'clearTimeout',
+      (...args: unknown[]) => unknown
+    >;
     timers.setTimeout = (fn, ms) => track(fn, (run) => real.setTimeout(run, ms as number));
     timers.setImmediate = (fn) => track(fn, (run) => real.setImmediate(run));
     timers.clearTimeout = (handle) => {
@@ -250,7 +253,11 @@ test('LogWriter: into a pipe that takes part of each write, every line arrives w
   execFileSync('mkfifo', [fifo]);
   // Opened for reading too, so the open neither waits for the reader nor fails before it is there.
   const fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
-  const child = spawn(process.execPath, ['-e', `require('node:fs').createReadStream(${JSON.stringify(fifo)}).pipe(process.stdout)`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(
+    process.execPath,
+    ['-e', `require('node:fs').createReadStream(${JSON.stringify(fifo)}).pipe(process.stdout)`],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   const received: Buffer[] = [];
   child.stdout!.on('data', (d: Buffer) => received.push(d));
   const ended = new Promise((resolve) => child.stdout!.once('end', resolve));
@@ -291,7 +298,11 @@ test('LogWriter: past its bound it drops and counts, then writes a warning with 
   }));
 
 test('LogWriter: an output that is gone costs the lines, counted, never the process', async () => {
-  const child = spawn(process.execPath, ['-e', "require('node:fs').closeSync(0); console.log('closed'); setInterval(() => {}, 1000);"], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const child = spawn(
+    process.execPath,
+    ['-e', "require('node:fs').closeSync(0); console.log('closed'); setInterval(() => {}, 1000);"],
+    { stdio: ['pipe', 'pipe', 'ignore'] },
+  );
   try {
     const fd = (child.stdin as unknown as { _handle: { fd: number } })._handle.fd;
     await printed(child, /closed/);
@@ -309,11 +320,17 @@ test('serve with stdout to a file: a burst of 20,000 requests leaves exactly 20,
   const dir = mkdtempSync(join(tmpdir(), 'uam-log-'));
   const file = join(dir, 'stdout.log');
   const out = openSync(file, 'w');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--host', '127.0.0.1'], { stdio: ['ignore', out, 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--host', '127.0.0.1'],
+    { stdio: ['ignore', out, 'inherit'] },
+  );
   closeSync(out);
   try {
     // The banner goes to a file, which says nothing when written to: looked for until it is there.
-    const url = await waitFor('the banner of serve', () => /listening on (\S+)/.exec(readFileSync(file, 'utf8'))?.[1], { failOn: [child, 'exit'] });
+    const url = await waitFor('the banner of serve', () => /listening on (\S+)/.exec(readFileSync(file, 'utf8'))?.[1], {
+      failOn: [child, 'exit'],
+    });
     const N = 20_000;
     const statuses = await burst(url, N);
     assert.equal([...statuses], [[200, N]]);
@@ -334,9 +351,13 @@ test('serve with stdout to a file: a burst of 20,000 requests leaves exactly 20,
 
 test('a pipe nobody reads: lines are dropped and counted in /__health, and a warning follows once it is read', async () => {
   // The reader: a process that leaves its stdin (our log's pipe) unread until it gets SIGUSR2.
-  const reader = spawn(process.execPath, ['-e', "process.once('SIGUSR2', () => process.stdin.pipe(process.stdout)); setInterval(() => {}, 1000);"], {
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
+  const reader = spawn(
+    process.execPath,
+    ['-e', "process.once('SIGUSR2', () => process.stdin.pipe(process.stdout)); setInterval(() => {}, 1000);"],
+    {
+      stdio: ['pipe', 'pipe', 'ignore'],
+    },
+  );
   const fd = (reader.stdin as unknown as { _handle: { fd: number } })._handle.fd;
   const writer = new LogWriter(fd, { maxPending: 64 * 1024, retryMs: 10 });
   const mock = await start({ port: 0, host: '127.0.0.1', logLevel: 'info' }, { log: writer });

@@ -5,7 +5,16 @@ import { packageLimits } from '../../src/domain/limits.js';
 import { createLogger, errorLogger, flushLogger, requestLogger } from '../../src/server/logger.js';
 import { LogWriter } from '../../src/server/logWriter.js';
 import type { RunningMock } from '../../src/server/server.js';
-import { capture, get, post, request, requestRecord, withLogFile, withLoggedMock, type Captured } from '../support/index.js';
+import {
+  capture,
+  get,
+  post,
+  request,
+  requestRecord,
+  withLogFile,
+  withLoggedMock,
+  type Captured,
+} from '../support/index.js';
 
 const RECORDS = packageLimits().records;
 const SECRET = 'sk-live-0123456789abcdefSECRET';
@@ -16,14 +25,21 @@ const KEYS = [
 ];
 
 /** A mock with these keys and admin token, logging at `level` to a capture. */
-const logged = (level: 'info' | 'warn' | 'silent', fn: (mock: RunningMock, out: Captured) => Promise<void>): Promise<void> =>
-  withLoggedMock({ keys: KEYS, adminToken: ADMIN, logLevel: level }, fn);
+const logged = (
+  level: 'info' | 'warn' | 'silent',
+  fn: (mock: RunningMock, out: Captured) => Promise<void>,
+): Promise<void> => withLoggedMock({ keys: KEYS, adminToken: ADMIN, logLevel: level }, fn);
 
 test('one JSON line per request with id, operation, status, latency, fault, stream and the masked key', async () => {
   await logged('info', async (mock, out) => {
     const ok = await get(mock.url, '/v1/me', SECRET);
     const bad = await post(mock.url, '/text-provider/chat/completions', { model: 'gpt-4o' }, SECRET);
-    const streamed = await post(mock.url, '/text-provider/chat/completions', { model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'hi' }] }, SECRET);
+    const streamed = await post(
+      mock.url,
+      '/text-provider/chat/completions',
+      { model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      SECRET,
+    );
     assert.is(streamed.status, 200);
     const records = out.records();
     assert.is(records.length, 3, out.lines.join('\n'));
@@ -40,7 +56,17 @@ test('one JSON line per request with id, operation, status, latency, fault, stre
         level: me!.level,
         msg: me!.msg,
       },
-      { reqId: ok.headers['x-request-id'], method: 'GET', path: '/v1/me', operation: 'me', status: 200, fault: null, keyLabel: 'sk-l...CRET', level: 'info', msg: 'request' },
+      {
+        reqId: ok.headers['x-request-id'],
+        method: 'GET',
+        path: '/v1/me',
+        operation: 'me',
+        status: 200,
+        fault: null,
+        keyLabel: 'sk-l...CRET',
+        level: 'info',
+        msg: 'request',
+      },
     );
     assert.type(me!.latencyMs, 'number');
     assert.type(me!.time, 'string');
@@ -55,8 +81,18 @@ test('no configured key or admin token reaches the log, wherever the client puts
   await logged('info', async (mock, out) => {
     await get(mock.url, `/v1/me?api_key=${SECRET}`, SECRET);
     await get(mock.url, `/${SECRET}/v1/me`, SECRET);
-    await post(mock.url, '/text-provider/chat/completions', { model: SECRET, messages: [{ role: 'user', content: SECRET }] }, SECRET);
-    await post(mock.url, '/text-provider/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, `${SECRET}x`);
+    await post(
+      mock.url,
+      '/text-provider/chat/completions',
+      { model: SECRET, messages: [{ role: 'user', content: SECRET }] },
+      SECRET,
+    );
+    await post(
+      mock.url,
+      '/text-provider/chat/completions',
+      { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] },
+      `${SECRET}x`,
+    );
     await request(mock.url, '/v1/me', { headers: { authorization: `Basic ${SECRET}`, 'x-request-id': SECRET } });
     await get(mock.url, '/__admin/journal', null, { authorization: `Bearer ${ADMIN}` });
     const encoded = SECRET.replace('-', '%2D').replace('S', '%53');
@@ -84,7 +120,14 @@ test('health checks are logged at debug, so a container probe does not fill the 
   });
   const out = capture();
   const logger = createLogger({ logLevel: 'debug', keys: KEYS }, out);
-  const base = requestRecord({ requestId: 'r', time: 0, path: '/__health', operation: 'health', keyLabel: undefined, errorCode: null });
+  const base = requestRecord({
+    requestId: 'r',
+    time: 0,
+    path: '/__health',
+    operation: 'health',
+    keyLabel: undefined,
+    errorCode: null,
+  });
   requestLogger(logger, RECORDS)({ ...base, status: 200 });
   requestLogger(logger, RECORDS)({ ...base, status: 503 });
   assert.equal(
@@ -187,7 +230,13 @@ test('request lines written as bytes into the stdout writer are the lines writte
     const text = capture();
     const toFile = requestLogger(createLogger({ logLevel: 'info', keys: KEYS }, writer), RECORDS, { keys: KEYS });
     const toText = requestLogger(createLogger({ logLevel: 'info', keys: KEYS }, text), RECORDS, { keys: KEYS });
-    const base = requestRecord({ method: 'POST', path: '/v1/text-provider/chat/completions', operation: 'chat.completions', latencyMs: 1.25, model: 'gpt-4o' });
+    const base = requestRecord({
+      method: 'POST',
+      path: '/v1/text-provider/chat/completions',
+      operation: 'chat.completions',
+      latencyMs: 1.25,
+      model: 'gpt-4o',
+    });
     const records = [
       base,
       { ...base, requestId: 'a "quoted" \\ id\u0001 é', latencyMs: 0.07 },
@@ -196,7 +245,12 @@ test('request lines written as bytes into the stdout writer are the lines writte
       { ...base, model: 'm'.repeat(10_000), fault: 'status=503', errorCode: 'x', latencyMs: 12345.5 },
       { ...base, status: 500, latencyMs: 1.234, retryCount: 3 },
       // More lines than the logger keeps aside before it makes them, across changes of the second.
-      ...Array.from({ length: 2500 }, (_, i) => ({ ...base, requestId: `req_${i}`, latencyMs: i / 4, time: base.time + i * 7 })),
+      ...Array.from({ length: 2500 }, (_, i) => ({
+        ...base,
+        requestId: `req_${i}`,
+        latencyMs: i / 4,
+        time: base.time + i * 7,
+      })),
     ];
     for (const r of records) {
       toFile(r);
@@ -256,7 +310,11 @@ test('a connection answered outside the app (bad HTTP) is logged as a client err
 test('unexpected errors are logged with their stack, keys scrubbed, query strings dropped', async () => {
   const out = capture();
   const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
-  errorLogger(logger, RECORDS)(new Error(`failed for ${SECRET}`), { method: 'POST', url: `/v1/x?key=${SECRET}`, requestId: 'req_1' });
+  errorLogger(logger, RECORDS)(new Error(`failed for ${SECRET}`), {
+    method: 'POST',
+    url: `/v1/x?key=${SECRET}`,
+    requestId: 'req_1',
+  });
   const [line] = out.records();
   assert.is(line!.msg, 'unexpected error');
   assert.is(line!.path, '/v1/x');
@@ -267,10 +325,18 @@ test('unexpected errors are logged with their stack, keys scrubbed, query string
 test('redaction: fields named like credentials are censored even if a caller logs them', () => {
   const out = capture();
   const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
-  logger.info({ authorization: 'Bearer abc', headers: { authorization: 'x' }, apiKey: 'y', nested: { token: 'z' } }, 'x');
+  logger.info(
+    { authorization: 'Bearer abc', headers: { authorization: 'x' }, apiKey: 'y', nested: { token: 'z' } },
+    'x',
+  );
   const [line] = out.records();
   assert.equal(
-    [line!.authorization, (line!.headers as Record<string, string>).authorization, line!.apiKey, (line!.nested as Record<string, string>).token],
+    [
+      line!.authorization,
+      (line!.headers as Record<string, string>).authorization,
+      line!.apiKey,
+      (line!.nested as Record<string, string>).token,
+    ],
     ['[redacted]', '[redacted]', '[redacted]', '[redacted]'],
   );
 });
@@ -278,7 +344,14 @@ test('redaction: fields named like credentials are censored even if a caller log
 test('requestLogger marks a 5xx nobody asked for as a warning, and flushLogger resolves', async () => {
   const out = capture();
   const logger = createLogger({ logLevel: 'info', keys: KEYS }, out);
-  const base = requestRecord({ requestId: 'r', time: 0, path: '/x', operation: undefined, keyLabel: undefined, errorCode: null });
+  const base = requestRecord({
+    requestId: 'r',
+    time: 0,
+    path: '/x',
+    operation: undefined,
+    keyLabel: undefined,
+    errorCode: null,
+  });
   requestLogger(logger, RECORDS)({ ...base, status: 500, fault: undefined });
   requestLogger(logger, RECORDS)({ ...base, status: 503, fault: 'status' });
   assert.equal(

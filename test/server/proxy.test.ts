@@ -16,7 +16,18 @@ import { defaultKeys } from '../../src/domain/config.js';
 import { normaliseRequest, requestHash } from '../../src/relay/cassette.js';
 import { RelayedStreamFault } from '../../src/relay/streamFault.js';
 import { operation } from '../../src/contract/operations.js';
-import { capture, get, median, pathOf, post, stallThenShutdown, tempDirs, tinyPng, waitFor, type Res } from '../support/index.js';
+import {
+  capture,
+  get,
+  median,
+  pathOf,
+  post,
+  stallThenShutdown,
+  tempDirs,
+  tinyPng,
+  waitFor,
+  type Res,
+} from '../support/index.js';
 
 const SCOPES = defaultKeys()[0]!.scopes!;
 const UPSTREAM_KEY = 'sk-upstream-secret-7f3a9c21d4';
@@ -31,12 +42,26 @@ const filesUnder = (dir: string): string[] =>
   });
 
 /** A streamed request: the status, the body, and when each event arrived (ms from the response head). */
-function streamed(url: string, path: string, body: unknown, key: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; at: number[] }> {
+function streamed(
+  url: string,
+  path: string,
+  body: unknown,
+  key: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; at: number[] }> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       new URL(path, url),
-      { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), ...headers } },
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(payload)),
+          ...headers,
+        },
+      },
       (res) => {
         const head = performance.now();
         const at: number[] = [];
@@ -71,12 +96,28 @@ const gaps = (times: readonly number[]): number[] => times.slice(1).map((t, i) =
 // The session: one request of each of the seven operations (and the downloads their links lead to).
 const CHAT = { model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Tell me about lighthouses' }] };
 const SESSION: { id: string; path: string; body: Record<string, unknown> }[] = [
-  { id: 'images.generate', path: pathOf('images.generate'), body: { model: 'dall-e-3', prompt: 'a lighthouse at dusk', size: '1024x1024' } },
-  { id: 'images.edit', path: pathOf('images.edit'), body: { prompt: 'make the sky purple', image: tinyPng(3, 2).toString('base64') } },
-  { id: 'video.generate', path: `/v1${pathOf('video.generate')}`, body: { model: 'gen3a_turbo', mode: 'text_to_video', prompt: 'waves on a beach' } },
+  {
+    id: 'images.generate',
+    path: pathOf('images.generate'),
+    body: { model: 'dall-e-3', prompt: 'a lighthouse at dusk', size: '1024x1024' },
+  },
+  {
+    id: 'images.edit',
+    path: pathOf('images.edit'),
+    body: { prompt: 'make the sky purple', image: tinyPng(3, 2).toString('base64') },
+  },
+  {
+    id: 'video.generate',
+    path: `/v1${pathOf('video.generate')}`,
+    body: { model: 'gen3a_turbo', mode: 'text_to_video', prompt: 'waves on a beach' },
+  },
   { id: 'voice.tts', path: pathOf('voice.tts'), body: { text: 'Hello world', voice_id: 'rachel' } },
   { id: 'cloud.speech', path: pathOf('cloud.speech'), body: { text: 'Hello world', voice: 'en-US-JennyNeural' } },
-  { id: 'chat.completions', path: pathOf('chat.completions'), body: { model: 'gpt-4o-mini', temperature: 3, messages: [{ role: 'user', content: 'Hi' }] } },
+  {
+    id: 'chat.completions',
+    path: pathOf('chat.completions'),
+    body: { model: 'gpt-4o-mini', temperature: 3, messages: [{ role: 'user', content: 'Hi' }] },
+  },
 ];
 
 const tempDir = tempDirs(test, 'uam-relay-');
@@ -113,7 +154,8 @@ test('record a session of the seven operations through the proxy, stop the upstr
     assert.is(chat.status, 200);
     assert.ok(chat.text.endsWith('data: [DONE]\n\n'));
     for (const s of SESSION) recorded.set(s.id, await post(proxy.url, s.path, s.body, CLIENT_KEY));
-    for (const [id, res] of recorded) if (id !== 'chat.completions') assert.is(res.status, 200, `${id}: ${res.text.slice(0, 200)}`);
+    for (const [id, res] of recorded)
+      if (id !== 'chat.completions') assert.is(res.status, 200, `${id}: ${res.text.slice(0, 200)}`);
     // Links to the upstream's media come back as links to the proxy, which relays the download.
     const image = recorded.get('images.generate')!.json.data[0].url as string;
     const video = recorded.get('video.generate')!.json.video.url as string;
@@ -137,7 +179,10 @@ test('record a session of the seven operations through the proxy, stop the upstr
   const jsons = files.filter((f) => f.endsWith('.json'));
   assert.is(jsons.length, 9, files.join('\n'));
   assert.ok(
-    files.some((f) => /media\/[0-9a-f]+\.png$/.test(f)) && files.some((f) => /\.mp4$/.test(f)) && files.some((f) => /\.mp3$/.test(f)) && files.some((f) => /\.wav$/.test(f)),
+    files.some((f) => /media\/[0-9a-f]+\.png$/.test(f)) &&
+      files.some((f) => /\.mp4$/.test(f)) &&
+      files.some((f) => /\.mp3$/.test(f)) &&
+      files.some((f) => /\.wav$/.test(f)),
   );
   assert.not.ok(
     files.some((f) => f.endsWith('.tmp')),
@@ -148,7 +193,9 @@ test('record a session of the seven operations through the proxy, stop the upstr
     for (const secret of [UPSTREAM_KEY, CLIENT_KEY]) assert.not.ok(text.includes(secret), `${file} holds a key`);
     assert.not.ok(/authorization/i.test(text), `${file} mentions authorization`);
   }
-  for (const line of log.lines) for (const secret of [UPSTREAM_KEY, CLIENT_KEY]) assert.not.ok(line.includes(secret), `a log line holds a key: ${line}`);
+  for (const line of log.lines)
+    for (const secret of [UPSTREAM_KEY, CLIENT_KEY])
+      assert.not.ok(line.includes(secret), `a log line holds a key: ${line}`);
   const chatCassette = JSON.parse(
     readFileSync(
       jsons.find((f) => f.includes('chat.completions') && readFileSync(f, 'utf8').includes('"events"'))!,
@@ -160,7 +207,11 @@ test('record a session of the seven operations through the proxy, stop the upstr
   const recordedAt: number[] = chatCassette.response.events.map((e: { t: number }) => e.t);
   assert.ok(recordedAt.length > 3);
   const videoCassette = jsons.find((f) => f.includes('video.generate'))!;
-  assert.is(JSON.parse(readFileSync(videoCassette, 'utf8')).request.path, '/video-provider/generate', 'the /v1 prefix is no part of the key');
+  assert.is(
+    JSON.parse(readFileSync(videoCassette, 'utf8')).request.path,
+    '/video-provider/generate',
+    'the /v1 prefix is no part of the key',
+  );
 
   // Replay on the proxy's port: the upstream is gone, the answers are the same bytes.
   const replay = await start({ port, keys: [{ key: CLIENT_KEY, label: 'client', scopes: SCOPES }], replay: cassettes });
@@ -183,7 +234,10 @@ test('record a session of the seven operations through the proxy, stop the upstr
     assert.is(again.text, chat!.text);
     assert.is(again.at.length, recordedAt.length);
     const ratio = (again.at.at(-1)! - again.at[0]!) / (recordedAt.at(-1)! - recordedAt[0]!);
-    assert.ok(ratio > 0.8 && ratio < 1.2, `the replayed stream's span is the recorded one's (ratio ${ratio.toFixed(2)})`);
+    assert.ok(
+      ratio > 0.8 && ratio < 1.2,
+      `the replayed stream's span is the recorded one's (ratio ${ratio.toFixed(2)})`,
+    );
     const gapRatios = gaps(again.at)
       .map((g, i) => [g, gaps(recordedAt)[i]!] as const)
       .filter(([, r]) => r >= 20)
@@ -191,10 +245,15 @@ test('record a session of the seven operations through the proxy, stop the upstr
     assert.ok(gapRatios.length > 2);
     const m = median(gapRatios);
     assert.ok(m > 0.8 && m < 1.2, `the replayed gaps are the recorded ones (median ratio ${m.toFixed(2)})`);
-    assert.ok(again.at[0]! > recordedAt[0]! * 0.8 - 5, `the time to the first event is kept (${again.at[0]} vs ${recordedAt[0]})`);
+    assert.ok(
+      again.at[0]! > recordedAt[0]! * 0.8 - 5,
+      `the time to the first event is kept (${again.at[0]} vs ${recordedAt[0]})`,
+    );
 
     // Faults still apply on top of a replay.
-    const faulted = await post(replay.url, SESSION[3]!.path, SESSION[3]!.body, CLIENT_KEY, { 'x-mock-fault': 'status=503' });
+    const faulted = await post(replay.url, SESSION[3]!.path, SESSION[3]!.body, CLIENT_KEY, {
+      'x-mock-fault': 'status=503',
+    });
     assert.is(faulted.status, 503);
     // A request with no cassette: a 404 naming its hash and how to record it.
     const other = { ...SESSION[3]!.body, text: 'never recorded' };
@@ -202,7 +261,10 @@ test('record a session of the seven operations through the proxy, stop the upstr
     assert.is(miss.status, 404);
     assert.is(miss.json.error.code, 'cassette_not_found');
     const hash = requestHash(normaliseRequest(operation('voice.tts'), 'POST', SESSION[3]!.path, {}, other));
-    assert.ok(miss.json.error.message.includes(hash) && miss.json.error.message.includes('--record'), miss.json.error.message);
+    assert.ok(
+      miss.json.error.message.includes(hash) && miss.json.error.message.includes('--record'),
+      miss.json.error.message,
+    );
     assert.is(miss.headers['x-mock-cassette'], hash);
     // The mock's keys still guard the replay.
     assert.is((await post(replay.url, SESSION[3]!.path, SESSION[3]!.body, UPSTREAM_KEY)).status, 401);
@@ -211,7 +273,11 @@ test('record a session of the seven operations through the proxy, stop the upstr
   }
 
   // With --replay-fallback mock, a miss gets the mock's own answer.
-  const fallback = await startMockServer({ keys: [{ key: CLIENT_KEY, scopes: SCOPES }], replay: cassettes, replayFallback: 'mock' });
+  const fallback = await startMockServer({
+    keys: [{ key: CLIENT_KEY, scopes: SCOPES }],
+    replay: cassettes,
+    replayFallback: 'mock',
+  });
   try {
     const res = await post(fallback.url, SESSION[3]!.path, { ...SESSION[3]!.body, text: 'never recorded' }, CLIENT_KEY);
     assert.is(res.status, 200);
@@ -224,14 +290,27 @@ test('record a session of the seven operations through the proxy, stop the upstr
 test('replay with --replay-tps paces events at that rate instead of the recorded gaps', async () => {
   const cassettes = tempDir();
   const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
-  const proxy = await startMockServer({ keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, record: cassettes });
+  const proxy = await startMockServer({
+    keys: [{ key: CLIENT_KEY, scopes: SCOPES }],
+    proxy: upstream.url,
+    upstreamKey: UPSTREAM_KEY,
+    record: cassettes,
+  });
   try {
-    assert.is((await streamed(proxy.url, pathOf('chat.completions'), CHAT, CLIENT_KEY, { 'x-mock-pacing': 'ttft=0; tps=1000' })).status, 200);
+    assert.is(
+      (await streamed(proxy.url, pathOf('chat.completions'), CHAT, CLIENT_KEY, { 'x-mock-pacing': 'ttft=0; tps=1000' }))
+        .status,
+      200,
+    );
   } finally {
     await proxy.close();
     await upstream.close();
   }
-  const replay = await startMockServer({ keys: [{ key: CLIENT_KEY, scopes: SCOPES }], replay: cassettes, replayTps: 25 });
+  const replay = await startMockServer({
+    keys: [{ key: CLIENT_KEY, scopes: SCOPES }],
+    replay: cassettes,
+    replayTps: 25,
+  });
   try {
     const res = await streamed(replay.url, pathOf('chat.completions'), CHAT, CLIENT_KEY);
     const m = median(gaps(res.at).slice(0, -1));
@@ -269,13 +348,30 @@ test('a planted departure upstream (200 for temperature 3) is a violation in the
   const log = capture();
   try {
     proxy = await start(
-      { port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: lenient.url, upstreamKey: UPSTREAM_KEY, violationsReport: reportFile, logLevel: 'info' },
+      {
+        port: 0,
+        keys: [{ key: CLIENT_KEY, scopes: SCOPES }],
+        proxy: lenient.url,
+        upstreamKey: UPSTREAM_KEY,
+        violationsReport: reportFile,
+        logLevel: 'info',
+      },
       { log },
     );
-    const bad = await post(proxy.url, pathOf('chat.completions'), { model: 'gpt-4o-mini', temperature: 3, messages: [{ role: 'user', content: 'Hi' }] }, CLIENT_KEY);
+    const bad = await post(
+      proxy.url,
+      pathOf('chat.completions'),
+      { model: 'gpt-4o-mini', temperature: 3, messages: [{ role: 'user', content: 'Hi' }] },
+      CLIENT_KEY,
+    );
     assert.is(bad.status, 200, 'the upstream answer is relayed as it is');
     assert.is(bad.headers['x-mock-violations'], '2; response.status');
-    const good = await post(proxy.url, pathOf('chat.completions'), { model: 'gpt-4o-mini', temperature: 1, messages: [{ role: 'user', content: 'Hi' }] }, CLIENT_KEY);
+    const good = await post(
+      proxy.url,
+      pathOf('chat.completions'),
+      { model: 'gpt-4o-mini', temperature: 1, messages: [{ role: 'user', content: 'Hi' }] },
+      CLIENT_KEY,
+    );
     assert.is(good.status, 200);
     assert.is(good.headers['x-mock-violations'], undefined, 'a correct exchange has no violation');
     const entries = proxy.services.journal.entries();
@@ -299,21 +395,41 @@ test('a planted departure upstream (200 for temperature 3) is a violation in the
   assert.is(json.summary.failed, 1);
   assert.is(json.cases[0].failures[0].check, 'response.status');
   for (const text of [junit, JSON.stringify(json), ...log.lines])
-    for (const secret of [UPSTREAM_KEY, CLIENT_KEY]) assert.not.ok(text.includes(secret), 'a key in a report or log line');
+    for (const secret of [UPSTREAM_KEY, CLIENT_KEY])
+      assert.not.ok(text.includes(secret), 'a key in a report or log line');
 });
 
 /** A streamed chat completion that may end early: its status, its events' data, and whether it ended cleanly. */
-function faulted(url: string, key: string, fault?: string, headers: Record<string, string> = {}): Promise<{ status: number; data: string[]; complete: boolean }> {
+function faulted(
+  url: string,
+  key: string,
+  fault?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; data: string[]; complete: boolean }> {
   const payload = JSON.stringify(CHAT);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       new URL(pathOf('chat.completions'), url),
-      { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(fault ? { 'x-mock-fault': fault } : {}), ...headers } },
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          ...(fault ? { 'x-mock-fault': fault } : {}),
+          ...headers,
+        },
+      },
       (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString('utf8')));
         res.on('error', () => undefined); // a cut stream ends in 'aborted': what it brought is the answer
-        res.on('close', () => resolve({ status: res.statusCode!, data: [...text.matchAll(/^data: (.*)$/gm)].map((m) => m[1]!), complete: res.complete }));
+        res.on('close', () =>
+          resolve({
+            status: res.statusCode!,
+            data: [...text.matchAll(/^data: (.*)$/gm)].map((m) => m[1]!),
+            complete: res.complete,
+          }),
+        );
       },
     );
     req.on('error', reject);
@@ -322,7 +438,11 @@ function faulted(url: string, key: string, fault?: string, headers: Record<strin
 }
 
 test('stream faults apply to a relayed stream as to the mock own: cut, stalled and broken, judged and recorded once', async () => {
-  const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }], timeouts: { stallMaxMs: 200 } });
+  const upstream = await start({
+    port: 0,
+    keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }],
+    timeouts: { stallMaxMs: 200 },
+  });
   const cassettes = tempDir();
   const proxy = await start({
     port: 0,
@@ -336,7 +456,15 @@ test('stream faults apply to a relayed stream as to the mock own: cut, stalled a
   try {
     const plain = await faulted(proxy.url, CLIENT_KEY);
     assert.ok(plain.complete && plain.data.length > 6 && plain.data.at(-1) === '[DONE]', 'the stream relayed whole');
-    for (const fault of ['stream-cut=3', 'stall=2', 'malformed', 'malformed;stream-cut=1', 'stream-cut=0', 'stream-cut=500', 'stall=500']) {
+    for (const fault of [
+      'stream-cut=3',
+      'stall=2',
+      'malformed',
+      'malformed;stream-cut=1',
+      'stream-cut=0',
+      'stream-cut=500',
+      'stall=500',
+    ]) {
       // The same fault on the upstream mock's own answer is what the relayed stream must look like.
       const own = await faulted(upstream.url, UPSTREAM_KEY, fault);
       const relayed = await faulted(proxy.url, CLIENT_KEY, fault);
@@ -376,7 +504,13 @@ test('stream faults apply to a relayed stream as to the mock own: cut, stalled a
 test('shutdown: a relayed stream held by a stall fault ends cleanly at once, as the mock own does', async () => {
   const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
   // Without the shutdown's word, the stall would hold until stallMaxMs, then drop the connection.
-  const proxy = await start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, timeouts: { stallMaxMs: 5_000 } });
+  const proxy = await start({
+    port: 0,
+    keys: [{ key: CLIENT_KEY, scopes: SCOPES }],
+    proxy: upstream.url,
+    upstreamKey: UPSTREAM_KEY,
+    timeouts: { stallMaxMs: 5_000 },
+  });
   try {
     const ending = await stallThenShutdown(proxy, pathOf('chat.completions'), CLIENT_KEY, CHAT);
     assert.is(ending.how, 'end');
@@ -402,21 +536,40 @@ test('a relayed stream fault counts events, not blocks: a comment goes through, 
   assert.is(through({ streamCut: 1 }), ': keep-alive\n\ndata: {"n":1}\n\n');
   assert.is(through({ stall: 5 }), ': keep-alive\n\ndata: {"n":1}\n\nevent: note\ndata: {"n":2}\n\n');
   assert.is(through({ streamCut: 0 }), '');
-  assert.match(through({ malformed: true }), /^: keep-alive\n\ndata: \{"n":1\}\n\ndata: \{"id":"chatcmpl-broken"[^\n]*\n\ndata: \[DONE\]\n\n$/);
+  assert.match(
+    through({ malformed: true }),
+    /^: keep-alive\n\ndata: \{"n":1\}\n\ndata: \{"id":"chatcmpl-broken"[^\n]*\n\ndata: \[DONE\]\n\n$/,
+  );
   // A stream of one event: that event is the one broken, before [DONE] or at the end of what came.
   const lone = RelayedStreamFault.of({ malformed: true })!;
-  assert.match(lone.take('data: {"n":1}\n\n') + lone.take('data: [DONE]\n\n'), /^data: \{"id":"chatcmpl-broken"[^\n]*\n\ndata: \[DONE\]\n\n$/);
+  assert.match(
+    lone.take('data: {"n":1}\n\n') + lone.take('data: [DONE]\n\n'),
+    /^data: \{"id":"chatcmpl-broken"[^\n]*\n\ndata: \[DONE\]\n\n$/,
+  );
   const cutShort = RelayedStreamFault.of({ malformed: true })!;
   assert.match(cutShort.take('data: {"n":1}\n\n') + cutShort.end(), /^data: \{"id":"chatcmpl-broken"[^\n]*\n\n$/);
 });
 
 test('a client that leaves a relayed stream is no departure of the upstream', async () => {
   const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
-  const proxy = await start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, validationProfile: 'full' });
+  const proxy = await start({
+    port: 0,
+    keys: [{ key: CLIENT_KEY, scopes: SCOPES }],
+    proxy: upstream.url,
+    upstreamKey: UPSTREAM_KEY,
+    validationProfile: 'full',
+  });
   try {
     const req = httpRequest(
       new URL(pathOf('chat.completions'), proxy.url),
-      { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=0; tps=40' } },
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${CLIENT_KEY}`,
+          'content-type': 'application/json',
+          'x-mock-pacing': 'ttft=0; tps=40',
+        },
+      },
       (res) => {
         res.once('data', () => req.destroy());
         res.on('error', () => undefined);
@@ -448,11 +601,19 @@ async function bufferingUpstream(mockUrl: string): Promise<{ url: string; server
     req.on('end', async () => {
       const answer = await fetch(mockUrl + req.url!, {
         method: req.method,
-        headers: { authorization: req.headers.authorization!, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=0; tps=20' },
+        headers: {
+          authorization: req.headers.authorization!,
+          'content-type': 'application/json',
+          'x-mock-pacing': 'ttft=0; tps=20',
+        },
         body: Buffer.concat(chunks),
       });
       const body = Buffer.from(await answer.arrayBuffer());
-      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type')!, 'x-request-id': answer.headers.get('x-request-id')!, 'content-length': body.length });
+      res.writeHead(answer.status, {
+        'content-type': answer.headers.get('content-type')!,
+        'x-request-id': answer.headers.get('x-request-id')!,
+        'content-length': body.length,
+      });
       res.end(body);
     });
   });
@@ -463,12 +624,29 @@ async function bufferingUpstream(mockUrl: string): Promise<{ url: string; server
 test('delivery: a fast upstream whose short streams arrive whole is no departure; one that holds back a paced stream is', async () => {
   const upstream = await start({ port: 0, keys: [{ key: UPSTREAM_KEY, scopes: SCOPES }] });
   const buffering = await bufferingUpstream(upstream.url);
-  const direct = await start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, validationProfile: 'full' });
-  const held = await start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: buffering.url, upstreamKey: UPSTREAM_KEY, validationProfile: 'full' });
+  const direct = await start({
+    port: 0,
+    keys: [{ key: CLIENT_KEY, scopes: SCOPES }],
+    proxy: upstream.url,
+    upstreamKey: UPSTREAM_KEY,
+    validationProfile: 'full',
+  });
+  const held = await start({
+    port: 0,
+    keys: [{ key: CLIENT_KEY, scopes: SCOPES }],
+    proxy: buffering.url,
+    upstreamKey: UPSTREAM_KEY,
+    validationProfile: 'full',
+  });
   try {
     // The mock unpaced, as `npm start` runs it: a short stream often comes in the proxy's one read.
     for (let i = 0; i < 8; i++) {
-      const r = await streamed(direct.url, pathOf('chat.completions'), { ...CHAT, messages: [{ role: 'user', content: 'Hi' }] }, CLIENT_KEY);
+      const r = await streamed(
+        direct.url,
+        pathOf('chat.completions'),
+        { ...CHAT, messages: [{ role: 'user', content: 'Hi' }] },
+        CLIENT_KEY,
+      );
       assert.is(r.status, 200);
     }
     assert.equal(
@@ -496,10 +674,16 @@ test('delivery: a fast upstream whose short streams arrive whole is no departure
 // of n for dall-e-3, the catalogue, an image it cannot read): a correct upstream refuses them too.
 const REFUSED_BEYOND_SCHEMA: { path: string; body: unknown }[] = [
   { path: pathOf('images.generate'), body: { model: 'dall-e-3', prompt: 'a lighthouse', n: 2 } },
-  { path: pathOf('chat.completions'), body: { model: 'gpt-4o-mini', max_tokens: 10_000_000, messages: [{ role: 'user', content: 'Hi' }] } },
+  {
+    path: pathOf('chat.completions'),
+    body: { model: 'gpt-4o-mini', max_tokens: 10_000_000, messages: [{ role: 'user', content: 'Hi' }] },
+  },
   { path: pathOf('chat.completions'), body: { model: 'no-such-model', messages: [{ role: 'user', content: 'Hi' }] } },
   { path: pathOf('voice.tts'), body: { text: 'Hello', voice_id: 'nosuchvoice' } },
-  { path: pathOf('images.edit'), body: { prompt: 'purple', image: Buffer.from('not an image at all').toString('base64') } },
+  {
+    path: pathOf('images.edit'),
+    body: { prompt: 'purple', image: Buffer.from('not an image at all').toString('base64') },
+  },
 ];
 
 test('a 400 for a rule beyond the schema that the mock applies too is no departure of the upstream; a 400 for a body the mock answers is', async () => {
@@ -509,12 +693,23 @@ test('a 400 for a rule beyond the schema that the mock applies too is no departu
     req.resume();
     req.on('end', () => {
       res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'Invalid request.', type: 'invalid_request_error', param: null, code: null } }));
+      res.end(
+        JSON.stringify({
+          error: { message: 'Invalid request.', type: 'invalid_request_error', param: null, code: null },
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
   const refusingUrl = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
-  const proxyTo = (url: string) => start({ port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: url, upstreamKey: UPSTREAM_KEY, validationProfile: 'full' });
+  const proxyTo = (url: string) =>
+    start({
+      port: 0,
+      keys: [{ key: CLIENT_KEY, scopes: SCOPES }],
+      proxy: url,
+      upstreamKey: UPSTREAM_KEY,
+      validationProfile: 'full',
+    });
   const correct = await proxyTo(upstream.url);
   const wrong = await proxyTo(refusingUrl);
   try {
@@ -529,7 +724,12 @@ test('a 400 for a rule beyond the schema that the mock applies too is no departu
     }
     assert.is(correct.relay!.stats().withViolations, 0);
     // A body the mock answers, refused: that is the upstream's departure.
-    const valid = await post(wrong.url, pathOf('chat.completions'), { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }, CLIENT_KEY);
+    const valid = await post(
+      wrong.url,
+      pathOf('chat.completions'),
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
+      CLIENT_KEY,
+    );
     assert.is(valid.status, 400);
     assert.match(String(valid.headers['x-mock-violations']), /^1; response\.status$/);
   } finally {
@@ -546,7 +746,14 @@ test('a cassette that cannot be written is logged and counted, and the answer st
   writeFileSync(blocker, 'not a folder');
   const log = capture();
   const proxy = await start(
-    { port: 0, keys: [{ key: CLIENT_KEY, scopes: SCOPES }], proxy: upstream.url, upstreamKey: UPSTREAM_KEY, record: join(blocker, 'cassettes'), logLevel: 'info' },
+    {
+      port: 0,
+      keys: [{ key: CLIENT_KEY, scopes: SCOPES }],
+      proxy: upstream.url,
+      upstreamKey: UPSTREAM_KEY,
+      record: join(blocker, 'cassettes'),
+      logLevel: 'info',
+    },
     { log },
   );
   try {
@@ -596,7 +803,11 @@ test('the upstream key comes from the environment when not given, and never from
   const file = join(tempDir(), 'config.json');
   writeFileSync(file, JSON.stringify({ proxy: 'http://127.0.0.1:9', upstreamKey: UPSTREAM_KEY }));
   assert.throws(() => serveConfig(['--config', file]), /upstreamKey may not be given in a file/);
-  assert.equal(serveConfig(['--proxy', 'http://127.0.0.1:9', '--upstream-key', 'k', '--replay-tps', '30']), { proxy: 'http://127.0.0.1:9', upstreamKey: 'k', replayTps: 30 });
+  assert.equal(serveConfig(['--proxy', 'http://127.0.0.1:9', '--upstream-key', 'k', '--replay-tps', '30']), {
+    proxy: 'http://127.0.0.1:9',
+    upstreamKey: 'k',
+    replayTps: 30,
+  });
 });
 
 test.run();

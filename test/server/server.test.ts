@@ -10,7 +10,8 @@ import { get, KEY, stallThenShutdown } from '../support/index.js';
 
 const MESSAGES = packageLimits().messages;
 
-const closed = (s: Socket) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
+const closed = (s: Socket) =>
+  new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
 
 /** A connection that sent a request head and part of its body; resolves once the server handles it. */
 async function halfUpload(port: number): Promise<{ socket: Socket; rest: () => void; answer: Promise<string> }> {
@@ -38,7 +39,9 @@ async function halfUpload(port: number): Promise<{ socket: Socket; rest: () => v
 
 test('shutdown: idle keep-alive connections close at once, a request in flight finishes, then it resolves', async () => {
   const mock = await start({ port: 0 });
-  const idle = connect(mock.port, '127.0.0.1', () => idle.write(`GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`));
+  const idle = connect(mock.port, '127.0.0.1', () =>
+    idle.write(`GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`),
+  );
   await new Promise((resolve) => idle.once('data', resolve));
   const busy = await halfUpload(mock.port);
   const done = mock.shutdown(60_000);
@@ -65,7 +68,14 @@ test('shutdown: a paced stream is finished at full speed with data: [DONE]', asy
   const text = await new Promise<string>((resolve, reject) => {
     const req = httpRequest(
       `${mock.url}/v1/text-provider/chat/completions`,
-      { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=60000; tps=1' } },
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          'content-type': 'application/json',
+          'x-mock-pacing': 'ttft=60000; tps=1',
+        },
+      },
       (res) => {
         let out = '';
         res.on('data', (d: Buffer) => (out += d.toString()));
@@ -82,7 +92,11 @@ test('shutdown: a paced stream is finished at full speed with data: [DONE]', asy
 
 test('shutdown: a stream held by a stall fault ends cleanly at once, without [DONE]', async () => {
   const mock = await start({ port: 0 });
-  const ending = await stallThenShutdown(mock, '/v1/text-provider/chat/completions', KEY, { model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'long answer' }] });
+  const ending = await stallThenShutdown(mock, '/v1/text-provider/chat/completions', KEY, {
+    model: 'gpt-4o',
+    stream: true,
+    messages: [{ role: 'user', content: 'long answer' }],
+  });
   assert.is(ending.how, 'end');
   assert.is(ending.text.split('\n\n').filter(Boolean).length, 2);
   assert.not.match(ending.text, /\[DONE\]/);
@@ -116,7 +130,9 @@ test('HTTP-level errors map to envelope answers with the right status', () => {
     const t = clientErrorTemplate(Object.assign(new Error('x'), { code, reason: 'Invalid method' }), MESSAGES);
     assert.equal([t.status, t.code], [status, errorCode], String(code));
   }
-  const raw = rawErrorResponse(clientErrorTemplate(Object.assign(new Error('x'), { code: 'HPE_HEADER_OVERFLOW' }), MESSAGES));
+  const raw = rawErrorResponse(
+    clientErrorTemplate(Object.assign(new Error('x'), { code: 'HPE_HEADER_OVERFLOW' }), MESSAGES),
+  );
   const [head, body] = raw.split('\r\n\r\n') as [string, string];
   assert.match(head, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
   assert.match(head, new RegExp(`\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`));
@@ -126,7 +142,14 @@ test('HTTP-level errors map to envelope answers with the right status', () => {
 
 test('the answers written to a socket are rows of the one error table; a parser reason is cut at messages.maxReasonChars', () => {
   const rows = new Set<unknown>(Object.values(ERRORS));
-  for (const code of ['ERR_HTTP_REQUEST_TIMEOUT', 'HPE_HEADER_OVERFLOW', 'HPE_CHUNK_EXTENSIONS_OVERFLOW', 'CONNECT', 'HPE_INVALID_EOF_STATE', 'HPE_INVALID_METHOD']) {
+  for (const code of [
+    'ERR_HTTP_REQUEST_TIMEOUT',
+    'HPE_HEADER_OVERFLOW',
+    'HPE_CHUNK_EXTENSIONS_OVERFLOW',
+    'CONNECT',
+    'HPE_INVALID_EOF_STATE',
+    'HPE_INVALID_METHOD',
+  ]) {
     assert.ok(rows.has(clientErrorTemplate(Object.assign(new Error('x'), { code }), MESSAGES)), code);
   }
   const reason = 'r'.repeat(MESSAGES.maxReasonChars + 50);

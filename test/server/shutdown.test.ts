@@ -17,7 +17,9 @@ interface Served {
 }
 
 async function serve(...args: string[]): Promise<Served> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines: string[] = [];
   const waiting: { re: RegExp; resolve: (l: string) => void }[] = [];
   let partial = '';
@@ -32,7 +34,9 @@ async function serve(...args: string[]): Promise<Served> {
       }
     }
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const line = (re: RegExp) => {
     const seen = lines.find((l) => re.test(l));
     return seen ? Promise.resolve(seen) : new Promise<string>((resolve) => waiting.push({ re, resolve }));
@@ -67,10 +71,21 @@ function startUpload(port: number, body: string, sent: number) {
 /** Starts a paced chat stream; resolves once the first event arrived, with a promise of the whole text. */
 function openStream(url: string): Promise<{ whole: Promise<string> }> {
   return new Promise((started, failed) => {
-    const body = JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'long answer' }] });
+    const body = JSON.stringify({
+      model: 'gpt-4o',
+      stream: true,
+      messages: [{ role: 'user', content: 'long answer' }],
+    });
     const req = httpRequest(
       `${url}/v1/text-provider/chat/completions`,
-      { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-mock-pacing': 'ttft=0; tps=20' } },
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          'content-type': 'application/json',
+          'x-mock-pacing': 'ttft=0; tps=20',
+        },
+      },
       (res) => {
         let text = '';
         const whole = new Promise<string>((resolve, reject) => {

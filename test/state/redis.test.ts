@@ -21,7 +21,10 @@ const CONFIGURED = { id: 'configured', match: { operation: 'models.list' }, faul
 
 test('state is memory or a redis:// URL; anything else names the field', () => {
   assert.is(resolveConfig({}, SchemaRegistry.shared()).state, 'memory');
-  assert.is(resolveConfig({ state: 'redis://127.0.0.1:6379' }, SchemaRegistry.shared()).state, 'redis://127.0.0.1:6379');
+  assert.is(
+    resolveConfig({ state: 'redis://127.0.0.1:6379' }, SchemaRegistry.shared()).state,
+    'redis://127.0.0.1:6379',
+  );
   assert.throws(
     () => resolveConfig({ state: 'postgres://x' }, SchemaRegistry.shared()),
     (err: unknown) => err instanceof ConfigError && /state/.test(err.message),
@@ -41,7 +44,15 @@ if (!bin) {
   let a: RunningMock;
   let b: RunningMock;
   const startOne = (url: string, extra: Record<string, unknown> = {}) =>
-    start({ port: 0, state: url, keys: KEYS, faultRules: [CONFIGURED], video: { progress: true }, logLevel: 'silent', ...extra });
+    start({
+      port: 0,
+      state: url,
+      keys: KEYS,
+      faultRules: [CONFIGURED],
+      video: { progress: true },
+      logLevel: 'silent',
+      ...extra,
+    });
 
   t.before(async () => {
     redis = await TestRedis.create(bin);
@@ -86,16 +97,33 @@ if (!bin) {
     const snapshot = (await get(b.url, '/__admin/rate-limits', null)).json.data;
     assert.is(snapshot[0].requests.remaining, 0);
     await request(b.url, '/__admin/reset', { method: 'POST' });
-    assert.is((await get(a.url, '/v1/me', LIMITED)).headers['x-ratelimit-remaining-requests'], '4', 'a reset on one instance is a reset for all');
+    assert.is(
+      (await get(a.url, '/v1/me', LIMITED)).headers['x-ratelimit-remaining-requests'],
+      '4',
+      'a reset on one instance is a reset for all',
+    );
   });
 
   t('tokens per minute are charged to the shared window', async () => {
-    const keys = [...KEYS, { key: 'sk-tpm-shared-key-0001', label: 'tpm', rateLimit: { requests: 100, tokensPerMinute: 1000 } }];
+    const keys = [
+      ...KEYS,
+      { key: 'sk-tpm-shared-key-0001', label: 'tpm', rateLimit: { requests: 100, tokensPerMinute: 1000 } },
+    ];
     const [c, d] = await Promise.all([startOne(redis.url, { keys }), startOne(redis.url, { keys })]);
     try {
-      const first = await post(c.url, '/text-provider/chat/completions', VALID['chat.completions'], 'sk-tpm-shared-key-0001');
+      const first = await post(
+        c.url,
+        '/text-provider/chat/completions',
+        VALID['chat.completions'],
+        'sk-tpm-shared-key-0001',
+      );
       const used = first.json.usage.total_tokens as number;
-      const second = await post(d.url, '/text-provider/chat/completions', VALID['chat.completions'], 'sk-tpm-shared-key-0001');
+      const second = await post(
+        d.url,
+        '/text-provider/chat/completions',
+        VALID['chat.completions'],
+        'sk-tpm-shared-key-0001',
+      );
       assert.is(second.headers['x-ratelimit-remaining-tokens'], String(1000 - 2 * used));
     } finally {
       await Promise.all([c.close(), d.close()]);
@@ -103,7 +131,12 @@ if (!bin) {
   });
 
   t('a rule with times: 2 fails exactly 2 requests across both instances', async () => {
-    const added = await post(a.url, '/__admin/faults', { id: 'twice', match: { operation: 'me' }, fault: { status: 500 }, times: 2 }, null);
+    const added = await post(
+      a.url,
+      '/__admin/faults',
+      { id: 'twice', match: { operation: 'me' }, fault: { status: 500 }, times: 2 },
+      null,
+    );
     assert.is(added.status, 201);
     const results = await Promise.all(Array.from({ length: 100 }, (_, i) => get(both(i), '/v1/me')));
     assert.is(count(results, 500), 2);
@@ -112,7 +145,11 @@ if (!bin) {
     assert.equal(rule.state, { matched: 2, fired: 2, remaining: 0 });
     assert.is((await post(b.url, '/__admin/faults', { id: 'twice', fault: { status: 500 } }, null)).status, 409);
     await request(b.url, '/__admin/reset', { method: 'POST' });
-    assert.equal((await get(a.url, '/__admin/faults', null)).json.data[0].state, { matched: 0, fired: 0, remaining: 2 });
+    assert.equal((await get(a.url, '/__admin/faults', null)).json.data[0].state, {
+      matched: 0,
+      fired: 0,
+      remaining: 2,
+    });
     assert.is((await request(b.url, '/__admin/faults/twice', { method: 'DELETE' })).status, 200);
     assert.is((await request(a.url, '/__admin/faults/twice', { method: 'DELETE' })).status, 404);
   });
@@ -139,14 +176,21 @@ if (!bin) {
     for (let i = 0; i < 6; i++) await get(both(i), '/v1/models');
     // A record reaches Redis in the background, after its response: the journal is read until all six are in.
     const journal = await waitFor('six requests in the shared journal', async () => {
-      const read = (await get(b.url, '/__admin/requests', null)).json as { data: { instance: string; path: string }[]; total: number; unrecorded: number };
+      const read = (await get(b.url, '/__admin/requests', null)).json as {
+        data: { instance: string; path: string }[];
+        total: number;
+        unrecorded: number;
+      };
       return read.data.length >= 6 && read;
     });
     assert.is(journal.data.length, 6);
     assert.is(journal.total, 6);
     assert.is(journal.unrecorded, 0);
     const instances = new Set(journal.data.map((e) => e.instance));
-    assert.equal([...instances].sort(), [(a.services.state as RedisState).instance, (b.services.state as RedisState).instance].sort());
+    assert.equal(
+      [...instances].sort(),
+      [(a.services.state as RedisState).instance, (b.services.state as RedisState).instance].sort(),
+    );
     assert.ok(journal.data.every((e) => e.path === '/v1/models'));
     assert.is((await request(a.url, '/__admin/requests', { method: 'DELETE' })).json.deleted, 6);
   });
@@ -159,60 +203,72 @@ if (!bin) {
     assert.is((await get(b.url, '/video-provider/generate/vid_nosuchtask')).status, 404);
   });
 
-  t('Redis stopped, not killed (SIGSTOP): /__health turns 503 and says why, within its PING wait; on SIGCONT it is ok again', async () => {
-    const { healthPingMs } = a.services.limits.state;
-    assert.is((await get(a.url, '/__health', null)).status, 200);
-    redis.pause();
-    try {
-      // The connection is still open and ready: only the missing answer tells.
+  t(
+    'Redis stopped, not killed (SIGSTOP): /__health turns 503 and says why, within its PING wait; on SIGCONT it is ok again',
+    async () => {
+      const { healthPingMs } = a.services.limits.state;
+      assert.is((await get(a.url, '/__health', null)).status, 200);
+      redis.pause();
+      try {
+        // The connection is still open and ready: only the missing answer tells.
+        const health = await get(a.url, '/__health', null);
+        assert.is(health.status, 503);
+        assert.is(health.json.status, 'unavailable');
+        assert.match(
+          health.json.reason,
+          new RegExp(`^Redis at redis://127\\.0\\.0\\.1:\\d+ did not answer a PING within ${healthPingMs} ms`),
+        );
+        assert.is((await get(b.url, '/__health', null)).status, 503, 'each instance asks for itself');
+      } finally {
+        redis.resume();
+      }
+      assert.is((await get(a.url, '/__health', null)).status, 200);
+      assert.is((await get(b.url, '/__health', null)).json.status, 'ok');
+    },
+  );
+
+  t(
+    'Redis away: 503 state_unavailable, /__health 503 with the reason, lost journal records counted; back: recovery',
+    async () => {
+      const client = new Redis(redis.url);
+      await client.set('uam:marker', '1');
+      await client.quit();
+      await redis.stop('SIGKILL');
+      await waitFor('the instance to see Redis gone', async () => !(await a.services.state.health()).ok);
+      const limited = await get(a.url, '/v1/me', LIMITED);
+      assert.is(limited.status, 503);
+      assert.is(limited.json.error.code, 'state_unavailable');
+      assert.is(limited.json.error.type, 'server_error');
+      assert.is(limited.headers['retry-after'], '1');
+      assert.match(limited.json.error.message, /redis:\/\/127\.0\.0\.1:\d+/);
+      assert.is((await get(b.url, '/v1/models')).status, 503, 'fault rules cannot be decided either');
+      assert.is((await get(b.url, '/__admin/requests', null)).status, 503);
       const health = await get(a.url, '/__health', null);
       assert.is(health.status, 503);
       assert.is(health.json.status, 'unavailable');
-      assert.match(health.json.reason, new RegExp(`^Redis at redis://127\\.0\\.0\\.1:\\d+ did not answer a PING within ${healthPingMs} ms`));
-      assert.is((await get(b.url, '/__health', null)).status, 503, 'each instance asks for itself');
-    } finally {
-      redis.resume();
-    }
-    assert.is((await get(a.url, '/__health', null)).status, 200);
-    assert.is((await get(b.url, '/__health', null)).json.status, 'ok');
-  });
+      assert.match(health.json.reason, /^Redis at redis:\/\/127\.0\.0\.1:\d+ is /);
+      assert.ok(health.json.unrecorded >= 1, 'the 503s above could not be journalled, and say so');
+      assert.is((await get(a.url, '/openapi.json', null)).status, 200, 'what needs no state still answers');
 
-  t('Redis away: 503 state_unavailable, /__health 503 with the reason, lost journal records counted; back: recovery', async () => {
-    const client = new Redis(redis.url);
-    await client.set('uam:marker', '1');
-    await client.quit();
-    await redis.stop('SIGKILL');
-    await waitFor('the instance to see Redis gone', async () => !(await a.services.state.health()).ok);
-    const limited = await get(a.url, '/v1/me', LIMITED);
-    assert.is(limited.status, 503);
-    assert.is(limited.json.error.code, 'state_unavailable');
-    assert.is(limited.json.error.type, 'server_error');
-    assert.is(limited.headers['retry-after'], '1');
-    assert.match(limited.json.error.message, /redis:\/\/127\.0\.0\.1:\d+/);
-    assert.is((await get(b.url, '/v1/models')).status, 503, 'fault rules cannot be decided either');
-    assert.is((await get(b.url, '/__admin/requests', null)).status, 503);
-    const health = await get(a.url, '/__health', null);
-    assert.is(health.status, 503);
-    assert.is(health.json.status, 'unavailable');
-    assert.match(health.json.reason, /^Redis at redis:\/\/127\.0\.0\.1:\d+ is /);
-    assert.ok(health.json.unrecorded >= 1, 'the 503s above could not be journalled, and say so');
-    assert.is((await get(a.url, '/openapi.json', null)).status, 200, 'what needs no state still answers');
-
-    await redis.start();
-    const back = await waitFor('both instances back on Redis', async () => {
-      const health = await get(a.url, '/__health', null);
-      return health.status === 200 && (await get(b.url, '/__health', null)).status === 200 && health;
-    });
-    assert.is(back.status, 200);
-    assert.is(back.json.state, 'redis');
-    assert.is((await get(b.url, '/v1/me', LIMITED)).status, 200);
-    // Redis came back empty: the configured rules are written again by the first instance to reconnect.
-    await waitFor('the configured rules written again', async () => (await get(a.url, '/__admin/faults', null)).json.data?.length > 0);
-    assert.equal(
-      (await get(a.url, '/__admin/faults', null)).json.data.map((r: { id: string }) => r.id),
-      ['configured'],
-    );
-  });
+      await redis.start();
+      const back = await waitFor('both instances back on Redis', async () => {
+        const health = await get(a.url, '/__health', null);
+        return health.status === 200 && (await get(b.url, '/__health', null)).status === 200 && health;
+      });
+      assert.is(back.status, 200);
+      assert.is(back.json.state, 'redis');
+      assert.is((await get(b.url, '/v1/me', LIMITED)).status, 200);
+      // Redis came back empty: the configured rules are written again by the first instance to reconnect.
+      await waitFor(
+        'the configured rules written again',
+        async () => (await get(a.url, '/__admin/faults', null)).json.data?.length > 0,
+      );
+      assert.equal(
+        (await get(a.url, '/__admin/faults', null)).json.data.map((r: { id: string }) => r.id),
+        ['configured'],
+      );
+    },
+  );
 
   t.run();
 }

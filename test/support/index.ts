@@ -29,7 +29,11 @@ export { tick, waitFor } from './wait.js';
 export const KEY = 'sk-mock-default';
 
 /** Starts a mock on a free port, runs fn, and always closes the server. */
-export async function withMock<T>(config: ConfigInput, fn: (mock: RunningMock) => Promise<T>, hooks: AppHooks = {}): Promise<T> {
+export async function withMock<T>(
+  config: ConfigInput,
+  fn: (mock: RunningMock) => Promise<T>,
+  hooks: AppHooks = {},
+): Promise<T> {
   const mock = await start({ port: 0, ...config }, hooks);
   try {
     return await fn(mock);
@@ -38,8 +42,13 @@ export async function withMock<T>(config: ConfigInput, fn: (mock: RunningMock) =
   }
 }
 
-/** Serves an app built by createApp (with hooks start() does not take, such as stream timers) on a free port; always closes it. */
-export async function withApp<T>(config: ConfigInput, hooks: AppHooks, fn: (url: string, app: MockApp, server: Server) => Promise<T>): Promise<T> {
+/** Serves an app built by createApp (with hooks start() does not take, such as stream timers) on a free port; always
+ * closes it. */
+export async function withApp<T>(
+  config: ConfigInput,
+  hooks: AppHooks,
+  fn: (url: string, app: MockApp, server: Server) => Promise<T>,
+): Promise<T> {
   const app = createApp(config, hooks);
   const server = createServer(app.handler).listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -102,18 +111,22 @@ export function request(url: string, path: string, opts: ReqOptions = {}): Promi
   };
   for (const k of Object.keys(headers)) if (headers[k] === undefined) delete headers[k];
   return new Promise((resolve, reject) => {
-    const req = httpRequest(new URL(path, url), { method: opts.method ?? (payload === undefined ? 'GET' : 'POST'), headers: headers as Record<string, string> }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const bytes = Buffer.concat(chunks);
-        const text = bytes.toString('utf8');
-        let json: unknown;
-        if (String(res.headers['content-type'] ?? '').includes('json')) json = JSON.parse(text);
-        resolve({ status: res.statusCode!, headers: res.headers, rawHeaders: res.rawHeaders, bytes, text, json });
-      });
-    });
+    const req = httpRequest(
+      new URL(path, url),
+      { method: opts.method ?? (payload === undefined ? 'GET' : 'POST'), headers: headers as Record<string, string> },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          const text = bytes.toString('utf8');
+          let json: unknown;
+          if (String(res.headers['content-type'] ?? '').includes('json')) json = JSON.parse(text);
+          resolve({ status: res.statusCode!, headers: res.headers, rawHeaders: res.rawHeaders, bytes, text, json });
+        });
+      },
+    );
     req.on('error', reject);
     if (payload === undefined) req.end();
     else if (opts.chunked) {
@@ -126,12 +139,21 @@ export function request(url: string, path: string, opts: ReqOptions = {}): Promi
 }
 
 /** POST a JSON body with a key (the default key unless given). */
-export const post = (url: string, path: string, body: unknown, key: string | null = KEY, headers: Record<string, string | undefined> = {}): Promise<Res> =>
-  request(url, path, { method: 'POST', body, key, headers });
+export const post = (
+  url: string,
+  path: string,
+  body: unknown,
+  key: string | null = KEY,
+  headers: Record<string, string | undefined> = {},
+): Promise<Res> => request(url, path, { method: 'POST', body, key, headers });
 
 /** GET with a key (the default key unless given). */
-export const get = (url: string, path: string, key: string | null = KEY, headers: Record<string, string | undefined> = {}): Promise<Res> =>
-  request(url, path, { method: 'GET', key, headers });
+export const get = (
+  url: string,
+  path: string,
+  key: string | null = KEY,
+  headers: Record<string, string | undefined> = {},
+): Promise<Res> => request(url, path, { method: 'GET', key, headers });
 
 /** The path of an operation as the API document writes it. */
 export const pathOf = (id: string): string => operation(id).path;
@@ -145,8 +167,30 @@ export function tinyPng(width: number, height: number): Buffer {
 
 /** A minimal baseline JPEG header: SOI, a JFIF APP0 segment, an SOF0 frame header with the size, EOI. */
 export function tinyJpeg(width: number, height: number): Buffer {
-  const app0 = Buffer.from([0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]);
-  const sof = Buffer.from([0xff, 0xc0, 0x00, 0x11, 0x08, height >> 8, height & 255, width >> 8, width & 255, 0x03, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
+  const app0 = Buffer.from([
+    0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00,
+  ]);
+  const sof = Buffer.from([
+    0xff,
+    0xc0,
+    0x00,
+    0x11,
+    0x08,
+    height >> 8,
+    height & 255,
+    width >> 8,
+    width & 255,
+    0x03,
+    1,
+    0x22,
+    0,
+    2,
+    0x11,
+    1,
+    3,
+    0x11,
+    1,
+  ]);
   return Buffer.concat([Buffer.from([0xff, 0xd8]), app0, sof, Buffer.from([0xff, 0xd9])]);
 }
 
@@ -223,7 +267,8 @@ export function mp4Info(buf: Buffer): Movie {
 }
 
 /** Audio metadata as music-metadata reads it, with the duration computed from the frames. */
-export const audioInfo = (buf: Buffer, mimeType: string): Promise<IAudioMetadata> => parseBuffer(buf, { mimeType }, { duration: true });
+export const audioInfo = (buf: Buffer, mimeType: string): Promise<IAudioMetadata> =>
+  parseBuffer(buf, { mimeType }, { duration: true });
 
 /** The header block and body of a response as one string, to look for a secret in every byte. */
 export const wholeResponse = (res: Res): string => `${res.rawHeaders.join('\n')}\n${res.bytes.toString('latin1')}`;
@@ -239,7 +284,8 @@ export async function rejection(p: PromiseLike<unknown>): Promise<unknown> {
   return undefined;
 }
 
-/** A finished request's record as the pipeline reports it, for journal tests: GET /v1/me answered 200, with `over` on top. */
+/** A finished request's record as the pipeline reports it, for journal tests: GET /v1/me answered 200, with `over` on
+ * top. */
 export const requestRecord = (over: Partial<RequestRecord> = {}): RequestRecord => ({
   requestId: 'req_1',
   time: 1,
@@ -288,12 +334,20 @@ export async function withLogFile(fn: (fd: number, file: string) => Promise<void
  * A streamed chat completion held by `stall=2`: once both events are in, the server is shut down with a
  * long grace period. Resolves with how the response ended for the client and what it brought.
  */
-export async function stallThenShutdown(mock: RunningMock, path: string, key: string, body: unknown): Promise<{ how: string; text: string }> {
+export async function stallThenShutdown(
+  mock: RunningMock,
+  path: string,
+  key: string,
+  body: unknown,
+): Promise<{ how: string; text: string }> {
   let stopped: Promise<void> | undefined;
   const ending = await new Promise<{ how: string; text: string }>((resolve, reject) => {
     const req = httpRequest(
       new URL(path, mock.url),
-      { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-mock-fault': 'stall=2' } },
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-mock-fault': 'stall=2' },
+      },
       (res) => {
         let out = '';
         res.on('data', (d: Buffer) => {

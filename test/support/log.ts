@@ -12,11 +12,18 @@ export interface Captured {
 /** A log destination that keeps every line written to it. */
 export function capture(): Captured {
   const lines: string[] = [];
-  return { lines, write: (s: string) => void lines.push(...s.split('\n').filter(Boolean)), records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    lines,
+    write: (s: string) => void lines.push(...s.split('\n').filter(Boolean)),
+    records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 /** Starts a mock on a free port that logs to a capture, runs fn with both, and always closes the server. */
-export async function withLoggedMock(config: ConfigInput, fn: (mock: RunningMock, out: Captured) => Promise<void>): Promise<void> {
+export async function withLoggedMock(
+  config: ConfigInput,
+  fn: (mock: RunningMock, out: Captured) => Promise<void>,
+): Promise<void> {
   const out = capture();
   const mock = await start({ port: 0, ...config }, { log: out });
   try {

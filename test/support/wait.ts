@@ -24,7 +24,11 @@ export interface WaitOptions {
  * written in the background, a server that reconnects). `what` names the condition in the failure (a function
  * when the failure should show the state it ended in).
  */
-export function waitFor<T>(what: string | (() => string), check: () => T | undefined | null | false | Promise<T | undefined | null | false>, opts: WaitOptions = {}): Promise<T> {
+export function waitFor<T>(
+  what: string | (() => string),
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  opts: WaitOptions = {},
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let done = false;
     let again: NodeJS.Timeout | undefined;

@@ -52,7 +52,10 @@ test('max_tokens cuts to exactly N tokens with finish "length"', () => {
 
 test('max_tokens of 1 gives the first token only', () => {
   const r = completeText({ text: 'tiktoken is great!', maxTokens: 1, encoding: 'o200k_base' });
-  assert.equal([r.content, r.finishReason, r.completionTokens, r.pieces], ['t', 'length', 1, [{ text: 't', tokens: 1 }]]);
+  assert.equal(
+    [r.content, r.finishReason, r.completionTokens, r.pieces],
+    ['t', 'length', 1, [{ text: 't', tokens: 1 }]],
+  );
 });
 
 test('max_tokens equal to or above the length is not a cut', () => {
@@ -155,8 +158,14 @@ test('Completions: each encoding and each cut has its own completion, and a repe
   const other = cache.get({ text: UNICODE, encoding: 'cl100k_base' });
   assert.equal(other, completeText({ text: UNICODE, encoding: 'cl100k_base' }));
   assert.is.not(other.completionTokens, plain.completionTokens);
-  assert.equal(cache.get({ text: UNICODE, maxTokens: 3, encoding: 'o200k_base' }), completeText({ text: UNICODE, maxTokens: 3, encoding: 'o200k_base' }));
-  assert.equal(cache.get({ text: UNICODE, stop: ['.'], encoding: 'o200k_base' }), completeText({ text: UNICODE, stop: ['.'], encoding: 'o200k_base' }));
+  assert.equal(
+    cache.get({ text: UNICODE, maxTokens: 3, encoding: 'o200k_base' }),
+    completeText({ text: UNICODE, maxTokens: 3, encoding: 'o200k_base' }),
+  );
+  assert.equal(
+    cache.get({ text: UNICODE, stop: ['.'], encoding: 'o200k_base' }),
+    completeText({ text: UNICODE, stop: ['.'], encoding: 'o200k_base' }),
+  );
   assert.equal(
     cache.get({ text: UNICODE, maxTokens: 3, stop: ['.'], encoding: 'cl100k_base' }),
     completeText({ text: UNICODE, maxTokens: 3, stop: ['.'], encoding: 'cl100k_base' }),
@@ -171,7 +180,12 @@ test('Completions: each encoding and each cut has its own completion, and a repe
 });
 
 test('empty text and invalid maxTokens', () => {
-  assert.equal(completeText({ text: '', encoding: 'o200k_base' }), { content: '', finishReason: 'stop', completionTokens: 0, pieces: [] });
+  assert.equal(completeText({ text: '', encoding: 'o200k_base' }), {
+    content: '',
+    finishReason: 'stop',
+    completionTokens: 0,
+    pieces: [],
+  });
   assert.equal(completeText({ text: 'abc', maxTokens: 0, encoding: 'o200k_base' }).finishReason, 'length');
   assert.throws(() => completeText({ text: 'abc', maxTokens: -1, encoding: 'o200k_base' }), RangeError);
   assert.throws(() => completeText({ text: 'abc', maxTokens: 1.5, encoding: 'o200k_base' }), RangeError);

@@ -17,14 +17,34 @@ test('no header: the configured pacing', () => {
 });
 
 test('the header overrides one or both values, in any order and case, with ; or , between them', () => {
-  assert.equal(pacingFor({ [PACING_HEADER]: 'ttft=400; tps=30' }, BASE, LIMIT, QUOTE), { timeToFirstTokenMs: 400, tokensPerSecond: 30 });
-  assert.equal(pacingFor({ [PACING_HEADER]: 'TPS = 12.5' }, { timeToFirstTokenMs: 90, tokensPerSecond: 0 }, LIMIT, QUOTE), { timeToFirstTokenMs: 90, tokensPerSecond: 12.5 });
-  assert.equal(pacingFor({ [PACING_HEADER]: 'tps=5;' }, BASE, LIMIT, QUOTE), { timeToFirstTokenMs: 0, tokensPerSecond: 5 });
-  assert.equal(pacingFor({ [PACING_HEADER]: 'tps=0,ttft=0' }, { timeToFirstTokenMs: 90, tokensPerSecond: 20 }, LIMIT, QUOTE), BASE);
+  assert.equal(pacingFor({ [PACING_HEADER]: 'ttft=400; tps=30' }, BASE, LIMIT, QUOTE), {
+    timeToFirstTokenMs: 400,
+    tokensPerSecond: 30,
+  });
+  assert.equal(
+    pacingFor({ [PACING_HEADER]: 'TPS = 12.5' }, { timeToFirstTokenMs: 90, tokensPerSecond: 0 }, LIMIT, QUOTE),
+    { timeToFirstTokenMs: 90, tokensPerSecond: 12.5 },
+  );
+  assert.equal(pacingFor({ [PACING_HEADER]: 'tps=5;' }, BASE, LIMIT, QUOTE), {
+    timeToFirstTokenMs: 0,
+    tokensPerSecond: 5,
+  });
+  assert.equal(
+    pacingFor({ [PACING_HEADER]: 'tps=0,ttft=0' }, { timeToFirstTokenMs: 90, tokensPerSecond: 20 }, LIMIT, QUOTE),
+    BASE,
+  );
 });
 
 test('anything else is a 400 invalid_header naming the header and the part that is wrong', () => {
-  for (const bad of ['fast', 'ttft=-1', 'tps=abc', 'ttft=400; speed=2', 'ttft=120001', 'tps=0.5', 'tps=0.000000000000000001']) {
+  for (const bad of [
+    'fast',
+    'ttft=-1',
+    'tps=abc',
+    'ttft=400; speed=2',
+    'ttft=120001',
+    'tps=0.5',
+    'tps=0.000000000000000001',
+  ]) {
     try {
       pacingFor({ [PACING_HEADER]: bad }, BASE, LIMIT, QUOTE);
       assert.unreachable(bad);
@@ -38,9 +58,18 @@ test('anything else is a 400 invalid_header naming the header and the part that 
 });
 
 test('the bounds: ttft at most the stream time limit, tps 0 or at least 1 (schemas/config.json); the message says which', () => {
-  assert.equal(pacingFor({ [PACING_HEADER]: 'ttft=120000; tps=1' }, BASE, LIMIT, QUOTE), { timeToFirstTokenMs: 120000, tokensPerSecond: 1 });
-  assert.equal(pacingFor({ [PACING_HEADER]: 'ttft=600000' }, BASE, 600000, QUOTE), { timeToFirstTokenMs: 600000, tokensPerSecond: 0 });
-  assert.equal(pacingFor({ [PACING_HEADER]: 'tps=100000000' }, BASE, LIMIT, QUOTE), { timeToFirstTokenMs: 0, tokensPerSecond: 100000000 });
+  assert.equal(pacingFor({ [PACING_HEADER]: 'ttft=120000; tps=1' }, BASE, LIMIT, QUOTE), {
+    timeToFirstTokenMs: 120000,
+    tokensPerSecond: 1,
+  });
+  assert.equal(pacingFor({ [PACING_HEADER]: 'ttft=600000' }, BASE, 600000, QUOTE), {
+    timeToFirstTokenMs: 600000,
+    tokensPerSecond: 0,
+  });
+  assert.equal(pacingFor({ [PACING_HEADER]: 'tps=100000000' }, BASE, LIMIT, QUOTE), {
+    timeToFirstTokenMs: 0,
+    tokensPerSecond: 100000000,
+  });
   const message = (value: string): string => {
     try {
       pacingFor({ [PACING_HEADER]: value }, BASE, LIMIT, QUOTE);
@@ -49,7 +78,10 @@ test('the bounds: ttft at most the stream time limit, tps 0 or at least 1 (schem
     }
     throw new Error(`${value} was accepted`);
   };
-  assert.match(message('tps=0.000000000000000001'), /'tps=0\.000000000000000001': tps is below 1 \(use 0 for no pacing\)/);
+  assert.match(
+    message('tps=0.000000000000000001'),
+    /'tps=0\.000000000000000001': tps is below 1 \(use 0 for no pacing\)/,
+  );
   assert.match(message('ttft=99999999999999999999'), /ttft is above the stream time limit of 120000 ms/);
 });
 

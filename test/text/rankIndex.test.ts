@@ -16,7 +16,9 @@ test('every text token of both tables is found at the id a Map filled in id orde
     const map = new Map<string, number>();
     ranks.forEach((value, id) => typeof value === 'string' && map.set(value, id));
     assert.is(index.size, map.size, enc);
-    for (const [text, id] of map) if (index.get(text) !== id) assert.unreachable(`${enc}: ${JSON.stringify(text)} found at ${index.get(text)}, not ${id}`);
+    for (const [text, id] of map)
+      if (index.get(text) !== id)
+        assert.unreachable(`${enc}: ${JSON.stringify(text)} found at ${index.get(text)}, not ${id}`);
     for (const text of ['', 'qzxvqzxvqzxv', ' hello world and more', 'hello\u0000', '\u{1f600}\u{1f600}\u{1f600}'])
       assert.is(index.get(text), map.get(text), `${enc}: ${JSON.stringify(text)}`);
   }
@@ -34,7 +36,20 @@ test('the encoders look texts up in the index, and encode as gpt-tokenizer’s o
   for (const enc of ENCODINGS) {
     assert.instance(textLookup(enc), RankIndex, enc);
     const own = requireCjs(`gpt-tokenizer/encoding/${enc}`) as { encode(text: string, options: object): number[] };
-    const words = fc.constantFrom('hello', ' world', 'Déjà', ' 日本語', '🎉', '\n\n', '   ', '1234567', "'s", ' `x => x * 2`', 'antidisestablishmentarianism', '<|endoftext|>');
+    const words = fc.constantFrom(
+      'hello',
+      ' world',
+      'Déjà',
+      ' 日本語',
+      '🎉',
+      '\n\n',
+      '   ',
+      '1234567',
+      "'s",
+      ' `x => x * 2`',
+      'antidisestablishmentarianism',
+      '<|endoftext|>',
+    );
     const text = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 120 }),
       fc.array(words, { maxLength: 30 }).map((w) => w.join('')),

@@ -23,20 +23,41 @@ const rules = compileRules([
 test('exact matches the whole (trimmed) message only, case-sensitively', () => {
   assert.equal(selectReply(rules, { messages: user('ping'), model: 'm' }), { text: 'pong', ruleId: 'exact' });
   assert.equal(selectReply(rules, { messages: user('  ping\n'), model: 'm' }), { text: 'pong', ruleId: 'exact' });
-  assert.is((selectReply(rules, { messages: user('ping pong'), model: 'm' }) as { ruleId: string }).ruleId, DEFAULT_RULE_ID);
+  assert.is(
+    (selectReply(rules, { messages: user('ping pong'), model: 'm' }) as { ruleId: string }).ruleId,
+    DEFAULT_RULE_ID,
+  );
   assert.is((selectReply(rules, { messages: user('Ping'), model: 'm' }) as { ruleId: string }).ruleId, DEFAULT_RULE_ID);
 });
 
 test('substring, regex, and all conditions of a rule must hold', () => {
-  assert.equal(selectReply(rules, { messages: user('how is the weather?'), model: 'm' }), { text: 'It is sunny.', ruleId: 'sub' });
-  assert.equal(selectReply(rules, { messages: user('What is 12 + 30?'), model: 'm' }), { text: 'Arithmetic!', ruleId: 're' });
-  assert.equal(selectReply(rules, { messages: user('alpha then beta'), model: 'm' }), { text: 'alpha and beta', ruleId: 'both' });
-  assert.is((selectReply(rules, { messages: user('alpha then gamma'), model: 'm' }) as { ruleId: string }).ruleId, DEFAULT_RULE_ID);
+  assert.equal(selectReply(rules, { messages: user('how is the weather?'), model: 'm' }), {
+    text: 'It is sunny.',
+    ruleId: 'sub',
+  });
+  assert.equal(selectReply(rules, { messages: user('What is 12 + 30?'), model: 'm' }), {
+    text: 'Arithmetic!',
+    ruleId: 're',
+  });
+  assert.equal(selectReply(rules, { messages: user('alpha then beta'), model: 'm' }), {
+    text: 'alpha and beta',
+    ruleId: 'both',
+  });
+  assert.is(
+    (selectReply(rules, { messages: user('alpha then gamma'), model: 'm' }) as { ruleId: string }).ruleId,
+    DEFAULT_RULE_ID,
+  );
 });
 
 test('model filter restricts a rule; first matching rule wins', () => {
-  assert.is((selectReply(rules, { messages: user('weather?'), model: 'gpt-4o' }) as { ruleId: string }).ruleId, 'gpt4-only');
-  assert.is((selectReply(rules, { messages: user('weather?'), model: 'gpt-4o-mini' }) as { ruleId: string }).ruleId, 'sub');
+  assert.is(
+    (selectReply(rules, { messages: user('weather?'), model: 'gpt-4o' }) as { ruleId: string }).ruleId,
+    'gpt4-only',
+  );
+  assert.is(
+    (selectReply(rules, { messages: user('weather?'), model: 'gpt-4o-mini' }) as { ruleId: string }).ruleId,
+    'sub',
+  );
 });
 
 test('only the LAST user message is matched, not assistant or earlier user turns', () => {
@@ -56,19 +77,34 @@ test('a repeated regex test is stable (no lastIndex state)', () => {
 });
 
 test('header rule id picks a rule directly, ignoring match conditions; first id wins', () => {
-  assert.equal(selectReply(rules, { messages: user('anything'), model: 'x', ruleId: 'gpt4-only' }), { text: 'Sunny (gpt-4o).', ruleId: 'gpt4-only' });
-  assert.equal(selectReply(rules, { messages: [], model: 'x', ruleId: 'sub' }), { text: 'It is sunny.', ruleId: 'sub' });
+  assert.equal(selectReply(rules, { messages: user('anything'), model: 'x', ruleId: 'gpt4-only' }), {
+    text: 'Sunny (gpt-4o).',
+    ruleId: 'gpt4-only',
+  });
+  assert.equal(selectReply(rules, { messages: [], model: 'x', ruleId: 'sub' }), {
+    text: 'It is sunny.',
+    ruleId: 'sub',
+  });
   const viaHeader = selectReply(rules, { messages: user('hi'), model: 'x', ruleId: 'default' });
   assert.equal(viaHeader, selectReply(rules, { messages: user('hi'), model: 'x' }));
 });
 
 test('unknown header rule id returns an unknown_rule error', () => {
-  assert.equal(selectReply(rules, { messages: user('ping'), model: 'm', ruleId: 'nope' }), { error: 'unknown_rule', ruleId: 'nope' });
-  assert.equal(selectReply(rules, { messages: user('ping'), model: 'm', ruleId: '' }), { error: 'unknown_rule', ruleId: '' });
+  assert.equal(selectReply(rules, { messages: user('ping'), model: 'm', ruleId: 'nope' }), {
+    error: 'unknown_rule',
+    ruleId: 'nope',
+  });
+  assert.equal(selectReply(rules, { messages: user('ping'), model: 'm', ruleId: '' }), {
+    error: 'unknown_rule',
+    ruleId: '',
+  });
 });
 
 test('compileRules: bad regex, bad flags and empty match throw with the rule id', () => {
-  assert.throws(() => compileRules([{ id: 'broken.re', match: { regex: '(unclosed' }, reply: 'x' }]), /"broken\.re".*invalid regex/);
+  assert.throws(
+    () => compileRules([{ id: 'broken.re', match: { regex: '(unclosed' }, reply: 'x' }]),
+    /"broken\.re".*invalid regex/,
+  );
   assert.throws(() => compileRules([{ id: 'gflag', match: { regex: 'a', flags: 'g' }, reply: 'x' }]), /"gflag".*flags/);
   assert.throws(() => compileRules([{ id: 'nomatch', match: { model: 'm' }, reply: 'x' }]), /"nomatch"/);
   assert.throws(() => compileRules([{ id: 'empty', match: { exact: 'a' }, reply: '' }]), /"empty"/);
@@ -85,15 +121,24 @@ test('default reply is deterministic, quotes the last user message, and depends 
   const a = defaultText(user('Tell me about the migration patterns of arctic terns'));
   assert.is(defaultText(user('Tell me about the migration patterns of arctic terns')), a);
   assert.ok(a.includes('Tell me about the migration patterns'), a);
-  const variants = new Set(['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight'].map((w) => defaultText(user(w)).replace(/"[^"]*"/, '""')));
+  const variants = new Set(
+    ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight'].map((w) =>
+      defaultText(user(w)).replace(/"[^"]*"/, '""'),
+    ),
+  );
   assert.ok(variants.size > 1, 'sentence choice should vary with the conversation');
-  const byModel = new Set(['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-3.5-turbo', 'o3', 'o4-mini'].map((m) => defaultText(user('same'), m)));
+  const byModel = new Set(
+    ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-3.5-turbo', 'o3', 'o4-mini'].map((m) => defaultText(user('same'), m)),
+  );
   assert.ok(byModel.size > 1, 'the model is part of the hash');
 });
 
 test('default reply of a repeated conversation: the whole conversation decides it, not its last message alone', () => {
   const last = { role: 'user', content: 'And what next?' };
-  const earlier = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight'].map((w) => ({ role: 'user', content: w }));
+  const earlier = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight'].map((w) => ({
+    role: 'user',
+    content: w,
+  }));
   const replies = earlier.map((m) => defaultText([m, last]));
   // Asked again, in another order, each conversation gets its own reply back.
   for (let i = earlier.length - 1; i >= 0; i--) assert.is(defaultText([earlier[i]!, last]), replies[i]);
@@ -150,7 +195,8 @@ test('schema: built-in fixture is valid; invalid rule files are rejected', () =>
 });
 
 const builtInRules = compileRules(builtIns.rules);
-const pick = (content: string) => selectReply(builtInRules, { messages: user(content), model: 'gpt-4o' }) as { text: string; ruleId: string };
+const pick = (content: string) =>
+  selectReply(builtInRules, { messages: user(content), model: 'gpt-4o' }) as { text: string; ruleId: string };
 
 test('built-in rules: the prompts users will try', () => {
   assert.equal(pick('ping'), { text: 'pong', ruleId: 'ping' });

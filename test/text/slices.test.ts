@@ -8,11 +8,16 @@ import { countTokens, decode, encode, type Encoding } from '../../src/text/token
 // The library itself, unsliced, as the reference.
 const requireCjs = createRequire(import.meta.url);
 const ORDINARY = { disallowedSpecial: new Set<string>() };
-const library = (enc: Encoding) => requireCjs(`gpt-tokenizer/encoding/${enc}`) as { encode(t: string, o: object): number[] };
+const library = (enc: Encoding) =>
+  requireCjs(`gpt-tokenizer/encoding/${enc}`) as { encode(t: string, o: object): number[] };
 const patterns = requireCjs('gpt-tokenizer/encodingParams/constants') as Record<string, RegExp>;
-const SPLIT: Record<Encoding, RegExp> = { o200k_base: patterns.O200K_TOKEN_SPLIT_REGEX!, cl100k_base: patterns.CL100K_TOKEN_SPLIT_REGEX! };
+const SPLIT: Record<Encoding, RegExp> = {
+  o200k_base: patterns.O200K_TOKEN_SPLIT_REGEX!,
+  cl100k_base: patterns.CL100K_TOKEN_SPLIT_REGEX!,
+};
 const ENCODINGS: readonly Encoding[] = ['o200k_base', 'cl100k_base'];
-const longestPiece = (text: string, enc: Encoding) => Math.max(0, ...[...text.matchAll(SPLIT[enc])].map((m) => m[0].length));
+const longestPiece = (text: string, enc: Encoding) =>
+  Math.max(0, ...[...text.matchAll(SPLIT[enc])].map((m) => m[0].length));
 
 function lcg(seed: number): () => number {
   let s = seed;
@@ -25,10 +30,19 @@ const randomText = (n: number, pool: string, seed = 1): string => {
 };
 
 const prose = 'The quick brown fox jumps over the lazy dog. '.repeat(400);
-const japanese = '吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめした所でニャーニャー泣いていた事だけは記憶している。'.repeat(60);
+const japanese =
+  '吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめした所でニャーニャー泣いていた事だけは記憶している。'.repeat(
+    60,
+  );
 const base64 = Buffer.from(randomText(15_000, 'abcdefghijklmnopqrstuvwxyz0123456789 .,!?', 7)).toString('base64');
 const url = `https://example.com/${Array.from({ length: 150 }, (_, i) => `segment${i}`).join('/')}?q=${'ab12'.repeat(100)}`;
-const ORDINARY_TEXTS = { prose, japanese, base64, url, code: 'function f(x) {\n  return x * 2; // double\n}\n'.repeat(300) };
+const ORDINARY_TEXTS = {
+  prose,
+  japanese,
+  base64,
+  url,
+  code: 'function f(x) {\n  return x * 2; // double\n}\n'.repeat(300),
+};
 
 test('ordinary text, even long and without spaces, is encoded whole: tokens identical to the unsliced library', () => {
   for (const [name, text] of Object.entries(ORDINARY_TEXTS)) {
@@ -85,7 +99,11 @@ test('sliced text still round-trips exactly, countTokens agrees with encode, and
 });
 
 test('counts of sliced runs stay within a fraction of a percent of the unsliced count', () => {
-  const cases = { letters: randomText(20_000, 'abcdefghijklmnopqrstuvwxyz', 3), cjk: randomText(8_000, '日本語のテキストと中文文本混合在一起한국어', 5), same: 'a'.repeat(20_000) };
+  const cases = {
+    letters: randomText(20_000, 'abcdefghijklmnopqrstuvwxyz', 3),
+    cjk: randomText(8_000, '日本語のテキストと中文文本混合在一起한국어', 5),
+    same: 'a'.repeat(20_000),
+  };
   for (const [name, text] of Object.entries(cases)) {
     for (const enc of ENCODINGS) {
       const exact = library(enc).encode(text, ORDINARY).length;

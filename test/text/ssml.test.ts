@@ -46,11 +46,20 @@ test('a full SSML document: voice, express-as style, prosody and the spoken text
     </speak>`,
     QUOTE,
   );
-  assert.equal(ssml, { voice: 'en-GB-RyanNeural', style: 'cheerful', ratePercent: 25, pitchPercent: -10, text: 'Good morning, & welcome!' });
+  assert.equal(ssml, {
+    voice: 'en-GB-RyanNeural',
+    style: 'cheerful',
+    ratePercent: 25,
+    pitchPercent: -10,
+    text: 'Good morning, & welcome!',
+  });
 });
 
 test('the first voice and the first prosody win; text from every voice is spoken', () => {
-  const ssml = parseSsml('<speak><voice name="a-B-One"><prosody rate="slow">one</prosody></voice><voice name="a-B-Two"><prosody rate="fast">two</prosody></voice></speak>', QUOTE);
+  const ssml = parseSsml(
+    '<speak><voice name="a-B-One"><prosody rate="slow">one</prosody></voice><voice name="a-B-Two"><prosody rate="fast">two</prosody></voice></speak>',
+    QUOTE,
+  );
   assert.is(ssml.voice, 'a-B-One');
   assert.is(ssml.ratePercent, -36);
   assert.is(ssml.text, 'onetwo');
@@ -62,8 +71,14 @@ test('plain text in <speak> with no voice or prosody leaves them unset', () => {
 });
 
 test('a pitch in hertz or an unknown pitch word does not fail', () => {
-  assert.is(parseSsml('<speak><voice name="x-Y-Z"><prosody pitch="+50Hz">a</prosody></voice></speak>', QUOTE).pitchPercent, 0);
-  assert.is(parseSsml('<speak><voice name="x-Y-Z"><prosody pitch="high">a</prosody></voice></speak>', QUOTE).pitchPercent, 20);
+  assert.is(
+    parseSsml('<speak><voice name="x-Y-Z"><prosody pitch="+50Hz">a</prosody></voice></speak>', QUOTE).pitchPercent,
+    0,
+  );
+  assert.is(
+    parseSsml('<speak><voice name="x-Y-Z"><prosody pitch="high">a</prosody></voice></speak>', QUOTE).pitchPercent,
+    20,
+  );
 });
 
 test('malformed SSML is a 400 naming text and the position', () => {

@@ -1,6 +1,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cachedCounts, countChatPromptTokens, countMessageTokens, countTokens, decode, decodePieces, encode, loadSteps } from '../../src/text/tokenizer.js';
+import {
+  cachedCounts,
+  countChatPromptTokens,
+  countMessageTokens,
+  countTokens,
+  decode,
+  decodePieces,
+  encode,
+  loadSteps,
+} from '../../src/text/tokenizer.js';
 
 // Expected ids below are copied from the OpenAI cookbook "How to count tokens with tiktoken"
 // (sections 3-5), which printed them from the reference tiktoken implementation.
@@ -16,7 +25,10 @@ test('token ids match the cookbook', () => {
   assert.equal(encode('antidisestablishmentarianism', 'o200k_base'), [493, 129901, 376, 160388, 21203, 2367]);
   assert.equal(encode('2 + 2 = 4', 'cl100k_base'), [17, 489, 220, 17, 284, 220, 19]);
   assert.equal(encode('2 + 2 = 4', 'o200k_base'), [17, 659, 220, 17, 314, 220, 19]);
-  assert.equal(encode('お誕生日おめでとう', 'cl100k_base'), [33334, 45918, 243, 21990, 9080, 33334, 62004, 16556, 78699]);
+  assert.equal(
+    encode('お誕生日おめでとう', 'cl100k_base'),
+    [33334, 45918, 243, 21990, 9080, 33334, 62004, 16556, 78699],
+  );
   assert.equal(encode('お誕生日おめでとう', 'o200k_base'), [8930, 9697, 243, 128225, 8930, 17693, 4344, 48669]);
 });
 
@@ -71,11 +83,22 @@ test('unknown token ids and unknown encodings throw', () => {
 });
 
 const cookbookMessages = [
-  { role: 'system', content: 'You are a helpful, pattern-following assistant that translates corporate jargon into plain English.' },
+  {
+    role: 'system',
+    content: 'You are a helpful, pattern-following assistant that translates corporate jargon into plain English.',
+  },
   { role: 'system', name: 'example_user', content: 'New synergies will help drive top-line growth.' },
   { role: 'system', name: 'example_assistant', content: 'Things working well together will increase revenue.' },
-  { role: 'system', name: 'example_user', content: "Let's circle back when we have more bandwidth to touch base on opportunities for increased leverage." },
-  { role: 'system', name: 'example_assistant', content: "Let's talk later when we're less busy about how to do better." },
+  {
+    role: 'system',
+    name: 'example_user',
+    content: "Let's circle back when we have more bandwidth to touch base on opportunities for increased leverage.",
+  },
+  {
+    role: 'system',
+    name: 'example_assistant',
+    content: "Let's talk later when we're less busy about how to do better.",
+  },
   { role: 'user', content: "This late pivot means we don't have time to boil the ocean for the client deliverable." },
 ];
 
@@ -89,7 +112,10 @@ test('chat prompt count: empty conversation is the 3 priming tokens; a name adds
   assert.is(countChatPromptTokens([], 'o200k_base'), 3);
   // "user" and "hi" are one token each: 3 (priming) + 3 (message) + 1 + 1.
   assert.is(countChatPromptTokens([{ role: 'user', content: 'hi' }], 'o200k_base'), 8);
-  assert.is(countChatPromptTokens([{ role: 'user', content: 'hi', name: 'bob' }], 'o200k_base'), 8 + countTokens('bob', 'o200k_base') + 1);
+  assert.is(
+    countChatPromptTokens([{ role: 'user', content: 'hi', name: 'bob' }], 'o200k_base'),
+    8 + countTokens('bob', 'o200k_base') + 1,
+  );
 });
 
 test('message counts are kept per encoding and stay exact', () => {
@@ -102,16 +128,24 @@ test('message counts are kept per encoding and stay exact', () => {
       assert.is(countMessageTokens(t, 'cl100k_base'), countTokens(t, 'cl100k_base'));
     }
   }
-  for (const t of [text, short]) assert.is.not(countTokens(t, 'o200k_base'), countTokens(t, 'cl100k_base'), 'the encodings differ on this text');
+  for (const t of [text, short])
+    assert.is.not(countTokens(t, 'o200k_base'), countTokens(t, 'cl100k_base'), 'the encodings differ on this text');
   assert.equal(cachedCounts('o200k_base'), { long: before.long + 1, short: before.short + 1 }, 'each kept once');
   countMessageTokens('x'.repeat(1_000_001), 'o200k_base');
   assert.is(cachedCounts('o200k_base').long, before.long + 1, 'huge texts are counted, not kept');
-  for (let i = 0; i < 5000; i++) assert.is(countMessageTokens(`n ${i}`, 'o200k_base'), countTokens(`n ${i}`, 'o200k_base'));
+  for (let i = 0; i < 5000; i++)
+    assert.is(countMessageTokens(`n ${i}`, 'o200k_base'), countTokens(`n ${i}`, 'o200k_base'));
   assert.ok(cachedCounts('o200k_base').short <= 4096, 'short texts are bounded in entries too');
-  const history = Array.from({ length: 5000 }, (_, i) => ({ role: 'user', content: `message number ${i} of a long history` }));
+  const history = Array.from({ length: 5000 }, (_, i) => ({
+    role: 'user',
+    content: `message number ${i} of a long history`,
+  }));
   const total = countChatPromptTokens(history, 'o200k_base');
   assert.is(countChatPromptTokens(history, 'o200k_base'), total);
-  assert.is(total, 3 + history.reduce((n, m) => n + 3 + countTokens(m.role, 'o200k_base') + countTokens(m.content, 'o200k_base'), 0));
+  assert.is(
+    total,
+    3 + history.reduce((n, m) => n + 3 + countTokens(m.role, 'o200k_base') + countTokens(m.content, 'o200k_base'), 0),
+  );
   assert.ok(cachedCounts('o200k_base').long <= 4096, 'bounded in entries');
 });
 

@@ -5,12 +5,23 @@ import { completionJson, usageOf } from '../../src/text/wire.js';
 import type { Completion } from '../../src/text/complete.js';
 
 /** The chat.completion object as the real API writes it, fields in its order: the reference for the text. */
-const expected = (head: { id: string; created: number; model: string; fingerprint: string }, result: Completion, usage: ReturnType<typeof usageOf>) => ({
+const expected = (
+  head: { id: string; created: number; model: string; fingerprint: string },
+  result: Completion,
+  usage: ReturnType<typeof usageOf>,
+) => ({
   id: head.id,
   object: 'chat.completion',
   created: head.created,
   model: head.model,
-  choices: [{ index: 0, message: { role: 'assistant', content: result.content, refusal: null, annotations: [] }, logprobs: null, finish_reason: result.finishReason }],
+  choices: [
+    {
+      index: 0,
+      message: { role: 'assistant', content: result.content, refusal: null, annotations: [] },
+      logprobs: null,
+      finish_reason: result.finishReason,
+    },
+  ],
   usage,
   service_tier: 'default',
   system_fingerprint: head.fingerprint,

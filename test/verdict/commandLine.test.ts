@@ -3,7 +3,16 @@
 import { parseArgs } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { commandError, EXIT, isUsageError, listValues, oneOf, usageFailure, UsageError, type Io } from '../../src/verdict/commandLine.js';
+import {
+  commandError,
+  EXIT,
+  isUsageError,
+  listValues,
+  oneOf,
+  usageFailure,
+  UsageError,
+  type Io,
+} from '../../src/verdict/commandLine.js';
 
 /** An Io that keeps what is written. */
 function captured(): Io & { out: string; err: string } {
@@ -33,7 +42,10 @@ test('usage mistakes: a UsageError and parseArgs own errors are, anything else i
 test('a usage mistake is told on standard error with the hint to --help, and exits 2; another error without the hint', () => {
   const io = captured();
   assert.is(usageFailure(io, 'client-check', "Unknown option '--bogus'"), 2);
-  assert.is(io.err, "unified-ai-mock client-check: Unknown option '--bogus'\nRun 'unified-ai-mock client-check --help' for the options.\n");
+  assert.is(
+    io.err,
+    "unified-ai-mock client-check: Unknown option '--bogus'\nRun 'unified-ai-mock client-check --help' for the options.\n",
+  );
   const other = captured();
   assert.is(commandError(other, 'conformance', 'cannot reach http://127.0.0.1:1: ECONNREFUSED'), EXIT.usage);
   assert.is(other.err, 'unified-ai-mock conformance: cannot reach http://127.0.0.1:1: ECONNREFUSED\n');
@@ -54,7 +66,8 @@ test('one of a few values: the fallback when absent, a UsageError naming the val
   assert.is(oneOf('profile', 'full', ['documented', 'full'], 'documented'), 'full');
   assert.throws(
     () => oneOf('profile', 'fast', ['documented', 'full'], 'documented'),
-    (err: unknown) => err instanceof UsageError && err.message === "--profile must be one of documented, full, got 'fast'",
+    (err: unknown) =>
+      err instanceof UsageError && err.message === "--profile must be one of documented, full, got 'fast'",
   );
 });
 

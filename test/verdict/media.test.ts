@@ -6,13 +6,18 @@ import { encodeMp3 } from '../../src/media/mp3.js';
 import { encodeMp4 } from '../../src/media/mp4.js';
 import { encodePng } from '../../src/media/png.js';
 
-const suite = JSON.parse(readFileSync(new URL('../../conformance/suite.json', import.meta.url), 'utf8')) as { values: { png: string } };
+const suite = JSON.parse(readFileSync(new URL('../../conformance/suite.json', import.meta.url), 'utf8')) as {
+  values: { png: string };
+};
 
 test('pngSize: reads the size of a PNG, explains what is not one', () => {
   assert.equal(pngSize(Buffer.from(suite.values.png, 'base64')), { width: 64, height: 64 });
   assert.equal(pngSize(encodePng(40, 30, 1)), { width: 40, height: 30 });
   assert.match(pngSize(Buffer.from('GIF89a')) as string, /not a PNG/);
-  assert.match(pngSize(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0])) as string, /unreadable PNG/);
+  assert.match(
+    pngSize(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0])) as string,
+    /unreadable PNG/,
+  );
 });
 
 test('mp4Info: brand, duration from the movie header, size from the track header', () => {

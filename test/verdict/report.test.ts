@@ -12,9 +12,18 @@ test('verdicts are counted, in the order the JSON reports print the counts', () 
 });
 
 test('the closing line names warnings and inconclusive only where the summary counts them', () => {
-  assert.is(countsLine({ passed: 3, failed: 1, inconclusive: 0, notApplicable: 2 }), '3 passed, 1 failed, 0 inconclusive, 2 not applicable');
-  assert.is(countsLine({ passed: 3, failed: 1, warnings: 0, inconclusive: 0, notApplicable: 2 }), '3 passed, 1 failed, 0 warnings, 0 inconclusive, 2 not applicable');
-  assert.is(countsLine({ passed: 3, failed: 0, warnings: 1, inconclusive: 2, notApplicable: 0 }), '3 passed, 0 failed, 1 warning, 2 inconclusive, 0 not applicable');
+  assert.is(
+    countsLine({ passed: 3, failed: 1, inconclusive: 0, notApplicable: 2 }),
+    '3 passed, 1 failed, 0 inconclusive, 2 not applicable',
+  );
+  assert.is(
+    countsLine({ passed: 3, failed: 1, warnings: 0, inconclusive: 0, notApplicable: 2 }),
+    '3 passed, 1 failed, 0 warnings, 0 inconclusive, 2 not applicable',
+  );
+  assert.is(
+    countsLine({ passed: 3, failed: 0, warnings: 1, inconclusive: 2, notApplicable: 0 }),
+    '3 passed, 0 failed, 1 warning, 2 inconclusive, 0 not applicable',
+  );
   assert.is(countsLine({ passed: 3, failed: 4, notApplicable: 1 }), '3 passed, 4 failed, 1 not applicable');
 });
 

@@ -12,7 +12,12 @@ import { openReporters, reporterChoices, type Reporter } from '../../src/verdict
 const NAMES = ['pretty', 'json', 'junit'] as const;
 const choices = (argv: string[]) =>
   reporterChoices(
-    parseArgs({ args: argv, strict: true, tokens: true, options: { reporter: { type: 'string', multiple: true }, output: { type: 'string', multiple: true } } }).tokens,
+    parseArgs({
+      args: argv,
+      strict: true,
+      tokens: true,
+      options: { reporter: { type: 'string', multiple: true }, output: { type: 'string', multiple: true } },
+    }).tokens,
     NAMES,
   );
 
@@ -30,7 +35,10 @@ function usage(argv: string[]): string | undefined {
 test('reporter choices: pretty on standard output by default; --output binds to the reporter just before it', () => {
   assert.equal(choices([]), [{ name: 'pretty' }]);
   assert.equal(choices(['--reporter', 'json']), [{ name: 'json' }]);
-  assert.equal(choices(['--reporter', 'json', '--output', 'r.json', '--reporter', 'junit']), [{ name: 'json', output: 'r.json' }, { name: 'junit' }]);
+  assert.equal(choices(['--reporter', 'json', '--output', 'r.json', '--reporter', 'junit']), [
+    { name: 'json', output: 'r.json' },
+    { name: 'junit' },
+  ]);
   assert.equal(choices(['--reporter', 'junit', '--output', 'j.xml', '--reporter', 'json', '--output', 'r.json']), [
     { name: 'pretty' },
     { name: 'junit', output: 'j.xml' },
@@ -41,14 +49,24 @@ test('reporter choices: pretty on standard output by default; --output binds to 
 test('reporter choices: the usage errors', () => {
   assert.is(usage(['--output', 'r.json']), '--output must follow the --reporter it is for');
   assert.is(usage(['--output', 'r.json', '--reporter', 'json']), '--output must follow the --reporter it is for');
-  assert.is(usage(['--reporter', 'json', '--output', 'a.json', '--output', 'b.json']), '--output must follow the --reporter it is for');
-  assert.is(usage(['--reporter', 'json', '--reporter', 'junit']), 'only one reporter can write to standard output; give the others an --output FILE');
+  assert.is(
+    usage(['--reporter', 'json', '--output', 'a.json', '--output', 'b.json']),
+    '--output must follow the --reporter it is for',
+  );
+  assert.is(
+    usage(['--reporter', 'json', '--reporter', 'junit']),
+    'only one reporter can write to standard output; give the others an --output FILE',
+  );
   assert.is(
     usage(['--reporter', 'pretty', '--reporter', 'json', '--output', 'r.json', '--reporter', 'junit']),
     'only one reporter can write to standard output; give the others an --output FILE',
   );
   assert.is(usage(['--reporter', 'tap']), "--reporter must be one of pretty, json, junit, got 'tap'");
-  assert.is(usage(['--reporter', 'toString']), "--reporter must be one of pretty, json, junit, got 'toString'", 'a name is looked up in the list, not in an object');
+  assert.is(
+    usage(['--reporter', 'toString']),
+    "--reporter must be one of pretty, json, junit, got 'toString'",
+    'a name is looked up in the list, not in an object',
+  );
 });
 
 /** A reporter that writes what it is told as it happens, and its name at the end. */
@@ -81,7 +99,11 @@ test('open reporters: standard output as it happens, files only at the end (thei
     assert.is(stdout, 'pretty start run\npretty 7 1/1\npretty end 0\n');
     assert.is(readFileSync(json, 'utf8'), 'json start run\njson 7 1/1\njson end 0\n');
     assert.is(readFileSync(junit, 'utf8'), '<***/>\n', 'file text is scrubbed too');
-    assert.is(openReporters([{ name: 'pretty' }], MAKE, () => {}).finish({ info: 'run', results: [], summary: { failed: 2 } }), 1, 'a failure exits 1');
+    assert.is(
+      openReporters([{ name: 'pretty' }], MAKE, () => {}).finish({ info: 'run', results: [], summary: { failed: 2 } }),
+      1,
+      'a failure exits 1',
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

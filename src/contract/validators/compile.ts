@@ -24,7 +24,10 @@ function newAjv(allErrors: boolean, validateSchema: boolean, source = false): Aj
 }
 
 /** Both Ajv instances with every variant added (each checked against the meta-schema once). */
-export function compilers(variants: readonly SchemaVariant[], source = false): { all: Ajv2020Class; first: Ajv2020Class } {
+export function compilers(
+  variants: readonly SchemaVariant[],
+  source = false,
+): { all: Ajv2020Class; first: Ajv2020Class } {
   const all = newAjv(true, true, source);
   // The first instance already checked every schema against the meta-schema.
   const first = newAjv(false, false, source);

@@ -17,8 +17,11 @@ const requireCjs = createRequire(import.meta.url);
 export function generateModule(dir: string = SCHEMAS_DIR): string {
   const { variants, hash } = readSchemas(dir);
   const { all, first } = compilers(variants, true);
-  const standaloneCode = (requireCjs('ajv/dist/standalone') as { default: (ajv: Ajv2020, refs: Record<string, string>) => string }).default;
-  const only = (keep: (v: SchemaVariant) => boolean) => Object.fromEntries(variants.filter(keep).map((v) => [v.id, v.id]));
+  const standaloneCode = (
+    requireCjs('ajv/dist/standalone') as { default: (ajv: Ajv2020, refs: Record<string, string>) => string }
+  ).default;
+  const only = (keep: (v: SchemaVariant) => boolean) =>
+    Object.fromEntries(variants.filter(keep).map((v) => [v.id, v.id]));
   const code: Record<(typeof GROUPS)[number], string> = {
     all: standaloneCode(
       all,
@@ -39,7 +42,9 @@ export function generateModule(dir: string = SCHEMAS_DIR): string {
   };
   // Each group is a factory: its code is only parsed, not run, until a validator of the group is needed.
   // `exports` inside shadows the module's own, so Ajv's `exports["id"] = ...` lines fill the group.
-  const groups = GROUPS.map((g) => `exports.${g} = function (__formats, require) {\nconst exports = {};\n${code[g]}\nreturn exports;\n};`);
+  const groups = GROUPS.map(
+    (g) => `exports.${g} = function (__formats, require) {\nconst exports = {};\n${code[g]}\nreturn exports;\n};`,
+  );
   return `"use strict";\n// Generated from schemas/*.json by the build (scripts/generate.mjs); do not edit.\nexports.hash = ${JSON.stringify(hash)};\n${groups.join('\n')}\n`;
 }
 

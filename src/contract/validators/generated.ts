@@ -14,7 +14,10 @@ export const GROUPS = ['all', 'first', 'strictAll', 'strictFirst'] as const;
 type Group = (typeof GROUPS)[number];
 
 /** The generated module's shape: the hash of its sources, and one factory per group. */
-export type GeneratedModule = { hash: string } & Record<Group, (formats: unknown, require: NodeJS.Require) => Record<string, ValidateFunction>>;
+export type GeneratedModule = { hash: string } & Record<
+  Group,
+  (formats: unknown, require: NodeJS.Require) => Record<string, ValidateFunction>
+>;
 
 /** Where the build writes the generated validators: dist/generated/, next to the compiled code that loads them. */
 export const GENERATED_FILE = join(GENERATED_DIR, 'validators.cjs');
@@ -25,7 +28,11 @@ const requireCjs = createRequire(import.meta.url);
  * The build's generated validators, when they were generated from sources with this hash; undefined
  * when the file is missing (running from src/) or stale (schemas changed since the build).
  */
-export function loadGenerated(hash: string, schemas: ReadonlyMap<string, object>, file: string = GENERATED_FILE): Lookup | undefined {
+export function loadGenerated(
+  hash: string,
+  schemas: ReadonlyMap<string, object>,
+  file: string = GENERATED_FILE,
+): Lookup | undefined {
   if (!existsSync(file)) return undefined;
   const mod = requireCjs(file) as GeneratedModule;
   if (mod.hash !== hash) return undefined;

@@ -47,12 +47,14 @@ function closeObjects(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(closeObjects);
   if (!node || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(node)) out[k] = k === 'properties' ? mapValues(v as object, closeObjects) : CONDITIONS.has(k) ? v : closeObjects(v);
+  for (const [k, v] of Object.entries(node))
+    out[k] = k === 'properties' ? mapValues(v as object, closeObjects) : CONDITIONS.has(k) ? v : closeObjects(v);
   if ('properties' in out && !('additionalProperties' in out)) out.additionalProperties = false;
   return out;
 }
 
-const mapValues = (o: object, f: (v: unknown) => unknown) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
+const mapValues = (o: object, f: (v: unknown) => unknown) =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
 
 // Bumped when the generated module's layout changes, so an older build's module is not used.
 const LAYOUT = 1;
@@ -65,7 +67,16 @@ const versionOf = (pkg: string) => (requireCjs(`${pkg}/package.json`) as { versi
  * strict transform: validators generated from other inputs must not be used for these.
  */
 export function readSchemas(dir: string): SchemaSources {
-  const hash = createHash('sha256').update(JSON.stringify([LAYOUT, AJV_OPTIONS, EXTENSION_KEYWORDS, versionOf('ajv'), versionOf('ajv-formats'), closeObjects.toString()]));
+  const hash = createHash('sha256').update(
+    JSON.stringify([
+      LAYOUT,
+      AJV_OPTIONS,
+      EXTENSION_KEYWORDS,
+      versionOf('ajv'),
+      versionOf('ajv-formats'),
+      closeObjects.toString(),
+    ]),
+  );
   const variants: SchemaVariant[] = [];
   const seen = new Set<string>();
   for (const file of readdirSync(dir)
@@ -74,10 +85,16 @@ export function readSchemas(dir: string): SchemaSources {
     const text = readFileSync(join(dir, file), 'utf8');
     hash.update(`\0${file}\0${text}`);
     const schema = JSON.parse(text) as { $id?: string };
-    if (schema.$id !== schemaId(file)) throw new Error(`schemas/${file}: $id must be ${schemaId(file)}, found ${schema.$id}`);
+    if (schema.$id !== schemaId(file))
+      throw new Error(`schemas/${file}: $id must be ${schemaId(file)}, found ${schema.$id}`);
     const request = file.endsWith('-request.json');
     const found: SchemaVariant[] = [{ id: schema.$id, schema: schema as { $id: string }, request }];
-    if (request) found.push({ id: strictId(schema.$id), schema: { ...(closeObjects(schema) as object), $id: strictId(schema.$id) }, request });
+    if (request)
+      found.push({
+        id: strictId(schema.$id),
+        schema: { ...(closeObjects(schema) as object), $id: strictId(schema.$id) },
+        request,
+      });
     for (const v of found) {
       // A file named like a strict variant would otherwise shadow it.
       if (seen.has(v.id)) throw new Error(`schemas/${file}: duplicate $id ${v.id}`);

@@ -19,7 +19,10 @@ export function injectedError(spec: FaultSpec & { status: number }): ApiError {
   if (spec.status === 401) headers['WWW-Authenticate'] = 'Bearer error="invalid_token"';
   if (spec.noRetry) headers['x-should-retry'] = 'false';
   // The table's 403 row speaks of the admin API; an injected 403 is about the public endpoint called.
-  const forbidden = spec.status === 403 ? { code: 'permission_denied', message: 'You do not have permission to use this endpoint.' } : {};
+  const forbidden =
+    spec.status === 403
+      ? { code: 'permission_denied', message: 'You do not have permission to use this endpoint.' }
+      : {};
   return new ApiError(templateForStatus(spec.status), { headers, ...forbidden });
 }
 
@@ -52,7 +55,11 @@ export function alterReply(reply: Reply, spec: FaultSpec): Reply {
   }
   if (!spec.malformed || reply.kind === 'feed') return reply; // a live feed is the admin API's: never faulted
   if (reply.kind === 'json') {
-    return { ...reply, body: brokenJson(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)), recipe: undefined };
+    return {
+      ...reply,
+      body: brokenJson(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)),
+      recipe: undefined,
+    };
   }
   const body = Buffer.from(reply.body);
   body.fill(0, 0, Math.min(BROKEN_PREFIX, body.length));

@@ -5,9 +5,11 @@ import { faultProblem, type FaultLimits, type FaultSpec } from './spec.js';
 /** The header that injects faults, e.g. `X-Mock-Fault: status=503; retry-after=2`. */
 const FAULT_HEADER = 'x-mock-fault';
 
-const GRAMMAR = 'status=NNN, retry-after=SECONDS, delay=MS, reset, empty, malformed, stream-cut=N, stall=N, no-retry, separated by ";"';
+const GRAMMAR =
+  'status=NNN, retry-after=SECONDS, delay=MS, reset, empty, malformed, stream-cut=N, stall=N, no-retry, separated by ";"';
 // The header form takes the bounds of the config form (schemas/fault-rule.json, $defs/fault): one rule, two spellings.
-const bound = (field: string, keyword: 'minimum' | 'maximum') => schemaNumber('fault-rule.json', `/$defs/fault/properties/${field}/${keyword}`);
+const bound = (field: string, keyword: 'minimum' | 'maximum') =>
+  schemaNumber('fault-rule.json', `/$defs/fault/properties/${field}/${keyword}`);
 const MIN_STATUS = bound('status', 'minimum');
 const MAX_STATUS = bound('status', 'maximum');
 const MAX_RETRY_AFTER_S = bound('retryAfter', 'maximum');
@@ -20,10 +22,14 @@ const joined = (v: string | string[] | undefined): string | undefined => (Array.
 const clip = (s: string) => (s.length > 40 ? `${s.slice(0, 37)}...` : s);
 
 function invalid(header: string, problem: string, usage: string): ApiError {
-  return new ApiError(ERRORS.INVALID_HEADER, { param: header, message: `Invalid ${header} header: ${problem}. Use ${usage}.` });
+  return new ApiError(ERRORS.INVALID_HEADER, {
+    param: header,
+    message: `Invalid ${header} header: ${problem}. Use ${usage}.`,
+  });
 }
 
-/** An HTTP error status written as three digits, within the schema's bounds (400 to 599); undefined for anything else. */
+/** An HTTP error status written as three digits, within the schema's bounds (400 to 599); undefined for anything else.
+ * */
 function errorStatus(value: string): number | undefined {
   const status = Number(value);
   return /^\d{3}$/.test(value) && status >= MIN_STATUS && status <= MAX_STATUS ? status : undefined;
@@ -42,15 +48,22 @@ export function parsePrefer(value: string | undefined): number | undefined {
       .trim()
       .replace(/^"(.*)"$/, '$1');
     const status = errorStatus(raw);
-    if (status === undefined) throw invalid('prefer', `code='${clip(raw)}' is not an error status from ${MIN_STATUS} to ${MAX_STATUS}`, "'Prefer: code=NNN'");
-    if (code !== undefined && code !== status) throw invalid('prefer', `code is given twice (${code} and ${status})`, "'Prefer: code=NNN'");
+    if (status === undefined)
+      throw invalid(
+        'prefer',
+        `code='${clip(raw)}' is not an error status from ${MIN_STATUS} to ${MAX_STATUS}`,
+        "'Prefer: code=NNN'",
+      );
+    if (code !== undefined && code !== status)
+      throw invalid('prefer', `code is given twice (${code} and ${status})`, "'Prefer: code=NNN'");
     code = status;
   }
   return code;
 }
 
 function count(name: string, raw: string, max: number): number {
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) > max) throw invalid(FAULT_HEADER, `${name}='${clip(raw)}' must be a whole number from 0 to ${max}`, GRAMMAR);
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) > max)
+    throw invalid(FAULT_HEADER, `${name}='${clip(raw)}' must be a whole number from 0 to ${max}`, GRAMMAR);
   return Number(raw);
 }
 
@@ -71,20 +84,30 @@ function readDirectives(value: string): FaultSpec {
       spec[key] = true;
     };
     const needed = () => {
-      if (raw === undefined || raw === '') throw invalid(FAULT_HEADER, `'${name}' needs a value (${name}=...)`, GRAMMAR);
+      if (raw === undefined || raw === '')
+        throw invalid(FAULT_HEADER, `'${name}' needs a value (${name}=...)`, GRAMMAR);
       return raw;
     };
     switch (name) {
       case 'status': {
         const status = errorStatus(needed());
-        if (status === undefined) throw invalid(FAULT_HEADER, `status='${clip(raw!)}' is not an error status from ${MIN_STATUS} to ${MAX_STATUS}`, GRAMMAR);
+        if (status === undefined)
+          throw invalid(
+            FAULT_HEADER,
+            `status='${clip(raw!)}' is not an error status from ${MIN_STATUS} to ${MAX_STATUS}`,
+            GRAMMAR,
+          );
         spec.status = status;
         break;
       }
       case 'retry-after': {
         const v = needed();
         if (!/^\d{1,6}(\.\d{1,3})?$/.test(v) || Number(v) > MAX_RETRY_AFTER_S) {
-          throw invalid(FAULT_HEADER, `retry-after='${clip(v)}' must be seconds from 0 to ${MAX_RETRY_AFTER_S} (up to 3 decimals)`, GRAMMAR);
+          throw invalid(
+            FAULT_HEADER,
+            `retry-after='${clip(v)}' must be seconds from 0 to ${MAX_RETRY_AFTER_S} (up to 3 decimals)`,
+            GRAMMAR,
+          );
         }
         spec.retryAfter = Number(v);
         break;

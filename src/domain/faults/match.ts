@@ -32,13 +32,21 @@ function same(a: unknown, b: unknown): boolean {
   if (!a || !b || typeof a !== 'object' || typeof b !== 'object' || Array.isArray(a) !== Array.isArray(b)) return false;
   const ka = Object.keys(a);
   const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length &&
+    ka.every((k) => same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  );
 }
 
 /** True when a request meets every field of a rule's match (no match object: every request). */
 export function matches(match: RuleMatch | undefined, req: RequestFacts): boolean {
   if (!match) return true;
-  const ops = match.operation === undefined ? undefined : typeof match.operation === 'string' ? [match.operation] : match.operation;
+  const ops =
+    match.operation === undefined
+      ? undefined
+      : typeof match.operation === 'string'
+        ? [match.operation]
+        : match.operation;
   if (ops && !ops.includes(req.operation)) return false;
   if (match.key !== undefined && match.key !== req.keyLabel) return false;
   if (match.model !== undefined && fieldAt(req.body, 'model') !== match.model) return false;

@@ -71,22 +71,38 @@ export class FaultRules {
     const errors = this.schemas.check(schemaId('fault-rule.json'), input);
     if (errors.length) {
       const first = toDetails(errors)[0];
-      throw new RuleError(first?.message ?? 'The fault rule does not match schemas/fault-rule.json.', first?.param ?? null);
+      throw new RuleError(
+        first?.message ?? 'The fault rule does not match schemas/fault-rule.json.',
+        first?.param ?? null,
+      );
     }
     const rule = input as FaultRule;
     const problem = faultProblem(rule.fault, this.context.limits);
     if (problem) throw new RuleError(`Invalid fault: ${problem}.`, 'fault');
-    const ops = rule.match?.operation === undefined ? [] : typeof rule.match.operation === 'string' ? [rule.match.operation] : rule.match.operation;
+    const ops =
+      rule.match?.operation === undefined
+        ? []
+        : typeof rule.match.operation === 'string'
+          ? [rule.match.operation]
+          : rule.match.operation;
     for (const op of ops) {
       if (!this.context.operations.includes(op))
-        throw new RuleError(`Unknown operation '${op.slice(0, 64)}'. Use one of: ${this.context.operations.join(', ')}.`, 'match.operation');
+        throw new RuleError(
+          `Unknown operation '${op.slice(0, 64)}'. Use one of: ${this.context.operations.join(', ')}.`,
+          'match.operation',
+        );
     }
     const key = rule.match?.key;
     if (key !== undefined && !this.context.keyLabels.includes(key)) {
-      throw new RuleError(`No configured key has the label '${key.slice(0, 64)}'. Labels: ${this.context.keyLabels.join(', ') || '(none)'}.`, 'match.key');
+      throw new RuleError(
+        `No configured key has the label '${key.slice(0, 64)}'. Labels: ${this.context.keyLabels.join(', ') || '(none)'}.`,
+        'match.key',
+      );
     }
-    if (rule.id !== undefined && this.entries.some((e) => e.rule.id === rule.id)) throw new RuleError(`A fault rule with id '${rule.id}' already exists.`, 'id', 409);
-    if (this.entries.length >= MAX_RULES) throw new RuleError(`At most ${MAX_RULES} fault rules can be held; delete some first.`, null);
+    if (rule.id !== undefined && this.entries.some((e) => e.rule.id === rule.id))
+      throw new RuleError(`A fault rule with id '${rule.id}' already exists.`, 'id', 409);
+    if (this.entries.length >= MAX_RULES)
+      throw new RuleError(`At most ${MAX_RULES} fault rules can be held; delete some first.`, null);
     let id = rule.id;
     while (id === undefined || this.entries.some((e) => e.rule.id === id)) id = `rule-${++this.issued}`;
     const entry: Entry = { rule: { id, ...rule }, matched: 0, fired: 0, random: mulberry32(rule.seed ?? DEFAULT_SEED) };
@@ -140,6 +156,13 @@ export class FaultRules {
   }
 
   private view(e: Entry): RuleView {
-    return { ...e.rule, state: { matched: e.matched, fired: e.fired, remaining: e.rule.times === undefined ? null : e.rule.times - e.fired } };
+    return {
+      ...e.rule,
+      state: {
+        matched: e.matched,
+        fired: e.fired,
+        remaining: e.rule.times === undefined ? null : e.rule.times - e.fired,
+      },
+    };
   }
 }

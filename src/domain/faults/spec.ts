@@ -83,7 +83,8 @@ export function faultProblem(spec: FaultSpec, limits: FaultLimits): string | und
   for (const [a, b] of pairs) {
     if (spec[a] !== undefined && spec[b] !== undefined) return `'${n(a)}' and '${n(b)}' cannot be combined`;
   }
-  if (spec.retryAfter !== undefined && spec.status === undefined) return `'retry-after' needs 'status' (for example status=503;retry-after=2)`;
+  if (spec.retryAfter !== undefined && spec.status === undefined)
+    return `'retry-after' needs 'status' (for example status=503;retry-after=2)`;
   if (spec.delayMs !== undefined && spec.delayMs > limits.maxDelayMs) {
     return `delay=${spec.delayMs} is above the server maximum of ${limits.maxDelayMs} ms (timeouts.stallMaxMs)`;
   }

@@ -39,7 +39,8 @@ const enum Text {
   Details,
   Count,
 }
-/** Whether a slot holds an entry, and what its response was: none, a text (kept), or a chat answer's recipe (its id kept). */
+/** Whether a slot holds an entry, and what its response was: none, a text (kept), or a chat answer's recipe (its id
+ * kept). */
 const enum Sent {
   Free,
   None,
@@ -174,7 +175,12 @@ export class Columns {
     const responseBody =
       sent === Sent.Recipe
         ? new CompletionText(
-            { id: sentText!, created: this.numbers[n + Num.Created]!, model: refs[k + Ref.AnswerModel] as string, fingerprint: refs[k + Ref.AnswerFingerprint] as string },
+            {
+              id: sentText!,
+              created: this.numbers[n + Num.Created]!,
+              model: refs[k + Ref.AnswerModel] as string,
+              fingerprint: refs[k + Ref.AnswerFingerprint] as string,
+            },
             refs[k + Ref.Completion] as CompletionText['result'],
             this.numbers[n + Num.PromptTokens]!,
           )

@@ -9,20 +9,40 @@ import { findOperation } from '../../contract/operations.js';
 import { isRecipe } from '../../contract/reply.js';
 import { packageLimits, type Limits } from '../limits.js';
 import { scrubPath, secretScrubber } from '../secrets.js';
-import { MASKED_FIELDS, SCRUBBED_FIELDS, type EntryRequest, type JournalEntry, type RequestDetail, type RequestRecord, type SentEvent, type SentEvents } from './record.js';
+import {
+  MASKED_FIELDS,
+  SCRUBBED_FIELDS,
+  type EntryRequest,
+  type JournalEntry,
+  type RequestDetail,
+  type RequestRecord,
+  type SentEvent,
+  type SentEvents,
+} from './record.js';
 
 // Headers that carry a credential: their value is never kept.
-const CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'set-cookie', 'ocp-apim-subscription-key', 'x-goog-api-key']);
+const CREDENTIALS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'api-key',
+  'cookie',
+  'set-cookie',
+  'ocp-apim-subscription-key',
+  'x-goog-api-key',
+]);
 // How many secret-free texts are remembered, so a client sending ever new paths cannot grow it (a cache
 // size no entry shows, so not in fixtures/limits.json).
 const MAX_CLEAN = 1024;
 
-/** Whether a record belongs in the journal: admin calls and health checks do not (a container probe every few seconds would crowd out the client's requests). */
+/** Whether a record belongs in the journal: admin calls and health checks do not (a container probe every few seconds
+ * would crowd out the client's requests). */
 export function journalled(r: RequestRecord): boolean {
   return !r.path.startsWith('/__admin') && !findOperation(r.operation)?.probe;
 }
 
-/** What an entry keeps of a request (the inspector shows it; memory stays bounded): the records bounds of fixtures/limits.json. */
+/** What an entry keeps of a request (the inspector shows it; memory stays bounded): the records bounds of
+ * fixtures/limits.json. */
 export type RecordBounds = Limits['records'];
 
 /**
@@ -85,9 +105,19 @@ export function toEntry(r: RequestRecord, masking: Masking): JournalEntry {
   }
   // The text is the body's bytes decoded (Latin-1 when ASCII, else strict UTF-8): its UTF-8 is those bytes again.
   const body = r.request?.body;
-  const bodyHash = r.bodyHash ?? (body === undefined ? undefined : createHash('sha256').update(body, 'utf8').digest('hex'));
+  const bodyHash =
+    r.bodyHash ?? (body === undefined ? undefined : createHash('sha256').update(body, 'utf8').digest('hex'));
   const responseHeaders = responseHead === undefined ? r.responseHeaders : headersFromBlock(responseHead);
-  if (same && bodyHash === r.bodyHash && !r.details && !r.request && !responseHeaders && responseHead === undefined && responseBody === undefined && !r.sse) {
+  if (
+    same &&
+    bodyHash === r.bodyHash &&
+    !r.details &&
+    !r.request &&
+    !responseHeaders &&
+    responseHead === undefined &&
+    responseBody === undefined &&
+    !r.sse
+  ) {
     return r as JournalEntry; // it has no response body
   }
   const keyLabel = out.keyLabel as string | undefined;
@@ -95,7 +125,8 @@ export function toEntry(r: RequestRecord, masking: Masking): JournalEntry {
   out.details = r.details?.slice(0, maxDetails).map((d) => scrubValues(d, masking.maskText));
   if (r.request) out.request = detailOf(r.request, keyLabel, masking);
   if (responseHeaders) out.responseHeaders = headersOf(responseHeaders, keyLabel, masking, 'x-request-id');
-  // A response body as journalled: text masked and cut at records.maxResponseBodyChars; of a binary body, only its size.
+  // A response body as journalled: text masked and cut at records.maxResponseBodyChars; of a binary body, only its
+  // size.
   const sent = isRecipe(responseBody) ? responseBody.make() : responseBody;
   out.responseBody = undefined;
   if (typeof sent === 'string' && sent !== '') {
@@ -116,7 +147,8 @@ function scrubValues(value: unknown, scrub: (text: string) => string): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubValues(v, scrub)]));
 }
 
-/** The headers of a header block (`HTTP/1.1 200 OK` then `Name: value` lines); a repeated name's values joined by `, `. */
+/** The headers of a header block (`HTTP/1.1 200 OK` then `Name: value` lines); a repeated name's values joined by `, `.
+ * */
 export function headersFromBlock(block: string): Record<string, string> {
   const out: Record<string, string> = {};
   const lines = block.split('\r\n');
@@ -131,14 +163,16 @@ export function headersFromBlock(block: string): Record<string, string> {
   return out;
 }
 
-/** `text` masked, then cut at `max` characters; copied when cut, so the entry keeps no large string alive through a slice. */
+/** `text` masked, then cut at `max` characters; copied when cut, so the entry keeps no large string alive through a
+ * slice. */
 function cut(text: string, max: number, masking: Masking): string {
   // Masked with some room past the cut, so a key across the cut is masked whole.
   const masked = masking.scrub(text.length > max ? text.slice(0, max + 512) : text);
   return masked.length > max ? Buffer.from(masked.slice(0, max), 'utf8').toString('utf8') : masked;
 }
 
-/** A stream's events as journalled: each masked, within the records bounds of fixtures/limits.json; `total` counts them all. */
+/** A stream's events as journalled: each masked, within the records bounds of fixtures/limits.json; `total` counts them
+ * all. */
 function eventsOf(sse: SentEvents, masking: Masking): SentEvents {
   const events: SentEvent[] = [];
   const { maxStreamEvents, maxStreamEventChars } = masking.bounds;
@@ -152,8 +186,14 @@ function eventsOf(sse: SentEvents, masking: Masking): SentEvents {
   return { events, total: Math.max(sse.total, events.length) };
 }
 
-/** Headers as journalled: bounded, credentials masked (an API key shows as its masked label), secrets masked; `skip` left out (the response's x-request-id is the entry's requestId). */
-function headersOf(headers: RequestDetail['headers'], keyLabel: string | undefined, masking: Masking, skip?: string): Record<string, string> {
+/** Headers as journalled: bounded, credentials masked (an API key shows as its masked label), secrets masked; `skip`
+ * left out (the response's x-request-id is the entry's requestId). */
+function headersOf(
+  headers: RequestDetail['headers'],
+  keyLabel: string | undefined,
+  masking: Masking,
+  skip?: string,
+): Record<string, string> {
   const out: Record<string, string> = {};
   const { maxHeaders, maxHeaderNameChars, maxHeaderChars } = masking.bounds;
   let n = 0;

@@ -18,7 +18,8 @@
 export type EntryRule =
   /** As recorded. */
   | 'kept'
-  /** A text (or null) with every configured secret masked; one seen to hold none is remembered, as the same few come back request after request. */
+  /** A text (or null) with every configured secret masked; one seen to hold none is remembered, as the same few come
+   * back request after request. */
   | 'masked'
   /** A text with every configured secret masked, not remembered: it is new with each request. */
   | 'scrubbed'
@@ -27,9 +28,11 @@ export type EntryRule =
   /** Never part of an entry. */
   | 'none';
 
-/** One field of the record: its type as recorded (R) and as journalled (E), whether every record has it (A), and how the journal keeps it. */
+/** One field of the record: its type as recorded (R) and as journalled (E), whether every record has it (A), and how
+ * the journal keeps it. */
 export interface Field<R, E, A extends boolean> {
-  /** Every record has the field (possibly undefined), and so does every entry; an optional one is left out when absent. */
+  /** Every record has the field (possibly undefined), and so does every entry; an optional one is left out when absent.
+   * */
   readonly always: A;
   /** Most records lack it: an unread entry keeps it apart, and the column store takes no record that has it. */
   readonly rare: boolean;
@@ -77,7 +80,8 @@ export interface SentEvents {
   readonly total: number;
 }
 
-/** One departure from the API seen by the validating proxy: the rule (`response.status`, `request.schema`, ...), what it wants, what came. */
+/** One departure from the API seen by the validating proxy: the rule (`response.status`, `request.schema`, ...), what
+ * it wants, what came. */
 export interface Violation {
   readonly rule: string;
   readonly expected: string;
@@ -114,11 +118,14 @@ export const FIELDS = {
    * is left out (its size is `responseBytes`; the inspector reads the bytes from GET /__admin/requests/:id/body).
    */
   responseBody: optional<RecordedBody, string>('own', false),
-  /** A streamed answer's events as written, with their times; journalled masked, at most records.maxStreamEvents events and records.maxStreamEventChars characters of their text. */
+  /** A streamed answer's events as written, with their times; journalled masked, at most records.maxStreamEvents events
+   * and records.maxStreamEventChars characters of their text. */
   sse: optional<SentEvents>('own'),
-  /** Body fields the request schema does not list, accepted and ignored: JSON pointers, masked, at most requests.maxIgnoredFields (then `...`). */
+  /** Body fields the request schema does not list, accepted and ignored: JSON pointers, masked, at most
+   * requests.maxIgnoredFields (then `...`). */
   ignoredFields: optional<readonly string[]>('kept'),
-  /** The wait the answer asked for, in ms (its `retry-after-ms`), when it carried one: a 429, or a fault with a retry hint. */
+  /** The wait the answer asked for, in ms (its `retry-after-ms`), when it carried one: a 429, or a fault with a retry
+   * hint. */
   retryAfterMs: optional<number>('kept'),
   /** What the validating proxy found wrong with the request or the upstream's answer (absent when nothing). */
   violations: optional<readonly Violation[]>('kept'),
@@ -130,9 +137,11 @@ export const FIELDS = {
    * entry is read. Never part of a journal entry.
    */
   responseHead: optional<string, never>('none', false),
-  /** The response's headers as sent (journalled bounded and masked, without x-request-id, which is the entry's requestId). */
+  /** The response's headers as sent (journalled bounded and masked, without x-request-id, which is the entry's
+   * requestId). */
   responseHeaders: optional<Headers, Readonly<Record<string, string>>>('own'),
-  /** SHA-256 (hex) of the request body's bytes, when a body was read: shows whether a retry resent the same request. The journal adds it (from request.body). */
+  /** SHA-256 (hex) of the request body's bytes, when a body was read: shows whether a retry resent the same request.
+   * The journal adds it (from request.body). */
   bodyHash: optional<string>('own'),
   /** As journalled: the whole text body's length in characters, so a cut body shows as cut. */
   responseBodyChars: optional<number>('own'),
@@ -151,15 +160,25 @@ type Journalled<K extends FieldName> = Fields[K] extends Field<unknown, infer E,
 type Flat<T> = { [K in keyof T]: T[K] };
 
 /** What is known about one finished request; observers (journal, log) receive it. */
-export type RequestRecord = Flat<{ readonly [K in AlwaysName]: Recorded<K> } & { readonly [K in OptionalName]?: Recorded<K> }>;
+export type RequestRecord = Flat<
+  { readonly [K in AlwaysName]: Recorded<K> } & { readonly [K in OptionalName]?: Recorded<K> }
+>;
 
 /** One journal entry: a finished request, with long client-supplied parts cut to size and secrets masked. */
-export type JournalEntry = Flat<{ readonly [K in AlwaysName as InEntry<K>]: Journalled<K> } & { readonly [K in OptionalName as InEntry<K>]?: Journalled<K> }>;
+export type JournalEntry = Flat<
+  { readonly [K in AlwaysName as InEntry<K>]: Journalled<K> } & {
+    readonly [K in OptionalName as InEntry<K>]?: Journalled<K>;
+  }
+>;
 
-/** A journal entry as JSON (GET /__admin/requests, the events feed, the Redis store): a field that is undefined is absent. */
+/** A journal entry as JSON (GET /__admin/requests, the events feed, the Redis store): a field that is undefined is
+ * absent. */
 export type EntryJson = Flat<
   { readonly [K in keyof JournalEntry as undefined extends JournalEntry[K] ? never : K]: JournalEntry[K] } & {
-    readonly [K in keyof JournalEntry as undefined extends JournalEntry[K] ? K : never]?: Exclude<JournalEntry[K], undefined>;
+    readonly [K in keyof JournalEntry as undefined extends JournalEntry[K] ? K : never]?: Exclude<
+      JournalEntry[K],
+      undefined
+    >;
   }
 >;
 

@@ -70,7 +70,8 @@ export class RingStore implements JournalStore {
   entries(finish: (record: RequestRecord) => JournalEntry): JournalEntry[] {
     const held = Math.min(this.recorded, this.capacity);
     const out: JournalEntry[] = [];
-    for (let i = 0; i < held; i++) out.push(this.entryAt((this.next - held + i + this.capacity) % this.capacity, finish));
+    for (let i = 0; i < held; i++)
+      out.push(this.entryAt((this.next - held + i + this.capacity) % this.capacity, finish));
     return out;
   }
 

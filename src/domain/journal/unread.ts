@@ -15,14 +15,18 @@ const COMMON_FIELDS = RECORD_FIELDS.filter((name) => !FIELDS[name].rare && !OWN.
 
 // Straight-line code made from the table's names: a loop over the names would make each read of a record
 // a keyed lookup, on the path every request takes. The names are the table's own identifiers.
-for (const name of RECORD_FIELDS) if (!/^[A-Za-z_$][\w$]*$/.test(name)) throw new Error(`record field '${name}' is not an identifier`);
+for (const name of RECORD_FIELDS)
+  if (!/^[A-Za-z_$][\w$]*$/.test(name)) throw new Error(`record field '${name}' is not an identifier`);
 const made = <T>(...code: string[]): T => new Function(...code) as T;
 
-/** Whether a record has any of the fields most requests lack; `details` apart, with `withDetails` false (the column store keeps a 400's details). */
+/** Whether a record has any of the fields most requests lack; `details` apart, with `withDetails` false (the column
+ * store keeps a 400's details). */
 export const hasRare: (r: RequestRecord, withDetails?: boolean) => boolean = made(
   'r',
   'withDetails = true',
-  `return (withDetails && r.details !== undefined) || r.request?.bodyChars !== undefined${RARE_FIELDS.filter((n) => n !== 'details')
+  `return (withDetails && r.details !== undefined) || r.request?.bodyChars !== undefined${RARE_FIELDS.filter(
+    (n) => n !== 'details',
+  )
     .map((n) => ` || r.${n} !== undefined`)
     .join('')};`,
 );
@@ -34,7 +38,11 @@ const rareOf: (r: RequestRecord) => Record<string, unknown> = made(
 );
 
 /** Copies the common fields of `r` onto `to`, always in the same order (so every unread record has one shape). */
-const copyCommon: (to: object, r: RequestRecord) => void = made('to', 'r', COMMON_FIELDS.map((n) => `to.${n} = r.${n};`).join('\n'));
+const copyCommon: (to: object, r: RequestRecord) => void = made(
+  'to',
+  'r',
+  COMMON_FIELDS.map((n) => `to.${n} = r.${n};`).join('\n'),
+);
 
 /**
  * A record not read yet: it becomes its entry (masked, cut, hashed) when first read. It is held as one
@@ -60,7 +68,8 @@ export class Unread {
     this.requestBody = r.request?.body;
     this.responseHead = r.responseHead === undefined ? undefined : texts.responseHead(r.responseHead);
     this.responseBody = flat(r.responseBody);
-    // The writer's events by reference (among the rare fields): most of their pieces are shared by every event of the stream.
+    // The writer's events by reference (among the rare fields): most of their pieces are shared by every event of the
+    // stream.
     this.rare = hasRare(r) ? rareOf(r) : undefined;
   }
 

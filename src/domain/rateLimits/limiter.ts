@@ -67,11 +67,19 @@ export class RateLimiter {
     const req = this.window(this.requests, key, windowMs, now);
     const tpm = countsTokens ? limit.tokensPerMinute : undefined;
     const tok = tpm === undefined ? undefined : this.window(this.tokens, key, TOKEN_WINDOW_MS, now);
-    const refused = req.used >= limit.requests ? 'requests' : tok && tpm !== undefined && tok.used >= tpm ? 'tokens' : undefined;
+    const refused =
+      req.used >= limit.requests ? 'requests' : tok && tpm !== undefined && tok.used >= tpm ? 'tokens' : undefined;
     if (!refused) req.used++;
     return {
-      requests: { limit: limit.requests, remaining: Math.max(0, limit.requests - req.used), resetMs: req.start + windowMs - now },
-      tokens: tok && tpm !== undefined ? { limit: tpm, remaining: Math.max(0, tpm - tok.used), resetMs: tok.start + TOKEN_WINDOW_MS - now } : undefined,
+      requests: {
+        limit: limit.requests,
+        remaining: Math.max(0, limit.requests - req.used),
+        resetMs: req.start + windowMs - now,
+      },
+      tokens:
+        tok && tpm !== undefined
+          ? { limit: tpm, remaining: Math.max(0, tpm - tok.used), resetMs: tok.start + TOKEN_WINDOW_MS - now }
+          : undefined,
       refused,
       tokensUsed: tok?.used ?? 0,
     };
@@ -91,7 +99,9 @@ export class RateLimiter {
   snapshot(keys: readonly KeyState[]): { key: KeyState; requests: LimitView; tokens: LimitView | undefined }[] {
     const now = this.clock.now();
     const view = (w: Window | undefined, limit: number, length: number): LimitView =>
-      !w || now - w.start >= length ? { limit, remaining: limit, resetMs: 0 } : { limit, remaining: Math.max(0, limit - w.used), resetMs: w.start + length - now };
+      !w || now - w.start >= length
+        ? { limit, remaining: limit, resetMs: 0 }
+        : { limit, remaining: Math.max(0, limit - w.used), resetMs: w.start + length - now };
     return keys
       .filter((k) => k.config.rateLimit)
       .map((key) => {
@@ -99,7 +109,10 @@ export class RateLimiter {
         return {
           key,
           requests: view(this.requests.get(key), limit.requests, windowMsOf(limit)),
-          tokens: limit.tokensPerMinute === undefined ? undefined : view(this.tokens.get(key), limit.tokensPerMinute, TOKEN_WINDOW_MS),
+          tokens:
+            limit.tokensPerMinute === undefined
+              ? undefined
+              : view(this.tokens.get(key), limit.tokensPerMinute, TOKEN_WINDOW_MS),
         };
       });
   }

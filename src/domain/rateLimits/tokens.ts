@@ -8,7 +8,11 @@ type Usage = { total_tokens?: unknown };
  * Tokens a finished chat reply used, for the tokens-per-minute limit: the usage it reports, or for a
  * stream without a usage chunk, its streamed tokens plus the prompt counted with the model's tokenizer.
  */
-export function tokensOf(reply: Reply | undefined, body: Record<string, unknown> | undefined, services: Services): number {
+export function tokensOf(
+  reply: Reply | undefined,
+  body: Record<string, unknown> | undefined,
+  services: Services,
+): number {
   if (!reply) return 0;
   if (reply.kind === 'json') return reply.tokens ?? 0;
   if (reply.kind !== 'sse') return 0;

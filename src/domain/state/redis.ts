@@ -6,9 +6,24 @@ import { ApiError, ERRORS } from '../../contract/errors.js';
 import type { Clock } from '../clock.js';
 import { windowMsOf } from '../config.js';
 import { matches } from '../faults/match.js';
-import { MAX_RULES, RuleError, type FaultRules, type FaultRule, type RequestFacts, type RuleView } from '../faults/rules.js';
+import {
+  MAX_RULES,
+  RuleError,
+  type FaultRules,
+  type FaultRule,
+  type RequestFacts,
+  type RuleView,
+} from '../faults/rules.js';
 import { describeFault, type FaultSpec } from '../faults/spec.js';
-import { Masking, journalled, toEntry, type EntryJson, type JournalEntry, type RecordBounds, type RequestRecord } from '../journal.js';
+import {
+  Masking,
+  journalled,
+  toEntry,
+  type EntryJson,
+  type JournalEntry,
+  type RecordBounds,
+  type RequestRecord,
+} from '../journal.js';
 import type { KeyState } from '../keys.js';
 import type { Admission, LimitView } from '../rateLimits/limiter.js';
 import * as lua from './lua.js';
@@ -122,7 +137,8 @@ export class RedisState implements StateStore {
       // Commands issued in the same tick (many requests at once) go out in one write.
       enableAutoPipelining: true,
     });
-    for (const [name, { lua: script, keys }] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, { lua: script, numberOfKeys: keys });
+    for (const [name, { lua: script, keys }] of Object.entries(SCRIPTS))
+      this.redis.defineCommand(name, { lua: script, numberOfKeys: keys });
     this.scripts = this.redis as unknown as Scripts;
     this.redis.on('error', (err: Error) => {
       this.lastError = err.message || String(err);
@@ -204,8 +220,15 @@ export class RedisState implements StateStore {
       const used = Number(ru);
       const tokensUsed = Number(tu);
       return {
-        requests: { limit: limit.requests, remaining: Math.max(0, limit.requests - used), resetMs: Number(rs) + windowMs - now },
-        tokens: tpm === undefined ? undefined : { limit: tpm, remaining: Math.max(0, tpm - tokensUsed), resetMs: Number(ts) + TOKEN_WINDOW_MS - now },
+        requests: {
+          limit: limit.requests,
+          remaining: Math.max(0, limit.requests - used),
+          resetMs: Number(rs) + windowMs - now,
+        },
+        tokens:
+          tpm === undefined
+            ? undefined
+            : { limit: tpm, remaining: Math.max(0, tpm - tokensUsed), resetMs: Number(ts) + TOKEN_WINDOW_MS - now },
         refused: refused === 1 ? 'requests' : refused === 2 ? 'tokens' : undefined,
         tokensUsed: tpm === undefined ? 0 : tokensUsed,
       };
@@ -217,7 +240,13 @@ export class RedisState implements StateStore {
     if (tpm === undefined) return undefined;
     return this.use(async () => {
       const now = this.options.clock.now();
-      const [start, used] = (await this.scripts.uamCharge(this.key(`rl:t:${this.keyId(key)}`), this.prefix, now, Math.max(0, tokens), TOKEN_WINDOW_MS)) as [string, number];
+      const [start, used] = (await this.scripts.uamCharge(
+        this.key(`rl:t:${this.keyId(key)}`),
+        this.prefix,
+        now,
+        Math.max(0, tokens),
+        TOKEN_WINDOW_MS,
+      )) as [string, number];
       return { limit: tpm, remaining: Math.max(0, tpm - Number(used)), resetMs: Number(start) + TOKEN_WINDOW_MS - now };
     });
   }
@@ -226,7 +255,8 @@ export class RedisState implements StateStore {
     const limited = keys.filter((k) => k.config.rateLimit);
     return this.use(async () => {
       const pipe = this.redis.pipeline();
-      for (const key of limited) pipe.hmget(this.key(`rl:r:${this.keyId(key)}`), 's', 'u').hmget(this.key(`rl:t:${this.keyId(key)}`), 's', 'u');
+      for (const key of limited)
+        pipe.hmget(this.key(`rl:r:${this.keyId(key)}`), 's', 'u').hmget(this.key(`rl:t:${this.keyId(key)}`), 's', 'u');
       const replies = (await pipe.exec()) ?? [];
       const now = this.options.clock.now();
       const view = (reply: [Error | null, unknown] | undefined, limit: number, length: number): LimitView => {
@@ -240,7 +270,10 @@ export class RedisState implements StateStore {
         return {
           key,
           requests: view(replies[2 * i], limit.requests, windowMsOf(limit)),
-          tokens: limit.tokensPerMinute === undefined ? undefined : view(replies[2 * i + 1], limit.tokensPerMinute, TOKEN_WINDOW_MS),
+          tokens:
+            limit.tokensPerMinute === undefined
+              ? undefined
+              : view(replies[2 * i + 1], limit.tokensPerMinute, TOKEN_WINDOW_MS),
         };
       });
     });
@@ -304,7 +337,11 @@ export class RedisState implements StateStore {
       const matched = Number(flat[i + 2]);
       const fired = Number(flat[i + 3]);
       rules.push({ id, rule });
-      views.push({ id, ...rule, state: { matched, fired, remaining: rule.times === undefined ? null : rule.times - fired } });
+      views.push({
+        id,
+        ...rule,
+        state: { matched, fired, remaining: rule.times === undefined ? null : rule.times - fired },
+      });
     }
     const cache = { version: flat[0] ?? '0', rules };
     this.ruleCache = cache;
@@ -342,7 +379,11 @@ export class RedisState implements StateStore {
       for (let attempt = 0; attempt < 5; attempt++) {
         const cache = this.ruleCache ?? (await this.loadRules()).cache;
         const candidates = cache.rules.filter((r) => matches(r.rule.match, req));
-        const reply = (await this.scripts.uamClaim(this.prefix, cache.version, ...candidates.map((r) => r.id))) as string[];
+        const reply = (await this.scripts.uamClaim(
+          this.prefix,
+          cache.version,
+          ...candidates.map((r) => r.id),
+        )) as string[];
         if (reply[0] === 'stale') {
           this.ruleCache = undefined;
           continue;
@@ -357,7 +398,9 @@ export class RedisState implements StateStore {
 
   /** Test aid: `count` draws of the Lua generator from `seed`, to compare with src/lib/prng.ts. */
   draws(seed: number, count: number): Promise<number[]> {
-    return this.use(async () => ((await this.scripts.uamDraws(this.prefix, count, seed >>> 0)) as string[]).map(Number));
+    return this.use(async () =>
+      ((await this.scripts.uamDraws(this.prefix, count, seed >>> 0)) as string[]).map(Number),
+    );
   }
 
   // The journal: a stream capped near journalSize; each entry says which instance answered.
@@ -397,7 +440,12 @@ export class RedisState implements StateStore {
   putVideo(id: string, task: VideoTask): Promise<void> {
     return this.use(async () => {
       const k = this.key(`video:${id}`);
-      await this.redis.multi().del(k).hset(k, 'body', JSON.stringify(task.body), 'polls', task.polls).expire(k, VIDEO_TTL_S).exec();
+      await this.redis
+        .multi()
+        .del(k)
+        .hset(k, 'body', JSON.stringify(task.body), 'polls', task.polls)
+        .expire(k, VIDEO_TTL_S)
+        .exec();
     });
   }
 
@@ -429,7 +477,10 @@ export class RedisState implements StateStore {
     });
     try {
       const answer = await Promise.race([this.redis.ping(), silent]);
-      if (answer === 'silent') return view(`Redis at ${this.where} did not answer a PING within ${limit} ms: it is stopped, hung or overloaded`);
+      if (answer === 'silent')
+        return view(
+          `Redis at ${this.where} did not answer a PING within ${limit} ms: it is stopped, hung or overloaded`,
+        );
       return view();
     } catch (err) {
       return view(`Redis at ${this.where} did not answer a PING: ${(err as Error)?.message ?? String(err)}`);

@@ -39,7 +39,9 @@ interface Open {
  * number them (LangChain retries by sending the SDK's first attempt again), and without a count every
  * attempt of the run is one request: a scenario asks the client for one request at a time.
  */
-function requestsOf(sorted: readonly { start: number; end: number; retryCount: number | undefined; bodyHash: string | undefined }[]): number[] {
+function requestsOf(
+  sorted: readonly { start: number; end: number; retryCount: number | undefined; bodyHash: string | undefined }[],
+): number[] {
   if (!sorted.some((a) => a.retryCount !== undefined && a.retryCount > 0)) return sorted.map(() => 1);
   const open: Open[] = [];
   return sorted.map((a) => {
@@ -47,7 +49,10 @@ function requestsOf(sorted: readonly { start: number; end: number; retryCount: n
     let into: Open | undefined;
     if (k !== undefined && k > 0) {
       const candidates = open.filter((o) => o.last.retryCount === k - 1 && o.last.end <= a.start);
-      candidates.sort((x, y) => Number(y.last.bodyHash === a.bodyHash) - Number(x.last.bodyHash === a.bodyHash) || y.last.end - x.last.end);
+      candidates.sort(
+        (x, y) =>
+          Number(y.last.bodyHash === a.bodyHash) - Number(x.last.bodyHash === a.bodyHash) || y.last.end - x.last.end,
+      );
       into = candidates[0];
     }
     if (!into) {
@@ -96,7 +101,8 @@ export function byRequest(attempts: readonly Attempt[]): Attempt[][] {
   return [...groups.values()];
 }
 
-/** How many attempts started within `ms` of the run's first: a client that started requests together shows them here. */
+/** How many attempts started within `ms` of the run's first: a client that started requests together shows them here.
+ * */
 export function openingBurst(attempts: readonly Attempt[], ms: number): number {
   return attempts.filter((a) => a.start < ms).length;
 }

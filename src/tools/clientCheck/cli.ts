@@ -1,6 +1,15 @@
 import { parseArgs } from 'node:util';
 import { SchemaRegistry } from '../../contract/schemas.js';
-import { commandError, EXIT, isUsageError, listValues, processIo, usageFailure, UsageError, type Io as CommandIo } from '../../verdict/commandLine.js';
+import {
+  commandError,
+  EXIT,
+  isUsageError,
+  listValues,
+  processIo,
+  usageFailure,
+  UsageError,
+  type Io as CommandIo,
+} from '../../verdict/commandLine.js';
 import { openReporters, reporterChoices, type ReporterChoice } from '../../verdict/reporting.js';
 import { CommandError, commandLaunch } from './command.js';
 import { summarize, type CheckInfo, type CheckReporter, type ScenarioResult } from './report.js';
@@ -19,7 +28,11 @@ export interface Io extends CommandIo {
 const COMMAND = 'client-check';
 
 type ReporterName = 'pretty' | 'json' | 'junit';
-const REPORTERS: Record<ReporterName, (write: (t: string) => void) => CheckReporter> = { pretty: prettyReporter, json: jsonReporter, junit: junitReporter };
+const REPORTERS: Record<ReporterName, (write: (t: string) => void) => CheckReporter> = {
+  pretty: prettyReporter,
+  json: jsonReporter,
+  junit: junitReporter,
+};
 /** The longest declared client timeout: the mock holds a first token at most 600 s. */
 const MAX_CLIENT_TIMEOUT_MS = 300_000;
 
@@ -75,15 +88,22 @@ export function parseClientCheckArgs(argv: string[]): ClientCheckOptions | 'help
   const tokens = parsed.tokens ?? [];
   const terminator = tokens.findIndex((t) => t.kind === 'option-terminator');
   const stray = tokens.find((t, i) => t.kind === 'positional' && (terminator < 0 || i < terminator));
-  if (stray && stray.kind === 'positional') throw new UsageError(`unexpected argument '${stray.value}': put the command to check after '--'`);
+  if (stray && stray.kind === 'positional')
+    throw new UsageError(`unexpected argument '${stray.value}': put the command to check after '--'`);
   const reporters = reporterChoices(tokens, Object.keys(REPORTERS) as ReporterName[]);
   const timeout = v['client-timeout'];
-  if (timeout !== undefined && (!/^\d+$/.test(timeout) || Number(timeout) < 1 || Number(timeout) > MAX_CLIENT_TIMEOUT_MS)) {
-    throw new UsageError(`--client-timeout must be a whole number of ms from 1 to ${MAX_CLIENT_TIMEOUT_MS}, got '${timeout}'`);
+  if (
+    timeout !== undefined &&
+    (!/^\d+$/.test(timeout) || Number(timeout) < 1 || Number(timeout) > MAX_CLIENT_TIMEOUT_MS)
+  ) {
+    throw new UsageError(
+      `--client-timeout must be a whole number of ms from 1 to ${MAX_CLIENT_TIMEOUT_MS}, got '${timeout}'`,
+    );
   }
   const command = parsed.positionals;
   const list = v.list ?? false;
-  if (!list && !command.length) throw new UsageError("no command to check: give it after '--', e.g. client-check -- node client.mjs");
+  if (!list && !command.length)
+    throw new UsageError("no command to check: give it after '--', e.g. client-check -- node client.mjs");
   return {
     scenarios: listValues(v.scenario),
     ...(timeout !== undefined ? { clientTimeoutMs: Number(timeout) } : {}),
@@ -103,9 +123,11 @@ function listing(scenarios: readonly Scenario[]): string {
 }
 
 /** Shell-like display of the command, for reports. */
-const shown = (argv: readonly string[]) => argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+const shown = (argv: readonly string[]) =>
+  argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
 
-/** `unified-ai-mock client-check`: resolves to the exit code (0 no failure, 1 a failure, 2 usage or a command that cannot run, 130 interrupted). */
+/** `unified-ai-mock client-check`: resolves to the exit code (0 no failure, 1 a failure, 2 usage or a command that
+ * cannot run, 130 interrupted). */
 export async function clientCheck(argv: string[], deps: { startMock: StartMock }, io: Io = processIo): Promise<number> {
   let options: ClientCheckOptions | 'help';
   let scenarios: Scenario[];
@@ -125,7 +147,11 @@ export async function clientCheck(argv: string[], deps: { startMock: StartMock }
     return EXIT.ok;
   }
   const reporters = openReporters(options.reporters, REPORTERS, io.stdout);
-  const info: CheckInfo = { client: shown(options.command), ...(options.clientTimeoutMs !== undefined ? { clientTimeoutMs: options.clientTimeoutMs } : {}), scenarios };
+  const info: CheckInfo = {
+    client: shown(options.command),
+    ...(options.clientTimeoutMs !== undefined ? { clientTimeoutMs: options.clientTimeoutMs } : {}),
+    scenarios,
+  };
   const launch = commandLaunch(options.command, io.env ?? process.env);
   reporters.start(info);
   const started = performance.now();
@@ -134,9 +160,15 @@ export async function clientCheck(argv: string[], deps: { startMock: StartMock }
     if (io.signal?.aborted) return EXIT.interrupted;
     let grade;
     try {
-      grade = await runScenario(scenario, (context) => launch({ ...context, signal: io.signal ? AbortSignal.any([context.signal, io.signal]) : context.signal }), deps.startMock, {
-        clientTimeoutMs: options.clientTimeoutMs,
-      });
+      grade = await runScenario(
+        scenario,
+        (context) =>
+          launch({ ...context, signal: io.signal ? AbortSignal.any([context.signal, io.signal]) : context.signal }),
+        deps.startMock,
+        {
+          clientTimeoutMs: options.clientTimeoutMs,
+        },
+      );
     } catch (err) {
       if (!(err instanceof CommandError)) throw err;
       return commandError(io, COMMAND, err.message);

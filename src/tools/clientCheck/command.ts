@@ -62,7 +62,11 @@ export function commandLaunch(argv: readonly string[], env: NodeJS.ProcessEnv = 
         // What the command left running in its group ends with it.
         if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
         if (code === 127 && !context.signal.aborted && /not found|No such file/i.test(output)) {
-          reject(new CommandError(`cannot run '${argv.join(' ')}': exit 127 (command not found): ${output.trim().split('\n').pop()}`));
+          reject(
+            new CommandError(
+              `cannot run '${argv.join(' ')}': exit 127 (command not found): ${output.trim().split('\n').pop()}`,
+            ),
+          );
           return;
         }
         resolve({ exitCode: code, ...(signal ? { signal } : {}), output });

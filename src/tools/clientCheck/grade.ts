@@ -6,7 +6,8 @@ import type { Scenario } from './scenarios.js';
 /** A scenario's outcome: the verdicts of a case but warn and inconclusive. Only `fail` fails a run. */
 export type Verdict = Exclude<CaseVerdict, 'warn' | 'inconclusive'>;
 
-/** One check the client did not meet: what a well-behaved client does, and what this one did (with the timings that show it). */
+/** One check the client did not meet: what a well-behaved client does, and what this one did (with the timings that
+ * show it). */
 export type Finding = CheckFailure<string>;
 
 /** How the client's run ended. */
@@ -86,10 +87,15 @@ function checkAttempts(scenario: Scenario, groups: Attempt[][], out: Finding[]):
     const of = several ? ` for request ${group[0]!.request}` : '';
     const statuses = group.map((a) => a.status).join(', ');
     if (want.min !== undefined && n < want.min) {
-      out.push({ check: 'attempts', expected: `at least ${plural(want.min, 'attempt')} (it retries)`, actual: `${plural(n, 'attempt')}${of} (status ${statuses})` });
+      out.push({
+        check: 'attempts',
+        expected: `at least ${plural(want.min, 'attempt')} (it retries)`,
+        actual: `${plural(n, 'attempt')}${of} (status ${statuses})`,
+      });
     }
     if (want.max !== undefined && n > want.max) {
-      const expected = want.max === 1 ? '1 attempt (never retried)' : `at most ${plural(want.max, 'attempt')} (it gives up)`;
+      const expected =
+        want.max === 1 ? '1 attempt (never retried)' : `at most ${plural(want.max, 'attempt')} (it gives up)`;
       out.push({ check: 'attempts', expected, actual: `${plural(n, 'attempt')}${of} (status ${statuses})` });
     }
   }
@@ -119,12 +125,20 @@ function checkBackoff(scenario: Scenario, groups: Attempt[][], out: Finding[]): 
     const gaps = group.slice(1).map((a) => a.gapMs!);
     const shown = `gaps ${gaps.map((g) => `${g} ms`).join(', ')}`;
     if (gaps.length && gaps[0]! < want.minFirstGapMs) {
-      out.push({ check: 'backoff', expected: `a first retry at least ${want.minFirstGapMs} ms after the failure`, actual: `${shown} (the first retry came ${gaps[0]} ms after)` });
+      out.push({
+        check: 'backoff',
+        expected: `a first retry at least ${want.minFirstGapMs} ms after the failure`,
+        actual: `${shown} (the first retry came ${gaps[0]} ms after)`,
+      });
     }
     for (let i = 1; i < gaps.length; i++) {
       const floor = Math.ceil(gaps[i - 1]! * want.growth);
       if (gaps[i]! >= floor) continue;
-      out.push({ check: 'backoff', expected: `growing gaps: gap ${i + 1} at least ${want.growth} × gap ${i} = ${floor} ms`, actual: `${shown} (gap ${i + 1} did not grow)` });
+      out.push({
+        check: 'backoff',
+        expected: `growing gaps: gap ${i + 1} at least ${want.growth} × gap ${i} = ${floor} ms`,
+        actual: `${shown} (gap ${i + 1} did not grow)`,
+      });
     }
   }
 }
@@ -145,7 +159,13 @@ function checkSameBody(scenario: Scenario, groups: Attempt[][], out: Finding[]):
   }
 }
 
-function checkTimeout(scenario: Scenario, attempts: readonly Attempt[], several: boolean, options: GradeOptions, out: Finding[]): void {
+function checkTimeout(
+  scenario: Scenario,
+  attempts: readonly Attempt[],
+  several: boolean,
+  options: GradeOptions,
+  out: Finding[],
+): void {
   const want = scenario.expect.timeout;
   const limit = options.clientTimeoutMs;
   if (!want || limit === undefined) return;
@@ -183,13 +203,29 @@ function checkExit(scenario: Scenario, outcome: ClientOutcome, out: Finding[]): 
   const want = scenario.expect.exit;
   if (!want || outcome.stopped) return;
   const code = outcome.exitCode;
-  const ended = outcome.error !== undefined ? `it threw: ${outcome.error}` : code === null ? `it was ended by ${outcome.signal ?? 'a signal'}` : `exit ${code}`;
-  if (want === 'success' && code !== 0) out.push({ check: 'exit', expected: 'success (exit 0): the request went through in the end', actual: ended });
+  const ended =
+    outcome.error !== undefined
+      ? `it threw: ${outcome.error}`
+      : code === null
+        ? `it was ended by ${outcome.signal ?? 'a signal'}`
+        : `exit ${code}`;
+  if (want === 'success' && code !== 0)
+    out.push({ check: 'exit', expected: 'success (exit 0): the request went through in the end', actual: ended });
   if (want === 'failure' && code === 0)
-    out.push({ check: 'exit', expected: 'an error (a non-zero exit): the client reports that the request failed', actual: 'exit 0: it reported success' });
+    out.push({
+      check: 'exit',
+      expected: 'an error (a non-zero exit): the client reports that the request failed',
+      actual: 'exit 0: it reported success',
+    });
 }
 
-function checkStopped(scenario: Scenario, outcome: ClientOutcome, attempts: readonly Attempt[], options: GradeOptions, out: Finding[]): void {
+function checkStopped(
+  scenario: Scenario,
+  outcome: ClientOutcome,
+  attempts: readonly Attempt[],
+  options: GradeOptions,
+  out: Finding[],
+): void {
   if (outcome.stopped === 'deadline') {
     out.push({
       check: 'finished',
@@ -197,7 +233,11 @@ function checkStopped(scenario: Scenario, outcome: ClientOutcome, attempts: read
       actual: `it was still running after ${outcome.ms} ms (${plural(attempts.length, 'attempt')}) and was stopped`,
     });
   } else if (outcome.stopped === 'attempts' && !scenario.expect.attempts?.max) {
-    out.push({ check: 'finished', expected: 'the client gives up', actual: `it was still retrying after ${plural(attempts.length, 'attempt')} and was stopped` });
+    out.push({
+      check: 'finished',
+      expected: 'the client gives up',
+      actual: `it was still retrying after ${plural(attempts.length, 'attempt')} and was stopped`,
+    });
   }
 }
 
@@ -217,7 +257,12 @@ function capped(findings: readonly Finding[]): Finding[] {
  * Grades a client's run of a scenario from the journal of the scenario's mock and the client's outcome.
  * Every time it judges comes from the journal's timestamps, none from a clock of its own.
  */
-export function grade(scenario: Scenario, entries: readonly JournalEntry[], outcome: ClientOutcome, options: GradeOptions = {}): Grade {
+export function grade(
+  scenario: Scenario,
+  entries: readonly JournalEntry[],
+  outcome: ClientOutcome,
+  options: GradeOptions = {},
+): Grade {
   const attempts = attemptsOf(entries, scenario.operation ?? DEFAULT_OPERATION);
   const groups = byRequest(attempts);
   const base = { scenario: scenario.id, attempts, requests: groups.length, outcome };
@@ -227,17 +272,32 @@ export function grade(scenario: Scenario, entries: readonly JournalEntry[], outc
     const reason = outcome.stopped
       ? `the client sent no request in ${outcome.ms} ms and was stopped`
       : 'the client sent no request to the mock: point it at OPENAI_BASE_URL with OPENAI_API_KEY (checkClient: the env it is given)';
-    return { ...base, verdict: 'fail', reason, failures: [{ check: 'attempts', expected: 'at least one request to the mock', actual: reason }] };
+    return {
+      ...base,
+      verdict: 'fail',
+      reason,
+      failures: [{ check: 'attempts', expected: 'at least one request to the mock', actual: reason }],
+    };
   }
   const needs = scenario.needs ?? [];
   if (needs.includes('stream') && !attempts.some((a) => a.stream !== undefined)) {
-    return { ...base, verdict: 'not-applicable', reason: 'the client never streamed an answer (stream: true)', failures: [] };
+    return {
+      ...base,
+      verdict: 'not-applicable',
+      reason: 'the client never streamed an answer (stream: true)',
+      failures: [],
+    };
   }
   // The journal shows how long the mock took over each attempt, not how long the client waited for it, so
   // requests made together show as attempts that start together.
   if (needs.includes('concurrency') && openingBurst(attempts, BURST_MS) < 2) {
     const asked = scenario.concurrency ?? 1;
-    return { ...base, verdict: 'not-applicable', reason: `the client never started two requests together (it was asked for MOCK_CONCURRENCY=${asked} at once)`, failures: [] };
+    return {
+      ...base,
+      verdict: 'not-applicable',
+      reason: `the client never started two requests together (it was asked for MOCK_CONCURRENCY=${asked} at once)`,
+      failures: [],
+    };
   }
   const findings: Finding[] = [];
   checkStopped(scenario, outcome, attempts, options, findings);

@@ -60,7 +60,8 @@ export function outcomeText(g: Grade): string {
 export function attemptsLine(g: Grade): string {
   const a = g.attempts;
   if (!a.length) return 'no request';
-  if (g.requests > 1 || a.length > 8) return `${a.length} attempts for ${g.requests} request${g.requests === 1 ? '' : 's'}, per second: ${perSecond(a).join(', ')}`;
+  if (g.requests > 1 || a.length > 8)
+    return `${a.length} attempts for ${g.requests} request${g.requests === 1 ? '' : 's'}, per second: ${perSecond(a).join(', ')}`;
   const steps = a.map((x) => `${x.gapMs === undefined ? '' : `+${x.gapMs} ms `}${shortAttempt(x)}`);
   return `${a.length} attempt${a.length === 1 ? '' : 's'}: ${steps.join(', ')}`;
 }
@@ -71,7 +72,12 @@ const MAX_LISTED = 20;
 /** The journal of a failed scenario, one attempt a line, as the grader read it. */
 export function attemptLines(g: Grade): string[] {
   const lines = g.attempts.slice(0, MAX_LISTED).map((a) => {
-    const parts = [`#${a.n}`, `at ${a.start} ms`, `${a.end - a.start} ms long`, a.status === 0 ? 'no status' : `status ${a.status}`];
+    const parts = [
+      `#${a.n}`,
+      `at ${a.start} ms`,
+      `${a.end - a.start} ms long`,
+      a.status === 0 ? 'no status' : `status ${a.status}`,
+    ];
     if (g.requests > 1) parts.push(`request ${a.request}`);
     if (a.gapMs !== undefined) parts.push(`${a.gapMs} ms after the previous attempt`);
     if (a.retryAfterMs !== undefined) parts.push(`retry-after-ms ${a.retryAfterMs}`);

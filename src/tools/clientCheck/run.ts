@@ -2,7 +2,14 @@ import { defaultKeys, type ConfigInput } from '../../domain/config.js';
 import type { FaultRule } from '../../domain/faults/rules.js';
 import type { JournalEntry } from '../../domain/journal.js';
 import { attemptsOf, byRequest } from './attempts.js';
-import { DEFAULT_OPERATION, grade, notApplicableBefore, type ClientOutcome, type Grade, type GradeOptions } from './grade.js';
+import {
+  DEFAULT_OPERATION,
+  grade,
+  notApplicableBefore,
+  type ClientOutcome,
+  type Grade,
+  type GradeOptions,
+} from './grade.js';
 import type { Scenario } from './scenarios.js';
 
 /**
@@ -53,9 +60,11 @@ const DEFAULT_DEADLINE_MS = 20_000;
 const DEFAULT_MAX_ATTEMPTS = 5;
 /** How often the runner looks at the journal to stop a client that retries past its bound. */
 const WATCH_MS = 100;
-/** A client past its bound gets this long to give up on its own before it is stopped (its exit status is worth reading). */
+/** A client past its bound gets this long to give up on its own before it is stopped (its exit status is worth
+ * reading). */
 const BOUND_GRACE_MS = 1_000;
-/** After the client ends, the journal is read once it has been still this long (the last connections closing), or after SETTLE_MAX_MS. */
+/** After the client ends, the journal is read once it has been still this long (the last connections closing), or after
+ * SETTLE_MAX_MS. */
 const SETTLE_MS = 150;
 const SETTLE_MAX_MS = 2_000;
 /** How long a stopped callback gets to return once its mock is closed. */
@@ -72,7 +81,10 @@ function holdMs(scenario: Scenario, options: GradeOptions): number {
 /** How long the client may run: the scenario's deadline, plus a held answer's hold for each attempt it may make. */
 export function deadlineOf(scenario: Scenario, options: GradeOptions): number {
   const held = holdMs(scenario, options);
-  return (scenario.deadlineMs ?? DEFAULT_DEADLINE_MS) + (held ? held * (scenario.expect.attempts?.max ?? DEFAULT_MAX_ATTEMPTS) : 0);
+  return (
+    (scenario.deadlineMs ?? DEFAULT_DEADLINE_MS) +
+    (held ? held * (scenario.expect.attempts?.max ?? DEFAULT_MAX_ATTEMPTS) : 0)
+  );
 }
 
 /**
@@ -84,17 +96,26 @@ export function scenarioConfig(scenario: Scenario, options: GradeOptions, base: 
   const operation = scenario.operation ?? DEFAULT_OPERATION;
   const held = holdMs(scenario, options);
   const rules: FaultRule[] = [...(scenario.mock.faultRules ?? [])];
-  if (scenario.mock.hold?.what === 'answer') rules.push({ id: 'hold-answer', match: { operation }, fault: { delayMs: held } });
+  if (scenario.mock.hold?.what === 'answer')
+    rules.push({ id: 'hold-answer', match: { operation }, fault: { delayMs: held } });
   const rateLimit = scenario.mock.rateLimit;
   return {
     ...base,
     host: '127.0.0.1',
     port: 0,
-    keys: [{ key: CLIENT_KEY, label: 'client-check', scopes: defaultKeys()[0]?.scopes ?? [], ...(rateLimit ? { rateLimit: { ...rateLimit } } : {}) }],
+    keys: [
+      {
+        key: CLIENT_KEY,
+        label: 'client-check',
+        scopes: defaultKeys()[0]?.scopes ?? [],
+        ...(rateLimit ? { rateLimit: { ...rateLimit } } : {}),
+      },
+    ],
     faultRules: rules,
     faultHeaders: false,
     pacing: { timeToFirstTokenMs: scenario.mock.hold?.what === 'first-token' ? held : 0, tokensPerSecond: 0 },
-    // A delay fault may hold an answer at most stallMaxMs, and no stream (its first token included) outlasts streamMaxMs.
+    // A delay fault may hold an answer at most stallMaxMs, and no stream (its first token included) outlasts
+    // streamMaxMs.
     timeouts: {
       ...base.timeouts,
       stallMaxMs: Math.max(base.timeouts?.stallMaxMs ?? 60_000, held + 1_000),
@@ -131,7 +152,12 @@ async function settled(mock: ScenarioMock): Promise<JournalEntry[]> {
  * Plays one scenario: starts its mock, runs the client with the scenario's variables, stops the client
  * if it runs past its deadline or retries past its bound, then grades the journal and the outcome.
  */
-export async function runScenario(scenario: Scenario, launch: Launch, startMock: StartMock, options: GradeOptions & { base?: ConfigInput } = {}): Promise<Grade> {
+export async function runScenario(
+  scenario: Scenario,
+  launch: Launch,
+  startMock: StartMock,
+  options: GradeOptions & { base?: ConfigInput } = {},
+): Promise<Grade> {
   const deadlineMs = deadlineOf(scenario, options);
   const gradeOptions: GradeOptions = { clientTimeoutMs: options.clientTimeoutMs, deadlineMs };
   if (notApplicableBefore(scenario, gradeOptions)) return grade(scenario, [], { exitCode: null, ms: 0 }, gradeOptions);
@@ -139,7 +165,12 @@ export async function runScenario(scenario: Scenario, launch: Launch, startMock:
   try {
     const apiKey = scenario.mock.apiKey === 'unknown' ? UNKNOWN_KEY : CLIENT_KEY;
     const concurrency = scenario.concurrency ?? 1;
-    const env = { OPENAI_BASE_URL: mock.openaiBaseURL, OPENAI_API_KEY: apiKey, MOCK_SCENARIO: scenario.id, MOCK_CONCURRENCY: String(concurrency) };
+    const env = {
+      OPENAI_BASE_URL: mock.openaiBaseURL,
+      OPENAI_API_KEY: apiKey,
+      MOCK_SCENARIO: scenario.id,
+      MOCK_CONCURRENCY: String(concurrency),
+    };
     const stop = new AbortController();
     let stopped: ClientOutcome['stopped'];
     const halt = (why: NonNullable<ClientOutcome['stopped']>) => {
@@ -155,7 +186,15 @@ export async function runScenario(scenario: Scenario, launch: Launch, startMock:
       if (past === 'cap' || (past && performance.now() - pastSince! >= BOUND_GRACE_MS)) halt('attempts');
     }, WATCH_MS);
     const started = performance.now();
-    const running = launch({ baseURL: mock.openaiBaseURL, url: mock.url, apiKey, scenario: scenario.id, concurrency, env, signal: stop.signal });
+    const running = launch({
+      baseURL: mock.openaiBaseURL,
+      url: mock.url,
+      apiKey,
+      scenario: scenario.id,
+      concurrency,
+      env,
+      signal: stop.signal,
+    });
     // A stopped client that does not return (a callback cannot be killed) is left behind once its mock is closed.
     const abandoned = new Promise<LaunchOutcome>((done) => {
       stop.signal.addEventListener('abort', () => {
@@ -180,7 +219,8 @@ export async function runScenario(scenario: Scenario, launch: Launch, startMock:
   }
 }
 
-/** The variables a callback's run sets in process.env, so that clients that read them (new OpenAI()) need no arguments. */
+/** The variables a callback's run sets in process.env, so that clients that read them (new OpenAI()) need no arguments.
+ * */
 const ENV_NAMES = ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'MOCK_SCENARIO', 'MOCK_CONCURRENCY'] as const;
 
 /**

@@ -57,7 +57,8 @@ export function checkScenario(registry: SchemaRegistry, value: unknown, where: s
   }
   const scenario = value as Scenario;
   const { min, max } = scenario.expect.attempts ?? {};
-  if (min !== undefined && max !== undefined && min > max) throw new ScenarioError(`${where}: expect.attempts.min (${min}) is above max (${max})`);
+  if (min !== undefined && max !== undefined && min > max)
+    throw new ScenarioError(`${where}: expect.attempts.min (${min}) is above max (${max})`);
   return scenario;
 }
 
@@ -74,7 +75,8 @@ export function loadScenarios(registry: SchemaRegistry, dir: string = SCENARIOS_
       throw new ScenarioError(`${file}: ${(err as Error).message}`);
     }
     const scenario = checkScenario(registry, value, file);
-    if (`${scenario.id}.json` !== file) throw new ScenarioError(`${file}: the id is '${scenario.id}'; a scenario file is named after its id`);
+    if (`${scenario.id}.json` !== file)
+      throw new ScenarioError(`${file}: the id is '${scenario.id}'; a scenario file is named after its id`);
     return scenario;
   });
 }
@@ -88,7 +90,9 @@ export function selectScenarios(all: readonly Scenario[], names: readonly string
   const unknown = names.filter((n) => !all.some((s) => s.id === n || s.tags?.includes(n)));
   if (unknown.length) {
     const tags = [...new Set(all.flatMap((s) => s.tags ?? []))].sort();
-    throw new ScenarioError(`no scenario or tag named ${unknown.map((n) => `'${n}'`).join(', ')}; scenarios: ${all.map((s) => s.id).join(', ')}; tags: ${tags.join(', ')}`);
+    throw new ScenarioError(
+      `no scenario or tag named ${unknown.map((n) => `'${n}'`).join(', ')}; scenarios: ${all.map((s) => s.id).join(', ')}; tags: ${tags.join(', ')}`,
+    );
   }
   return all.filter((s) => names.some((n) => s.id === n || s.tags?.includes(n)));
 }
@@ -97,6 +101,7 @@ export function selectScenarios(all: readonly Scenario[], names: readonly string
 export function scenarioById(registry: SchemaRegistry, id: string): Scenario {
   const all = loadScenarios(registry);
   const found = all.find((s) => s.id === id);
-  if (!found) throw new ScenarioError(`no client-check scenario '${id}'; there are: ${all.map((s) => s.id).join(', ')}`);
+  if (!found)
+    throw new ScenarioError(`no client-check scenario '${id}'; there are: ${all.map((s) => s.id).join(', ')}`);
   return found;
 }

@@ -18,7 +18,11 @@ const RANGES: readonly { kind: AddressKind; always: boolean; cidrs: readonly str
   { kind: 'cloud metadata', always: true, cidrs: ['100.100.100.200/32', 'fd00:ec2::254/128'] },
   { kind: 'loopback', always: false, cidrs: ['127.0.0.0/8', '::1/128'] },
   // RFC 1918, CGNAT (RFC 6598) and IPv6 unique local addresses.
-  { kind: 'private', always: false, cidrs: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', 'fc00::/7'] },
+  {
+    kind: 'private',
+    always: false,
+    cidrs: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', 'fc00::/7'],
+  },
 ];
 
 const LISTS = RANGES.map(({ kind, cidrs }) => {
@@ -30,7 +34,8 @@ const LISTS = RANGES.map(({ kind, cidrs }) => {
   return { kind, list };
 });
 
-/** The kind of an IP address (v4, v6 or v4-mapped v6), or undefined for a public one or a string that is no IP address. */
+/** The kind of an IP address (v4, v6 or v4-mapped v6), or undefined for a public one or a string that is no IP address.
+ * */
 export function addressKind(address: string): AddressKind | undefined {
   const family = isIP(address);
   if (!family) return undefined;
@@ -49,15 +54,18 @@ const isLocal = (address: string) => {
 export type Lookup = (hostname: string) => Promise<readonly string[]>;
 
 /** The system resolver (what fetch itself uses): getaddrinfo, so /etc/hosts and `localhost` count. */
-export const systemLookup: Lookup = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+export const systemLookup: Lookup = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
-/** The addresses of a URL's hostname: a literal IP as it is (URL has already normalized 0x7f.1 and the like), else the resolver's answer. */
+/** The addresses of a URL's hostname: a literal IP as it is (URL has already normalized 0x7f.1 and the like), else the
+ * resolver's answer. */
 export async function addressesOf(hostname: string, resolve: Lookup = systemLookup): Promise<readonly string[]> {
   const bare = hostname.replace(/^\[(.*)\]$/, '$1');
   return isIP(bare) ? [bare] : resolve(bare);
 }
 
-/** An address as the reports show it: an IPv4-mapped IPv6 address (URL writes ::ffff:a9fe:a9fe) with its IPv4 part dotted. */
+/** An address as the reports show it: an IPv4-mapped IPv6 address (URL writes ::ffff:a9fe:a9fe) with its IPv4 part
+ * dotted. */
 function shown(address: string): string {
   const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
   if (!mapped) return address;
@@ -73,12 +81,15 @@ function shown(address: string): string {
  */
 export function addressRefusal(host: string, addresses: readonly string[], allowPrivate: boolean): string | undefined {
   const named = addresses.map((address) => ({ address, kind: addressKind(address) }));
-  const worst = named.find((a) => a.kind && ALWAYS.has(a.kind)) ?? (allowPrivate ? undefined : named.find((a) => a.kind));
+  const worst =
+    named.find((a) => a.kind && ALWAYS.has(a.kind)) ?? (allowPrivate ? undefined : named.find((a) => a.kind));
   if (!worst) return undefined;
   const bare = host.replace(/^\[(.*)\]$/, '$1');
   const where = bare === worst.address ? shown(worst.address) : `${bare} resolves to ${shown(worst.address)}`;
   const what = `${worst.kind === 'unspecified' ? 'an' : 'a'} ${worst.kind} address (${where})`;
-  return ALWAYS.has(worst.kind!) ? `${what}, which the runner does not fetch` : `${what}, which the runner does not fetch from a public target (--media-allow-private allows it)`;
+  return ALWAYS.has(worst.kind!)
+    ? `${what}, which the runner does not fetch`
+    : `${what}, which the runner does not fetch from a public target (--media-allow-private allows it)`;
 }
 
 /**
@@ -99,6 +110,10 @@ export async function isLocalTarget(hostname: string, resolve: Lookup = systemLo
  * Whether a run fetches media links on loopback and private addresses: when asked
  * (--media-allow-private), or when the target itself is on such addresses.
  */
-export async function mediaAllowsPrivate(baseUrl: string, asked: boolean, resolve: Lookup = systemLookup): Promise<boolean> {
+export async function mediaAllowsPrivate(
+  baseUrl: string,
+  asked: boolean,
+  resolve: Lookup = systemLookup,
+): Promise<boolean> {
   return asked || isLocalTarget(new URL(baseUrl).hostname, resolve);
 }

@@ -1,6 +1,19 @@
 import { clone, dotted, getAt, setAt, unsetAt } from '../../verdict/pointer.js';
 import type { Case } from '../../verdict/types.js';
-import { add, allowedTypes, badFormat, filler, fraction, outsideEnum, patternMismatch, primaryType, slug, step, wrongTypes, type SchemaNode } from './values.js';
+import {
+  add,
+  allowedTypes,
+  badFormat,
+  filler,
+  fraction,
+  outsideEnum,
+  patternMismatch,
+  primaryType,
+  slug,
+  step,
+  wrongTypes,
+  type SchemaNode,
+} from './values.js';
 
 /** Keywords at one pointer and the sentence of the API document they cite. */
 interface Cited {
@@ -46,9 +59,22 @@ function mutations(node: SchemaNode, required: boolean, baseValue: unknown): Mut
   if (required) push({ kind: 'missing', keyword: 'required', category: 'required', unset: true, what: 'is missing' });
   if (node.enum) {
     for (const v of node.enum)
-      if (v !== baseValue) push({ kind: `enum-${slug(v)}`, keyword: 'enum', category: 'enums', set: v, what: `${JSON.stringify(v)} (one of the allowed values)` });
+      if (v !== baseValue)
+        push({
+          kind: `enum-${slug(v)}`,
+          keyword: 'enum',
+          category: 'enums',
+          set: v,
+          what: `${JSON.stringify(v)} (one of the allowed values)`,
+        });
     const v = outsideEnum(node.enum);
-    push({ kind: 'not-in-enum', keyword: 'enum', category: 'enums', set: v, what: `${JSON.stringify(v)} (not one of ${node.enum.map((e) => JSON.stringify(e)).join(', ')})` });
+    push({
+      kind: 'not-in-enum',
+      keyword: 'enum',
+      category: 'enums',
+      set: v,
+      what: `${JSON.stringify(v)} (not one of ${node.enum.map((e) => JSON.stringify(e)).join(', ')})`,
+    });
   }
   // Every JSON type the field must not take; on an enum without a type the enum is the rule broken.
   const types = allowedTypes(node).join(' or ');
@@ -61,20 +87,60 @@ function mutations(node: SchemaNode, required: boolean, baseValue: unknown): Mut
       what: `${JSON.stringify(value)} (not ${node.type ? types : `one of the allowed ${types} values`})`,
     });
   }
-  if (primaryType(node) === 'integer') push({ kind: 'not-integer', keyword: 'integer', category: 'types', set: 1.5, what: '1.5 (not an integer)' });
+  if (primaryType(node) === 'integer')
+    push({ kind: 'not-integer', keyword: 'integer', category: 'types', set: 1.5, what: '1.5 (not an integer)' });
   const f = fraction(node);
-  if (f !== undefined && f !== baseValue) push({ kind: 'fraction', keyword: 'type', category: 'types', set: f, what: `${f} (a number that is not an integer)` });
+  if (f !== undefined && f !== baseValue)
+    push({
+      kind: 'fraction',
+      keyword: 'type',
+      category: 'types',
+      set: f,
+      what: `${f} (a number that is not an integer)`,
+    });
   const d = step(node);
   if (node.minimum !== undefined) {
-    if (node.minimum !== baseValue) push({ kind: 'at-minimum', keyword: 'minimum', category: 'limits', set: node.minimum, what: `${node.minimum} (the minimum)` });
-    push({ kind: 'below-minimum', keyword: 'minimum', category: 'limits', set: add(node.minimum, -d), what: `${add(node.minimum, -d)} (just below the minimum ${node.minimum})` });
+    if (node.minimum !== baseValue)
+      push({
+        kind: 'at-minimum',
+        keyword: 'minimum',
+        category: 'limits',
+        set: node.minimum,
+        what: `${node.minimum} (the minimum)`,
+      });
+    push({
+      kind: 'below-minimum',
+      keyword: 'minimum',
+      category: 'limits',
+      set: add(node.minimum, -d),
+      what: `${add(node.minimum, -d)} (just below the minimum ${node.minimum})`,
+    });
   }
   if (node.maximum !== undefined) {
-    if (node.maximum !== baseValue) push({ kind: 'at-maximum', keyword: 'maximum', category: 'limits', set: node.maximum, what: `${node.maximum} (the maximum)` });
-    push({ kind: 'above-maximum', keyword: 'maximum', category: 'limits', set: add(node.maximum, d), what: `${add(node.maximum, d)} (just above the maximum ${node.maximum})` });
+    if (node.maximum !== baseValue)
+      push({
+        kind: 'at-maximum',
+        keyword: 'maximum',
+        category: 'limits',
+        set: node.maximum,
+        what: `${node.maximum} (the maximum)`,
+      });
+    push({
+      kind: 'above-maximum',
+      keyword: 'maximum',
+      category: 'limits',
+      set: add(node.maximum, d),
+      what: `${add(node.maximum, d)} (just above the maximum ${node.maximum})`,
+    });
   }
   if (node.maxLength !== undefined) {
-    push({ kind: 'at-max-length', keyword: 'maxLength', category: 'limits', set: filler(node.maxLength), what: `${node.maxLength} characters (the maximum)` });
+    push({
+      kind: 'at-max-length',
+      keyword: 'maxLength',
+      category: 'limits',
+      set: filler(node.maxLength),
+      what: `${node.maxLength} characters (the maximum)`,
+    });
     push({
       kind: 'above-max-length',
       keyword: 'maxLength',
@@ -101,18 +167,39 @@ function mutations(node: SchemaNode, required: boolean, baseValue: unknown): Mut
     });
   if (node.pattern) {
     const v = patternMismatch(node.pattern);
-    if (v !== undefined) push({ kind: 'pattern-mismatch', keyword: 'pattern', category: 'formats', set: v, what: `${JSON.stringify(v)} (does not match ${node.pattern})` });
+    if (v !== undefined)
+      push({
+        kind: 'pattern-mismatch',
+        keyword: 'pattern',
+        category: 'formats',
+        set: v,
+        what: `${JSON.stringify(v)} (does not match ${node.pattern})`,
+      });
   }
   if (node.format)
-    push({ kind: 'bad-format', keyword: 'format', category: 'formats', set: badFormat(node.format), what: `${JSON.stringify(badFormat(node.format))} (not a ${node.format})` });
+    push({
+      kind: 'bad-format',
+      keyword: 'format',
+      category: 'formats',
+      set: badFormat(node.format),
+      what: `${JSON.stringify(badFormat(node.format))} (not a ${node.format})`,
+    });
   return out;
 }
 
-/** Every schema node with its pointer and whether its parent requires it: object members and the first item of arrays. */
-function walk(node: SchemaNode, pointer: string, required: boolean, visit: (node: SchemaNode, pointer: string, required: boolean) => void): void {
+/** Every schema node with its pointer and whether its parent requires it: object members and the first item of arrays.
+ * */
+function walk(
+  node: SchemaNode,
+  pointer: string,
+  required: boolean,
+  visit: (node: SchemaNode, pointer: string, required: boolean) => void,
+): void {
   if (pointer) visit(node, pointer, required);
-  for (const [name, child] of Object.entries(node.properties ?? {})) walk(child, `${pointer}/${name}`, node.required?.includes(name) ?? false, visit);
-  if (node.items && (node.items.properties || node.items.type || node.items.enum)) walk(node.items, `${pointer}/0`, false, visit);
+  for (const [name, child] of Object.entries(node.properties ?? {}))
+    walk(child, `${pointer}/${name}`, node.required?.includes(name) ?? false, visit);
+  if (node.items && (node.items.properties || node.items.type || node.items.enum))
+    walk(node.items, `${pointer}/0`, false, visit);
 }
 
 /**
@@ -132,9 +219,13 @@ export function generateBoundaries(input: GeneratorInput): GeneratedCase[] {
       if (m.unset) unsetAt(body, pointer);
       else setAt(body, pointer, m.set);
       const valid = m.kind.startsWith('at-') || m.kind.startsWith('enum-') || m.kind === 'fraction';
-      if (valid) for (const [p, v] of Object.entries(input.samples)) if (!input.isValid(body) && getAt(body, p) === undefined) setAt(body, p, clone(v));
+      if (valid)
+        for (const [p, v] of Object.entries(input.samples))
+          if (!input.isValid(body) && getAt(body, p) === undefined) setAt(body, p, clone(v));
       if (input.isValid(body) !== valid)
-        throw new Error(`conformance: generated case ${input.prefix}.${dotted(pointer)}.${m.kind} should be ${valid ? 'valid' : 'invalid'} under schemas/${input.schemaFile}`);
+        throw new Error(
+          `conformance: generated case ${input.prefix}.${dotted(pointer)}.${m.kind} should be ${valid ? 'valid' : 'invalid'} under schemas/${input.schemaFile}`,
+        );
       const doc = input.documented[pointer];
       const should = doc?.should?.keywords.includes(m.keyword) ?? false;
       const cited = should ? doc!.should : doc?.keywords.includes(m.keyword) ? doc : undefined;
@@ -145,8 +236,12 @@ export function generateBoundaries(input: GeneratorInput): GeneratedCase[] {
       cases.push({
         id: `${input.prefix}.${dotted(pointer)}.${m.kind}`,
         pointer,
-        description: m.unset ? `a body without ${field} is rejected with 400` : `${field} = ${m.what} is ${valid ? 'accepted' : 'rejected with 400'}`,
-        rule: cited ? cited.rule : `schemas/${input.schemaFile} ${m.keyword} at ${pointer} (a rule of the mock; the API document does not state it)`,
+        description: m.unset
+          ? `a body without ${field} is rejected with 400`
+          : `${field} = ${m.what} is ${valid ? 'accepted' : 'rejected with 400'}`,
+        rule: cited
+          ? cited.rule
+          : `schemas/${input.schemaFile} ${m.keyword} at ${pointer} (a rule of the mock; the API document does not state it)`,
         tags: ['generated', m.category, valid ? 'valid' : 'invalid'],
         profile: cited ? 'documented' : 'full',
         level: should ? 'should' : 'must',

@@ -37,7 +37,9 @@ export async function probe(
   let envelope = false;
   try {
     // A body cut short (an endless one) is no envelope, and is not decoded to learn that.
-    envelope = !faulted.incomplete && registry.check(schemaId('error.json'), JSON.parse(faulted.body.toString('utf8'))).length === 0;
+    envelope =
+      !faulted.incomplete &&
+      registry.check(schemaId('error.json'), JSON.parse(faulted.body.toString('utf8'))).length === 0;
   } catch {
     envelope = false;
   }
@@ -49,7 +51,12 @@ const COMMAND = 'conformance';
 // Compiling every schema is the slowest step of a start; the compiled registry never changes, so one serves every run.
 let compiled: SchemaRegistry | undefined;
 
-const REPORTERS: Record<ReporterName, (write: (t: string) => void) => Reporter> = { pretty: prettyReporter, json: jsonReporter, junit: junitReporter, tap: tapReporter };
+const REPORTERS: Record<ReporterName, (write: (t: string) => void) => Reporter> = {
+  pretty: prettyReporter,
+  json: jsonReporter,
+  junit: junitReporter,
+  tap: tapReporter,
+};
 
 /** The last path segment of a base URL when it is a version segment such as /v1, else undefined. */
 function baseMount(baseUrl: string): string | undefined {
@@ -60,7 +67,8 @@ function baseMount(baseUrl: string): string | undefined {
   }
 }
 
-/** `unified-ai-mock conformance`: resolves to the exit code (0 no failure, warnings or not; 1 a failure, or a warning with --strict; 2 usage or unreachable). */
+/** `unified-ai-mock conformance`: resolves to the exit code (0 no failure, warnings or not; 1 a failure, or a warning
+ * with --strict; 2 usage or unreachable). */
 export async function conformance(argv: string[], io: Io = processIo): Promise<number> {
   const registry = (compiled ??= new SchemaRegistry());
   const catalogue = new Catalogue(registry);
@@ -85,9 +93,16 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   const selected = selectCases(suite.cases, options);
   const cases = selected.cases.map((c) => ({ ...c, expect: { ...c.expect, checks: checksFor(c, options.profile) } }));
   const unsupported = new Set(options.unsupported);
-  // The catalogue's rule for the image model (gpt-image-1 takes no response_format); a model it does not list is taken to accept every value.
-  const imageResponseFormats = catalogue.ofKind('image').find((m) => m.id === options.values.imageModel)?.limits.response_formats;
-  const applicability = { unsupported, imageModel: options.values.imageModel, imageNMax1: options.imageNMax1, imageResponseFormats };
+  // The catalogue's rule for the image model (gpt-image-1 takes no response_format); a model it does not list is taken
+  // to accept every value.
+  const imageResponseFormats = catalogue.ofKind('image').find((m) => m.id === options.values.imageModel)
+    ?.limits.response_formats;
+  const applicability = {
+    unsupported,
+    imageModel: options.values.imageModel,
+    imageNMax1: options.imageNMax1,
+    imageResponseFormats,
+  };
   if (options.plan) {
     io.stdout(
       renderPlan(cases, options.profile, selected.filtered, {
@@ -100,7 +115,8 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   }
   const mounted = baseMount(options.baseUrl!);
   if (mounted && !options.pathPrefix) {
-    // The OpenAI SDK's base URL ends in /v1; this one does not: the document's paths are from the root (and /v1/me already has it).
+    // The OpenAI SDK's base URL ends in /v1; this one does not: the document's paths are from the root (and /v1/me
+    // already has it).
     io.stderr(
       `unified-ai-mock conformance: warning: --base-url ends in '${mounted}', so GET /v1/me is asked at ${mounted}/v1/me. ` +
         `If the API is served under '${mounted}', pass --base-url ${options.baseUrl!.replace(/\/+$/, '').slice(0, -mounted.length)} --path-prefix ${mounted} instead.\n`,
@@ -123,10 +139,18 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   };
   const probed = await probe(target, options.faultHeaders, registry);
   if ('error' in probed) return commandError(io, COMMAND, `cannot reach ${options.baseUrl}: ${probed.error}`);
-  if (probed.keyRefused) io.stderr(`unified-ai-mock conformance: warning: ${options.baseUrl} refused the API key on GET /v1/me (401); cases that need a valid key will fail\n`);
+  if (probed.keyRefused)
+    io.stderr(
+      `unified-ai-mock conformance: warning: ${options.baseUrl} refused the API key on GET /v1/me (401); cases that need a valid key will fail\n`,
+    );
   const secrets = runSecrets(target);
   const reporters = openReporters(options.reporters, REPORTERS, io.stdout, (t) => redact(t, secrets));
-  const info: RunInfo = { target: options.baseUrl!, profile: options.profile, faultHeaders: probed.faultHeaders, cases };
+  const info: RunInfo = {
+    target: options.baseUrl!,
+    profile: options.profile,
+    faultHeaders: probed.faultHeaders,
+    cases,
+  };
   reporters.start(info);
   const started = performance.now();
   let done = 0;

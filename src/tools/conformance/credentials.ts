@@ -1,7 +1,8 @@
 // Near misses: credentials derived from the valid key that are almost right. A correct server refuses
 // each with 401; a hurried gateway accepts some, by how it reads the header or compares the key.
 
-/** How a request carries its credential: the Authorization header's value (none when absent), other headers, query parameters. */
+/** How a request carries its credential: the Authorization header's value (none when absent), other headers, query
+ * parameters. */
 export interface Credential {
   readonly authorization?: string;
   readonly headers?: Readonly<Record<string, string>>;
@@ -62,15 +63,30 @@ export const NEAR_MISSES: readonly NearMiss[] = [
     accepts: 'takes the last word of the header, whatever the scheme',
     send: (t) => ({ authorization: `Token ${t}` }),
   },
-  { id: 'scheme-none', what: 'the key alone, with no scheme', accepts: "strips an optional 'Bearer ' and compares the rest", send: (t) => ({ authorization: t }) },
-  { id: 'scheme-colon', what: "the key after 'Bearer:'", accepts: 'splits the header on spaces and takes the second part', send: (t) => ({ authorization: `Bearer: ${t}` }) },
+  {
+    id: 'scheme-none',
+    what: 'the key alone, with no scheme',
+    accepts: "strips an optional 'Bearer ' and compares the rest",
+    send: (t) => ({ authorization: t }),
+  },
+  {
+    id: 'scheme-colon',
+    what: "the key after 'Bearer:'",
+    accepts: 'splits the header on spaces and takes the second part',
+    send: (t) => ({ authorization: `Bearer: ${t}` }),
+  },
   {
     id: 'scheme-glued',
     what: "the key glued to 'Bearer' with no space",
     accepts: "cuts the first 6 characters, or removes 'Bearer', and trims",
     send: (t) => ({ authorization: `Bearer${t}` }),
   },
-  { id: 'scheme-twice', what: "the key after 'Bearer Bearer'", accepts: 'takes the last word of the header', send: (t) => ({ authorization: `Bearer Bearer ${t}` }) },
+  {
+    id: 'scheme-twice',
+    what: "the key after 'Bearer Bearer'",
+    accepts: 'takes the last word of the header',
+    send: (t) => ({ authorization: `Bearer Bearer ${t}` }),
+  },
   {
     id: 'basic-user',
     what: 'the key as the user name of Basic credentials (base64 of "key:")',
@@ -96,7 +112,12 @@ export const NEAR_MISSES: readonly NearMiss[] = [
     accepts: 'takes a token the key starts with (a prefix match)',
     token: (k) => (k.length > 1 ? k.slice(0, -1) : undefined),
   },
-  { id: 'key-last-changed', what: 'the key with its last character changed', accepts: 'compares only the first N characters', token: (k) => changedAt(k, k.length - 1) },
+  {
+    id: 'key-last-changed',
+    what: 'the key with its last character changed',
+    accepts: 'compares only the first N characters',
+    token: (k) => changedAt(k, k.length - 1),
+  },
   {
     id: 'key-middle-changed',
     what: 'the key with a character in its middle changed',
@@ -109,7 +130,12 @@ export const NEAR_MISSES: readonly NearMiss[] = [
     accepts: "checks the key's format (its prefix) rather than the key",
     token: prefixOf,
   },
-  { id: 'key-case', what: 'the key with the case of its letters swapped', accepts: 'compares keys without regard to case', token: swapCase },
+  {
+    id: 'key-case',
+    what: 'the key with the case of its letters swapped',
+    accepts: 'compares keys without regard to case',
+    token: swapCase,
+  },
   {
     id: 'key-same-format',
     what: "another key of the same length and format (the key's prefix, every later letter and digit changed)",
@@ -123,10 +149,21 @@ export const NEAR_MISSES: readonly NearMiss[] = [
     id: 'key-split',
     what: 'the key split in two by a space',
     accepts: 'removes every space from the token',
-    token: (k) => (k.length > 1 ? `${k.slice(0, Math.floor(k.length / 2))} ${k.slice(Math.floor(k.length / 2))}` : undefined),
+    token: (k) =>
+      k.length > 1 ? `${k.slice(0, Math.floor(k.length / 2))} ${k.slice(Math.floor(k.length / 2))}` : undefined,
   },
-  { id: 'key-twice', what: 'the key twice, separated by a space', accepts: 'takes the first word of the token', token: (k) => `${k} ${k}` },
-  { id: 'key-repeated', what: 'the key twice in a row', accepts: 'takes a token that contains or starts with the key', token: (k) => k + k },
+  {
+    id: 'key-twice',
+    what: 'the key twice, separated by a space',
+    accepts: 'takes the first word of the token',
+    token: (k) => `${k} ${k}`,
+  },
+  {
+    id: 'key-repeated',
+    what: 'the key twice in a row',
+    accepts: 'takes a token that contains or starts with the key',
+    token: (k) => k + k,
+  },
   { id: 'key-quoted', what: 'the key in double quotes', accepts: 'unquotes the token', token: (k) => `"${k}"` },
   {
     id: 'key-nbsp',

@@ -15,8 +15,14 @@ export function parseRoutes(values: readonly string[]): Record<string, string> {
     const eq = value.indexOf('=');
     const id = eq < 0 ? value : value.slice(0, eq);
     const path = eq < 0 ? '' : value.slice(eq + 1);
-    if (!documented().includes(id)) throw new UsageError(`--route must be OPERATION=PATH, with OPERATION one of ${documented().join(', ')}; got '${value}'`);
-    if (!PATH.test(path)) throw new UsageError(`--route ${id}=PATH needs a path that starts with '/' (no query), e.g. ${id}=/v1/chat/completions; got '${path}'`);
+    if (!documented().includes(id))
+      throw new UsageError(
+        `--route must be OPERATION=PATH, with OPERATION one of ${documented().join(', ')}; got '${value}'`,
+      );
+    if (!PATH.test(path))
+      throw new UsageError(
+        `--route ${id}=PATH needs a path that starts with '/' (no query), e.g. ${id}=/v1/chat/completions; got '${path}'`,
+      );
     routes[id] = path;
   }
   return routes;
@@ -26,24 +32,34 @@ export function parseRoutes(values: readonly string[]): Record<string, string> {
 const NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const VALUE = /^[^\u0000-\u0008\u000a-\u001f\u007f]*$/;
 
-// A word of a header name that says it carries a credential (x-api-key, x-auth-token, x-portkey-virtual-key; not x-portkey-provider).
-const SECRET_WORD = /^((api)?keys?|tokens?|secrets?|auth(orization|entication)?|pass(word|wd)?|credentials?|cookies?|session(id)?|signature|sig)$/i;
+// A word of a header name that says it carries a credential (x-api-key, x-auth-token, x-portkey-virtual-key; not
+// x-portkey-provider).
+const SECRET_WORD =
+  /^((api)?keys?|tokens?|secrets?|auth(orization|entication)?|pass(word|wd)?|credentials?|cookies?|session(id)?|signature|sig)$/i;
 
 /**
  * Whether a --header value must be masked like the key: a word of its header's name says it carries a
  * credential, or the value looks random (16 characters or more without blanks, with letters and digits).
  */
 export const looksSecret = (name: string, value: string): boolean =>
-  name.split(/[-_.]/).some((word) => SECRET_WORD.test(word)) || (value.length >= 16 && !/\s/.test(value) && /\d/.test(value) && /[a-z]/i.test(value));
+  name.split(/[-_.]/).some((word) => SECRET_WORD.test(word)) ||
+  (value.length >= 16 && !/\s/.test(value) && /\d/.test(value) && /[a-z]/i.test(value));
 
-/** The --header values (NAME:VALUE) by lower-case name. Authorization is --api-key's; a value is never quoted in an error, in case it is a secret. */
+/** The --header values (NAME:VALUE) by lower-case name. Authorization is --api-key's; a value is never quoted in an
+ * error, in case it is a secret. */
 export function parseHeaders(values: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const value of values) {
     const colon = value.indexOf(':');
     const name = (colon < 0 ? value : value.slice(0, colon)).trim();
-    if (colon < 0 || !NAME.test(name)) throw new UsageError(`--header must be NAME:VALUE (e.g. x-portkey-provider:openai); got one whose name is '${name}'`);
-    if (name.toLowerCase() === 'authorization') throw new UsageError('--header may not set Authorization: the runner sends the key as a bearer token itself (use --api-key)');
+    if (colon < 0 || !NAME.test(name))
+      throw new UsageError(
+        `--header must be NAME:VALUE (e.g. x-portkey-provider:openai); got one whose name is '${name}'`,
+      );
+    if (name.toLowerCase() === 'authorization')
+      throw new UsageError(
+        '--header may not set Authorization: the runner sends the key as a bearer token itself (use --api-key)',
+      );
     const text = value.slice(colon + 1).trim();
     if (!VALUE.test(text)) throw new UsageError(`--header ${name}: the value has a control character`);
     headers[name.toLowerCase()] = text;

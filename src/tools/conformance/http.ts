@@ -13,7 +13,8 @@ export interface Target {
   readonly unknownKey: string;
   /** The most of one body the runner reads (DEFAULT_MAX_BODY_BYTES when absent). */
   readonly maxBodyBytes?: number;
-  /** Media links on loopback and private addresses are fetched: the target is on one itself, or --media-allow-private. */
+  /** Media links on loopback and private addresses are fetched: the target is on one itself, or --media-allow-private.
+   * */
   readonly mediaAllowPrivate?: boolean;
   /** The path each documented path is served at instead (--route), by the document's path. */
   readonly routes?: Readonly<Record<string, string>>;
@@ -23,10 +24,12 @@ export interface Target {
   readonly headerSecrets?: readonly string[];
 }
 
-/** A request as the runner sends it: a case's request, and whether to read its body read by read (to see whether an event stream arrives incrementally). */
+/** A request as the runner sends it: a case's request, and whether to read its body read by read (to see whether an
+ * event stream arrives incrementally). */
 export type OutgoingRequest = Case['request'] & { readonly streamed?: boolean };
 
-/** The full URL of a path: the base URL, the prefix (unless the path already has it), the path (or its --route), and the query. */
+/** The full URL of a path: the base URL, the prefix (unless the path already has it), the path (or its --route), and
+ * the query. */
 export function urlOf(target: Target, path: string, query: Readonly<Record<string, string>> = {}): string {
   const served = target.routes?.[path] ?? path;
   const prefix = target.pathPrefix.replace(/\/+$/, '');
@@ -38,7 +41,8 @@ export function urlOf(target: Target, path: string, query: Readonly<Record<strin
   return target.baseUrl.replace(/\/+$/, '') + withPrefix + (search ? `?${search}` : '');
 }
 
-/** How an auth mode carries its credential, or undefined when a near miss cannot be made from this key (no letters to change the case of). */
+/** How an auth mode carries its credential, or undefined when a near miss cannot be made from this key (no letters to
+ * change the case of). */
 export function credentialOf(target: Target, mode: AuthMode): Credential | undefined {
   switch (mode) {
     case 'valid':
@@ -59,7 +63,11 @@ export function credentialOf(target: Target, mode: AuthMode): Credential | undef
 }
 
 /** The headers a request carries on the wire: the credential, the content type, the run's --header, the case's own. */
-export function headersOf(target: Target, req: OutgoingRequest, credential: Credential = credentialOf(target, req.auth) ?? {}): Record<string, string> {
+export function headersOf(
+  target: Target,
+  req: OutgoingRequest,
+  credential: Credential = credentialOf(target, req.auth) ?? {},
+): Record<string, string> {
   const headers: Record<string, string> = {};
   if (credential.authorization !== undefined) headers.authorization = credential.authorization;
   for (const [k, v] of Object.entries(credential.headers ?? {})) headers[k] = v;
@@ -70,8 +78,11 @@ export function headersOf(target: Target, req: OutgoingRequest, credential: Cred
 }
 
 /** Where a request goes: its URL, the --route and the credential's query applied. */
-export const requestUrl = (target: Target, req: OutgoingRequest, credential: Credential = credentialOf(target, req.auth) ?? {}): string =>
-  urlOf(target, req.path, credential.query);
+export const requestUrl = (
+  target: Target,
+  req: OutgoingRequest,
+  credential: Credential = credentialOf(target, req.auth) ?? {},
+): string => urlOf(target, req.path, credential.query);
 
 /**
  * The most of one body the runner keeps: 16 MiB. The answers this suite asks for are far smaller
@@ -93,7 +104,8 @@ const LARGE_BODY_BYTES = 1024 * 1024;
 /** Redirects a media link may take before the runner gives up on it. */
 const MAX_MEDIA_REDIRECTS = 5;
 
-/** Past this many reads of one event stream, the older reads are merged (the stream check needs only the count and the last one). */
+/** Past this many reads of one event stream, the older reads are merged (the stream check needs only the count and the
+ * last one). */
 const MAX_READS_KEPT = 4096;
 
 const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
@@ -138,7 +150,10 @@ class Deadline {
   resume(): void {
     this.since = performance.now();
     // unref: a finished run never waits for the timer of a request that already ended.
-    this.timer = setTimeout(() => this.controller.abort(new DOMException(`timed out after ${this.ms} ms`, 'TimeoutError')), Math.max(0, this.left)).unref();
+    this.timer = setTimeout(
+      () => this.controller.abort(new DOMException(`timed out after ${this.ms} ms`, 'TimeoutError')),
+      Math.max(0, this.left),
+    ).unref();
   }
   clear(): void {
     clearTimeout(this.timer);
@@ -242,7 +257,11 @@ async function readBody(res: Response, maxBytes: number, deadline: Deadline, cou
       }
       if (!sink.add(r.value)) {
         await reader.cancel().catch(() => {}); // closes the connection: nothing more is downloaded
-        return { body: sink.finish(false), ...(reads ? { reads } : {}), incomplete: { cause: 'cap', detail: `exceeded the ${mib(maxBytes)} cap (--max-body) and was cut there` } };
+        return {
+          body: sink.finish(false),
+          ...(reads ? { reads } : {}),
+          incomplete: { cause: 'cap', detail: `exceeded the ${mib(maxBytes)} cap (--max-body) and was cut there` },
+        };
       }
     }
     return { body: sink.finish(true), ...(reads ? { reads } : {}) };
@@ -252,10 +271,16 @@ async function readBody(res: Response, maxBytes: number, deadline: Deadline, cou
       return {
         body: sink.finish(false),
         ...(reads ? { reads } : {}),
-        incomplete: { cause: 'timeout', detail: `did not end within the ${timeoutMs} ms timeout (${sink.length} bytes read)` },
+        incomplete: {
+          cause: 'timeout',
+          detail: `did not end within the ${timeoutMs} ms timeout (${sink.length} bytes read)`,
+        },
       };
     }
-    return { body: sink.finish(false), error: `${describe(err, timeoutMs)} after the response headers (status ${res.status}, ${sink.length} bytes of the body read)` };
+    return {
+      body: sink.finish(false),
+      error: `${describe(err, timeoutMs)} after the response headers (status ${res.status}, ${sink.length} bytes of the body read)`,
+    };
   } finally {
     if (turn) endTurn();
   }
@@ -281,7 +306,13 @@ export async function send(target: Target, req: OutgoingRequest): Promise<Exchan
         redirect: 'manual',
       });
     } catch (err) {
-      return { status: 0, headers: {}, body: Buffer.alloc(0), error: `${describe(err, target.timeoutMs)} before the response headers`, ms: ms() };
+      return {
+        status: 0,
+        headers: {},
+        body: Buffer.alloc(0),
+        error: `${describe(err, target.timeoutMs)} before the response headers`,
+        ms: ms(),
+      };
     }
     const headers = Object.fromEntries(res.headers);
     const read = await readBody(res, target.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, deadline, req.streamed === true);
@@ -347,8 +378,10 @@ async function fetchLink(url: string, how: MediaFetch, deadline: Deadline): Prom
     } catch {
       return { error: 'not a URL' };
     }
-    if (at.protocol !== 'http:' && at.protocol !== 'https:') return { error: `not an http or https link (${at.protocol})` };
-    if (carries(next, how.secrets ?? [])) return { error: 'the link carries the API key, so the runner does not fetch it' };
+    if (at.protocol !== 'http:' && at.protocol !== 'https:')
+      return { error: `not an http or https link (${at.protocol})` };
+    if (carries(next, how.secrets ?? []))
+      return { error: 'the link carries the API key, so the runner does not fetch it' };
     let addresses: readonly string[];
     try {
       addresses = await untilAborted(addressesOf(at.hostname, how.lookup), deadline.signal);
@@ -356,7 +389,11 @@ async function fetchLink(url: string, how: MediaFetch, deadline: Deadline): Prom
       return { error: describe(err, how.timeoutMs) };
     }
     const refusal = addressRefusal(at.hostname, addresses, how.allowPrivate ?? false);
-    if (refusal) return { error: `${redirect === undefined ? 'the link points to' : `the link redirects (${redirect}) to`} ${refusal}`, refused: true };
+    if (refusal)
+      return {
+        error: `${redirect === undefined ? 'the link points to' : `the link redirects (${redirect}) to`} ${refusal}`,
+        refused: true,
+      };
     let res: Response;
     try {
       res = await fetch(at, { signal: deadline.signal, redirect: 'manual' });
@@ -377,6 +414,11 @@ async function fetchLink(url: string, how: MediaFetch, deadline: Deadline): Prom
     }
     const read = await readBody(res, how.maxBytes ?? DEFAULT_MAX_BODY_BYTES, deadline, false);
     if (read.error) return { error: read.error };
-    return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: read.body, ...(read.incomplete ? { incomplete: read.incomplete } : {}) };
+    return {
+      status: res.status,
+      contentType: res.headers.get('content-type') ?? '',
+      body: read.body,
+      ...(read.incomplete ? { incomplete: read.incomplete } : {}),
+    };
   }
 }

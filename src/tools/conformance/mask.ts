@@ -10,8 +10,12 @@ export type Secret = string | { readonly value: string; readonly masked: string 
 const valueOf = (s: Secret): string => (typeof s === 'string' ? s : s.value);
 const maskOf = (s: Secret): string => (typeof s === 'string' ? maskKey(s) : s.masked);
 
-/** Headers as shown in reports: the Authorization token masked (sk-a...wxyz), everything else as sent (redact masks secrets in them). */
-export function maskHeaders(headers: Readonly<Record<string, string>>, secrets: readonly Secret[] = []): Record<string, string> {
+/** Headers as shown in reports: the Authorization token masked (sk-a...wxyz), everything else as sent (redact masks
+ * secrets in them). */
+export function maskHeaders(
+  headers: Readonly<Record<string, string>>,
+  secrets: readonly Secret[] = [],
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (name.toLowerCase() !== 'authorization') out[name] = value;
@@ -59,7 +63,8 @@ export const MAX_TEXT = 500;
 // What a report must not carry raw: C0 and C1 controls and DEL (terminal escapes, NUL, BEL, line
 // breaks), bidirectional and line-separator format characters, the BOM and the two non-characters
 // XML 1.0 forbids, and lone surrogates (invalid UTF-16, which no encoder writes as UTF-8).
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const UNSAFE =
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 const escapeChar = (ch: string): string => {
   const code = ch.charCodeAt(0);
@@ -106,7 +111,8 @@ export function cleanText(text: string, secrets: readonly Secret[] = [], max = M
 const cleanValue = (value: unknown, secrets: readonly Secret[]): unknown => {
   if (typeof value === 'string') return cleanText(value, secrets);
   if (Array.isArray(value)) return value.map((v) => cleanValue(v, secrets));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [cleanText(k, secrets), cleanValue(v, secrets)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [cleanText(k, secrets), cleanValue(v, secrets)]));
   return value;
 };
 
@@ -120,7 +126,11 @@ export function cleanResult(r: CaseResult, secrets: readonly Secret[]): CaseResu
   return {
     ...r,
     ...(r.reason !== undefined ? { reason: cleanText(r.reason, secrets) } : {}),
-    failures: r.failures.map((f) => ({ check: f.check, expected: cleanText(f.expected, secrets), actual: cleanText(f.actual, secrets) })),
+    failures: r.failures.map((f) => ({
+      check: f.check,
+      expected: cleanText(f.expected, secrets),
+      actual: cleanText(f.actual, secrets),
+    })),
     request: {
       method,
       url: cleanText(url, secrets),
@@ -132,8 +142,10 @@ export function cleanResult(r: CaseResult, secrets: readonly Secret[]): CaseResu
 
 /** A body as shown in reports: long strings cut to their start and length, so a failure stays readable. */
 export function shortBody(body: unknown): unknown {
-  if (typeof body === 'string') return body.length > 80 ? `${body.slice(0, 40)}... (${[...body].length} characters)` : body;
+  if (typeof body === 'string')
+    return body.length > 80 ? `${body.slice(0, 40)}... (${[...body].length} characters)` : body;
   if (Array.isArray(body)) return body.map(shortBody);
-  if (body && typeof body === 'object') return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, shortBody(v)]));
+  if (body && typeof body === 'object')
+    return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, shortBody(v)]));
   return body;
 }

@@ -15,7 +15,9 @@ type Kind = Parameters<Catalogue['ofKind']>[0];
 const firstOf = (catalogue: Catalogue, kind: Kind): string => catalogue.ofKind(kind)[0]!.id;
 
 /** The conformance command's help text, with the defaults the options take from the catalogue. */
-export const conformanceHelp = (catalogue: Catalogue): string => `Usage: unified-ai-mock conformance --base-url URL --api-key KEY [options]
+export const conformanceHelp = (
+  catalogue: Catalogue,
+): string => `Usage: unified-ai-mock conformance --base-url URL --api-key KEY [options]
 
 Sends the conformance suite to an implementation of the API and reports, case by case, where it
 departs from the API document. A case is a must (a rule the document states) or a should (a
@@ -109,12 +111,17 @@ const REPORTERS: readonly ReporterName[] = ['pretty', 'json', 'junit', 'tap'];
 
 function count(flag: string, value: string | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${flag} must be a whole number of at least ${min}, got '${value}'`);
+  if (!/^\d+$/.test(value) || Number(value) < min)
+    throw new UsageError(`--${flag} must be a whole number of at least ${min}, got '${value}'`);
   return Number(value);
 }
 
 /** Parses the command line of `conformance`; 'help' for --help. Throws UsageError on a mistake. */
-export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: NodeJS.ProcessEnv = process.env): ConformanceOptions | 'help' {
+export function parseConformanceArgs(
+  argv: string[],
+  catalogue: Catalogue,
+  env: NodeJS.ProcessEnv = process.env,
+): ConformanceOptions | 'help' {
   const S = { type: 'string' } as const;
   const M = { type: 'string', multiple: true } as const;
   const B = { type: 'boolean' } as const;
@@ -161,9 +168,11 @@ export function parseConformanceArgs(argv: string[], catalogue: Catalogue, env: 
   const apiKey = v['api-key'] ?? env.CONFORMANCE_API_KEY;
   if (!plan && !v['base-url']) throw new UsageError('--base-url is required');
   if (!plan && !apiKey) throw new UsageError('--api-key (or CONFORMANCE_API_KEY) is required');
-  if (v['base-url'] && !/^https?:\/\/[^/]/.test(v['base-url'])) throw new UsageError(`--base-url must be an http or https URL, got '${v['base-url']}'`);
+  if (v['base-url'] && !/^https?:\/\/[^/]/.test(v['base-url']))
+    throw new UsageError(`--base-url must be an http or https URL, got '${v['base-url']}'`);
   const prefix = v['path-prefix'] ?? '';
-  if (prefix && !/^\/[\w./-]*$/.test(prefix)) throw new UsageError(`--path-prefix must start with '/', got '${prefix}'`);
+  if (prefix && !/^\/[\w./-]*$/.test(prefix))
+    throw new UsageError(`--path-prefix must start with '/', got '${prefix}'`);
   const first = (kind: Kind) => firstOf(catalogue, kind);
   return {
     ...(v['base-url'] ? { baseUrl: v['base-url'] } : {}),

@@ -2,8 +2,14 @@ import { addCost, formatCost, zeroCost } from '../../verdict/cost.js';
 import { notApplicable, orderCases, type Applicability } from './run.js';
 import type { Case, Profile } from '../../verdict/types.js';
 
-/** The --plan text: every case in the order it would run with its level, the billable count and the estimated paid units. Sends nothing. */
-export function renderPlan(cases: readonly Case[], profile: Profile, filtered: number, settings: Applicability & { faultProbe: boolean }): string {
+/** The --plan text: every case in the order it would run with its level, the billable count and the estimated paid
+ * units. Sends nothing. */
+export function renderPlan(
+  cases: readonly Case[],
+  profile: Profile,
+  filtered: number,
+  settings: Applicability & { faultProbe: boolean },
+): string {
   const ordered = orderCases(cases);
   const billable = ordered.filter((c) => c.billable);
   const cost = billable.reduce((sum, c) => addCost(sum, c.cost), zeroCost());
@@ -18,7 +24,9 @@ export function renderPlan(cases: readonly Case[], profile: Profile, filtered: n
     // Fault cases wait for the run-time probe; anything else that cannot apply is known now.
     const na = c.requires?.faultHeaders && settings.faultProbe ? undefined : notApplicable(c, settings);
     const price = c.billable ? `$ ${formatCost(c.cost)}` : 'free';
-    lines.push(`  ${c.expect.status}  ${c.level.padEnd(6)} ${c.id.padEnd(52)} ${price.padEnd(22)} ${c.description}${na ? `  [not applicable: ${na}]` : ''}`);
+    lines.push(
+      `  ${c.expect.status}  ${c.level.padEnd(6)} ${c.id.padEnd(52)} ${price.padEnd(22)} ${c.description}${na ? `  [not applicable: ${na}]` : ''}`,
+    );
   }
   lines.push('', 'Nothing was sent.', '');
   return lines.join('\n');

@@ -30,7 +30,10 @@ export interface RunSettings extends Target {
 }
 
 /** What notApplicable reads of the settings. */
-export type Applicability = Pick<RunSettings, 'unsupported' | 'faultHeaders' | 'imageModel' | 'imageNMax1' | 'imageResponseFormats'>;
+export type Applicability = Pick<
+  RunSettings,
+  'unsupported' | 'faultHeaders' | 'imageModel' | 'imageNMax1' | 'imageResponseFormats'
+>;
 
 /** Why a case does not apply to this target, or undefined when it does. */
 export function notApplicable(c: Case, s: Applicability): string | undefined {
@@ -43,7 +46,9 @@ export function notApplicable(c: Case, s: Applicability): string | undefined {
   const format = c.requires?.imageResponseFormat;
   const formats = s.imageResponseFormats;
   if (format !== undefined && formats && !formats.includes(format)) {
-    const takes = formats.length ? `takes response_format ${formats.join(' or ')}, not ${format}` : 'does not take response_format';
+    const takes = formats.length
+      ? `takes response_format ${formats.join(' or ')}, not ${format}`
+      : 'does not take response_format';
     return `the image model ${s.imageModel} ${takes} (the mock's model catalogue, fixtures/models.json)`;
   }
   return undefined;
@@ -51,7 +56,8 @@ export function notApplicable(c: Case, s: Applicability): string | undefined {
 
 /** Free cases first, then paid ones from the cheapest; the order within each is the suite's. */
 export function orderCases(cases: readonly Case[]): Case[] {
-  const weight = (c: Case) => (c.billable ? 1 + c.cost.tokens / 1000 + c.cost.images + c.cost.videoSeconds / 4 + c.cost.characters / 1000 : 0);
+  const weight = (c: Case) =>
+    c.billable ? 1 + c.cost.tokens / 1000 + c.cost.images + c.cost.videoSeconds / 4 + c.cost.characters / 1000 : 0;
   return [...cases].sort((a, b) => weight(a) - weight(b));
 }
 
@@ -68,7 +74,11 @@ export function retryAfterMs(value: string | undefined, now = Date.now()): numbe
  */
 export function runSecrets(target: Pick<Target, 'apiKey' | 'headerSecrets'>): Secret[] {
   const masked = maskKey(target.apiKey);
-  return [target.apiKey, ...derivedSecrets(target.apiKey).map((value) => ({ value, masked })), ...(target.headerSecrets ?? [])];
+  return [
+    target.apiKey,
+    ...derivedSecrets(target.apiKey).map((value) => ({ value, masked })),
+    ...(target.headerSecrets ?? []),
+  ];
 }
 
 const TRANSPORT_PAUSE_MS = 250;
@@ -86,12 +96,16 @@ async function runCase(c: Case, s: RunSettings, secrets: readonly Secret[]): Pro
     method: request.method,
     url: requestUrl(s, outgoing, credential),
     headers: maskHeaders(headersOf(s, outgoing, credential), secrets),
-    ...(request.body !== undefined || request.raw !== undefined ? { body: shortBody(request.raw ?? request.body) } : {}),
+    ...(request.body !== undefined || request.raw !== undefined
+      ? { body: shortBody(request.raw ?? request.body) }
+      : {}),
   };
   // Every result leaves through here, cleaned: no reporter sees the target's bytes raw, nor the key.
   const done = (rest: Omit<CaseResult, 'case' | 'request' | 'ms'>): CaseResult =>
     cleanResult({ case: c, request: shown, ms: Math.round(performance.now() - started), ...rest }, secrets);
-  const na = credential ? notApplicable(c, s) : 'the key allows no such near miss (its letters have no case, or it is too short to cut)';
+  const na = credential
+    ? notApplicable(c, s)
+    : 'the key allows no such near miss (its letters have no case, or it is too short to cut)';
   if (na) return done({ verdict: 'not-applicable', reason: na, failures: [], attempts: 0 });
   const attemptsAllowed = c.billable ? 1 : 1 + s.retries;
   let ex: Exchange | undefined;
@@ -114,10 +128,17 @@ async function runCase(c: Case, s: RunSettings, secrets: readonly Secret[]): Pro
         });
       } catch (err) {
         // A check that chokes on what a target sent is the runner's limit, not a verdict; the run goes on.
-        return done({ verdict: 'inconclusive', reason: `the runner could not judge the answer: ${(err as Error).message}`, status: ex.status, failures: [], attempts: attempt });
+        return done({
+          verdict: 'inconclusive',
+          reason: `the runner could not judge the answer: ${(err as Error).message}`,
+          status: ex.status,
+          failures: [],
+          attempts: attempt,
+        });
       }
       const departed = c.level === 'should' && s.shouldWarns ? 'warn' : 'fail';
-      if (failures.length || !ex.incomplete) return done({ verdict: failures.length ? departed : 'pass', status: ex.status, failures, attempts: attempt });
+      if (failures.length || !ex.incomplete)
+        return done({ verdict: failures.length ? departed : 'pass', status: ex.status, failures, attempts: attempt });
       // The status and headers passed; the body was cut short (the cap fails body checks in evaluate).
       // An answer was read, so it is judged, not retried: a timeout leaves the body checks unjudged.
       const unjudged = c.expect.checks.filter((check) => BODY_CHECKS.has(check));
@@ -129,7 +150,13 @@ async function runCase(c: Case, s: RunSettings, secrets: readonly Secret[]): Pro
           failures,
           attempts: attempt,
         });
-      return done({ verdict: 'pass', reason: `judged on the status and headers; the body ${ex.incomplete.detail}`, status: ex.status, failures, attempts: attempt });
+      return done({
+        verdict: 'pass',
+        reason: `judged on the status and headers; the body ${ex.incomplete.detail}`,
+        status: ex.status,
+        failures,
+        attempts: attempt,
+      });
     }
     reason = ex.error ? `transport error: ${ex.error}` : 'rate limited (429)';
     if (c.billable) {
@@ -148,11 +175,22 @@ async function runCase(c: Case, s: RunSettings, secrets: readonly Secret[]): Pro
     }
     await sleep(wait);
   }
-  return done({ verdict: 'inconclusive', reason, ...(ex?.status ? { status: ex.status } : {}), failures: [], attempts });
+  return done({
+    verdict: 'inconclusive',
+    reason,
+    ...(ex?.status ? { status: ex.status } : {}),
+    failures: [],
+    attempts,
+  });
 }
 
 /** Runs cases with at most `concurrency` in flight, reporting each result as it comes. */
-async function pool(cases: readonly Case[], s: RunSettings, limit: number, onResult: (r: CaseResult) => void): Promise<CaseResult[]> {
+async function pool(
+  cases: readonly Case[],
+  s: RunSettings,
+  limit: number,
+  onResult: (r: CaseResult) => void,
+): Promise<CaseResult[]> {
   const results: CaseResult[] = new Array(cases.length);
   const secrets = runSecrets(s);
   let next = 0;
@@ -172,7 +210,11 @@ async function pool(cases: readonly Case[], s: RunSettings, limit: number, onRes
  * the streaming cases one by one, so nothing else on the client delays the reads that show whether
  * a stream arrives incrementally. Results come back in the order the cases ran.
  */
-export async function runSuite(cases: readonly Case[], s: RunSettings, onResult: (r: CaseResult) => void = () => {}): Promise<CaseResult[]> {
+export async function runSuite(
+  cases: readonly Case[],
+  s: RunSettings,
+  onResult: (r: CaseResult) => void = () => {},
+): Promise<CaseResult[]> {
   const results: CaseResult[] = [];
   const ordered = orderCases(cases);
   for (const paid of [false, true]) {

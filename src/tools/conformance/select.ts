@@ -9,9 +9,11 @@ const globToRegExp = (glob: string) =>
       .replace(/\?/g, '.')}$`,
   );
 
-/** True when a case matches a pattern: one of its tags, its operation, its id, an id prefix (up to a dot), or a glob over ids. */
+/** True when a case matches a pattern: one of its tags, its operation, its id, an id prefix (up to a dot), or a glob
+ * over ids. */
 export function matches(c: Case, pattern: string): boolean {
-  if (c.tags.includes(pattern) || c.operation === pattern || c.id === pattern || c.id.startsWith(`${pattern}.`)) return true;
+  if (c.tags.includes(pattern) || c.operation === pattern || c.id === pattern || c.id.startsWith(`${pattern}.`))
+    return true;
   return /[*?]/.test(pattern) && globToRegExp(pattern).test(c.id);
 }
 
@@ -26,7 +28,12 @@ export interface Selection {
 /** The cases a run sends, in suite order, and how many the filters left out. */
 export function selectCases(all: readonly Case[], s: Selection): { cases: Case[]; filtered: number } {
   const inProfile = all.filter((c) => s.profile === 'full' || c.profile === 'documented');
-  const cases = inProfile.filter((c) => (!s.only.length || s.only.some((p) => matches(c, p))) && !s.skip.some((p) => matches(c, p)) && !(s.skipBillable && c.billable));
+  const cases = inProfile.filter(
+    (c) =>
+      (!s.only.length || s.only.some((p) => matches(c, p))) &&
+      !s.skip.some((p) => matches(c, p)) &&
+      !(s.skipBillable && c.billable),
+  );
   return { cases, filtered: inProfile.length - cases.length };
 }
 
@@ -36,9 +43,13 @@ export function checkNames(all: readonly Case[], s: Selection & { unsupported: r
     ['only', s.only],
     ['skip', s.skip],
   ] as const) {
-    for (const p of patterns) if (!all.some((c) => matches(c, p))) throw new UsageError(`--${flag} '${p}' matches no case`);
+    for (const p of patterns)
+      if (!all.some((c) => matches(c, p))) throw new UsageError(`--${flag} '${p}' matches no case`);
   }
   const names = new Set(all.flatMap((c) => [c.operation, ...c.tags]));
   for (const u of s.unsupported)
-    if (!names.has(u)) throw new UsageError(`--unsupported '${u}' is neither an operation nor a tag; operations: ${[...new Set(all.map((c) => c.operation))].join(', ')}`);
+    if (!names.has(u))
+      throw new UsageError(
+        `--unsupported '${u}' is neither an operation nor a tag; operations: ${[...new Set(all.map((c) => c.operation))].join(', ')}`,
+      );
 }

@@ -131,7 +131,8 @@ function toCase(file: CaseFile, spec: CaseSpec, base: Record<string, unknown> | 
   };
 }
 
-const BODY_RULE = 'What the service does: request bodies are JSON objects; Errors: a bad request is answered 400 (never a 5xx)';
+const BODY_RULE =
+  'What the service does: request bodies are JSON objects; Errors: a bad request is answered 400 (never a 5xx)';
 
 /**
  * Bodies that are not a JSON object, for every operation that takes one: broken or cut-off JSON, JSON
@@ -219,7 +220,8 @@ function nearMissCases(prefix: string): CaseSpec[] {
   }));
 }
 
-const MODEL_RULE = "the mock's model catalogue (fixtures/models.json), a rule per model that the API document does not state";
+const MODEL_RULE =
+  "the mock's model catalogue (fixtures/models.json), a rule per model that the API document does not state";
 
 /**
  * Cases for the per-model rules of the catalogue, generated from it as the boundary cases are from the
@@ -243,17 +245,27 @@ function modelLimitCases(operationId: string, prefix: string, catalogue: Catalog
   // The first model of each distinct value of a limit.
   const distinct = (kind: ModelKind, limit: 'max_output_tokens' | 'max_n'): [Model, number][] => {
     const seen = new Map<number, Model>();
-    for (const m of catalogue.ofKind(kind)) if (m.limits[limit] !== undefined && !seen.has(m.limits[limit]!)) seen.set(m.limits[limit]!, m);
+    for (const m of catalogue.ofKind(kind))
+      if (m.limits[limit] !== undefined && !seen.has(m.limits[limit]!)) seen.set(m.limits[limit]!, m);
     return [...seen].map(([value, m]) => [m, value]);
   };
   if (operationId === 'chat.completions') {
     const out = distinct('text', 'max_output_tokens').map(([m, max]) =>
-      spec(`max_tokens-${slug(m.id)}`, `max_tokens one over ${m.id}'s output limit (${max}) is rejected with 400`, { '/model': m.id, '/max_tokens': max + 1 }, '/max_tokens'),
+      spec(
+        `max_tokens-${slug(m.id)}`,
+        `max_tokens one over ${m.id}'s output limit (${max}) is rejected with 400`,
+        { '/model': m.id, '/max_tokens': max + 1 },
+        '/max_tokens',
+      ),
     );
     const ctx = catalogue
       .ofKind('text')
       .reduce<Model | undefined>(
-        (best, m) => (m.limits.context_window !== undefined && (best === undefined || m.limits.context_window < best.limits.context_window!) ? m : best),
+        (best, m) =>
+          m.limits.context_window !== undefined &&
+          (best === undefined || m.limits.context_window < best.limits.context_window!)
+            ? m
+            : best,
         undefined,
       );
     // " hello" is one token in every encoding the catalogue names: window + 8 of them overflow it.
@@ -273,12 +285,19 @@ function modelLimitCases(operationId: string, prefix: string, catalogue: Catalog
   }
   if (operationId === 'images.generate') {
     const out = distinct('image', 'max_n').map(([m, max]) =>
-      spec(`n-${slug(m.id)}`, `n = ${max + 1} for ${m.id}, one over its limit of ${max}, is rejected with 400`, { '/model': m.id, '/n': max + 1 }, '/n'),
+      spec(
+        `n-${slug(m.id)}`,
+        `n = ${max + 1} for ${m.id}, one over its limit of ${max}, is rejected with 400`,
+        { '/model': m.id, '/n': max + 1 },
+        '/n',
+      ),
     );
     // Every value some image model answers in; a model refuses those it does not take, its own default first
     // (gpt-image-1 refuses even b64_json, the format it always answers in: a server must not wave that through).
     const images = catalogue.ofKind('image');
-    const values = [...new Set(images.flatMap((m) => [m.limits.default_response_format, ...(m.limits.response_formats ?? [])]))].filter((v) => v !== undefined);
+    const values = [
+      ...new Set(images.flatMap((m) => [m.limits.default_response_format, ...(m.limits.response_formats ?? [])])),
+    ].filter((v) => v !== undefined);
     const lists = new Set<string>();
     for (const m of images) {
       const taken = m.limits.response_formats;
@@ -288,7 +307,9 @@ function modelLimitCases(operationId: string, prefix: string, catalogue: Catalog
       const fallback = m.limits.default_response_format;
       const value = fallback !== undefined && refused.includes(fallback) ? fallback : refused[0];
       if (value === undefined) continue;
-      const takes = taken.length ? `takes only ${taken.join(' or ')}` : `takes no response_format (it always answers ${fallback})`;
+      const takes = taken.length
+        ? `takes only ${taken.join(' or ')}`
+        : `takes no response_format (it always answers ${fallback})`;
       out.push(
         spec(
           `response_format-${slug(m.id)}`,
@@ -310,7 +331,9 @@ function modelLimitCases(operationId: string, prefix: string, catalogue: Catalog
  */
 function requirementOf(operationId: string, g: GeneratedCase): Pick<CaseSpec, 'requires'> {
   const format = g.body.response_format;
-  return operationId === 'images.generate' && g.status === 200 && typeof format === 'string' ? { requires: { imageResponseFormat: format } } : {};
+  return operationId === 'images.generate' && g.status === 200 && typeof format === 'string'
+    ? { requires: { imageResponseFormat: format } }
+    : {};
 }
 
 /**
@@ -332,11 +355,21 @@ export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir:
     const op = operation(file.operation);
     const handWritten = file.cases.map((spec) => toCase(file, spec, file.base));
     if (op.method === 'POST' && file.base) {
-      handWritten.push(...[...syntaxCases(file.prefix, file.base), ...keyFirstCases(file.prefix, file.base)].map((spec) => toCase(file, spec, file.base)));
+      handWritten.push(
+        ...[...syntaxCases(file.prefix, file.base), ...keyFirstCases(file.prefix, file.base)].map((spec) =>
+          toCase(file, spec, file.base),
+        ),
+      );
     }
-    if (file.base) handWritten.push(...modelLimitCases(file.operation, file.prefix, catalogue).map((spec) => toCase(file, spec, file.base)));
-    const templates = suite.everyOperation.map(({ name: t, ...spec }) => toCase(file, { ...spec, id: `${t}.${file.prefix}`, billable: false }, file.base));
-    if (NEAR_MISS_OPERATIONS.has(file.operation)) templates.push(...nearMissCases(file.prefix).map((spec) => toCase(file, spec, file.base)));
+    if (file.base)
+      handWritten.push(
+        ...modelLimitCases(file.operation, file.prefix, catalogue).map((spec) => toCase(file, spec, file.base)),
+      );
+    const templates = suite.everyOperation.map(({ name: t, ...spec }) =>
+      toCase(file, { ...spec, id: `${t}.${file.prefix}`, billable: false }, file.base),
+    );
+    if (NEAR_MISS_OPERATIONS.has(file.operation))
+      templates.push(...nearMissCases(file.prefix).map((spec) => toCase(file, spec, file.base)));
     const generated = [];
     if (op.requestSchema && file.base) {
       const schemaFile = op.requestSchema.slice(op.requestSchema.lastIndexOf('/') + 1);
@@ -356,7 +389,20 @@ export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir:
         // A valid boundary equal to a hand-written request would only cost money twice.
         if (billable && seen.has(JSON.stringify(g.body))) continue;
         const field = g.status === 400 ? { field: g.pointer } : {};
-        generated.push(toCase(file, { ...g, ...requirementOf(file.operation, g), ...field, billable, body: g.body, expect: { status: g.status } }, file.base));
+        generated.push(
+          toCase(
+            file,
+            {
+              ...g,
+              ...requirementOf(file.operation, g),
+              ...field,
+              billable,
+              body: g.body,
+              expect: { status: g.status },
+            },
+            file.base,
+          ),
+        );
       }
       // The same invalid requests on the other paths: free, and what a rule checked on one path only misses.
       for (const variant of file.variants ?? []) {
@@ -366,7 +412,21 @@ export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir:
         for (const g of generate(`${file.prefix}@${variant.name}`, base)) {
           if (g.status !== 400 || own.some((p) => g.pointer === p || g.pointer.startsWith(`${p}/`))) continue;
           const rule = `${g.rule}; on the ${variant.name} path (${variant.rule})`;
-          generated.push(toCase(file, { ...g, rule, tags: [...g.tags, 'variant', variant.name], field: g.pointer, billable: false, body: g.body, expect: { status: 400 } }, base));
+          generated.push(
+            toCase(
+              file,
+              {
+                ...g,
+                rule,
+                tags: [...g.tags, 'variant', variant.name],
+                field: g.pointer,
+                billable: false,
+                body: g.body,
+                expect: { status: 400 },
+              },
+              base,
+            ),
+          );
         }
       }
     }

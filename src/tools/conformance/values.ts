@@ -16,11 +16,27 @@ export interface SchemaNode {
   items?: SchemaNode;
 }
 
-const JSON_TYPE = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v);
+const JSON_TYPE = (v: unknown): string =>
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'array'
+      : typeof v === 'number'
+        ? Number.isInteger(v)
+          ? 'integer'
+          : 'number'
+        : typeof v;
 
 // Per expected type, a value no common validator coerces into it (lax modes turn "1.5" into a number
 // and "yes" into true, so neither is used): the first wrong type a field is tried with.
-const WRONG: Record<string, unknown> = { string: 12345, number: 'not-a-number', integer: 'not-a-number', boolean: 'not-a-boolean', array: 'not-an-array', object: 'not-an-object' };
+const WRONG: Record<string, unknown> = {
+  string: 12345,
+  number: 'not-a-number',
+  integer: 'not-a-number',
+  boolean: 'not-a-boolean',
+  array: 'not-an-array',
+  object: 'not-an-object',
+};
 
 /** The JSON types a node allows: its `type`, or for an enum without one, the types of its values. */
 export function allowedTypes(node: SchemaNode): string[] {
@@ -28,7 +44,8 @@ export function allowedTypes(node: SchemaNode): string[] {
   return [...new Set((node.enum ?? []).map((v) => (JSON_TYPE(v) === 'integer' ? 'number' : JSON_TYPE(v))))];
 }
 
-const accepts = (allowed: readonly string[], v: unknown): boolean => allowed.includes(JSON_TYPE(v)) || (JSON_TYPE(v) === 'integer' && allowed.includes('number'));
+const accepts = (allowed: readonly string[], v: unknown): boolean =>
+  allowed.includes(JSON_TYPE(v)) || (JSON_TYPE(v) === 'integer' && allowed.includes('number'));
 
 /** A value of a JSON type the schema node does not allow. */
 export function wrongType(node: SchemaNode): unknown {
@@ -42,7 +59,8 @@ function sampleOf(node: SchemaNode, baseValue: unknown): unknown {
   if (node.enum?.length) return node.enum[0];
   const types = allowedTypes(node);
   if (types.includes('boolean')) return true;
-  if (types.includes('number') || types.includes('integer')) return node.minimum ?? (node.maximum !== undefined ? Math.min(node.maximum, 1) : 1);
+  if (types.includes('number') || types.includes('integer'))
+    return node.minimum ?? (node.maximum !== undefined ? Math.min(node.maximum, 1) : 1);
   return undefined;
 }
 
@@ -59,7 +77,9 @@ export function wrongTypes(node: SchemaNode, baseValue: unknown): { kind: string
   const candidates: { kind: string; value: unknown }[] = [
     { kind: 'wrong-type', value: wrongType(node) },
     { kind: 'wrong-type-string', value: 'not-a-value' },
-    ...(typeof sample === 'number' || typeof sample === 'boolean' ? [{ kind: 'wrong-type-string-form', value: String(sample) }] : []),
+    ...(typeof sample === 'number' || typeof sample === 'boolean'
+      ? [{ kind: 'wrong-type-string-form', value: String(sample) }]
+      : []),
     { kind: 'wrong-type-number', value: allowed.includes('boolean') ? 1 : 12345 },
     { kind: 'wrong-type-boolean', value: true },
     { kind: 'wrong-type-null', value: null },
@@ -87,7 +107,10 @@ export const primaryType = (node: SchemaNode): string | undefined => [node.type 
  */
 export function step(node: SchemaNode): number {
   if (primaryType(node) === 'integer') return 1;
-  const span = node.minimum !== undefined && node.maximum !== undefined ? node.maximum - node.minimum : Math.abs(node.maximum ?? node.minimum ?? 1) || 1;
+  const span =
+    node.minimum !== undefined && node.maximum !== undefined
+      ? node.maximum - node.minimum
+      : Math.abs(node.maximum ?? node.minimum ?? 1) || 1;
   return 10 ** (Math.floor(Math.log10(span)) - 2);
 }
 

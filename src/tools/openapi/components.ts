@@ -28,7 +28,10 @@ function resolveRef(ref: string, base: string, known: ReadonlyMap<string, Json>)
   if (!known.has(id)) throw new Error(`${base}: $ref ${ref} names no schema of schemas/`);
   if (!fragment) return { id, name: componentName(id) };
   const def = DEF.exec(fragment);
-  if (!def) throw new Error(`${base}: $ref ${ref} points inside a schema; only whole schemas and top-level $defs can be components`);
+  if (!def)
+    throw new Error(
+      `${base}: $ref ${ref} points inside a schema; only whole schemas and top-level $defs can be components`,
+    );
   return { id, name: componentName(id) + pascal(def[1]!) };
 }
 

@@ -11,7 +11,12 @@ export const TAGS: readonly { name: string; description: string; extension?: tru
   { name: 'voice-provider', description: "Text to speech with a voice provider's voices." },
   { name: 'cloud-provider', description: 'Text to speech with neural voices and SSML.' },
   { name: 'Account', description: 'The calling key.' },
-  { name: EXT, description: 'Routes the API document does not list: model list, task polling, media downloads, this document, the health check.', extension: true },
+  {
+    name: EXT,
+    description:
+      'Routes the API document does not list: model list, task polling, media downloads, this document, the health check.',
+    extension: true,
+  },
   { name: ADMIN, description: "The mock's admin API: fault rules, rate limits, the request journal.", extension: true },
 ];
 
@@ -26,11 +31,15 @@ const PHRASES: Readonly<Record<string, (v: unknown) => string>> = {
   resolutions: (v) => `resolutions ${(v as string[]).join(', ')}`,
   modes: (v) => `modes ${(v as string[]).join(', ')}`,
   styles: (v) => `styles ${(v as string[]).join(', ')}`,
-  response_formats: (v) => ((v as string[]).length ? `\`response_format\` ${(v as string[]).map((f) => `\`${f}\``).join(' or ')}` : '`response_format` not accepted'),
+  response_formats: (v) =>
+    (v as string[]).length
+      ? `\`response_format\` ${(v as string[]).map((f) => `\`${f}\``).join(' or ')}`
+      : '`response_format` not accepted',
   default_response_format: (v) => `images come back as \`${String(v)}\` by default`,
 };
 
-/** The models of a kind, grouped by the limits they share, as a Markdown list (per-model rules a schema cannot state). */
+/** The models of a kind, grouped by the limits they share, as a Markdown list (per-model rules a schema cannot state).
+ * */
 export function modelLimits(models: readonly Model[], kind: ModelKind): string {
   const groups = new Map<string, string[]>();
   for (const m of models.filter((x) => x.kind === kind)) {

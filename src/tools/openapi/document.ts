@@ -35,7 +35,9 @@ const DESCRIPTION = `The Unified AI Model Service API as served by unified-ai-mo
 - **Control headers** (\`X-Mock-Fault\`, \`Prefer\`, \`X-Mock-Pacing\`, \`X-Mock-Reply-Rule\`) inject faults, pace streams and pick replies; \`--no-fault-headers\` turns them off.`;
 
 /** The `servers` list: the given base URL. */
-export const serversFor = (url: string): Json[] => [{ url, description: 'The mock (paths also answer under /v1, see the description).' }];
+export const serversFor = (url: string): Json[] => [
+  { url, description: 'The mock (paths also answer under /v1, see the description).' },
+];
 
 /** Builds the OpenAPI 3.1 document of the operations table (pure: no I/O, stable key order). */
 export function buildOpenApi(input: OpenApiInput, serverUrl: string = DEFAULT_SERVER_URL): Json {
@@ -48,8 +50,15 @@ export function buildOpenApi(input: OpenApiInput, serverUrl: string = DEFAULT_SE
     if (item[method]) throw new Error(`Two operations for ${op.method} ${op.path}`);
     item[method] = operationObject(op, ctx);
   }
-  const roots = [...input.operations.flatMap((op) => [op.requestSchema, op.success.schema].filter((id): id is string => id !== undefined)), input.chunkSchema, input.errorSchema];
-  if (componentName(input.errorSchema) !== 'Error') throw new Error(`The error schema must be named Error, not ${componentName(input.errorSchema)}`);
+  const roots = [
+    ...input.operations.flatMap((op) =>
+      [op.requestSchema, op.success.schema].filter((id): id is string => id !== undefined),
+    ),
+    input.chunkSchema,
+    input.errorSchema,
+  ];
+  if (componentName(input.errorSchema) !== 'Error')
+    throw new Error(`The error schema must be named Error, not ${componentName(input.errorSchema)}`);
   const errors = errorComponents(input.errors);
   return {
     openapi: '3.1.0',
@@ -61,7 +70,11 @@ export function buildOpenApi(input: OpenApiInput, serverUrl: string = DEFAULT_SE
       license: { name: input.license, identifier: input.license },
     },
     servers: serversFor(serverUrl),
-    tags: TAGS.map((t) => ({ name: t.name, description: t.description, ...(t.extension ? { 'x-unified-ai-mock': { extension: true } } : {}) })),
+    tags: TAGS.map((t) => ({
+      name: t.name,
+      description: t.description,
+      ...(t.extension ? { 'x-unified-ai-mock': { extension: true } } : {}),
+    })),
     paths,
     components: {
       schemas: componentSchemas(roots, input.schemas),

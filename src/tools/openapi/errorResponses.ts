@@ -52,15 +52,22 @@ const HEADERS_OF: Readonly<Record<number, readonly string[]>> = {
 const headerRef = (name: string): Json => ({ $ref: `#/components/headers/${name}` });
 
 /** The components.examples name of an error table row, e.g. MISSING_KEY -> MissingKey. */
-const exampleName = (row: string): string => row.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
+const exampleName = (row: string): string =>
+  row.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
 
-const example = (template: ErrorTemplate, summary: string): Json => ({ summary, value: new ApiError(template).toBody() });
+const example = (template: ErrorTemplate, summary: string): Json => ({
+  summary,
+  value: new ApiError(template).toBody(),
+});
 
 /**
  * Error responses with examples rendered from the error table exactly as the mock sends them (the
  * messages are the defaults; most errors replace them with one that names the field or value).
  */
-export function errorComponents(table: Readonly<Record<string, ErrorTemplate>>): { responses: Record<string, Json>; examples: Record<string, Json> } {
+export function errorComponents(table: Readonly<Record<string, ErrorTemplate>>): {
+  responses: Record<string, Json>;
+  examples: Record<string, Json>;
+} {
   const examples: Record<string, Json> = {};
   const byStatus = new Map<number, string[]>();
   for (const [row, template] of Object.entries(table)) {
@@ -74,11 +81,15 @@ export function errorComponents(table: Readonly<Record<string, ErrorTemplate>>):
     const names = byStatus.get(Number(status)) ?? [];
     responses[name] = {
       description: WHEN[Number(status)],
-      headers: Object.fromEntries(['X-Request-Id', ...(HEADERS_OF[Number(status)] ?? [])].map((h) => [h, headerRef(h.replaceAll('-', ''))])),
+      headers: Object.fromEntries(
+        ['X-Request-Id', ...(HEADERS_OF[Number(status)] ?? [])].map((h) => [h, headerRef(h.replaceAll('-', ''))]),
+      ),
       content: {
         'application/json': {
           schema: schemaRef('Error'),
-          ...(names.length ? { examples: Object.fromEntries(names.map((n) => [n, { $ref: `#/components/examples/${n}` }])) } : {}),
+          ...(names.length
+            ? { examples: Object.fromEntries(names.map((n) => [n, { $ref: `#/components/examples/${n}` }])) }
+            : {}),
         },
       },
     };
@@ -92,33 +103,69 @@ export function errorComponents(table: Readonly<Record<string, ErrorTemplate>>):
       'Retry-After-Ms': headerRef('RetryAfterMs'),
       'X-Should-Retry': headerRef('XShouldRetry'),
     },
-    content: { 'application/json': { schema: schemaRef('Error'), examples: { InjectedServiceUnavailable: { $ref: '#/components/examples/InjectedServiceUnavailable' } } } },
+    content: {
+      'application/json': {
+        schema: schemaRef('Error'),
+        examples: { InjectedServiceUnavailable: { $ref: '#/components/examples/InjectedServiceUnavailable' } },
+      },
+    },
   };
   return { responses, examples };
 }
 
-const header = (description: string, schema: Json, extension = false): Json => ({ description, schema, ...(extension ? { 'x-unified-ai-mock': { extension: true } } : {}) });
+const header = (description: string, schema: Json, extension = false): Json => ({
+  description,
+  schema,
+  ...(extension ? { 'x-unified-ai-mock': { extension: true } } : {}),
+});
 
 /** The response headers the mock sends, by components.headers name. */
 export function headerComponents(): Record<string, Json> {
-  const limit = (what: string, kind: string, schema: Json) => header(`${what} (${kind}); sent to keys with a rate limit.`, schema);
+  const limit = (what: string, kind: string, schema: Json) =>
+    header(`${what} (${kind}); sent to keys with a rate limit.`, schema);
   return {
-    AcceptRanges: header('`bytes`: the body is also served in part, one byte range at a time (see the `Range` parameter).', { const: 'bytes' }),
+    AcceptRanges: header(
+      '`bytes`: the body is also served in part, one byte range at a time (see the `Range` parameter).',
+      { const: 'bytes' },
+    ),
     Allow: header('The methods the path accepts.', { type: 'string' }),
-    ContentRange: header('The bytes sent and the length of the whole body: `bytes a-b/LENGTH` on a 206, `bytes */LENGTH` on a 416.', {
+    ContentRange: header(
+      'The bytes sent and the length of the whole body: `bytes a-b/LENGTH` on a 206, `bytes */LENGTH` on a 416.',
+      {
+        type: 'string',
+        pattern: '^bytes (\\d+-\\d+|\\*)/\\d+$',
+      },
+    ),
+    RetryAfter: header('Seconds to wait before retrying (whole seconds, rounded up).', {
       type: 'string',
-      pattern: '^bytes (\\d+-\\d+|\\*)/\\d+$',
+      pattern: '^\\d+$',
     }),
-    RetryAfter: header('Seconds to wait before retrying (whole seconds, rounded up).', { type: 'string', pattern: '^\\d+$' }),
-    RetryAfterMs: header('Milliseconds to wait before retrying; the OpenAI SDKs prefer it to retry-after.', { type: 'string', pattern: '^\\d+$' }),
+    RetryAfterMs: header('Milliseconds to wait before retrying; the OpenAI SDKs prefer it to retry-after.', {
+      type: 'string',
+      pattern: '^\\d+$',
+    }),
     WWWAuthenticate: header('The Bearer challenge, e.g. `Bearer error="invalid_token"`.', { type: 'string' }),
     XRateLimitLimitRequests: limit('Requests allowed per window', 'requests', { type: 'string', pattern: '^\\d+$' }),
-    XRateLimitLimitTokens: limit('Tokens allowed per minute', 'tokens, chat only', { type: 'string', pattern: '^\\d+$' }),
-    XRateLimitRemainingRequests: limit('Requests left in this window, after this one', 'requests', { type: 'string', pattern: '^\\d+$' }),
-    XRateLimitRemainingTokens: limit('Tokens left in this minute', 'tokens, chat only', { type: 'string', pattern: '^\\d+$' }),
-    XRateLimitResetRequests: limit('Time until the window resets, e.g. `59.964s`, `120ms`, `6m0s`', 'requests', { type: 'string' }),
+    XRateLimitLimitTokens: limit('Tokens allowed per minute', 'tokens, chat only', {
+      type: 'string',
+      pattern: '^\\d+$',
+    }),
+    XRateLimitRemainingRequests: limit('Requests left in this window, after this one', 'requests', {
+      type: 'string',
+      pattern: '^\\d+$',
+    }),
+    XRateLimitRemainingTokens: limit('Tokens left in this minute', 'tokens, chat only', {
+      type: 'string',
+      pattern: '^\\d+$',
+    }),
+    XRateLimitResetRequests: limit('Time until the window resets, e.g. `59.964s`, `120ms`, `6m0s`', 'requests', {
+      type: 'string',
+    }),
     XRateLimitResetTokens: limit('Time until the token minute resets', 'tokens, chat only', { type: 'string' }),
-    XRequestId: header("The request id (the client's own X-Request-Id when it is plainly safe to echo); also in the request journal.", { type: 'string' }),
+    XRequestId: header(
+      "The request id (the client's own X-Request-Id when it is plainly safe to echo); also in the request journal.",
+      { type: 'string' },
+    ),
     XMockIgnoredFields: header(
       'Body fields the request schema does not list, accepted and ignored (a 400 `unknown_parameter` under --strict instead): JSON pointers such as `/tools` or `/messages/0/tool_calls`, comma-separated, characters outside a safe set percent-encoded, at most 32 fields and about 1 KiB (`...` ends a longer list). Absent when every field is known.',
       { type: 'string' },

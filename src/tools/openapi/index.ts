@@ -39,7 +39,8 @@ export function packageInput(): OpenApiInput {
 
 let cached: Json | undefined;
 
-/** The package's OpenAPI document, built once per process (its inputs never change) with the given server; shared, so read-only. */
+/** The package's OpenAPI document, built once per process (its inputs never change) with the given server; shared, so
+ * read-only. */
 export function openApiDocument(serverUrl: string = DEFAULT_SERVER_URL): Json {
   cached ??= buildOpenApi(packageInput());
   return { ...cached, servers: serversFor(serverUrl) };

@@ -14,17 +14,21 @@ export interface OperationContext {
 }
 
 /** `chat.completions` -> `chatCompletions`: an identifier code generators can use as a method name. */
-export const operationId = (id: string): string => id.replace(/[._-]+([a-zA-Z0-9])/g, (_m, c: string) => c.toUpperCase());
+export const operationId = (id: string): string =>
+  id.replace(/[._-]+([a-zA-Z0-9])/g, (_m, c: string) => c.toUpperCase());
 
 const respRef = (status: number): Json => ({ $ref: `#/components/responses/${ERROR_RESPONSES[status]}` });
 const headerRef = (name: string): Json => ({ $ref: `#/components/headers/${name}` });
 
 const LIMIT_HEADERS = ['Limit', 'Remaining', 'Reset'];
 
-/** The headers of a success: the request id, the rate-limit state for keyed operations, and whether it takes byte ranges. */
+/** The headers of a success: the request id, the rate-limit state for keyed operations, and whether it takes byte
+ * ranges. */
 function successHeaders(op: Operation): Json {
   const kinds = op.auth !== 'key' ? [] : op.countsTokens ? ['Requests', 'Tokens'] : ['Requests'];
-  const limits = kinds.flatMap((k) => LIMIT_HEADERS.map((l) => [`X-RateLimit-${l}-${k}`, headerRef(`XRateLimit${l}${k}`)]));
+  const limits = kinds.flatMap((k) =>
+    LIMIT_HEADERS.map((l) => [`X-RateLimit-${l}-${k}`, headerRef(`XRateLimit${l}${k}`)]),
+  );
   const ignored = op.requestSchema ? [['X-Mock-Ignored-Fields', headerRef('XMockIgnoredFields')]] : [];
   const ranges = op.success.ranges ? [['Accept-Ranges', headerRef('AcceptRanges')]] : [];
   return Object.fromEntries([['X-Request-Id', headerRef('XRequestId')], ...limits, ...ignored, ...ranges]);
@@ -34,7 +38,13 @@ function successHeaders(op: Operation): Json {
 function partialResponse(op: Operation, ctx: OperationContext): Json {
   if (!op.success.ranges) return {};
   const headers = { ...successHeaders(op), 'Content-Range': headerRef('ContentRange') };
-  return { '206': { description: 'Partial content: the bytes of the one range the `Range` header asked for.', headers, content: successContent(op, ctx) } };
+  return {
+    '206': {
+      description: 'Partial content: the bytes of the one range the `Range` header asked for.',
+      headers,
+      content: successContent(op, ctx),
+    },
+  };
 }
 
 /** The success content: a schema reference, binary media, and for chat the event stream too. */
@@ -43,7 +53,13 @@ function successContent(op: Operation, ctx: OperationContext): Json {
   if (contentType !== 'application/json') {
     return { [contentType]: { schema: { type: 'string', format: 'binary', contentMediaType: contentType } } };
   }
-  const content: Json = { 'application/json': { schema: schema ? schemaRef(componentName(schema)) : ((op.success.inline as Json | undefined) ?? { type: 'object' }) } };
+  const content: Json = {
+    'application/json': {
+      schema: schema
+        ? schemaRef(componentName(schema))
+        : ((op.success.inline as Json | undefined) ?? { type: 'object' }),
+    },
+  };
   if (op.success.streams) {
     content['text/event-stream'] = {
       schema: {
@@ -77,7 +93,8 @@ function description(op: Operation, ctx: OperationContext): string {
   const { doc } = op;
   const parts = [doc.description ?? ''];
   if (doc.models) parts.push(`Models the mock knows, and their limits:\n\n${modelLimits(ctx.models, doc.models)}`);
-  if (doc.voices) parts.push(`Voices the mock knows (\`voice_id\`): ${ctx.voices.map((v) => `\`${v.id}\``).join(', ')}.`);
+  if (doc.voices)
+    parts.push(`Voices the mock knows (\`voice_id\`): ${ctx.voices.map((v) => `\`${v.id}\``).join(', ')}.`);
   const others = pathsOf(op).slice(1);
   if (others.length) parts.push(`Also served at ${others.map((p) => `\`${p}\``).join(', ')}.`);
   return parts.filter(Boolean).join('\n\n');
@@ -93,9 +110,20 @@ export function operationObject(op: Operation, ctx: OperationContext): Json {
     description: description(op, ctx),
     operationId: operationId(op.id),
     ...(parameters.length ? { parameters } : {}),
-    ...(op.requestSchema ? { requestBody: { required: true, content: { 'application/json': { schema: schemaRef(componentName(op.requestSchema)) } } } } : {}),
+    ...(op.requestSchema
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: schemaRef(componentName(op.requestSchema)) } },
+          },
+        }
+      : {}),
     responses: {
-      [status]: { description: status === '201' ? 'Created.' : 'Success.', headers: successHeaders(op), content: successContent(op, ctx) },
+      [status]: {
+        description: status === '201' ? 'Created.' : 'Success.',
+        headers: successHeaders(op),
+        content: successContent(op, ctx),
+      },
       ...partialResponse(op, ctx),
       ...errorResponses(op),
     },

@@ -3,7 +3,12 @@ import type { Json } from './components.js';
 
 const EXTENSION = { 'x-unified-ai-mock': { extension: true } };
 
-const controlHeader = (name: string, description: string, example: string, schema: Json = { type: 'string' }): Json => ({
+const controlHeader = (
+  name: string,
+  description: string,
+  example: string,
+  schema: Json = { type: 'string' },
+): Json => ({
   name,
   in: 'header',
   required: false,
@@ -34,7 +39,8 @@ export function parameterComponents(outputFormats: readonly string[], defaultFor
       name: 'X-Microsoft-OutputFormat',
       in: 'header',
       required: false,
-      description: 'The audio format of the answer, as the cloud provider names it. Mock extension: the API document does not list it.',
+      description:
+        'The audio format of the answer, as the cloud provider names it. Mock extension: the API document does not list it.',
       schema: { enum: [...outputFormats], default: defaultFormat },
       ...EXTENSION,
     },
@@ -63,7 +69,12 @@ const componentOfHeader = (header: string): string => header.replaceAll('-', '')
 
 /** The parameters of an operation: its path parameters, then the headers that apply to it. */
 export function parametersOf(op: Operation): Json[] {
-  const path = [...op.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1]!, in: 'path', required: true, schema: { type: 'string' } }));
+  const path = [...op.path.matchAll(/:(\w+)/g)].map((m) => ({
+    name: m[1]!,
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
   const headers = faultable(op) ? [ref('XMockFault'), ref('Prefer')] : [];
   for (const name of op.headers ?? []) headers.push(ref(componentOfHeader(name)));
   if (op.success.ranges) headers.push(ref('Range'));
@@ -79,7 +90,8 @@ export function securitySchemes(): Record<string, Json> {
     bearerAuth: {
       type: 'http',
       scheme: 'bearer',
-      description: 'An API key in `Authorization: Bearer <API_KEY>`. The mock accepts the keys it is configured with; `unified-ai-mock serve` prints them.',
+      description:
+        'An API key in `Authorization: Bearer <API_KEY>`. The mock accepts the keys it is configured with; `unified-ai-mock serve` prints them.',
     },
     adminToken: {
       type: 'http',

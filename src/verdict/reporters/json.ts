@@ -1,6 +1,7 @@
 import type { Report, Reporter } from '../report.js';
 
-/** One JSON document: the run, a summary, and one object per case with its level, request, verdict and failures (a `warn` verdict's too). */
+/** One JSON document: the run, a summary, and one object per case with its level, request, verdict and failures (a
+ * `warn` verdict's too). */
 export function jsonReporter(): Reporter {
   return {
     end({ info, results, summary }: Report) {

@@ -20,19 +20,28 @@ export const seconds = (ms: number): string => (ms / 1000).toFixed(3);
 type Failure = CheckFailure<string>;
 
 /** The start of a `<testcase>` element; a passed case closes it with `/>`. */
-export const testcaseHead = (classname: string, name: string, ms: number): string => `    <testcase classname="${xml(classname)}" name="${xml(name)}" time="${seconds(ms)}"`;
+export const testcaseHead = (classname: string, name: string, ms: number): string =>
+  `    <testcase classname="${xml(classname)}" name="${xml(name)}" time="${seconds(ms)}"`;
 
 /** A skipped testcase, with why. */
-export const skippedTestcase = (head: string, message: string): string => `${head}>\n      <skipped message="${xml(message)}"/>\n    </testcase>`;
+export const skippedTestcase = (head: string, message: string): string =>
+  `${head}>\n      <skipped message="${xml(message)}"/>\n    </testcase>`;
 
-/** A failed testcase: every failure in the message (cut to 500 characters), the first one's check as the type (else `type`), and `detail` as the text. */
-export function failedTestcase(head: string, failures: readonly Failure[], type: string, detail: readonly string[]): string {
+/** A failed testcase: every failure in the message (cut to 500 characters), the first one's check as the type (else
+ * `type`), and `detail` as the text. */
+export function failedTestcase(
+  head: string,
+  failures: readonly Failure[],
+  type: string,
+  detail: readonly string[],
+): string {
   const message = failures.map((f) => `expected ${f.expected}, got ${f.actual}`).join('; ');
   return `${head}>\n      <failure message="${xml(message.slice(0, 500))}" type="${xml(failures[0]?.check ?? type)}">${xml(detail.join('\n'))}</failure>\n    </testcase>`;
 }
 
 /** A failure's expected and actual, one line each, for the text of a failed testcase. */
-export const failureLines = (failures: readonly Failure[]): string[] => failures.map((f) => `[${f.check}] expected: ${f.expected}\n[${f.check}] actual:   ${f.actual}`);
+export const failureLines = (failures: readonly Failure[]): string[] =>
+  failures.map((f) => `[${f.check}] expected: ${f.expected}\n[${f.check}] actual:   ${f.actual}`);
 
 /**
  * A warning: JUnit has no such status, and CI tools (GitHub, GitLab, Jenkins) show `<skipped>` as
@@ -49,10 +58,15 @@ function testcase(r: CaseResult): string {
   if (r.verdict === 'pass') return `${head}/>`;
   if (r.verdict === 'warn') return warnedTestcase(head, r);
   if (r.verdict !== 'fail') return skippedTestcase(head, `${r.verdict}: ${r.reason ?? ''}`);
-  return failedTestcase(head, r.failures, 'status', [`rule: ${r.case.rule}`, ...requestLines(r), ...failureLines(r.failures)]);
+  return failedTestcase(head, r.failures, 'status', [
+    `rule: ${r.case.rule}`,
+    ...requestLines(r),
+    ...failureLines(r.failures),
+  ]);
 }
 
-/** JUnit XML: one testsuite per operation, one testcase per case; inconclusive and not applicable are skipped, a warning passes with its text. */
+/** JUnit XML: one testsuite per operation, one testcase per case; inconclusive and not applicable are skipped, a
+ * warning passes with its text. */
 export function junitReporter(): Reporter {
   return {
     end({ results, summary }: Report) {

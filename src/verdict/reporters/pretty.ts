@@ -2,7 +2,13 @@ import { formatCost } from '../cost.js';
 import { countsLine, requestLines, type Report, type Reporter, type RunInfo } from '../report.js';
 import type { CaseResult } from '../types.js';
 
-const MARK: Record<CaseResult['verdict'], string> = { pass: '.', fail: 'F', warn: 'W', inconclusive: '?', 'not-applicable': '-' };
+const MARK: Record<CaseResult['verdict'], string> = {
+  pass: '.',
+  fail: 'F',
+  warn: 'W',
+  inconclusive: '?',
+  'not-applicable': '-',
+};
 const WIDTH = 60;
 
 /** Console output: a header, one mark per case as it finishes, then failures in detail and the counts. */
@@ -11,8 +17,11 @@ export function prettyReporter(write: (text: string) => void): Reporter {
   return {
     start(info: RunInfo) {
       const billable = info.cases.filter((c) => c.billable).length;
-      write(`Conformance (${info.profile} profile) of ${info.target}: ${info.cases.length} cases, ${billable} billable\n`);
-      if (info.faultHeaders !== undefined) write(`Fault headers: ${info.faultHeaders ? 'supported' : 'not supported (fault cases are not applicable)'}\n`);
+      write(
+        `Conformance (${info.profile} profile) of ${info.target}: ${info.cases.length} cases, ${billable} billable\n`,
+      );
+      if (info.faultHeaders !== undefined)
+        write(`Fault headers: ${info.faultHeaders ? 'supported' : 'not supported (fault cases are not applicable)'}\n`);
       write('(. pass  F fail  W warning  ? inconclusive  - not applicable)\n');
     },
     result(r: CaseResult, done: number, total: number) {
@@ -28,9 +37,17 @@ export function prettyReporter(write: (text: string) => void): Reporter {
       const detail = (title: string, shown: readonly CaseResult[]) => {
         if (shown.length) out.push('', title);
         shown.forEach((r, i) => {
-          out.push('', `${i + 1}) ${r.case.id}: ${r.case.description}`, `   ${r.case.level === 'should' ? 'should:  ' : 'rule:    '} ${r.case.rule}`);
+          out.push(
+            '',
+            `${i + 1}) ${r.case.id}: ${r.case.description}`,
+            `   ${r.case.level === 'should' ? 'should:  ' : 'rule:    '} ${r.case.rule}`,
+          );
           requestLines(r).forEach((line, j) => out.push(`   ${j ? '          ' : 'request:  '}${line}`));
-          for (const f of r.failures) out.push(`   expected: ${f.expected}${f.check === 'status' ? '' : ` [${f.check}]`}`, `   actual:   ${f.actual}`);
+          for (const f of r.failures)
+            out.push(
+              `   expected: ${f.expected}${f.check === 'status' ? '' : ` [${f.check}]`}`,
+              `   actual:   ${f.actual}`,
+            );
         });
       };
       detail(
@@ -44,9 +61,18 @@ export function prettyReporter(write: (text: string) => void): Reporter {
       const inconclusive = results.filter((r) => r.verdict === 'inconclusive');
       if (inconclusive.length) out.push('', 'Inconclusive:', ...inconclusive.map((r) => `  ${r.case.id}: ${r.reason}`));
       const reasons = new Map<string, number>();
-      for (const r of results) if (r.verdict === 'not-applicable') reasons.set(r.reason!, (reasons.get(r.reason!) ?? 0) + 1);
-      if (reasons.size) out.push('', 'Not applicable:', ...[...reasons].map(([reason, n]) => `  ${n} case${n === 1 ? '' : 's'}: ${reason}`));
-      out.push('', `${summary.total} cases in ${(summary.ms / 1000).toFixed(1)} s; ${summary.billable} billable sent, estimated paid units: ${formatCost(summary.cost)}`);
+      for (const r of results)
+        if (r.verdict === 'not-applicable') reasons.set(r.reason!, (reasons.get(r.reason!) ?? 0) + 1);
+      if (reasons.size)
+        out.push(
+          '',
+          'Not applicable:',
+          ...[...reasons].map(([reason, n]) => `  ${n} case${n === 1 ? '' : 's'}: ${reason}`),
+        );
+      out.push(
+        '',
+        `${summary.total} cases in ${(summary.ms / 1000).toFixed(1)} s; ${summary.billable} billable sent, estimated paid units: ${formatCost(summary.cost)}`,
+      );
       out.push(countsLine(summary), '');
       return out.join('\n');
     },

@@ -8,7 +8,8 @@ const block = (text: string, indent: string) =>
     .join('\n')}`;
 const directive = (s: string) => s.replace(/[#\n\\]/g, ' ');
 
-/** TAP version 13: a plan line, one test point per case, YAML diagnostics for failures and warnings (`ok`, severity: warning); inconclusive and not applicable are SKIP. */
+/** TAP version 13: a plan line, one test point per case, YAML diagnostics for failures and warnings (`ok`, severity:
+ * warning); inconclusive and not applicable are SKIP. */
 export function tapReporter(): Reporter {
   return {
     end({ results, summary }: Report) {
@@ -16,14 +17,25 @@ export function tapReporter(): Reporter {
       results.forEach((r, i) => {
         const name = `${r.case.id} - ${directive(r.case.description)}`;
         if (r.verdict === 'pass') out.push(`ok ${i + 1} - ${name}`);
-        else if (r.verdict !== 'fail' && r.verdict !== 'warn') out.push(`ok ${i + 1} - ${name} # SKIP ${r.verdict}: ${directive(r.reason ?? '')}`);
+        else if (r.verdict !== 'fail' && r.verdict !== 'warn')
+          out.push(`ok ${i + 1} - ${name} # SKIP ${r.verdict}: ${directive(r.reason ?? '')}`);
         else {
-          // A warning is a test point that passes, its departure in the diagnostics (TODO would say it is expected to fail).
+          // A warning is a test point that passes, its departure in the diagnostics (TODO would say it is expected to
+          // fail).
           const warned = r.verdict === 'warn';
           out.push(`${warned ? 'ok' : 'not ok'} ${i + 1} - ${name}`, '  ---');
           if (warned) out.push('  severity: warning', '  level: should');
-          out.push(`  rule: ${JSON.stringify(r.case.rule)}`, `  request: ${block(requestLines(r).join('\n'), '    ')}`, '  failures:');
-          for (const f of r.failures) out.push(`    - check: ${f.check}`, `      expected: ${JSON.stringify(f.expected)}`, `      actual: ${JSON.stringify(f.actual)}`);
+          out.push(
+            `  rule: ${JSON.stringify(r.case.rule)}`,
+            `  request: ${block(requestLines(r).join('\n'), '    ')}`,
+            '  failures:',
+          );
+          for (const f of r.failures)
+            out.push(
+              `    - check: ${f.check}`,
+              `      expected: ${JSON.stringify(f.expected)}`,
+              `      actual: ${JSON.stringify(f.actual)}`,
+            );
           out.push('  ...');
         }
       });

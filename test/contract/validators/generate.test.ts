@@ -26,10 +26,24 @@ function corpus(): unknown[] {
     ttsModel: 'eleven_multilingual_v2',
     imageUrl: 'https://example.com/a.png',
   };
-  const bodies: unknown[] = loadSuite(compiled, values).cases.flatMap((c) => (c.request.body === undefined ? [] : [c.request.body]));
-  for (const f of readdirSync(FIXTURES_DIR).filter((n) => n.endsWith('.json'))) bodies.push(JSON.parse(readFileSync(join(FIXTURES_DIR, f), 'utf8')));
-  bodies.push(...Object.values(VALID), null, [], 'text', 42, {}, { port: 'x', keys: [{}], pacing: { tokensPerSecond: -1 }, publicUrl: 'not a url' });
-  bodies.push({ image: 'data:image/png;base64,!!', prompt: 'x' }, { image: 'aGVsbG8=', prompt: 'x', image_url: 'https://example.com/a.png' });
+  const bodies: unknown[] = loadSuite(compiled, values).cases.flatMap((c) =>
+    c.request.body === undefined ? [] : [c.request.body],
+  );
+  for (const f of readdirSync(FIXTURES_DIR).filter((n) => n.endsWith('.json')))
+    bodies.push(JSON.parse(readFileSync(join(FIXTURES_DIR, f), 'utf8')));
+  bodies.push(
+    ...Object.values(VALID),
+    null,
+    [],
+    'text',
+    42,
+    {},
+    { port: 'x', keys: [{}], pacing: { tokensPerSecond: -1 }, publicUrl: 'not a url' },
+  );
+  bodies.push(
+    { image: 'data:image/png;base64,!!', prompt: 'x' },
+    { image: 'aGVsbG8=', prompt: 'x', image_url: 'https://example.com/a.png' },
+  );
   return bodies;
 }
 
@@ -57,10 +71,21 @@ test('generated validators give the same errors as compiled ones, for every sche
 });
 
 test('verbose error data survives generation: the schema and data validation.ts reads', () => {
-  const [e] = generated.check(schemaId('chat-request.json'), { model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 9 });
+  const [e] = generated.check(schemaId('chat-request.json'), {
+    model: 'm',
+    messages: [{ role: 'user', content: 'x' }],
+    temperature: 9,
+  });
   assert.is(e?.keyword, 'maximum');
   assert.is(e?.data, 9);
-  assert.equal(e?.parentSchema, compiled.check(schemaId('chat-request.json'), { model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 9 })[0]?.parentSchema);
+  assert.equal(
+    e?.parentSchema,
+    compiled.check(schemaId('chat-request.json'), {
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      temperature: 9,
+    })[0]?.parentSchema,
+  );
 });
 
 test('the module needs only Ajv runtime helpers and the formats it is handed', () => {
@@ -79,7 +104,10 @@ test('a module generated from other schemas is not used: the registry compiles i
   writeFileSync(stale, readFileSync(file, 'utf8').replace(/exports\.hash = "[0-9a-f]+"/, 'exports.hash = "0"'));
   const reg = new SchemaRegistry(SCHEMAS_DIR, stale);
   assert.not.ok(reg.generated);
-  assert.is(reg.check(strictId(schemaId('voice-tts-request.json')), { ...VALID['voice.tts'], extra: 1 })[0]?.keyword, 'additionalProperties');
+  assert.is(
+    reg.check(strictId(schemaId('voice-tts-request.json')), { ...VALID['voice.tts'], extra: 1 })[0]?.keyword,
+    'additionalProperties',
+  );
   assert.not.ok(new SchemaRegistry(SCHEMAS_DIR, join(dir, 'missing.cjs')).generated);
 });
 
@@ -90,7 +118,10 @@ test('a schema that breaks the meta-schema, or a duplicate $id, fails the build'
     assert.throws(() => generateModule(bad), /schema is invalid/);
     rmSync(join(bad, 'a.json'));
     writeFileSync(join(bad, 'a-request.json'), JSON.stringify({ $id: schemaId('a-request.json'), type: 'object' }));
-    writeFileSync(join(bad, 'a-request.strict.json'), JSON.stringify({ $id: schemaId('a-request.strict.json'), type: 'object' }));
+    writeFileSync(
+      join(bad, 'a-request.strict.json'),
+      JSON.stringify({ $id: schemaId('a-request.strict.json'), type: 'object' }),
+    );
     assert.throws(() => generateModule(bad), /duplicate \$id/);
     assert.throws(() => new SchemaRegistry(bad), /duplicate \$id/);
   } finally {

@@ -22,7 +22,11 @@ function rejects(fn: () => unknown, message: RegExp, param = 'x-mock-fault'): vo
 }
 
 test('every directive of the grammar is read, with spaces and any case', () => {
-  assert.equal(parseFaultHeader('status=503; retry-after=2.5 ;no-retry', LIMITS), { status: 503, retryAfter: 2.5, noRetry: true });
+  assert.equal(parseFaultHeader('status=503; retry-after=2.5 ;no-retry', LIMITS), {
+    status: 503,
+    retryAfter: 2.5,
+    noRetry: true,
+  });
   assert.equal(parseFaultHeader('DELAY = 250;reset', LIMITS), { delayMs: 250, reset: true });
   assert.equal(parseFaultHeader('empty', LIMITS), { empty: true });
   assert.equal(parseFaultHeader('malformed;stream-cut=3', LIMITS), { malformed: true, streamCut: 3 });
@@ -71,11 +75,24 @@ test('Prefer and X-Mock-Fault merge; disagreement and conflicts are refused', ()
   assert.is(faultFromHeaders({}, LIMITS), undefined);
   assert.is(faultFromHeaders({ 'x-mock-fault': '  ' }, LIMITS), undefined);
   assert.equal(faultFromHeaders({ prefer: 'code=503' }, LIMITS), { status: 503 });
-  assert.equal(faultFromHeaders({ prefer: 'code=503', 'x-mock-fault': 'retry-after=2;delay=10' }, LIMITS), { status: 503, retryAfter: 2, delayMs: 10 });
+  assert.equal(faultFromHeaders({ prefer: 'code=503', 'x-mock-fault': 'retry-after=2;delay=10' }, LIMITS), {
+    status: 503,
+    retryAfter: 2,
+    delayMs: 10,
+  });
   assert.equal(faultFromHeaders({ prefer: 'code=503', 'x-mock-fault': 'status=503' }, LIMITS), { status: 503 });
-  assert.equal(faultFromHeaders({ 'x-mock-fault': ['status=500', 'no-retry'] }, LIMITS), { status: 500, noRetry: true });
-  rejects(() => faultFromHeaders({ prefer: 'code=503', 'x-mock-fault': 'status=500' }, LIMITS), /status=500 disagrees with 'Prefer: code=503'/);
-  rejects(() => faultFromHeaders({ prefer: 'code=503', 'x-mock-fault': 'reset' }, LIMITS), /'reset' and 'status' cannot be combined \(Prefer: code=503 counts as status=503\)/);
+  assert.equal(faultFromHeaders({ 'x-mock-fault': ['status=500', 'no-retry'] }, LIMITS), {
+    status: 500,
+    noRetry: true,
+  });
+  rejects(
+    () => faultFromHeaders({ prefer: 'code=503', 'x-mock-fault': 'status=500' }, LIMITS),
+    /status=500 disagrees with 'Prefer: code=503'/,
+  );
+  rejects(
+    () => faultFromHeaders({ prefer: 'code=503', 'x-mock-fault': 'reset' }, LIMITS),
+    /'reset' and 'status' cannot be combined \(Prefer: code=503 counts as status=503\)/,
+  );
 });
 
 test('a fault is described in header form, in a fixed order', () => {

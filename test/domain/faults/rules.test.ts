@@ -5,7 +5,11 @@ import { FaultRules, MAX_RULES, RuleError, type RequestFacts } from '../../../sr
 import { resolveConfig, ConfigError } from '../../../src/domain/config.js';
 import { schemas } from '../../support/index.js';
 
-const CONTEXT = { operations: ['chat.completions', 'images.generate', 'me'], keyLabels: ['default', 'limited'], limits: { maxDelayMs: 1000 } };
+const CONTEXT = {
+  operations: ['chat.completions', 'images.generate', 'me'],
+  keyLabels: ['default', 'limited'],
+  limits: { maxDelayMs: 1000 },
+};
 const rules = () => new FaultRules(schemas(), CONTEXT);
 const CHAT: RequestFacts = {
   operation: 'chat.completions',
@@ -42,8 +46,16 @@ test('a rule matches on operation, key label, model, header and body fields', ()
   r.add({ id: 'op', match: { operation: ['images.generate'] }, fault: { status: 500 } });
   r.add({ id: 'key', match: { key: 'limited' }, fault: { status: 501 } });
   r.add({ id: 'header', match: { headers: { 'X-Tenant': 'acme' } }, fault: { status: 502 } });
-  r.add({ id: 'body', match: { operation: 'chat.completions', model: 'gpt-4o', body: { 'stream_options.include_usage': true } }, fault: { status: 503 } });
-  r.add({ id: 'nested', match: { body: { stream_options: { include_usage: true }, stream: true } }, fault: { status: 504 } });
+  r.add({
+    id: 'body',
+    match: { operation: 'chat.completions', model: 'gpt-4o', body: { 'stream_options.include_usage': true } },
+    fault: { status: 503 },
+  });
+  r.add({
+    id: 'nested',
+    match: { body: { stream_options: { include_usage: true }, stream: true } },
+    fault: { status: 504 },
+  });
   const pick = (facts: Partial<RequestFacts>) => r.pick({ ...CHAT, ...facts })?.fault.status;
   assert.is(pick({ operation: 'images.generate' }), 500);
   assert.is(pick({ keyLabel: 'limited' }), 501);
@@ -115,10 +127,22 @@ test('a bad rule is refused with a message and the field it concerns', () => {
   refused(() => r.add({ fault: { status: 200 } }), /fault.status/, 'fault.status');
   refused(() => r.add({ fault: {} }), /fault/, 'fault');
   refused(() => r.add({ fault: { status: 500 }, seed: 3 }), /probability/, null);
-  refused(() => r.add({ fault: { reset: true, status: 500 } }), /Invalid fault: 'reset' and 'status' cannot be combined/, 'fault');
+  refused(
+    () => r.add({ fault: { reset: true, status: 500 } }),
+    /Invalid fault: 'reset' and 'status' cannot be combined/,
+    'fault',
+  );
   refused(() => r.add({ fault: { delayMs: 5000 } }), /above the server maximum of 1000 ms/, 'fault');
-  refused(() => r.add({ match: { operation: 'chat' }, fault: { status: 500 } }), /Unknown operation 'chat'. Use one of: chat.completions/, 'match.operation');
-  refused(() => r.add({ match: { key: 'nobody' }, fault: { status: 500 } }), /No configured key has the label 'nobody'/, 'match.key');
+  refused(
+    () => r.add({ match: { operation: 'chat' }, fault: { status: 500 } }),
+    /Unknown operation 'chat'. Use one of: chat.completions/,
+    'match.operation',
+  );
+  refused(
+    () => r.add({ match: { key: 'nobody' }, fault: { status: 500 } }),
+    /No configured key has the label 'nobody'/,
+    'match.key',
+  );
   r.add({ id: 'x', fault: { status: 500 } });
   refused(() => r.add({ id: 'x', fault: { status: 500 } }), /already exists/, 'id', 409);
 });
@@ -135,7 +159,9 @@ function biggestRule(): Record<string, unknown> {
       operation: Array.from({ length: 32 }, () => 'chat.completions'),
       model: s(256),
       headers: map(16, () => s(1024)),
-      body: map(16, (i) => (i % 3 === 0 ? s(1024) : i % 3 === 1 ? Array.from({ length: 8 }, () => s(256)) : map(8, () => s(256)))),
+      body: map(16, (i) =>
+        i % 3 === 0 ? s(1024) : i % 3 === 1 ? Array.from({ length: 8 }, () => s(256)) : map(8, () => s(256)),
+      ),
     },
     fault: { status: 503 },
   };
@@ -162,7 +188,10 @@ test('an over-large rule is refused, naming the field', () => {
     [{ match: { body: { model: over(20_000) } } }, 'match.body.model'],
     [{ match: { body: { stop: Array.from({ length: 9 }, () => 'a') } } }, 'match.body.stop'],
     [{ match: { body: { stop: [over(257)] } } }, 'match.body.stop[0]'],
-    [{ match: { body: { stream_options: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, true])) } } }, 'match.body.stream_options'],
+    [
+      { match: { body: { stream_options: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, true])) } } },
+      'match.body.stream_options',
+    ],
     [{ match: { body: { stream_options: { a: over(257) } } } }, 'match.body.stream_options.a'],
     [{ match: { body: { stream_options: { [over(65)]: true } } } }, 'match.body.stream_options'],
     [{ match: { body: { stream_options: { nested: { deeper: true } } } } }, 'match.body.stream_options.nested'],
@@ -182,7 +211,9 @@ test('an over-large rule is refused, naming the field', () => {
 });
 
 test('an over-large rule in the config is a ConfigError naming the field', () => {
-  const input = { faultRules: [{ fault: { status: 503 } }, { match: { body: { model: 'x'.repeat(2000) } }, fault: { status: 503 } }] };
+  const input = {
+    faultRules: [{ fault: { status: 503 } }, { match: { body: { model: 'x'.repeat(2000) } }, fault: { status: 503 } }],
+  };
   try {
     resolveConfig(input as never, schemas());
   } catch (err) {

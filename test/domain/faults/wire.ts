@@ -21,12 +21,20 @@ export interface Exchange {
 export function exchange(
   url: string,
   path: string,
-  opts: { body?: unknown; headers?: Record<string, string>; key?: string; signal?: AbortSignal; onData?: (soFar: string) => boolean } = {},
+  opts: {
+    body?: unknown;
+    headers?: Record<string, string>;
+    key?: string;
+    signal?: AbortSignal;
+    onData?: (soFar: string) => boolean;
+  } = {},
 ): Promise<Exchange> {
   const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
   const headers: Record<string, string> = {
     authorization: `Bearer ${opts.key ?? KEY}`,
-    ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+    ...(payload === undefined
+      ? {}
+      : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
     ...opts.headers,
   };
   return new Promise((resolve) => {
@@ -37,19 +45,23 @@ export function exchange(
       out.text = out.bytes.toString('utf8');
       resolve(out);
     };
-    const req = httpRequest(new URL(path, url), { method: payload === undefined ? 'GET' : 'POST', headers, agent: false, signal: opts.signal }, (res) => {
-      out.status = res.statusCode;
-      out.headers = res.headers;
-      res.on('data', (c: Buffer) => {
-        chunks.push(c);
-        if (opts.onData?.(Buffer.concat(chunks).toString('utf8'))) req.destroy();
-      });
-      res.on('error', (err) => (out.error ??= err));
-      res.on('close', () => {
-        out.complete = res.complete;
-        done();
-      });
-    });
+    const req = httpRequest(
+      new URL(path, url),
+      { method: payload === undefined ? 'GET' : 'POST', headers, agent: false, signal: opts.signal },
+      (res) => {
+        out.status = res.statusCode;
+        out.headers = res.headers;
+        res.on('data', (c: Buffer) => {
+          chunks.push(c);
+          if (opts.onData?.(Buffer.concat(chunks).toString('utf8'))) req.destroy();
+        });
+        res.on('error', (err) => (out.error ??= err));
+        res.on('close', () => {
+          out.complete = res.complete;
+          done();
+        });
+      },
+    );
     req.on('error', (err) => {
       out.error ??= err;
       if (out.status === undefined) done();

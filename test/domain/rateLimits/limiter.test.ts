@@ -63,7 +63,10 @@ test('tokens per minute: charged after use, refusing once the window is spent', 
 });
 
 test('snapshot shows what is left without counting; reset gives every key its allowance back', () => {
-  const { limiter, keys, advance } = setup([{ key: 'free' }, { key: 'k4', label: 'l', rateLimit: { requests: 3, windowMs: 1000, tokensPerMinute: 10 } }]);
+  const { limiter, keys, advance } = setup([
+    { key: 'free' },
+    { key: 'k4', label: 'l', rateLimit: { requests: 3, windowMs: 1000, tokensPerMinute: 10 } },
+  ]);
   const k = keys[1]!;
   assert.equal(
     limiter.snapshot(keys).map((s) => [s.requests, s.tokens]),

@@ -22,7 +22,11 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 async function run(argv: string[], signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await clientCheck(argv, { startMock }, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), ...(signal ? { signal } : {}) });
+  const code = await clientCheck(
+    argv,
+    { startMock },
+    { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), ...(signal ? { signal } : {}) },
+  );
   return { code, stdout, stderr };
 }
 
@@ -38,7 +42,10 @@ test('usage errors exit 2 and say what is wrong', async () => {
     [[], /no command to check: give it after '--'/],
     [['node', 'x.mjs'], /unexpected argument 'node': put the command to check after '--'/],
     [['--reporter', 'tap', '--', 'node'], /--reporter must be one of pretty, json, junit, got 'tap'/],
-    [['--client-timeout', 'soon', '--', 'node'], /--client-timeout must be a whole number of ms from 1 to 300000, got 'soon'/],
+    [
+      ['--client-timeout', 'soon', '--', 'node'],
+      /--client-timeout must be a whole number of ms from 1 to 300000, got 'soon'/,
+    ],
     [['--client-timeout', '0', '--', 'node'], /--client-timeout must be/],
     [['--output', 'x.json', '--', 'node'], /--output must follow the --reporter it is for/],
     [['--reporter', 'json', '--reporter', 'junit', '--', 'node'], /only one reporter can write to standard output/],
@@ -51,13 +58,16 @@ test('usage errors exit 2 and say what is wrong', async () => {
     assert.match(out.stderr, message, argv.join(' '));
     assert.match(out.stderr, /Run 'unified-ai-mock client-check --help' for the options/);
   }
-  assert.equal(parseClientCheckArgs(['--scenario', 'a, b', '--scenario', 'c', '--client-timeout', '250', '--', 'node', '--flag']), {
-    scenarios: ['a', 'b', 'c'],
-    clientTimeoutMs: 250,
-    reporters: [{ name: 'pretty' }],
-    list: false,
-    command: ['node', '--flag'],
-  });
+  assert.equal(
+    parseClientCheckArgs(['--scenario', 'a, b', '--scenario', 'c', '--client-timeout', '250', '--', 'node', '--flag']),
+    {
+      scenarios: ['a', 'b', 'c'],
+      clientTimeoutMs: 250,
+      reporters: [{ name: 'pretty' }],
+      list: false,
+      command: ['node', '--flag'],
+    },
+  );
 });
 
 test('--help and --list exit 0 and run nothing', async () => {
@@ -66,7 +76,10 @@ test('--help and --list exit 0 and run nothing', async () => {
   assert.match(help.stdout, /^Usage: unified-ai-mock client-check \[options\] -- <command> \[args\.\.\.\]/);
   const list = await run(['--list', '--scenario', 'no-retry']);
   assert.is(list.code, 0);
-  assert.match(list.stdout, /^bad-request-400 {2}\[no-retry\]\n {2}400: never retried\n {2}a good client: Reports the error after one attempt\./);
+  assert.match(
+    list.stdout,
+    /^bad-request-400 {2}\[no-retry\]\n {2}400: never retried\n {2}a good client: Reports the error after one attempt\./,
+  );
   assert.match(list.stdout, /should-retry-false/);
   assert.not.match(list.stdout, /stream-cut/);
 });
@@ -103,9 +116,18 @@ test('reports: pretty with progress on stdout, JSON and JUnit to files; a failed
   assert.match(out.stdout, /^Client check of [^]* \(no client timeout declared\): 3 scenarios\n/);
   assert.match(out.stdout, /\n {2}pass {2}bad-request-400 {5}1 attempt: 400; exit 1 \(\d+\.\d s\) {2}\[1\/3\]\n/);
   assert.match(out.stdout, /\n {2}FAIL {2}same-body-on-retry {2}1 attempt: 500; exit 1 .*\[2\/3\]\n/);
-  assert.match(out.stdout, /\n {2}n\/a {3}stream-cut {10}the client never streamed an answer \(stream: true\) \(\d+\.\d s\) {2}\[3\/3\]\n/);
-  assert.match(out.stdout, /Failures:\n\n1\) same-body-on-retry: A retry sends the same request body\n {3}why: {6}A retry is the same request again/);
-  assert.match(out.stdout, /expected: at least 2 attempts \(it retries\) \[attempts\]\n {3}actual: {3}1 attempt \(status 500\)\n/);
+  assert.match(
+    out.stdout,
+    /\n {2}n\/a {3}stream-cut {10}the client never streamed an answer \(stream: true\) \(\d+\.\d s\) {2}\[3\/3\]\n/,
+  );
+  assert.match(
+    out.stdout,
+    /Failures:\n\n1\) same-body-on-retry: A retry sends the same request body\n {3}why: {6}A retry is the same request again/,
+  );
+  assert.match(
+    out.stdout,
+    /expected: at least 2 attempts \(it retries\) \[attempts\]\n {3}actual: {3}1 attempt \(status 500\)\n/,
+  );
   assert.match(
     out.stdout,
     /journal: {2}#1, at 0 ms, \d+ ms long, status 500, retry-after-ms 100, body [0-9a-f]{12}\n {3}client: {3}exit 1\n {3}output \(last lines\):\n {5}status 500\n/,
@@ -143,14 +165,25 @@ test('reports: pretty with progress on stdout, JSON and JUnit to files; a failed
   const xml = readFileSync(junit, 'utf8');
   assert.is(XMLValidator.validate(xml), true);
   const doc = new XMLParser({ ignoreAttributes: false }).parse(xml) as {
-    testsuites: { '@_tests': string; '@_failures': string; '@_skipped': string; testsuite: { testcase: Record<string, unknown>[] } };
+    testsuites: {
+      '@_tests': string;
+      '@_failures': string;
+      '@_skipped': string;
+      testsuite: { testcase: Record<string, unknown>[] };
+    };
   };
   assert.equal([doc.testsuites['@_tests'], doc.testsuites['@_failures'], doc.testsuites['@_skipped']], ['3', '1', '1']);
   const [pass, fail, skipped] = doc.testsuites.testsuite.testcase;
   assert.is(pass!['@_name'], 'bad-request-400: 400: never retried');
-  assert.match(String((fail!.failure as Record<string, string>)['@_message']), /^expected at least 2 attempts \(it retries\), got 1 attempt \(status 500\)/);
+  assert.match(
+    String((fail!.failure as Record<string, string>)['@_message']),
+    /^expected at least 2 attempts \(it retries\), got 1 attempt \(status 500\)/,
+  );
   assert.match(String((fail!.failure as Record<string, string>)['#text']), /journal:\n#1, at 0 ms/);
-  assert.match(String((skipped!.skipped as Record<string, string>)['@_message']), /^not applicable: the client never streamed/);
+  assert.match(
+    String((skipped!.skipped as Record<string, string>)['@_message']),
+    /^not applicable: the client never streamed/,
+  );
 });
 
 test('all scenarios pass or are not applicable: exit 0', async () => {
@@ -160,7 +193,15 @@ test('all scenarios pass or are not applicable: exit 0', async () => {
 });
 
 test('a client that outlives its deadline is stopped, with everything it started, and fails', async () => {
-  const hang: Scenario = { id: 'hang', title: 'hang', why: 'why', good: 'good', deadlineMs: 3000, mock: {}, expect: { exit: 'success' } };
+  const hang: Scenario = {
+    id: 'hang',
+    title: 'hang',
+    why: 'why',
+    good: 'good',
+    deadlineMs: 3000,
+    mock: {},
+    expect: { exit: 'success' },
+  };
   // The command starts a child that shares its output pipes: the run could not end if that child lived on.
   const script = `${ONE_SHOT.replace('process.exit(r.ok ? 0 : 1)', 'setInterval(() => {}, 1000)')}; require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'inherit' });`;
   const started = performance.now();
@@ -178,7 +219,15 @@ test('a client that outlives its deadline is stopped, with everything it started
 });
 
 test('a callback past its deadline is left behind once its mock is closed', async () => {
-  const hang: Scenario = { id: 'hang', title: 'hang', why: 'why', good: 'good', deadlineMs: 1000, mock: {}, expect: { exit: 'success' } };
+  const hang: Scenario = {
+    id: 'hang',
+    title: 'hang',
+    why: 'why',
+    good: 'good',
+    deadlineMs: 1000,
+    mock: {},
+    expect: { exit: 'success' },
+  };
   const grade = await runScenario(hang, () => new Promise(() => {}), startMock);
   assert.is(grade.outcome!.stopped, 'deadline');
   assert.is(grade.outcome!.exitCode, null);
@@ -189,13 +238,17 @@ test('Ctrl-C stops the client and the run exits 130', async () => {
   const stop = new AbortController();
   setTimeout(() => stop.abort(), 300);
   const started = performance.now();
-  const out = await run(['--scenario', 'bad-request-400', '--', process.execPath, '-e', 'setInterval(() => {}, 1000)'], stop.signal);
+  const out = await run(
+    ['--scenario', 'bad-request-400', '--', process.execPath, '-e', 'setInterval(() => {}, 1000)'],
+    stop.signal,
+  );
   assert.is(out.code, 130);
   assert.ok(performance.now() - started < 10_000);
 });
 
 test('the command is wired into the CLI', () => {
-  const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
   const list = cli('client-check', '--list', '--scenario', 'stream-cut');
   assert.is(list.status, 0, list.stderr);
   assert.match(list.stdout, /^stream-cut {2}\[stream; needs: stream\]/);

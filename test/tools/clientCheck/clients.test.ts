@@ -24,7 +24,14 @@ interface JsonScenario {
   reason?: string;
   failures: { check: string; expected: string; actual: string }[];
   requests: number;
-  attempts: { status: number; retryCount?: number; stream?: string; bodyHash?: string; gapMs?: number; retryAfterMs?: number }[];
+  attempts: {
+    status: number;
+    retryCount?: number;
+    stream?: string;
+    bodyHash?: string;
+    gapMs?: number;
+    retryAfterMs?: number;
+  }[];
   client?: { exitCode: number | null };
 }
 
@@ -33,14 +40,22 @@ interface JsonScenario {
  * A short client timeout (1 s or less) is given only where a scenario needs one: under a loaded machine it
  * could expire on an answer that took long to arrive, and look like a retry the client chose to make.
  */
-async function check(script: string, args: string[], env: Record<string, string>): Promise<{ code: number; ms: number; byId: Map<string, JsonScenario>; text: string }> {
+async function check(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; ms: number; byId: Map<string, JsonScenario>; text: string }> {
   let stdout = '';
   let stderr = '';
   const started = performance.now();
   const code = await clientCheck(
     [...args, '--reporter', 'json', '--', process.execPath, script],
     { startMock: (config) => startMockServer(config) },
-    { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: { ...process.env, NO_COLOR: '1', ...env } },
+    {
+      stdout: (t) => void (stdout += t),
+      stderr: (t) => void (stderr += t),
+      env: { ...process.env, NO_COLOR: '1', ...env },
+    },
   );
   assert.is(stderr, '');
   const report = JSON.parse(stdout) as { scenarios: JsonScenario[] };
@@ -48,7 +63,11 @@ async function check(script: string, args: string[], env: Record<string, string>
 }
 
 const failed = (byId: Map<string, JsonScenario>) =>
-  Object.fromEntries([...byId.values()].filter((s) => s.verdict === 'fail').map((s) => [s.id, [...new Set(s.failures.map((f) => f.check))]]));
+  Object.fromEntries(
+    [...byId.values()]
+      .filter((s) => s.verdict === 'fail')
+      .map((s) => [s.id, [...new Set(s.failures.map((f) => f.check))]]),
+  );
 const statuses = (s: JsonScenario | undefined) => s!.attempts.map((a) => a.status);
 
 const sdk = suite('client-check: the official openai SDK');
@@ -57,7 +76,9 @@ const sdk = suite('client-check: the official openai SDK');
 async function checkAll(script: string, timeoutMs: string) {
   const others = ALL.filter((id) => !TIMEOUT.includes(id)).join(',');
   const a = await check(script, ['--scenario', others], { CLIENT_TIMEOUT_MS: '10000' });
-  const b = await check(script, ['--scenario', 'timeout', '--client-timeout', timeoutMs], { CLIENT_TIMEOUT_MS: timeoutMs });
+  const b = await check(script, ['--scenario', 'timeout', '--client-timeout', timeoutMs], {
+    CLIENT_TIMEOUT_MS: timeoutMs,
+  });
   const byId = new Map([...a.byId, ...b.byId].sort(([x], [y]) => ALL.indexOf(x) - ALL.indexOf(y)));
   return { codes: [a.code, b.code], ms: a.ms + b.ms, byId, text: a.text + b.text };
 }
@@ -85,7 +106,8 @@ sdk('passes every scenario, well within a minute, each grade as its documented p
   assert.equal(statuses(byId.get('server-errors-backoff')), [503, 500, 500]);
   assert.is(byId.get('server-errors-backoff')!.client!.exitCode, 1);
   // 400, 401 and x-should-retry: false are raised at once.
-  for (const id of ['bad-request-400', 'unauthorized-401', 'should-retry-false']) assert.is(byId.get(id)!.attempts.length, 1, id);
+  for (const id of ['bad-request-400', 'unauthorized-401', 'should-retry-false'])
+    assert.is(byId.get(id)!.attempts.length, 1, id);
   // Connection errors are retried, and the second attempt succeeds.
   for (const id of ['connection-reset', 'empty-close']) assert.equal(statuses(byId.get(id)), [0, 200], id);
   const same = byId.get('same-body-on-retry')!;
@@ -122,23 +144,36 @@ sdk('passes every scenario, well within a minute, each grade as its documented p
 });
 
 sdk("with only the SDK's `timeout`, a held first token is waited for: that timeout ends with the headers", async () => {
-  const { code, byId } = await check(SDK, ['--client-timeout', '1000', '--scenario', 'first-token-timeout'], { CLIENT_TIMEOUT_MS: '1000', CLIENT_STREAM_TIMEOUT: 'sdk' });
+  const { code, byId } = await check(SDK, ['--client-timeout', '1000', '--scenario', 'first-token-timeout'], {
+    CLIENT_TIMEOUT_MS: '1000',
+    CLIENT_STREAM_TIMEOUT: 'sdk',
+  });
   assert.is(code, 1);
   assert.equal(failed(byId), { 'first-token-timeout': ['timeout', 'exit'] });
-  assert.match(byId.get('first-token-timeout')!.failures[0]!.actual, /^it waited \d+ ms for the held first token and read the answer to its end$/);
-});
-
-sdk('a client that never streams: the stream scenarios are not applicable; a timeout scenario without --client-timeout neither', async () => {
-  const { code, byId } = await check(SDK, ['--scenario', 'stream'], { CLIENT_STREAM: 'never' });
-  assert.is(code, 0);
-  assert.equal(
-    [...byId.values()].map((s) => [s.id, s.verdict, s.reason]),
-    [
-      ['first-token-timeout', 'not-applicable', "needs the client's timeout: declare it with --client-timeout MS (checkClient: clientTimeoutMs)"],
-      ['stream-cut', 'not-applicable', 'the client never streamed an answer (stream: true)'],
-    ],
+  assert.match(
+    byId.get('first-token-timeout')!.failures[0]!.actual,
+    /^it waited \d+ ms for the held first token and read the answer to its end$/,
   );
 });
+
+sdk(
+  'a client that never streams: the stream scenarios are not applicable; a timeout scenario without --client-timeout neither',
+  async () => {
+    const { code, byId } = await check(SDK, ['--scenario', 'stream'], { CLIENT_STREAM: 'never' });
+    assert.is(code, 0);
+    assert.equal(
+      [...byId.values()].map((s) => [s.id, s.verdict, s.reason]),
+      [
+        [
+          'first-token-timeout',
+          'not-applicable',
+          "needs the client's timeout: declare it with --client-timeout MS (checkClient: clientTimeoutMs)",
+        ],
+        ['stream-cut', 'not-applicable', 'the client never streamed an answer (stream: true)'],
+      ],
+    );
+  },
+);
 
 sdk.run();
 
@@ -161,7 +196,8 @@ naive('fails exactly the scenarios it breaks, each for the reason it breaks it',
     text,
   );
   // What it does right: it retries connection errors, resends the same body, and keeps to its own timeout.
-  for (const id of ['connection-reset', 'empty-close', 'same-body-on-retry', 'answer-timeout', 'first-token-timeout']) assert.is(byId.get(id)!.verdict, 'pass', id);
+  for (const id of ['connection-reset', 'empty-close', 'same-body-on-retry', 'answer-timeout', 'first-token-timeout'])
+    assert.is(byId.get(id)!.verdict, 'pass', id);
 });
 
 naive.run();
@@ -208,14 +244,26 @@ programmatic('a client that retries what it should not fails, with the reason an
   });
   assert.is(grade.verdict, 'fail');
   assert.is(grade.outcome!.error, 'Error: gave up');
-  assert.equal(grade.failures, [{ check: 'attempts', expected: '1 attempt (never retried)', actual: '3 attempts (status 503, 503, 503)' }]);
+  assert.equal(grade.failures, [
+    { check: 'attempts', expected: '1 attempt (never retried)', actual: '3 attempts (status 503, 503, 503)' },
+  ]);
 });
 
 programmatic('a scenario given as an object is checked against the schema first', async () => {
   const grade = await mock.checkClient(
-    { id: 'custom', title: 'one 502', why: 'why', good: 'good', mock: { faultRules: [{ fault: { status: 502 }, times: 1 }] }, expect: { attempts: { min: 2 }, exit: 'success' } },
+    {
+      id: 'custom',
+      title: 'one 502',
+      why: 'why',
+      good: 'good',
+      mock: { faultRules: [{ fault: { status: 502 }, times: 1 }] },
+      expect: { attempts: { min: 2 }, exit: 'success' },
+    },
     async () => {
-      await new OpenAI({ maxRetries: 1 }).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
+      await new OpenAI({ maxRetries: 1 }).chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'ping' }],
+      });
     },
   );
   assert.is(grade.verdict, 'pass', grade.reason);

@@ -9,7 +9,14 @@ import { createApp } from '../../../src/app/createApp.js';
 import { SchemaRegistry } from '../../../src/contract/schemas.js';
 import { ROOT } from '../../../src/lib/paths.js';
 import { CLIENT_KEY, deadlineOf, scenarioConfig } from '../../../src/tools/clientCheck/run.js';
-import { checkScenario, loadScenarios, scenarioById, ScenarioError, selectScenarios, type Scenario } from '../../../src/tools/clientCheck/scenarios.js';
+import {
+  checkScenario,
+  loadScenarios,
+  scenarioById,
+  ScenarioError,
+  selectScenarios,
+  type Scenario,
+} from '../../../src/tools/clientCheck/scenarios.js';
 
 const registry = SchemaRegistry.shared();
 const all = loadScenarios(registry);
@@ -52,7 +59,8 @@ test('the suite: every scenario the issue asks for, each tagged, each with its c
 
 test('docs/client-check.md has a section for each scenario, and the help names every tag', async () => {
   const doc = readFileSync(join(ROOT, 'docs', 'client-check.md'), 'utf8');
-  for (const s of all) assert.match(doc, new RegExp(`^### \`${s.id}\``, 'm'), `docs/client-check.md: a "### \`${s.id}\`" section`);
+  for (const s of all)
+    assert.match(doc, new RegExp(`^### \`${s.id}\``, 'm'), `docs/client-check.md: a "### \`${s.id}\`" section`);
   const { clientCheckHelp } = await import('../../../src/tools/clientCheck/cli.js');
   for (const tag of TAGS) assert.ok(clientCheckHelp().includes(tag), `the help names the tag ${tag}`);
 });
@@ -70,15 +78,25 @@ test("each scenario's mock configuration starts a mock: the key, the rules, the 
   assert.equal(firstToken.pacing, { timeToFirstTokenMs: 4000, tokensPerSecond: 0 });
   // A first token held past a client timeout of minutes: the stream time limit is raised with it.
   const longFirst = scenarioConfig(byId('first-token-timeout'), { clientTimeoutMs: 300_000 });
-  assert.ok(createApp(longFirst, { report: () => {} }).config.timeouts.streamMaxMs > longFirst.pacing!.timeToFirstTokenMs!);
+  assert.ok(
+    createApp(longFirst, { report: () => {} }).config.timeouts.streamMaxMs > longFirst.pacing!.timeToFirstTokenMs!,
+  );
   const answer = scenarioConfig(byId('answer-timeout'), { clientTimeoutMs: 120_000 });
-  assert.equal(answer.faultRules!.at(-1), { id: 'hold-answer', match: { operation: 'chat.completions' }, fault: { delayMs: 123_000 } });
+  assert.equal(answer.faultRules!.at(-1), {
+    id: 'hold-answer',
+    match: { operation: 'chat.completions' },
+    fault: { delayMs: 123_000 },
+  });
   assert.is(answer.timeouts!.stallMaxMs, 124_000, 'a delay may last as long as the hold');
   // A held answer may be held on every attempt the scenario allows.
   assert.is(deadlineOf(byId('answer-timeout'), { clientTimeoutMs: 1000 }), 20_000 + 5 * 4000);
   assert.is(deadlineOf(byId('bad-request-400'), {}), 20_000);
   // The caller's settings come along; the scenario's own win.
-  const based = scenarioConfig(byId('bad-request-400'), {}, { clock: 5, faultHeaders: true, pacing: { timeToFirstTokenMs: 9 } });
+  const based = scenarioConfig(
+    byId('bad-request-400'),
+    {},
+    { clock: 5, faultHeaders: true, pacing: { timeToFirstTokenMs: 9 } },
+  );
   assert.is(based.clock, 5);
   assert.is(based.faultHeaders, false);
   assert.equal(based.pacing, { timeToFirstTokenMs: 0, tokensPerSecond: 0 });
@@ -86,13 +104,22 @@ test("each scenario's mock configuration starts a mock: the key, the rules, the 
 
 test('a scenario that breaks the schema, or its own bounds, is refused with the file and field named', () => {
   const good: Scenario = all[0]!;
-  throws(() => checkScenario(registry, { ...good, expect: {} }, 'x.json'), /x\.json: not a valid client-check scenario:\n {2}expect: Invalid value/);
+  throws(
+    () => checkScenario(registry, { ...good, expect: {} }, 'x.json'),
+    /x\.json: not a valid client-check scenario:\n {2}expect: Invalid value/,
+  );
   throws(
     () => checkScenario(registry, { ...good, mock: { faultRules: [{ fault: { explode: true } }] } }, 'y.json'),
     /y\.json: not a valid client-check scenario:\n {2}mock\.faultRules\[0\]\.fault\.explode: /,
   );
-  throws(() => checkScenario(registry, { ...good, expect: { attempts: { min: 3, max: 2 } } }, 'z.json'), /z\.json: expect\.attempts\.min \(3\) is above max \(2\)/);
-  throws(() => checkScenario(registry, { ...good, needs: ['telepathy'] }, 'n.json'), /needs\[0\]: .*expected one of 'stream', 'client-timeout', 'concurrency'/);
+  throws(
+    () => checkScenario(registry, { ...good, expect: { attempts: { min: 3, max: 2 } } }, 'z.json'),
+    /z\.json: expect\.attempts\.min \(3\) is above max \(2\)/,
+  );
+  throws(
+    () => checkScenario(registry, { ...good, needs: ['telepathy'] }, 'n.json'),
+    /needs\[0\]: .*expected one of 'stream', 'client-timeout', 'concurrency'/,
+  );
 });
 
 test('the folder: files named after their ids, readable JSON', () => {
@@ -105,7 +132,10 @@ test('the folder: files named after their ids, readable JSON', () => {
       ['bad-request-400'],
     );
     writeFileSync(join(dir, 'other-name.json'), JSON.stringify(s));
-    throws(() => loadScenarios(registry, dir), /other-name\.json: the id is 'bad-request-400'; a scenario file is named after its id/);
+    throws(
+      () => loadScenarios(registry, dir),
+      /other-name\.json: the id is 'bad-request-400'; a scenario file is named after its id/,
+    );
     rmSync(join(dir, 'other-name.json'));
     writeFileSync(join(dir, 'broken.json'), '{ not json');
     throws(() => loadScenarios(registry, dir), /^broken\.json: /);

@@ -5,7 +5,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { addressKind, addressRefusal, isLocalTarget, mediaAllowsPrivate, type Lookup } from '../../../src/tools/conformance/addresses.js';
+import {
+  addressKind,
+  addressRefusal,
+  isLocalTarget,
+  mediaAllowsPrivate,
+  type Lookup,
+} from '../../../src/tools/conformance/addresses.js';
 import { fetchMedia } from '../../../src/tools/conformance/http.js';
 
 test('addressKind: v4, v6 and v4-mapped v6 forms of each range, its edges, and public addresses', () => {
@@ -74,9 +80,18 @@ test('addressKind: v4, v6 and v4-mapped v6 forms of each range, its edges, and p
 
 test('addressRefusal: link-local, unspecified and metadata always; loopback and private only when not allowed; every address counts', () => {
   for (const allowPrivate of [false, true]) {
-    assert.is(addressRefusal('169.254.169.254', ['169.254.169.254'], allowPrivate), 'a link-local address (169.254.169.254), which the runner does not fetch');
-    assert.is(addressRefusal('[::]', ['::'], allowPrivate), 'an unspecified address (::), which the runner does not fetch');
-    assert.is(addressRefusal('[::ffff:a9fe:a9fe]', ['::ffff:a9fe:a9fe'], allowPrivate), 'a link-local address (::ffff:169.254.169.254), which the runner does not fetch');
+    assert.is(
+      addressRefusal('169.254.169.254', ['169.254.169.254'], allowPrivate),
+      'a link-local address (169.254.169.254), which the runner does not fetch',
+    );
+    assert.is(
+      addressRefusal('[::]', ['::'], allowPrivate),
+      'an unspecified address (::), which the runner does not fetch',
+    );
+    assert.is(
+      addressRefusal('[::ffff:a9fe:a9fe]', ['::ffff:a9fe:a9fe'], allowPrivate),
+      'a link-local address (::ffff:169.254.169.254), which the runner does not fetch',
+    );
     assert.is(
       addressRefusal('meta.example', ['100.100.100.200'], allowPrivate),
       'a cloud metadata address (meta.example resolves to 100.100.100.200), which the runner does not fetch',
@@ -86,12 +101,18 @@ test('addressRefusal: link-local, unspecified and metadata always; loopback and 
   const fromPublic = ', which the runner does not fetch from a public target (--media-allow-private allows it)';
   assert.is(addressRefusal('127.0.0.1', ['127.0.0.1'], false), `a loopback address (127.0.0.1)${fromPublic}`);
   assert.is(addressRefusal('[::1]', ['::1'], false), `a loopback address (::1)${fromPublic}`);
-  assert.is(addressRefusal('[::ffff:7f00:1]', ['::ffff:7f00:1'], false), `a loopback address (::ffff:127.0.0.1)${fromPublic}`);
+  assert.is(
+    addressRefusal('[::ffff:7f00:1]', ['::ffff:7f00:1'], false),
+    `a loopback address (::ffff:127.0.0.1)${fromPublic}`,
+  );
   assert.is(addressRefusal('10.1.2.3', ['10.1.2.3'], false), `a private address (10.1.2.3)${fromPublic}`);
   assert.is(addressRefusal('127.0.0.1', ['127.0.0.1'], true), undefined);
   assert.is(addressRefusal('[fd12::1]', ['fd12::1'], true), undefined);
   // A name with a public address and a private one is refused: fetch may connect to either.
-  assert.is(addressRefusal('mixed.example', ['93.184.216.34', '192.168.0.7'], false), `a private address (mixed.example resolves to 192.168.0.7)${fromPublic}`);
+  assert.is(
+    addressRefusal('mixed.example', ['93.184.216.34', '192.168.0.7'], false),
+    `a private address (mixed.example resolves to 192.168.0.7)${fromPublic}`,
+  );
   // The always-refused address is named, wherever it is in the list.
   assert.is(
     addressRefusal('mixed.example', ['10.0.0.1', '169.254.169.254'], false),
@@ -109,7 +130,11 @@ test('isLocalTarget: a target on loopback or private addresses only, by literal 
   assert.ok(await isLocalTarget('10.0.0.5'));
   assert.ok(await isLocalTarget('localhost'), 'localhost, through the system resolver');
   const fake: Lookup = async (name) =>
-    ({ 'gw.internal': ['10.0.0.5', 'fd00::5'], 'mixed.example': ['10.0.0.5', '93.184.216.34'], 'meta.example': ['169.254.169.254'] })[name] ?? [];
+    ({
+      'gw.internal': ['10.0.0.5', 'fd00::5'],
+      'mixed.example': ['10.0.0.5', '93.184.216.34'],
+      'meta.example': ['169.254.169.254'],
+    })[name] ?? [];
   assert.ok(await isLocalTarget('gw.internal', fake));
   assert.not.ok(await isLocalTarget('mixed.example', fake), 'one public address makes the target public');
   assert.not.ok(await isLocalTarget('meta.example', fake), 'link-local is not a local target');
@@ -119,7 +144,8 @@ test('isLocalTarget: a target on loopback or private addresses only, by literal 
 });
 
 test('mediaAllowsPrivate: when asked (--media-allow-private), or when the target is on loopback or private addresses itself', async () => {
-  const lookup: Lookup = async (name) => ({ 'api.example': ['93.184.216.34'], 'gw.internal': ['10.0.0.5'] })[name] ?? [];
+  const lookup: Lookup = async (name) =>
+    ({ 'api.example': ['93.184.216.34'], 'gw.internal': ['10.0.0.5'] })[name] ?? [];
   assert.not.ok(await mediaAllowsPrivate('https://api.example', false, lookup));
   assert.ok(await mediaAllowsPrivate('https://api.example', true, lookup));
   assert.ok(await mediaAllowsPrivate('https://gw.internal:8443/base', false, lookup));
@@ -139,7 +165,8 @@ async function socketsDuring<T>(run: () => Promise<T>): Promise<{ result: T; soc
   }
 }
 
-/** A media server on 127.0.0.1: /png answers 200 with bytes; any other path redirects (302) to the path's rest, e.g. /to/http://169.254.169.254/. */
+/** A media server on 127.0.0.1: /png answers 200 with bytes; any other path redirects (302) to the path's rest, e.g.
+ * /to/http://169.254.169.254/. */
 async function mediaServer(): Promise<{ url: string; paths: string[]; server: Server }> {
   const paths: string[] = [];
   const server = createServer((req, res) => {
@@ -167,7 +194,11 @@ test('fetchMedia: a link to the metadata service, in any spelling, is refused wi
   for (const link of links) {
     const { result, sockets } = await socketsDuring(() => fetchMedia(link, { timeoutMs: 5000, allowPrivate: true }));
     assert.ok('error' in result && result.refused, `${link}: ${JSON.stringify(result)}`);
-    assert.match((result as { error: string }).error, /^the link points to an? (link-local|unspecified|cloud metadata) address \([^)]+\), which the runner does not fetch$/, link);
+    assert.match(
+      (result as { error: string }).error,
+      /^the link points to an? (link-local|unspecified|cloud metadata) address \([^)]+\), which the runner does not fetch$/,
+      link,
+    );
     assert.is(sockets, 0, `${link}: no connection attempt`);
   }
 });
@@ -178,7 +209,10 @@ test('fetchMedia: a loopback link is fetched when private addresses are allowed,
     const port = new URL(media.url).port;
     for (const link of [`${media.url}/png`, `http://localhost:${port}/png`]) {
       const allowed = await socketsDuring(() => fetchMedia(link, { timeoutMs: 5000, allowPrivate: true }));
-      assert.ok('body' in allowed.result && allowed.result.body.toString() === 'png', `${link}: ${JSON.stringify(allowed.result)}`);
+      assert.ok(
+        'body' in allowed.result && allowed.result.body.toString() === 'png',
+        `${link}: ${JSON.stringify(allowed.result)}`,
+      );
       assert.ok(allowed.sockets > 0, 'the count sees the connections fetch makes');
       const { result, sockets } = await socketsDuring(() => fetchMedia(link, { timeoutMs: 5000 }));
       assert.ok('error' in result && result.refused, JSON.stringify(result));
@@ -201,25 +235,45 @@ test('fetchMedia: every redirect is checked before it is followed: to the metada
     for (const to of links) {
       const got = await fetchMedia(`${media.url}/to/${to}`, { timeoutMs: 5000, allowPrivate: true });
       assert.ok('error' in got && got.refused, JSON.stringify(got));
-      assert.match((got as { error: string }).error, /^the link redirects \(302\) to an? (link-local|unspecified) address \([^)]+\), which the runner does not fetch$/);
+      assert.match(
+        (got as { error: string }).error,
+        /^the link redirects \(302\) to an? (link-local|unspecified) address \([^)]+\), which the runner does not fetch$/,
+      );
     }
     const port = new URL(media.url).port;
-    const followed = await fetchMedia(`${media.url}/to/http://localhost:${port}/png`, { timeoutMs: 5000, allowPrivate: true });
+    const followed = await fetchMedia(`${media.url}/to/http://localhost:${port}/png`, {
+      timeoutMs: 5000,
+      allowPrivate: true,
+    });
     assert.ok('body' in followed && followed.body.toString() === 'png', JSON.stringify(followed));
-    assert.equal(media.paths, [...links.map((to) => `/to/${to}`), `/to/http://localhost:${port}/png`, '/png'], 'the refused hops were never requested');
+    assert.equal(
+      media.paths,
+      [...links.map((to) => `/to/${to}`), `/to/http://localhost:${port}/png`, '/png'],
+      'the refused hops were never requested',
+    );
   } finally {
     await close(media.server);
   }
 });
 
 test('fetchMedia: every address of a name is checked, through the lookup given, within the timeout', async () => {
-  const names: Record<string, string[]> = { 'mixed.example': ['93.184.216.34', '169.254.169.254'], 'private.example': ['93.184.216.34', '10.0.0.7'] };
+  const names: Record<string, string[]> = {
+    'mixed.example': ['93.184.216.34', '169.254.169.254'],
+    'private.example': ['93.184.216.34', '10.0.0.7'],
+  };
   const lookup: Lookup = async (name) => names[name] ?? [];
-  const { result, sockets } = await socketsDuring(() => fetchMedia('https://mixed.example/a.png', { timeoutMs: 5000, allowPrivate: true, lookup }));
-  assert.equal(result, { error: 'the link points to a link-local address (mixed.example resolves to 169.254.169.254), which the runner does not fetch', refused: true });
+  const { result, sockets } = await socketsDuring(() =>
+    fetchMedia('https://mixed.example/a.png', { timeoutMs: 5000, allowPrivate: true, lookup }),
+  );
+  assert.equal(result, {
+    error:
+      'the link points to a link-local address (mixed.example resolves to 169.254.169.254), which the runner does not fetch',
+    refused: true,
+  });
   const private_ = await fetchMedia('https://private.example/a.png', { timeoutMs: 5000, lookup });
   assert.equal(private_, {
-    error: 'the link points to a private address (private.example resolves to 10.0.0.7), which the runner does not fetch from a public target (--media-allow-private allows it)',
+    error:
+      'the link points to a private address (private.example resolves to 10.0.0.7), which the runner does not fetch from a public target (--media-allow-private allows it)',
     refused: true,
   });
   assert.is(sockets, 0);
@@ -227,11 +281,16 @@ test('fetchMedia: every address of a name is checked, through the lookup given, 
   // the resolver's pending work, which keeps the process alive; the runner's own timer does not.)
   let pending: NodeJS.Timeout | undefined;
   const never: Lookup = () => new Promise(() => void (pending = setTimeout(() => {}, 60_000)));
-  assert.equal(await fetchMedia('https://slow.example/a.png', { timeoutMs: 50, lookup: never }), { error: 'no answer within the 50 ms timeout' });
+  assert.equal(await fetchMedia('https://slow.example/a.png', { timeoutMs: 50, lookup: never }), {
+    error: 'no answer within the 50 ms timeout',
+  });
   clearTimeout(pending);
   // A name that does not resolve is a failure to fetch, not a refusal.
   const missing = await fetchMedia('http://nowhere.invalid/a.png', { timeoutMs: 5000 });
-  assert.ok('error' in missing && !missing.refused && /ENOTFOUND|EAI_AGAIN/.test(missing.error), JSON.stringify(missing));
+  assert.ok(
+    'error' in missing && !missing.refused && /ENOTFOUND|EAI_AGAIN/.test(missing.error),
+    JSON.stringify(missing),
+  );
 });
 
 test.run();

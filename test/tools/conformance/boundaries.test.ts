@@ -2,7 +2,15 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateBoundaries, type GeneratorInput } from '../../../src/tools/conformance/boundaries.js';
 import { clone, dotted, getAt, setAt, unsetAt } from '../../../src/verdict/pointer.js';
-import { add, filler, outsideEnum, patternMismatch, slug, step, wrongType } from '../../../src/tools/conformance/values.js';
+import {
+  add,
+  filler,
+  outsideEnum,
+  patternMismatch,
+  slug,
+  step,
+  wrongType,
+} from '../../../src/tools/conformance/values.js';
 
 test('pointer: get, set (creating arrays and objects), unset, dotted', () => {
   const doc: Record<string, unknown> = { a: [{ b: 1 }] };
@@ -112,7 +120,10 @@ test('boundaries: missing, wrong type, just inside and outside, enum values, for
   // A number inside the range that is not an integer, valid: a server reading integers only refuses it.
   assert.equal(byId.get('x.level.fraction')!.body, { mode: 'plain', level: 0.5 });
   assert.is(byId.get('x.level.fraction')!.status, 200);
-  assert.is(byId.get('x.mode.wrong-type')!.rule, 'schemas/x-request.json enum at /mode (a rule of the mock; the API document does not state it)');
+  assert.is(
+    byId.get('x.mode.wrong-type')!.rule,
+    'schemas/x-request.json enum at /mode (a rule of the mock; the API document does not state it)',
+  );
   assert.equal(byId.get('x.level.above-maximum')!.body, { mode: 'plain', level: 2.01 });
   assert.is(byId.get('x.level.above-maximum')!.status, 400);
   assert.is(byId.get('x.level.above-maximum')!.profile, 'documented');

@@ -5,7 +5,11 @@ import * as assert from 'uvu/assert';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = (...args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, CONFORMANCE_API_KEY: '' } });
+  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, CONFORMANCE_API_KEY: '' },
+  });
 
 test('unified-ai-mock conformance: the command is wired into the CLI (plan, usage error, help)', () => {
   const plan = cli('conformance', '--plan', '--only', 'me');

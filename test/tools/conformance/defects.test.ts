@@ -14,13 +14,17 @@ const OPS = ['chat', 'speech', 'edit', 'images', 'me', 'video', 'tts'];
 const onEveryOperation = (name: string) => OPS.map((p) => `${name}.${p}`).sort();
 const chat = (path: string) => path.endsWith('/chat/completions');
 const bearer = (token: string) => `Bearer ${token}`;
-// The near misses that carry the key outside the Authorization header (x-api-key, the query, a cookie), on the two operations they run on.
-const keyElsewhere = NEAR_MISSES.filter((n) => nearMissCredential(n.id, 'sk-mock-default')?.authorization === undefined).flatMap((n) =>
-  ['chat', 'me'].map((p) => `auth.near-miss.${n.id}.${p}`),
-);
+// The near misses that carry the key outside the Authorization header (x-api-key, the query, a cookie), on the two
+// operations they run on.
+const keyElsewhere = NEAR_MISSES.filter(
+  (n) => nearMissCredential(n.id, 'sk-mock-default')?.authorization === undefined,
+).flatMap((n) => ['chat', 'me'].map((p) => `auth.near-miss.${n.id}.${p}`));
 
 /** Runs the documented profile against a server with the defect and returns the failed ids and exit code. */
-async function failuresWith(defect: Defect, extra: string[] = []): Promise<{ code: number; failed: string[]; all: Map<string, string> }> {
+async function failuresWith(
+  defect: Defect,
+  extra: string[] = [],
+): Promise<{ code: number; failed: string[]; all: Map<string, string> }> {
   const server = await brokenServer(defect);
   try {
     const { code, failed, verdicts } = await runJson(server.url, extra);
@@ -33,7 +37,15 @@ async function failuresWith(defect: Defect, extra: string[] = []): Promise<{ cod
 const plants: [string, Defect, string[]][] = [
   [
     'accepts temperature above 2 (clamps it)',
-    { request: (r) => void (chat(r.path) && typeof r.json?.temperature === 'number' && r.json.temperature > 2 && (r.json.temperature = 2)) },
+    {
+      request: (r) =>
+        void (
+          chat(r.path) &&
+          typeof r.json?.temperature === 'number' &&
+          r.json.temperature > 2 &&
+          (r.json.temperature = 2)
+        ),
+    },
     onEveryPath(['chat.temperature.above-maximum']),
   ],
   [
@@ -43,44 +55,101 @@ const plants: [string, Defect, string[]][] = [
   ],
   [
     'accepts the Basic scheme',
-    { request: (r) => void (r.headers.authorization?.startsWith('Basic ') && (r.headers.authorization = bearer(r.headers.authorization.slice(6)))) },
+    {
+      request: (r) =>
+        void (
+          r.headers.authorization?.startsWith('Basic ') &&
+          (r.headers.authorization = bearer(r.headers.authorization.slice(6)))
+        ),
+    },
     onEveryOperation('auth.basic'),
   ],
   [
     'accepts an empty bearer token',
-    { request: (r) => void (/^Bearer\s*$/.test(r.headers.authorization ?? '') && (r.headers.authorization = bearer('sk-mock-default'))) },
+    {
+      request: (r) =>
+        void (
+          /^Bearer\s*$/.test(r.headers.authorization ?? '') && (r.headers.authorization = bearer('sk-mock-default'))
+        ),
+    },
     onEveryOperation('auth.empty'),
   ],
   [
     'accepts any well-formed key',
-    { request: (r) => void (r.headers.authorization?.startsWith('Bearer sk-conformance') && (r.headers.authorization = bearer('sk-mock-default'))) },
+    {
+      request: (r) =>
+        void (
+          r.headers.authorization?.startsWith('Bearer sk-conformance') &&
+          (r.headers.authorization = bearer('sk-mock-default'))
+        ),
+    },
     onEveryOperation('auth.unknown'),
   ],
   [
     'accepts image prompts over 1000 characters (truncates them)',
-    { request: (r) => void (r.path.endsWith('/images/generations') && typeof r.json?.prompt === 'string' && (r.json.prompt = r.json.prompt.slice(0, 1000))) },
+    {
+      request: (r) =>
+        void (
+          r.path.endsWith('/images/generations') &&
+          typeof r.json?.prompt === 'string' &&
+          (r.json.prompt = r.json.prompt.slice(0, 1000))
+        ),
+    },
     ['images.prompt.above-max-length'],
   ],
-  ['accepts n = 2 for DALL-E 3', { request: (r) => void (typeof r.json?.n === 'number' && r.json.n > 1 && (r.json.n = 1)) }, ['images.n.above-limit']],
-  ['accepts video durations other than 4, 8, 16', { request: (r) => void (r.json?.duration === 5 && (r.json.duration = 4)) }, onEveryPath(['video.duration.not-in-enum'])],
+  [
+    'accepts n = 2 for DALL-E 3',
+    { request: (r) => void (typeof r.json?.n === 'number' && r.json.n > 1 && (r.json.n = 1)) },
+    ['images.n.above-limit'],
+  ],
+  [
+    'accepts video durations other than 4, 8, 16',
+    { request: (r) => void (r.json?.duration === 5 && (r.json.duration = 4)) },
+    onEveryPath(['video.duration.not-in-enum']),
+  ],
   [
     'does not require image_url for image_to_video',
-    { request: (r) => void (r.json?.mode === 'image_to_video' && r.json.image_url === undefined && (r.json.image_url = 'https://example.com/a.png')) },
+    {
+      request: (r) =>
+        void (
+          r.json?.mode === 'image_to_video' &&
+          r.json.image_url === undefined &&
+          (r.json.image_url = 'https://example.com/a.png')
+        ),
+    },
     ['video.image_to_video.without-image_url'],
   ],
   [
     'accepts speech rate outside -50..50 (clamps it)',
-    { request: (r) => void (typeof r.json?.rate === 'number' && (r.json.rate = Math.max(-50, Math.min(50, r.json.rate)))) },
+    {
+      request: (r) =>
+        void (typeof r.json?.rate === 'number' && (r.json.rate = Math.max(-50, Math.min(50, r.json.rate)))),
+    },
     onEveryPath(['speech.rate.above-maximum', 'speech.rate.below-minimum']),
   ],
   [
     'accepts TTS text over 2500 characters (truncates it)',
-    { request: (r) => void (r.path.endsWith('/tts') && typeof r.json?.text === 'string' && (r.json.text = r.json.text.slice(0, 2500))) },
+    {
+      request: (r) =>
+        void (
+          r.path.endsWith('/tts') &&
+          typeof r.json?.text === 'string' &&
+          (r.json.text = r.json.text.slice(0, 2500))
+        ),
+    },
     ['tts.text.above-max-length'],
   ],
   [
     'fills in missing chat messages',
-    { request: (r) => void (chat(r.path) && r.json && r.json.messages === undefined && (r.json.messages = [{ role: 'user', content: 'hi' }])) },
+    {
+      request: (r) =>
+        void (
+          chat(r.path) &&
+          r.json &&
+          r.json.messages === undefined &&
+          (r.json.messages = [{ role: 'user', content: 'hi' }])
+        ),
+    },
     onEveryPath(['chat.messages.missing']),
   ],
   [
@@ -91,7 +160,14 @@ const plants: [string, Defect, string[]][] = [
   // Defects a type check at the top level alone lets through.
   [
     'does not type-check stop items (turns them into strings)',
-    { request: (r) => void (chat(r.path) && Array.isArray(r.json?.stop) && (r.json.stop = r.json.stop.map((s) => (typeof s === 'string' ? s : JSON.stringify(s))))) },
+    {
+      request: (r) =>
+        void (
+          chat(r.path) &&
+          Array.isArray(r.json?.stop) &&
+          (r.json.stop = r.json.stop.map((s) => (typeof s === 'string' ? s : JSON.stringify(s))))
+        ),
+    },
     onEveryPath(wrongTypes('chat.stop.0', ['', 'boolean', 'null', 'object', 'array'])),
   ],
   [
@@ -102,7 +178,12 @@ const plants: [string, Defect, string[]][] = [
           chat(r.path) &&
           Array.isArray(r.json?.messages) &&
           r.json.messages.forEach(
-            (m: { content?: unknown }) => m && typeof m === 'object' && m.content !== undefined && typeof m.content !== 'string' && (m.content = JSON.stringify(m.content)),
+            (m: { content?: unknown }) =>
+              m &&
+              typeof m === 'object' &&
+              m.content !== undefined &&
+              typeof m.content !== 'string' &&
+              (m.content = JSON.stringify(m.content)),
           )
         ),
     },
@@ -112,7 +193,12 @@ const plants: [string, Defect, string[]][] = [
     'coerces a numeric string temperature ("0.5") to a number',
     {
       request: (r) =>
-        void (chat(r.path) && typeof r.json?.temperature === 'string' && /^\d+(\.\d+)?$/.test(r.json.temperature) && (r.json.temperature = Number(r.json.temperature))),
+        void (
+          chat(r.path) &&
+          typeof r.json?.temperature === 'string' &&
+          /^\d+(\.\d+)?$/.test(r.json.temperature) &&
+          (r.json.temperature = Number(r.json.temperature))
+        ),
     },
     onEveryPath(['chat.temperature.wrong-type-string-form']),
   ],
@@ -134,11 +220,22 @@ const plants: [string, Defect, string[]][] = [
   [
     'answers malformed JSON with 500 (the parser threw)',
     { response: (res, req) => void (req.json === undefined && isBrokenJson(req.raw) && (res.status = 500)) },
-    ['malformed', 'truncated'].flatMap((kind) => ['chat', 'speech', 'edit', 'images', 'video', 'tts'].map((p) => `${p}.body.${kind}`)),
+    ['malformed', 'truncated'].flatMap((kind) =>
+      ['chat', 'speech', 'edit', 'images', 'video', 'tts'].map((p) => `${p}.body.${kind}`),
+    ),
   ],
   [
     'answers a JSON body that is not an object as an empty request (200 with defaults)',
-    { request: (r) => void (r.json === undefined && r.raw.length && !isBrokenJson(r.raw) && r.path.endsWith('/tts') && (r.json = { text: 'Hi', voice_id: 'rachel' })) },
+    {
+      request: (r) =>
+        void (
+          r.json === undefined &&
+          r.raw.length &&
+          !isBrokenJson(r.raw) &&
+          r.path.endsWith('/tts') &&
+          (r.json = { text: 'Hi', voice_id: 'rachel' })
+        ),
+    },
     ['array', 'number', 'string', 'null', 'boolean'].map((kind) => `tts.body.${kind}`),
   ],
 ];
@@ -157,7 +254,8 @@ function isBrokenJson(text: string): boolean {
   }
 }
 
-const PNG = (JSON.parse(readFileSync(join(CONFORMANCE_DIR, 'suite.json'), 'utf8')) as { values: { png: string } }).values.png;
+const PNG = (JSON.parse(readFileSync(join(CONFORMANCE_DIR, 'suite.json'), 'utf8')) as { values: { png: string } })
+  .values.png;
 
 for (const [name, defect, expected] of plants) {
   test(`${name} -> exit 1, fails ${expected.length === 1 ? expected[0] : `${expected.length} cases`}`, async () => {
@@ -168,7 +266,9 @@ for (const [name, defect, expected] of plants) {
 }
 
 test('answers 422 instead of 400 -> exactly the must cases expecting 400 fail, the should ones warn', async () => {
-  const { code, failed, all } = await failuresWith({ response: (res) => void (res.status === 400 && (res.status = 422)) });
+  const { code, failed, all } = await failuresWith({
+    response: (res) => void (res.status === 400 && (res.status = 422)),
+  });
   const { report } = await runJson((await sharedMock()).url);
   const expecting400 = (level: string) =>
     report.cases

@@ -16,15 +16,22 @@ test.after(closeSharedMock);
 async function gateway(): Promise<{ url: string; seen: () => string[]; close(): Promise<void> }> {
   const upstream = new URL((await sharedMock()).url);
   const seen: string[] = [];
-  const paths: Record<string, string> = { '/v1/chat/completions': '/text-provider/chat/completions', '/v1/me': '/v1/me' };
+  const paths: Record<string, string> = {
+    '/v1/chat/completions': '/text-provider/chat/completions',
+    '/v1/me': '/v1/me',
+  };
   const server = createServer((req, res) => {
     const path = paths[(req.url ?? '').split('?')[0]!];
     seen.push(`${req.method} ${req.url} ${String(req.headers['x-route'])}`);
-    if (!path || req.headers['x-route'] !== 'mock') return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"no route"}');
-    const up = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(res);
-    });
+    if (!path || req.headers['x-route'] !== 'mock')
+      return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"no route"}');
+    const up = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
     up.on('error', () => res.destroy());
     req.pipe(up);
   });
@@ -43,7 +50,14 @@ async function gateway(): Promise<{ url: string; seen: () => string[]; close(): 
 test('with --route and --header the chat cases pass through a gateway that serves chat at /v1/chat/completions; without either they fail', async () => {
   const g = await gateway();
   try {
-    const routed = await runJson(g.url, ['--only', 'chat', '--route', 'chat.completions=/v1/chat/completions', '--header', 'x-route: mock']);
+    const routed = await runJson(g.url, [
+      '--only',
+      'chat',
+      '--route',
+      'chat.completions=/v1/chat/completions',
+      '--header',
+      'x-route: mock',
+    ]);
     assert.is(routed.code, 0, routed.failed.join(', '));
     assert.ok(routed.report.summary.passed > 100, `${routed.report.summary.passed} chat cases passed`);
     assert.ok(
@@ -53,7 +67,12 @@ test('with --route and --header the chat cases pass through a gateway that serve
     const unrouted = await runJson(g.url, ['--only', 'chat.minimal', '--header', 'x-route:mock']);
     assert.is(unrouted.code, 1);
     assert.equal(unrouted.failed, ['chat.minimal']);
-    const headerless = await runJson(g.url, ['--only', 'chat.minimal', '--route', 'chat.completions=/v1/chat/completions']);
+    const headerless = await runJson(g.url, [
+      '--only',
+      'chat.minimal',
+      '--route',
+      'chat.completions=/v1/chat/completions',
+    ]);
     assert.is(headerless.code, 1);
     assert.equal(headerless.failed, ['chat.minimal']);
   } finally {
@@ -112,7 +131,10 @@ test('--route and --header usage errors name the option, the valid operation ids
 });
 
 test('parseRoutes, parseHeaders and looksSecret', () => {
-  assert.equal(parseRoutes(['chat.completions=/v1/chat/completions', 'me=/me']), { 'chat.completions': '/v1/chat/completions', me: '/me' });
+  assert.equal(parseRoutes(['chat.completions=/v1/chat/completions', 'me=/me']), {
+    'chat.completions': '/v1/chat/completions',
+    me: '/me',
+  });
   assert.throws(() => parseRoutes(['chat.completions=/v1/chat?x=1']), /needs a path/);
   assert.throws(() => parseRoutes(['admin.reset=/x']), /OPERATION one of/);
   assert.equal(parseHeaders(['X-Route: mock', 'accept:a, b']), { 'x-route': 'mock', accept: 'a, b' });

@@ -50,7 +50,10 @@ export async function closeSharedMock(): Promise<void> {
   mock = undefined;
 }
 
-const listen = (server: Server) => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+const listen = (server: Server) =>
+  new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 
 /** Starts a proxy to the shared mock with the defect planted. */
 export async function brokenServer(defect: Defect = {}, upstream?: string): Promise<BrokenServer> {
@@ -67,33 +70,49 @@ export async function brokenServer(defect: Defect = {}, upstream?: string): Prom
       let json: Record<string, unknown> | undefined;
       try {
         const parsed: unknown = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
-        json = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+        json =
+          parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+            ? (parsed as Record<string, unknown>)
+            : undefined;
       } catch {
         json = undefined;
       }
-      const proxied: ProxiedRequest = { method: req.method!, path: req.url!, headers: { ...req.headers }, json, raw: raw.toString('utf8') };
+      const proxied: ProxiedRequest = {
+        method: req.method!,
+        path: req.url!,
+        headers: { ...req.headers },
+        json,
+        raw: raw.toString('utf8'),
+      };
       defect.request?.(proxied);
       const body = proxied.json && defect.request ? Buffer.from(JSON.stringify(proxied.json)) : raw;
       const headers: IncomingHttpHeaders = { ...proxied.headers, 'content-length': String(body.length) };
       if (!proxied.json && !raw.length) delete headers['content-length'];
-      const up = httpRequest({ host: target.hostname, port: target.port, method: proxied.method, path: proxied.path, headers }, (answer) => {
-        const stream = /event-stream/.test(answer.headers['content-type'] ?? '');
-        if (!defect.response || (stream && !defect.bufferStreams)) {
-          res.writeHead(answer.statusCode!, answer.headers);
-          answer.pipe(res);
-          return;
-        }
-        const chunks: Buffer[] = [];
-        answer.on('data', (c: Buffer) => chunks.push(c));
-        answer.on('end', () => {
-          const out: ProxiedResponse = { status: answer.statusCode!, headers: { ...answer.headers }, body: Buffer.concat(chunks) };
-          defect.response!(out, proxied);
-          delete out.headers['transfer-encoding'];
-          out.headers['content-length'] = String(out.body.length);
-          res.writeHead(out.status, out.headers);
-          res.end(out.body);
-        });
-      });
+      const up = httpRequest(
+        { host: target.hostname, port: target.port, method: proxied.method, path: proxied.path, headers },
+        (answer) => {
+          const stream = /event-stream/.test(answer.headers['content-type'] ?? '');
+          if (!defect.response || (stream && !defect.bufferStreams)) {
+            res.writeHead(answer.statusCode!, answer.headers);
+            answer.pipe(res);
+            return;
+          }
+          const chunks: Buffer[] = [];
+          answer.on('data', (c: Buffer) => chunks.push(c));
+          answer.on('end', () => {
+            const out: ProxiedResponse = {
+              status: answer.statusCode!,
+              headers: { ...answer.headers },
+              body: Buffer.concat(chunks),
+            };
+            defect.response!(out, proxied);
+            delete out.headers['transfer-encoding'];
+            out.headers['content-length'] = String(out.body.length);
+            res.writeHead(out.status, out.headers);
+            res.end(out.body);
+          });
+        },
+      );
       up.on('error', () => res.destroy());
       up.end(body);
     });
@@ -121,7 +140,11 @@ export interface RunOutput {
 export async function runCli(argv: string[]): Promise<RunOutput> {
   let stdout = '';
   let stderr = '';
-  const code = await conformance(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: {} });
+  const code = await conformance(argv, {
+    stdout: (t) => void (stdout += t),
+    stderr: (t) => void (stderr += t),
+    env: {},
+  });
   return { code, stdout, stderr };
 }
 
@@ -146,7 +169,15 @@ export async function runJson(
 
 /** The parts of the JSON report the tests read. */
 export interface JsonReport {
-  summary: { total: number; passed: number; failed: number; warnings: number; inconclusive: number; notApplicable: number; billable: number };
+  summary: {
+    total: number;
+    passed: number;
+    failed: number;
+    warnings: number;
+    inconclusive: number;
+    notApplicable: number;
+    billable: number;
+  };
   cases: {
     id: string;
     operation: string;

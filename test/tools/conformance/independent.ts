@@ -26,7 +26,13 @@ type Rule = (b: Body) => string | undefined;
 const str =
   (f: string, required = false): Rule =>
   (b) =>
-    b[f] === undefined ? (required ? `${f} is required` : undefined) : typeof b[f] === 'string' ? undefined : `${f} must be a string`;
+    b[f] === undefined
+      ? required
+        ? `${f} is required`
+        : undefined
+      : typeof b[f] === 'string'
+        ? undefined
+        : `${f} must be a string`;
 const num =
   (f: string, min = -Infinity, max = Infinity): Rule =>
   (b) => {
@@ -37,13 +43,24 @@ const num =
 const oneOf =
   (f: string, values: unknown[], required = false): Rule =>
   (b) =>
-    b[f] === undefined ? (required ? `${f} is required` : undefined) : values.includes(b[f]) ? undefined : `${f} not allowed`;
+    b[f] === undefined
+      ? required
+        ? `${f} is required`
+        : undefined
+      : values.includes(b[f])
+        ? undefined
+        : `${f} not allowed`;
 const chars = (s: unknown) => (typeof s === 'string' ? [...s].length : 0);
 const isObject = (v: unknown): v is Body => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // An image as the document shows it: base64, or a data URI with an image media type and the base64
 // marker, of bytes that start like a PNG, JPEG, GIF or WebP file.
-const MAGIC = [Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.from('ffd8ff', 'hex'), Buffer.from('GIF8'), Buffer.from('RIFF')];
+const MAGIC = [
+  Buffer.from('89504e470d0a1a0a', 'hex'),
+  Buffer.from('ffd8ff', 'hex'),
+  Buffer.from('GIF8'),
+  Buffer.from('RIFF'),
+];
 function isImage(v: unknown): boolean {
   if (typeof v !== 'string') return false;
   const m = /^(?:data:image\/[a-z0-9.+-]+;base64,)?([A-Za-z0-9+/]+={0,2})$/i.exec(v);
@@ -67,7 +84,10 @@ function rules(p: Plant): Record<string, Rule[]> {
       num('top_p', 0, 1),
       num('max_tokens'),
       (b) => (b.stream === undefined || typeof b.stream === 'boolean' ? undefined : 'stream must be a boolean'),
-      (b) => (b.stop === undefined || (Array.isArray(b.stop) && b.stop.every((s) => typeof s === 'string')) ? undefined : 'stop must be an array of strings'),
+      (b) =>
+        b.stop === undefined || (Array.isArray(b.stop) && b.stop.every((s) => typeof s === 'string'))
+          ? undefined
+          : 'stop must be an array of strings',
     ],
     '/text-provider/images/generations': [
       oneOf('model', ['indie-image'], true),
@@ -90,7 +110,10 @@ function rules(p: Plant): Record<string, Rule[]> {
       str('prompt', true),
       str('image_url'),
       (b) => (b.image_url === undefined || isUrl(b.image_url) ? undefined : 'image_url must be a URL'),
-      (b) => (b.mode === 'image_to_video' && b.image_url === undefined && !p.imageUrlOptional ? 'image_url is required' : undefined),
+      (b) =>
+        b.mode === 'image_to_video' && b.image_url === undefined && !p.imageUrlOptional
+          ? 'image_url is required'
+          : undefined,
       oneOf('duration', p.durations ?? [4, 8, 16]),
       oneOf('resolution', ['768x768', '1280x768', '768x1280']),
       num('seed'),
@@ -118,10 +141,13 @@ function rules(p: Plant): Record<string, Rule[]> {
 }
 
 /** Starts the independent implementation on a free port. */
-export async function startIndependent(plant: Plant = {}): Promise<{ url: string; key: string; close(): Promise<void> }> {
+export async function startIndependent(
+  plant: Plant = {},
+): Promise<{ url: string; key: string; close(): Promise<void> }> {
   const table = rules(plant);
   const server: Server = createServer((req, res) => {
-    const send = (status: number, body: string, type = 'application/json') => res.writeHead(status, { 'content-type': type }).end(body);
+    const send = (status: number, body: string, type = 'application/json') =>
+      res.writeHead(status, { 'content-type': type }).end(body);
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
@@ -129,7 +155,10 @@ export async function startIndependent(plant: Plant = {}): Promise<{ url: string
       const path = (req.url ?? '').split('?')[0]!.replace(/^\/v1(?=\/(text|image|video|voice|cloud)-provider)/, '');
       const auth = req.headers.authorization ?? '';
       const token = (plant.acceptBasic ? /^(?:Bearer|Basic) (\S+)$/ : /^Bearer (\S+)$/).exec(auth)?.[1];
-      if (path === '/v1/me' && req.method === 'GET') return token === KEY || (plant.meWithoutKey && !auth) ? send(200, '{"who":"indie"}') : send(401, '{"detail":"unauthorized"}');
+      if (path === '/v1/me' && req.method === 'GET')
+        return token === KEY || (plant.meWithoutKey && !auth)
+          ? send(200, '{"who":"indie"}')
+          : send(401, '{"detail":"unauthorized"}');
       const checks = table[path];
       if (!checks || req.method !== 'POST') return send(404, 'not found', 'text/plain');
       if (token !== KEY) return send(401, '{"detail":"unauthorized"}');
@@ -141,7 +170,8 @@ export async function startIndependent(plant: Plant = {}): Promise<{ url: string
       }
       const problem = isObject(body) ? checks.map((c) => c(body as Body)).find(Boolean) : 'not an object';
       if (problem) return send(plant.invalidStatus ?? 400, JSON.stringify({ detail: problem }));
-      if (path.endsWith('/tts') || path.endsWith('/speech')) return send(200, 'RIFF-not-really-audio', 'application/octet-stream');
+      if (path.endsWith('/tts') || path.endsWith('/speech'))
+        return send(200, 'RIFF-not-really-audio', 'application/octet-stream');
       send(200, '{"status":"done"}');
     });
   });

@@ -6,13 +6,30 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SchemaRegistry } from '../../../src/contract/schemas.js';
 import { Catalogue } from '../../../src/domain/catalogue.js';
-import { conformanceHelp, parseConformanceArgs, type ConformanceOptions } from '../../../src/tools/conformance/options.js';
-import { brokenServer, closeSharedMock, runCli, runJson, sharedMock, type BrokenServer, type JsonReport } from './harness.js';
+import {
+  conformanceHelp,
+  parseConformanceArgs,
+  type ConformanceOptions,
+} from '../../../src/tools/conformance/options.js';
+import {
+  brokenServer,
+  closeSharedMock,
+  runCli,
+  runJson,
+  sharedMock,
+  type BrokenServer,
+  type JsonReport,
+} from './harness.js';
 
 const test = suite('conformance levels: a should departure is a warning (exit 0), a failure with --strict or in full');
 
 // The cases whose shape the API document describes without making it a rule.
-const SHOULD = ['edit.image.data-uri-wrong-media-type', 'speech.voice.pattern-mismatch', 'speech@ssml.voice.pattern-mismatch', 'tts.voice_id.pattern-mismatch'];
+const SHOULD = [
+  'edit.image.data-uri-wrong-media-type',
+  'speech.voice.pattern-mismatch',
+  'speech@ssml.voice.pattern-mismatch',
+  'tts.voice_id.pattern-mismatch',
+];
 
 /**
  * A server as correct as the API document asks: it takes any voice string and a data URI of any media
@@ -25,7 +42,8 @@ const lenient = (): Promise<BrokenServer> =>
       if (!r.json) return;
       if (typeof r.json.voice_id === 'string') r.json.voice_id = 'rachel';
       if (typeof r.json.voice === 'string') r.json.voice = 'en-US-JennyNeural';
-      if (typeof r.json.image === 'string') r.json.image = r.json.image.replace(/^data:[^;,]*;base64,/, 'data:image/png;base64,');
+      if (typeof r.json.image === 'string')
+        r.json.image = r.json.image.replace(/^data:[^;,]*;base64,/, 'data:image/png;base64,');
     },
   });
 
@@ -66,7 +84,8 @@ test('the should cases are the four shapes the document only describes; --plan s
 
 test('--strict: off unless given; the help names it', () => {
   const catalogue = new Catalogue(SchemaRegistry.shared());
-  const parse = (argv: string[]) => parseConformanceArgs(['--base-url', 'http://h', '--api-key', 'k', ...argv], catalogue, {}) as ConformanceOptions;
+  const parse = (argv: string[]) =>
+    parseConformanceArgs(['--base-url', 'http://h', '--api-key', 'k', ...argv], catalogue, {}) as ConformanceOptions;
   assert.is(parse([]).strict, false);
   assert.is(parse(['--strict']).strict, true);
   assert.match(conformanceHelp(catalogue), /\n {2}--strict {16}fail the run on should cases too/);
@@ -105,15 +124,36 @@ test('every reporter shows the warnings; none fails on them', async () => {
   const files = { json: join(dir, 'r.json'), junit: join(dir, 'r.xml'), tap: join(dir, 'r.tap') };
   const out = await runCli([
     ...['--base-url', server.url, '--api-key', 'sk-mock-default', '--only', [...SHOULD, 'tts.minimal'].join(',')],
-    ...['--reporter', 'pretty', '--reporter', 'json', '--output', files.json, '--reporter', 'junit', '--output', files.junit, '--reporter', 'tap', '--output', files.tap],
+    ...[
+      '--reporter',
+      'pretty',
+      '--reporter',
+      'json',
+      '--output',
+      files.json,
+      '--reporter',
+      'junit',
+      '--output',
+      files.junit,
+      '--reporter',
+      'tap',
+      '--output',
+      files.tap,
+    ],
   ]);
   assert.is(out.code, 0, out.stderr);
 
   // pretty: a W per warning, the warnings in detail with the sentence they cite, the count in the closing line.
   assert.match(out.stdout, /^[.W]+ 5\/5$/m);
   assert.is((/^[.W]+ 5\/5$/m.exec(out.stdout)![0].match(/W/g) ?? []).length, 4);
-  assert.match(out.stdout, /\nWarnings \(the API document describes these shapes without making them rules; --strict fails them\):\n/);
-  assert.match(out.stdout, /\d\) tts\.voice_id\.pattern-mismatch: .*\n {3}should: {3}Voice-provider speech request: voice_id is described as "a short lowercase voice label"/);
+  assert.match(
+    out.stdout,
+    /\nWarnings \(the API document describes these shapes without making them rules; --strict fails them\):\n/,
+  );
+  assert.match(
+    out.stdout,
+    /\d\) tts\.voice_id\.pattern-mismatch: .*\n {3}should: {3}Voice-provider speech request: voice_id is described as "a short lowercase voice label"/,
+  );
   assert.match(out.stdout, /expected: status 400\n {3}actual: {3}status 200/);
   assert.not.match(out.stdout, /Failures:/);
   assert.match(out.stdout, /\n1 passed, 0 failed, 4 warnings, 0 inconclusive, 0 not applicable\n$/);
@@ -128,8 +168,17 @@ test('every reporter shows the warnings; none fails on them', async () => {
   // JUnit: a warning is a passed testcase (neither failure nor skipped) with the level and the departure in system-out.
   const junit = readFileSync(files.junit, 'utf8');
   assert.is(XMLValidator.validate(junit), true);
-  type Testcase = { '@_name': string; failure?: unknown; skipped?: unknown; 'system-out'?: string; properties?: { property: { '@_name': string; '@_value': string } } };
-  const doc = new XMLParser({ ignoreAttributes: false, isArray: (name) => ['testsuite', 'testcase'].includes(name) }).parse(junit) as {
+  type Testcase = {
+    '@_name': string;
+    failure?: unknown;
+    skipped?: unknown;
+    'system-out'?: string;
+    properties?: { property: { '@_name': string; '@_value': string } };
+  };
+  const doc = new XMLParser({
+    ignoreAttributes: false,
+    isArray: (name) => ['testsuite', 'testcase'].includes(name),
+  }).parse(junit) as {
     testsuites: { '@_failures': string; '@_skipped': string; testsuite: { testcase: Testcase[] }[] };
   };
   assert.is(doc.testsuites['@_failures'], '0');
@@ -141,7 +190,10 @@ test('every reporter shows the warnings; none fails on them', async () => {
     assert.is(t.failure, undefined);
     assert.is(t.skipped, undefined);
     assert.equal(t.properties?.property, { '@_name': 'level', '@_value': 'should' });
-    assert.match(t['system-out']!, /^warning \(level should\): .+\n(.|\n)*\[status\] expected: status 400\n\[status\] actual: {3}status 200/);
+    assert.match(
+      t['system-out']!,
+      /^warning \(level should\): .+\n(.|\n)*\[status\] expected: status 400\n\[status\] actual: {3}status 200/,
+    );
   }
 
   // TAP: every test point ok; each warning carries a diagnostic block with severity: warning.

@@ -11,18 +11,27 @@ test.after(closeSharedMock);
 test('full profile: every case passes, none inconclusive or not applicable', async () => {
   const { url } = await sharedMock();
   const { code, report } = await runJson(url, ['--profile', 'full']);
-  const notPassed = report.cases.filter((c) => c.verdict !== 'pass').map((c) => `${c.id}: ${c.verdict} ${c.reason ?? ''} ${JSON.stringify(c.failures)}`);
+  const notPassed = report.cases
+    .filter((c) => c.verdict !== 'pass')
+    .map((c) => `${c.id}: ${c.verdict} ${c.reason ?? ''} ${JSON.stringify(c.failures)}`);
   assert.equal(notPassed, []);
   assert.is(code, 0);
   assert.ok(report.summary.total > 200, `full profile has ${report.summary.total} cases`);
   // The full profile really looks at bodies, streams and media.
   const checks = new Set(report.cases.flatMap((c) => c.expected.checks));
-  for (const name of [...BODY_CHECKS, 'retry-after', 'www-authenticate', 'request-id', 'content-type']) assert.ok(checks.has(name), name);
+  for (const name of [...BODY_CHECKS, 'retry-after', 'www-authenticate', 'request-id', 'content-type'])
+    assert.ok(checks.has(name), name);
 });
 
 test('the whole suite through the validating proxy in front of the mock: the proxy flags only the requests the runner breaks on purpose', async () => {
   const { url } = await sharedMock();
-  const proxy = await start({ port: 0, proxy: url, upstreamKey: 'sk-mock-default', validationProfile: 'full', journalSize: 5000 });
+  const proxy = await start({
+    port: 0,
+    proxy: url,
+    upstreamKey: 'sk-mock-default',
+    validationProfile: 'full',
+    journalSize: 5000,
+  });
   try {
     const { code, failed } = await runJson(proxy.url, ['--profile', 'full']);
     assert.equal(failed, []);
@@ -30,9 +39,16 @@ test('the whole suite through the validating proxy in front of the mock: the pro
     // Every departure the proxy saw is the client's (a body the request schema refuses); the mock, as an
     // upstream, departs from nothing: any other rule here is a false alarm about a correct server.
     const entries = proxy.services.journal.entries();
-    const upstream = entries.flatMap((e) => (e.violations ?? []).filter((v) => v.rule !== 'request.schema').map((v) => `${e.operation} ${e.status} ${v.rule}: ${v.actual}`));
+    const upstream = entries.flatMap((e) =>
+      (e.violations ?? [])
+        .filter((v) => v.rule !== 'request.schema')
+        .map((v) => `${e.operation} ${e.status} ${v.rule}: ${v.actual}`),
+    );
     assert.equal(upstream, []);
-    assert.ok(entries.filter((e) => e.violations?.some((v) => v.rule === 'request.schema')).length > 300, "the runner's invalid requests are judged as such");
+    assert.ok(
+      entries.filter((e) => e.violations?.some((v) => v.rule === 'request.schema')).length > 300,
+      "the runner's invalid requests are judged as such",
+    );
   } finally {
     await proxy.close();
   }
@@ -45,9 +61,16 @@ test('full profile with gpt-image-1 (no response_format): nothing fails; the cas
   assert.is(code, 0);
   assert.is(report.summary.inconclusive, 0);
   const notApplicable = report.cases.filter((c) => c.verdict === 'not-applicable');
-  assert.equal(notApplicable.map((c) => c.id).sort(), ['images.n.above-limit', 'images.response_format.enum-b64_json', 'images.response_format.enum-url']);
+  assert.equal(notApplicable.map((c) => c.id).sort(), [
+    'images.n.above-limit',
+    'images.response_format.enum-b64_json',
+    'images.response_format.enum-url',
+  ]);
   for (const c of notApplicable.filter((n) => n.id.startsWith('images.response_format.'))) {
-    assert.is(c.reason, "the image model gpt-image-1 does not take response_format (the mock's model catalogue, fixtures/models.json)");
+    assert.is(
+      c.reason,
+      "the image model gpt-image-1 does not take response_format (the mock's model catalogue, fixtures/models.json)",
+    );
   }
 });
 
@@ -75,7 +98,16 @@ test('a base URL ending in /v1 (as the OpenAI SDK takes it) gets a warning namin
   assert.is(warned.code, 1, 'GET /v1/v1/me is not the identity call');
   assert.match(warned.stderr, `warning: --base-url ends in '/v1', so GET /v1/me is asked at /v1/v1/me`);
   assert.match(warned.stderr, `pass --base-url ${url} --path-prefix /v1 instead`);
-  const right = await runCli(['--base-url', url, '--path-prefix', '/v1', '--api-key', 'sk-mock-default', '--only', 'me.valid']);
+  const right = await runCli([
+    '--base-url',
+    url,
+    '--path-prefix',
+    '/v1',
+    '--api-key',
+    'sk-mock-default',
+    '--only',
+    'me.valid',
+  ]);
   assert.is(right.code, 0);
   assert.is(right.stderr, '');
 });

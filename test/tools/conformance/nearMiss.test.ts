@@ -19,7 +19,8 @@ const KEY = 'sk-mock-default';
 const PREFIX = 'sk-mock-';
 
 /** The bearer token of a request, or undefined. */
-const tokenOf = (r: ProxiedRequest): string | undefined => /^Bearer (.*)$/.exec(String(r.headers.authorization ?? ''))?.[1];
+const tokenOf = (r: ProxiedRequest): string | undefined =>
+  /^Bearer (.*)$/.exec(String(r.headers.authorization ?? ''))?.[1];
 const query = (r: ProxiedRequest): URLSearchParams => new URL(r.path, 'http://x').searchParams;
 
 /**
@@ -35,7 +36,11 @@ const GATEWAYS: [string, (r: ProxiedRequest) => boolean, string[]][] = [
         .pop() === KEY,
     ['scheme-token', 'scheme-twice', 'scheme-colon', 'list', 'key-twice'],
   ],
-  ['strips an optional Bearer', (r) => String(r.headers.authorization ?? '').replace(/^Bearer /, '') === KEY, ['scheme-none']],
+  [
+    'strips an optional Bearer',
+    (r) => String(r.headers.authorization ?? '').replace(/^Bearer /, '') === KEY,
+    ['scheme-none'],
+  ],
   [
     'cuts the first six characters and trims',
     (r) =>
@@ -46,15 +51,33 @@ const GATEWAYS: [string, (r: ProxiedRequest) => boolean, string[]][] = [
   ],
   [
     'reads Basic credentials',
-    (r) => /^Basic /.test(String(r.headers.authorization)) && Buffer.from(String(r.headers.authorization).slice(6), 'base64').toString().split(':')[0] === KEY,
+    (r) =>
+      /^Basic /.test(String(r.headers.authorization)) &&
+      Buffer.from(String(r.headers.authorization).slice(6), 'base64').toString().split(':')[0] === KEY,
     ['basic-user'],
   ],
-  ['takes a token that starts with the key', (r) => tokenOf(r)?.startsWith(KEY) === true, ['key-appended', 'key-repeated', 'key-twice', 'key-nbsp']],
-  ['takes a token the key starts with', (r) => !!tokenOf(r) && KEY.startsWith(tokenOf(r)!), ['key-truncated', 'key-prefix']],
-  ['compares the first 14 characters', (r) => tokenOf(r)?.slice(0, 14) === KEY.slice(0, 14), ['key-last-changed', 'key-appended', 'key-truncated']],
+  [
+    'takes a token that starts with the key',
+    (r) => tokenOf(r)?.startsWith(KEY) === true,
+    ['key-appended', 'key-repeated', 'key-twice', 'key-nbsp'],
+  ],
+  [
+    'takes a token the key starts with',
+    (r) => !!tokenOf(r) && KEY.startsWith(tokenOf(r)!),
+    ['key-truncated', 'key-prefix'],
+  ],
+  [
+    'compares the first 14 characters',
+    (r) => tokenOf(r)?.slice(0, 14) === KEY.slice(0, 14),
+    ['key-last-changed', 'key-appended', 'key-truncated'],
+  ],
   ['compares the masked forms', (r) => !!tokenOf(r) && maskKey(tokenOf(r)!) === maskKey(KEY), ['key-middle-changed']],
   ['compares without regard to case', (r) => tokenOf(r)?.toLowerCase() === KEY, ['key-case']],
-  ['takes any key of the right prefix and length', (r) => tokenOf(r)?.length === KEY.length && tokenOf(r)!.startsWith(PREFIX), ['key-same-format', 'key-last-changed']],
+  [
+    'takes any key of the right prefix and length',
+    (r) => tokenOf(r)?.length === KEY.length && tokenOf(r)!.startsWith(PREFIX),
+    ['key-same-format', 'key-last-changed'],
+  ],
   ['removes every space', (r) => tokenOf(r)?.replace(/ /g, '') === KEY, ['key-split']],
   ['unquotes the token', (r) => tokenOf(r)?.replace(/^"(.*)"$/, '$1') === KEY, ['key-quoted']],
   ['trims with JavaScript', (r) => tokenOf(r)?.trim() === KEY, ['key-nbsp']],
@@ -95,7 +118,11 @@ test('every hurried gateway is failed by the case of each near miss it takes, on
       const { code, failed } = await runJson(server.url, ['--only', 'near-miss']);
       assert.is(code, 1, what);
       for (const id of expected)
-        for (const op of ['me', 'chat']) assert.ok(failed.includes(`auth.near-miss.${id}.${op}`), `${what}: auth.near-miss.${id}.${op} failed (${failed.join(', ')})`);
+        for (const op of ['me', 'chat'])
+          assert.ok(
+            failed.includes(`auth.near-miss.${id}.${op}`),
+            `${what}: auth.near-miss.${id}.${op} failed (${failed.join(', ')})`,
+          );
       for (const id of failed) {
         // Taking the last word takes `Basic KEY` too: the plain auth cases may fail as well, nothing else.
         assert.ok(id.startsWith('auth.'), `${what}: only auth cases fail, got ${id}`);
@@ -152,14 +179,33 @@ test('near misses are masked in every reporter and in the plan, though the targe
   const dir = mkdtempSync(join(tmpdir(), 'near-miss-'));
   try {
     const files = ['json', 'junit', 'tap'].map((r) => [r, join(dir, `report.${r}`)] as const);
-    const out = await runCli(['--base-url', url, '--api-key', SECRET, '--only', 'near-miss', '--profile', 'full', ...files.flatMap(([r, f]) => ['--reporter', r, '--output', f])]);
+    const out = await runCli([
+      '--base-url',
+      url,
+      '--api-key',
+      SECRET,
+      '--only',
+      'near-miss',
+      '--profile',
+      'full',
+      ...files.flatMap(([r, f]) => ['--reporter', r, '--output', f]),
+    ]);
     assert.is(out.code, 1);
     const json = readFileSync(files[0][1], 'utf8');
-    assert.is((JSON.parse(json) as { summary: { failed: number } }).summary.failed, NEAR_MISSES.length * 2, 'every near miss fails');
+    assert.is(
+      (JSON.parse(json) as { summary: { failed: number } }).summary.failed,
+      NEAR_MISSES.length * 2,
+      'every near miss fails',
+    );
     const plan = await runCli(['--plan', '--api-key', SECRET, '--only', 'near-miss']);
-    const texts: [string, string][] = [['pretty', out.stdout + out.stderr], ...files.map(([r, f]): [string, string] => [r, readFileSync(f, 'utf8')]), ['plan', plan.stdout]];
+    const texts: [string, string][] = [
+      ['pretty', out.stdout + out.stderr],
+      ...files.map(([r, f]): [string, string] => [r, readFileSync(f, 'utf8')]),
+      ['plan', plan.stdout],
+    ];
     for (const [name, text] of texts) {
-      for (const piece of pieces) assert.not.ok(text.includes(piece), `${name} shows '${piece}' of the key or a near miss`);
+      for (const piece of pieces)
+        assert.not.ok(text.includes(piece), `${name} shows '${piece}' of the key or a near miss`);
     }
     assert.match(json, /"x-api-key": "sk-N\.\.\.cdef"/);
     assert.match(json, /\?api_key=sk-N\.\.\.cdef/);

@@ -3,12 +3,17 @@ import * as assert from 'uvu/assert';
 import { Catalogue } from '../../../src/domain/catalogue.js';
 import { estimateCost, formatCost } from '../../../src/verdict/cost.js';
 import { maskHeaders, redact, shortBody } from '../../../src/tools/conformance/mask.js';
-import { conformanceHelp, parseConformanceArgs, type ConformanceOptions } from '../../../src/tools/conformance/options.js';
+import {
+  conformanceHelp,
+  parseConformanceArgs,
+  type ConformanceOptions,
+} from '../../../src/tools/conformance/options.js';
 import { retryAfterMs } from '../../../src/tools/conformance/run.js';
 import { SchemaRegistry } from '../../../src/contract/schemas.js';
 
 const catalogue = new Catalogue(new SchemaRegistry());
-const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseConformanceArgs(argv, catalogue, env) as ConformanceOptions;
+const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) =>
+  parseConformanceArgs(argv, catalogue, env) as ConformanceOptions;
 
 test('defaults: documented profile, pretty on stdout, small concurrency, the catalogue first models', () => {
   const o = parse(['--base-url', 'http://h', '--api-key', 'k']);
@@ -28,26 +33,56 @@ test('defaults: documented profile, pretty on stdout, small concurrency, the cat
 });
 
 test('the key may come from CONFORMANCE_API_KEY; --output binds to the reporter before it; lists split on commas', () => {
-  const o = parse(['--base-url', 'http://h', '--reporter', 'junit', '--output', 'j.xml', '--reporter', 'tap', '--only', 'a,b', '--only', 'c', '--chat-model', 'm'], {
-    CONFORMANCE_API_KEY: 'from-env',
-  });
+  const o = parse(
+    [
+      '--base-url',
+      'http://h',
+      '--reporter',
+      'junit',
+      '--output',
+      'j.xml',
+      '--reporter',
+      'tap',
+      '--only',
+      'a,b',
+      '--only',
+      'c',
+      '--chat-model',
+      'm',
+    ],
+    {
+      CONFORMANCE_API_KEY: 'from-env',
+    },
+  );
   assert.is(o.apiKey, 'from-env');
   assert.equal(o.reporters, [{ name: 'junit', output: 'j.xml' }, { name: 'tap' }]);
   assert.equal(o.only, ['a', 'b', 'c']);
   assert.is(o.values.chatModel, 'm');
   const files = parse(['--base-url', 'http://h', '--api-key', 'k', '--reporter', 'json', '--output', 'r.json']);
-  assert.equal(files.reporters, [{ name: 'pretty' }, { name: 'json', output: 'r.json' }], 'pretty keeps the console when every reporter writes a file');
+  assert.equal(
+    files.reporters,
+    [{ name: 'pretty' }, { name: 'json', output: 'r.json' }],
+    'pretty keeps the console when every reporter writes a file',
+  );
   assert.is(parseConformanceArgs(['--help'], catalogue, {}), 'help');
 });
 
 test('--media-allow-private: off unless given; the help names it', () => {
   assert.is(parse(['--base-url', 'http://h', '--api-key', 'k']).mediaAllowPrivate, false);
   assert.is(parse(['--base-url', 'http://h', '--api-key', 'k', '--media-allow-private']).mediaAllowPrivate, true);
-  assert.match(conformanceHelp(catalogue), /--media-allow-private {3}fetch media links on loopback and private addresses/);
+  assert.match(
+    conformanceHelp(catalogue),
+    /--media-allow-private {3}fetch media links on loopback and private addresses/,
+  );
 });
 
 test('cost: units per operation and their text', () => {
-  assert.equal(estimateCost('chat.completions', { max_tokens: 1 }), { tokens: 1, images: 0, videoSeconds: 0, characters: 0 });
+  assert.equal(estimateCost('chat.completions', { max_tokens: 1 }), {
+    tokens: 1,
+    images: 0,
+    videoSeconds: 0,
+    characters: 0,
+  });
   assert.is(estimateCost('chat.completions', {}).tokens, 256);
   // max_completion_tokens, the newer name, bounds the reply in its place, as the mock and the usage check read it.
   assert.is(estimateCost('chat.completions', { max_completion_tokens: 3, max_tokens: 50 }).tokens, 3);
@@ -55,17 +90,26 @@ test('cost: units per operation and their text', () => {
   assert.is(estimateCost('images.edit', {}).images, 1);
   assert.is(estimateCost('video.generate', {}).videoSeconds, 4);
   assert.is(estimateCost('cloud.speech', { text: 'héllo' }).characters, 5);
-  assert.is(formatCost({ tokens: 1, images: 2, videoSeconds: 1, characters: 0 }), '1 chat token, 2 images, 1 video second');
+  assert.is(
+    formatCost({ tokens: 1, images: 2, videoSeconds: 1, characters: 0 }),
+    '1 chat token, 2 images, 1 video second',
+  );
   assert.is(formatCost({ tokens: 0, images: 0, videoSeconds: 0, characters: 0 }), 'nothing');
 });
 
 test('masking: authorization tokens, secrets in any text, long strings cut', () => {
-  assert.equal(maskHeaders({ authorization: 'Bearer sk-abcdefghijklmnop', authorization2: 'x', Authorization: 'Bearer ' }), {
-    authorization: 'Bearer sk-a...mnop',
-    authorization2: 'x',
-    Authorization: 'Bearer ',
-  });
-  assert.is(redact('key=sk-abcdefghijklmnop; again sk-abcdefghijklmnop', ['sk-abcdefghijklmnop', '']), 'key=sk-a...mnop; again sk-a...mnop');
+  assert.equal(
+    maskHeaders({ authorization: 'Bearer sk-abcdefghijklmnop', authorization2: 'x', Authorization: 'Bearer ' }),
+    {
+      authorization: 'Bearer sk-a...mnop',
+      authorization2: 'x',
+      Authorization: 'Bearer ',
+    },
+  );
+  assert.is(
+    redact('key=sk-abcdefghijklmnop; again sk-abcdefghijklmnop', ['sk-abcdefghijklmnop', '']),
+    'key=sk-a...mnop; again sk-a...mnop',
+  );
   assert.equal(shortBody({ a: ['x'.repeat(100)], b: 1 }), { a: [`${'x'.repeat(40)}... (100 characters)`], b: 1 });
 });
 

@@ -20,7 +20,8 @@ test.before(async () => {
   const server = await brokenServer({
     request: (r) => {
       r.headers['x-original-authorization'] = r.headers.authorization ?? '';
-      if (r.headers.authorization?.includes(SECRET)) r.headers.authorization = r.headers.authorization.replace(SECRET, 'sk-mock-default');
+      if (r.headers.authorization?.includes(SECRET))
+        r.headers.authorization = r.headers.authorization.replace(SECRET, 'sk-mock-default');
     },
     response: (res, req) => {
       if (typeof req.json?.temperature === 'number' && req.json.temperature > 2) {
@@ -94,7 +95,10 @@ test('pretty: progress marks, the failure with request, expected, actual and rul
   assert.match(text, /\(\. pass {2}F fail {2}W warning {2}\? inconclusive {2}- not applicable\)\n[.F?-]+ \d+\/\d+\n/);
   assert.match(text, /1\) chat\.temperature\.above-maximum: temperature = 2\.01/);
   assert.match(text, /rule: {5}Chat request and Limits: temperature is a number from 0 to 2/);
-  assert.match(text, /request: {2}POST http:\/\/127\.0\.0\.1:\d+\/text-provider\/chat\/completions\n {13}authorization: Bearer sk-c\.\.\.cdef/);
+  assert.match(
+    text,
+    /request: {2}POST http:\/\/127\.0\.0\.1:\d+\/text-provider\/chat\/completions\n {13}authorization: Bearer sk-c\.\.\.cdef/,
+  );
   assert.match(text, /expected: status 400\n {3}actual: {3}status 200 \{"echo":"Bearer sk-c\.\.\.cdef"\}/);
   assert.match(text, /Inconclusive:\n {2}auth\.basic\.chat: rate limited \(429\)/);
   assert.match(text, /Not applicable:\n {2}1 case: the rule applies to dall-e-3; the image model is gpt-image-1/);
@@ -104,12 +108,19 @@ test('pretty: progress marks, the failure with request, expected, actual and rul
 
 test('JUnit XML: well-formed, one testsuite per operation, one testcase per case, failures and skips', () => {
   assert.is(XMLValidator.validate(outputs.junit!), true);
-  const doc = new XMLParser({ ignoreAttributes: false, isArray: (name) => ['testsuite', 'testcase'].includes(name) }).parse(outputs.junit!) as {
+  const doc = new XMLParser({
+    ignoreAttributes: false,
+    isArray: (name) => ['testsuite', 'testcase'].includes(name),
+  }).parse(outputs.junit!) as {
     testsuites: {
       '@_tests': string;
       '@_failures': string;
       '@_skipped': string;
-      testsuite: { '@_name': string; '@_tests': string; testcase: { '@_name': string; failure?: unknown; skipped?: unknown }[] }[];
+      testsuite: {
+        '@_name': string;
+        '@_tests': string;
+        testcase: { '@_name': string; failure?: unknown; skipped?: unknown }[];
+      }[];
     };
   };
   const root = doc.testsuites;

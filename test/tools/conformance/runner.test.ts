@@ -38,7 +38,9 @@ test('a 429 on a free case is retried after retry-after and then passes; a paid 
 });
 
 test('a target that keeps answering 429 makes free cases inconclusive after the retry bound', async () => {
-  const server = await brokenServer({ response: (res, req) => void (req.path !== '/v1/me' && ((res.status = 429), (res.headers['retry-after'] = '0'))) });
+  const server = await brokenServer({
+    response: (res, req) => void (req.path !== '/v1/me' && ((res.status = 429), (res.headers['retry-after'] = '0'))),
+  });
   try {
     const { code, report } = await runJson(server.url, ['--only', 'chat.top_p.above-maximum', '--retries', '1']);
     assert.is(report.cases[0]!.verdict, 'inconclusive');
@@ -51,7 +53,9 @@ test('a target that keeps answering 429 makes free cases inconclusive after the 
 });
 
 test('a retry-after longer than the runner waits is inconclusive at once', async () => {
-  const server = await brokenServer({ response: (res, req) => void (req.path !== '/v1/me' && ((res.status = 429), (res.headers['retry-after'] = '3600'))) });
+  const server = await brokenServer({
+    response: (res, req) => void (req.path !== '/v1/me' && ((res.status = 429), (res.headers['retry-after'] = '3600'))),
+  });
   try {
     const { report } = await runJson(server.url, ['--only', 'auth.missing.chat']);
     assert.is(report.cases[0]!.attempts, 1);
@@ -75,7 +79,11 @@ test('dropped connections are inconclusive; a 503 where a 401 belongs is a failu
     const chat = report.cases.find((c) => c.id === 'auth.missing.chat')!;
     assert.is(chat.verdict, 'inconclusive');
     assert.match(chat.reason!, /transport error/);
-    assert.equal(report.cases.find((c) => c.id === 'auth.missing.tts')!.failures[0], { check: 'status', expected: 'status 401', actual: 'status 503' });
+    assert.equal(report.cases.find((c) => c.id === 'auth.missing.tts')!.failures[0], {
+      check: 'status',
+      expected: 'status 401',
+      actual: 'status 503',
+    });
   } finally {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
@@ -129,11 +137,24 @@ test('bad usage exits 2 with a message; --help exits 0', async () => {
 test('--plan sends no request and prints the cases, the billable count and the paid units', async () => {
   const server = await brokenServer();
   try {
-    const out = await runCli(['--base-url', server.url, '--api-key', 'sk-mock-default', '--plan', '--image-model', 'gpt-image-1', '--unsupported', 'video.generate']);
+    const out = await runCli([
+      '--base-url',
+      server.url,
+      '--api-key',
+      'sk-mock-default',
+      '--plan',
+      '--image-model',
+      'gpt-image-1',
+      '--unsupported',
+      'video.generate',
+    ]);
     assert.is(out.code, 0);
     assert.is(server.requests(), 0);
     assert.match(out.stdout, /Plan \(documented profile\): \d+ cases, \d+ free, \d+ billable/);
-    assert.match(out.stdout, /Estimated paid units if every billable case is sent once: \d+ chat tokens, \d+ images, \d+ video seconds, \d+ TTS characters/);
+    assert.match(
+      out.stdout,
+      /Estimated paid units if every billable case is sent once: \d+ chat tokens, \d+ images, \d+ video seconds, \d+ TTS characters/,
+    );
     assert.match(out.stdout, /images\.n\.above-limit .*not applicable: the rule applies to dall-e-3/);
     assert.match(out.stdout, /video\.minimal .*not applicable: the target does not offer video\.generate/);
     assert.match(out.stdout, /Nothing was sent/);
@@ -146,9 +167,16 @@ test('--plan sends no request and prints the cases, the billable count and the p
 });
 
 test('--unsupported makes an operation not applicable; a 404 there is no failure', async () => {
-  const server = await brokenServer({ response: (res, req) => void (req.path.startsWith('/video-provider') && (res.status = 404)) });
+  const server = await brokenServer({
+    response: (res, req) => void (req.path.startsWith('/video-provider') && (res.status = 404)),
+  });
   try {
-    const { code, report } = await runJson(server.url, ['--unsupported', 'video.generate', '--only', 'video.generate,me']);
+    const { code, report } = await runJson(server.url, [
+      '--unsupported',
+      'video.generate',
+      '--only',
+      'video.generate,me',
+    ]);
     assert.is(code, 0);
     const video = report.cases.filter((c) => c.operation === 'video.generate');
     assert.ok(video.length > 10 && video.every((c) => c.verdict === 'not-applicable'));
@@ -164,7 +192,9 @@ test('fault cases: detected on the mock, not applicable where the headers are ig
   assert.ok(on.report.cases.length === 14 && on.report.cases.every((c) => c.verdict === 'pass'));
   const off = await runJson(mock.url, ['--profile', 'full', '--only', 'fault', '--fault-headers', 'off']);
   assert.ok(off.report.cases.every((c) => c.verdict === 'not-applicable'));
-  const ignoring = await brokenServer({ request: (r) => void (delete r.headers.prefer, delete r.headers['x-mock-fault']) });
+  const ignoring = await brokenServer({
+    request: (r) => void (delete r.headers.prefer, delete r.headers['x-mock-fault']),
+  });
   try {
     const auto = await runJson(ignoring.url, ['--profile', 'full', '--only', 'fault']);
     assert.ok(auto.report.cases.every((c) => c.verdict === 'not-applicable' && /fault headers/.test(c.reason!)));
@@ -176,12 +206,26 @@ test('fault cases: detected on the mock, not applicable where the headers are ig
 
 test('filters: --only, --skip, --skip-billable and the DALL-E 3 n rule', async () => {
   const mock = await sharedMock();
-  const { report } = await runJson(mock.url, ['--only', 'images', '--skip', 'auth', '--skip-billable', '--image-model', 'gpt-image-1']);
+  const { report } = await runJson(mock.url, [
+    '--only',
+    'images',
+    '--skip',
+    'auth',
+    '--skip-billable',
+    '--image-model',
+    'gpt-image-1',
+  ]);
   assert.ok(report.cases.length > 5);
   assert.ok(report.cases.every((c) => c.operation === 'images.generate' && !c.billable && !c.tags.includes('auth')));
   assert.is(report.cases.find((c) => c.id === 'images.n.above-limit')!.verdict, 'not-applicable');
   // Declared the named model, gpt-image-1 (which the mock lets make 4 images) breaks the n <= 1 rule.
-  const named = await runJson(mock.url, ['--only', 'images.n.above-limit', '--image-model', 'gpt-image-1', '--image-n-max-1']);
+  const named = await runJson(mock.url, [
+    '--only',
+    'images.n.above-limit',
+    '--image-model',
+    'gpt-image-1',
+    '--image-n-max-1',
+  ]);
   assert.equal(named.failed, ['images.n.above-limit']);
   const glob = await runJson(mock.url, ['--only', '*.above-max*', ...key(mock).slice(4)]);
   assert.equal(glob.report.cases.map((c) => c.id).sort(), [

@@ -28,7 +28,17 @@ test('the documented profile asserts only the statuses the API document lists: 2
 
 test('the documented profile names no model, voice or fault header of the mock: only the run values', () => {
   const text = JSON.stringify(documented.map((c) => c.request));
-  for (const ours of ['gpt-4o', 'dall-e-3', 'gen3a_turbo', 'rachel', 'JennyNeural', 'eleven_', 'X-Mock-Fault', 'Prefer']) assert.not.ok(text.includes(ours), ours);
+  for (const ours of [
+    'gpt-4o',
+    'dall-e-3',
+    'gen3a_turbo',
+    'rachel',
+    'JennyNeural',
+    'eleven_',
+    'X-Mock-Fault',
+    'Prefer',
+  ])
+    assert.not.ok(text.includes(ours), ours);
   assert.ok(text.includes('their-chat') && text.includes('xx-XX-TheirNeural'));
 });
 
@@ -50,7 +60,9 @@ test('billable means a 200 on a paid operation, and every billable case has a co
     'paid chat cases use max_tokens 1',
   );
   assert.ok(
-    cases.filter((c) => c.billable && c.operation === 'video.generate').every((c) => c.cost.videoSeconds === 4 || c.tags.includes('enums')),
+    cases
+      .filter((c) => c.billable && c.operation === 'video.generate')
+      .every((c) => c.cost.videoSeconds === 4 || c.tags.includes('enums')),
     'paid video cases use duration 4',
   );
 });
@@ -80,7 +92,9 @@ test('every rule of the Limits table, the auth cases and the conditional image_u
     'video.image_to_video.without-image_url',
     'video.image_to_video.with-image_url',
     'edit.image.data-uri',
-    ...['missing', 'basic', 'empty', 'unknown'].flatMap((a) => ['chat', 'images', 'edit', 'video', 'tts', 'speech', 'me'].map((p) => `auth.${a}.${p}`)),
+    ...['missing', 'basic', 'empty', 'unknown'].flatMap((a) =>
+      ['chat', 'images', 'edit', 'video', 'tts', 'speech', 'me'].map((p) => `auth.${a}.${p}`),
+    ),
   ];
   for (const id of wanted) assert.ok(ids.has(id), id);
 });
@@ -94,7 +108,10 @@ test('every case has a one-line description and a rule', () => {
 
 test('a valid response_format needs an image model that takes it: the catalogue says which, a model it does not list is taken at the schema', () => {
   const sends = cases.filter((c) => c.requires?.imageResponseFormat !== undefined);
-  assert.equal(sends.map((c) => `${c.id} ${c.requires!.imageResponseFormat}`).sort(), ['images.response_format.enum-b64_json b64_json', 'images.response_format.enum-url url']);
+  assert.equal(sends.map((c) => `${c.id} ${c.requires!.imageResponseFormat}`).sort(), [
+    'images.response_format.enum-b64_json b64_json',
+    'images.response_format.enum-url url',
+  ]);
   const url = sends.find((c) => c.id.endsWith('enum-url'))!;
   const run = { unsupported: new Set<string>(), faultHeaders: true, imageModel: 'their-image' };
   assert.is(notApplicable(url, run), undefined);
@@ -113,7 +130,15 @@ test("the catalogue's response_format rule has a case: gpt-image-1, which takes 
   const refusals = cases.filter((c) => c.id.startsWith('images.model-limit.response_format'));
   assert.equal(
     refusals.map((c) => [c.id, c.request.body, c.expect.status, c.profile, c.billable]),
-    [['images.model-limit.response_format-gpt-image-1', { model: 'gpt-image-1', prompt: 'A red dot', size: '1024x1024', response_format: 'b64_json' }, 400, 'full', false]],
+    [
+      [
+        'images.model-limit.response_format-gpt-image-1',
+        { model: 'gpt-image-1', prompt: 'A red dot', size: '1024x1024', response_format: 'b64_json' },
+        400,
+        'full',
+        false,
+      ],
+    ],
   );
   assert.match(refusals[0]!.rule, /model catalogue \(fixtures\/models\.json\)/);
 });
@@ -131,7 +156,10 @@ test('the loader rejects a malformed case file and a duplicate id', () => {
     writeFileSync(join(dir, 'me.json'), JSON.stringify({ ...me, cases: [...me.cases, me.cases[0]] }));
     assert.throws(() => loadSuite(registry, theirs, dir), /duplicate case id me\.valid/);
     writeFileSync(join(dir, 'me.json'), JSON.stringify({ ...me, cases: [{ ...me.cases[0], expect: {} }] }));
-    assert.throws(() => loadSuite(registry, theirs, dir), /conformance\/me\.json\/cases\/0\/expect: must have required property 'status'/);
+    assert.throws(
+      () => loadSuite(registry, theirs, dir),
+      /conformance\/me\.json\/cases\/0\/expect: must have required property 'status'/,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -69,7 +69,10 @@ test('a bad --server-url or an unknown flag is a usage error: exit 2 and a messa
 });
 
 test('the program writes the whole document through a pipe before it exits', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'openapi'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'openapi'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c));

@@ -4,7 +4,12 @@ import { componentName, componentSchemas, type Json } from '../../../src/tools/o
 import { schemaId } from '../../../src/contract/schemas.js';
 
 const known = (schemas: Record<string, Json>): Map<string, Json> =>
-  new Map(Object.entries(schemas).map(([file, s]) => [schemaId(file), { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: schemaId(file), ...s }]));
+  new Map(
+    Object.entries(schemas).map(([file, s]) => [
+      schemaId(file),
+      { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: schemaId(file), ...s },
+    ]),
+  );
 
 test('component names are the schema file names in PascalCase', () => {
   assert.is(componentName(schemaId('chat-request.json')), 'ChatRequest');
@@ -14,12 +19,22 @@ test('component names are the schema file names in PascalCase', () => {
 
 test('referenced schemas are pulled in, $defs lifted to components, and every $ref made local', () => {
   const schemas = known({
-    'a-request.json': { type: 'object', properties: { b: { $ref: 'b.json' }, c: { $ref: 'b.json#/$defs/small-thing' } } },
-    'b.json': { type: 'object', properties: { self: { $ref: '#/$defs/small-thing' } }, $defs: { 'small-thing': { type: 'string', maxLength: 3 } } },
+    'a-request.json': {
+      type: 'object',
+      properties: { b: { $ref: 'b.json' }, c: { $ref: 'b.json#/$defs/small-thing' } },
+    },
+    'b.json': {
+      type: 'object',
+      properties: { self: { $ref: '#/$defs/small-thing' } },
+      $defs: { 'small-thing': { type: 'string', maxLength: 3 } },
+    },
     'unused.json': { type: 'null' },
   });
   assert.equal(componentSchemas([schemaId('a-request.json')], schemas), {
-    ARequest: { type: 'object', properties: { b: { $ref: '#/components/schemas/B' }, c: { $ref: '#/components/schemas/BSmallThing' } } },
+    ARequest: {
+      type: 'object',
+      properties: { b: { $ref: '#/components/schemas/B' }, c: { $ref: '#/components/schemas/BSmallThing' } },
+    },
     B: { type: 'object', properties: { self: { $ref: '#/components/schemas/BSmallThing' } } },
     BSmallThing: { type: 'string', maxLength: 3 },
   });
@@ -32,7 +47,8 @@ test('what cannot become a local component is an error that names the schema', (
     [{ 'a.json': { properties: { x: { $defs: { y: {} } } } } }, /\$defs below the top level/],
     [{ 'a.json': { $defs: { b: {} }, $ref: 'a-b.json' }, 'a-b.json': {} }, /share the component name AB/],
   ];
-  for (const [schemas, message] of cases) assert.throws(() => componentSchemas([schemaId('a.json')], known(schemas)), message);
+  for (const [schemas, message] of cases)
+    assert.throws(() => componentSchemas([schemaId('a.json')], known(schemas)), message);
   assert.throws(() => componentSchemas([schemaId('nope.json')], known({})), /No schema with \$id/);
 });
 

@@ -21,7 +21,9 @@ const props = (component: string): Any => doc.components.schemas[component].prop
 function refs(node: unknown, at = '#'): { ref: string; at: string }[] {
   if (Array.isArray(node)) return node.flatMap((v, i) => refs(v, `${at}/${i}`));
   if (!node || typeof node !== 'object') return [];
-  return Object.entries(node).flatMap(([k, v]) => (k === '$ref' && typeof v === 'string' ? [{ ref: v, at }] : refs(v, `${at}/${k}`)));
+  return Object.entries(node).flatMap(([k, v]) =>
+    k === '$ref' && typeof v === 'string' ? [{ ref: v, at }] : refs(v, `${at}/${k}`),
+  );
 }
 
 const resolve = (pointer: string): unknown =>
@@ -62,7 +64,8 @@ test('the document is self-contained: every $ref is local and resolves; no schem
 test('every operation of the table appears exactly once, under its path and method, with its table id', () => {
   const seen: string[] = [];
   for (const [path, item] of Object.entries<Any>(doc.paths)) {
-    for (const [method, op] of Object.entries<Any>(item)) seen.push(`${method.toUpperCase()} ${path} ${op['x-unified-ai-mock'].operation}`);
+    for (const [method, op] of Object.entries<Any>(item))
+      seen.push(`${method.toUpperCase()} ${path} ${op['x-unified-ai-mock'].operation}`);
   }
   const expected = operations.map((op) => `${op.method} ${op.path.replace(/:(\w+)/g, '{$1}')} ${op.id}`);
   assert.equal(seen.sort(), expected.sort());
@@ -91,10 +94,16 @@ test('the seven documented operations are present, not marked as extensions, eac
     assert.is(o['x-unified-ai-mock'].extension, false, op.id);
     assert.not.ok(['Mock extensions', 'Admin'].includes(o.tags[0]), op.id);
     assert.equal(o.security, [{ bearerAuth: [] }], op.id);
-    assert.ok(o.responses['400'] && o.responses['401'] && o.responses['429'] && o.responses['500'], `${op.id}: documented errors`);
+    assert.ok(
+      o.responses['400'] && o.responses['401'] && o.responses['429'] && o.responses['500'],
+      `${op.id}: documented errors`,
+    );
   }
   const chat = props('ChatRequest');
-  assert.equal([chat.temperature.minimum, chat.temperature.maximum, chat.top_p.minimum, chat.top_p.maximum], [0, 2, 0, 1]);
+  assert.equal(
+    [chat.temperature.minimum, chat.temperature.maximum, chat.top_p.minimum, chat.top_p.maximum],
+    [0, 2, 0, 1],
+  );
   assert.equal(chat.stop, { type: 'array', items: { type: 'string' } });
   assert.equal(doc.components.schemas.ChatRequest.required, ['model', 'messages']);
   const images = props('ImageGenerationRequest');
@@ -130,7 +139,9 @@ test('request schemas survive into the document unchanged (only $id and $schema 
 });
 
 test('responses: JSON schemas, binary audio, the chat event stream, and the documented errors with examples from the error table', () => {
-  assert.equal(opOf('/voice-provider/tts').responses['200'].content, { 'audio/mpeg': { schema: { type: 'string', format: 'binary', contentMediaType: 'audio/mpeg' } } });
+  assert.equal(opOf('/voice-provider/tts').responses['200'].content, {
+    'audio/mpeg': { schema: { type: 'string', format: 'binary', contentMediaType: 'audio/mpeg' } },
+  });
   assert.ok(opOf('/cloud-provider/speech').responses['200'].content['audio/wav']);
   const chat = opOf('/text-provider/chat/completions').responses['200'].content;
   assert.is(chat['application/json'].schema.$ref, '#/components/schemas/ChatCompletion');
@@ -142,9 +153,15 @@ test('responses: JSON schemas, binary audio, the chat event stream, and the docu
     const name = row.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
     const example = doc.components.examples[name];
     assert.ok(example, row);
-    assert.equal(example.value.error, { message: template.message, type: template.type, param: null, code: template.code }, row);
+    assert.equal(
+      example.value.error,
+      { message: template.message, type: template.type, param: null, code: template.code },
+      row,
+    );
     assertSchema('error.json', example.value);
-    const response = Object.values<Any>(doc.components.responses).find((r) => r.content['application/json'].examples?.[name]);
+    const response = Object.values<Any>(doc.components.responses).find(
+      (r) => r.content['application/json'].examples?.[name],
+    );
     assert.ok(response, `${row} is an example of a response`);
   }
   assertSchema('error.json', doc.components.examples.InjectedServiceUnavailable.value);
@@ -152,7 +169,9 @@ test('responses: JSON schemas, binary audio, the chat event stream, and the docu
   assert.ok(doc.components.responses.TooManyRequests.headers['Retry-After-Ms']);
   // Operations that take a body name the fields they ignored.
   for (const op of operations) {
-    const success = opOf(op.path.replace(/:(\w+)/g, '{$1}'), op.method.toLowerCase()).responses[String(op.success.status ?? 200)];
+    const success = opOf(op.path.replace(/:(\w+)/g, '{$1}'), op.method.toLowerCase()).responses[
+      String(op.success.status ?? 200)
+    ];
     const ignored = success.headers['X-Mock-Ignored-Fields'];
     if (op.requestSchema) assert.is(ignored?.$ref, '#/components/headers/XMockIgnoredFields', op.id);
     else assert.is(ignored, undefined, op.id);
@@ -175,17 +194,26 @@ test('an operation that serves byte ranges lists the Range header, a 206 with Co
     );
     assert.is('Accept-Ranges' in o.responses[String(op.success.status ?? 200)].headers, takes, op.id);
   }
-  for (const path of ['/media/images/{size}/{file}', '/media/videos/{resolution}/{duration}/{file}', '/__admin/requests/{id}/body']) {
+  for (const path of [
+    '/media/images/{size}/{file}',
+    '/media/videos/{resolution}/{duration}/{file}',
+    '/__admin/requests/{id}/body',
+  ]) {
     const responses = opOf(path, 'get').responses;
     assert.is(responses['206'].headers['Content-Range'].$ref, '#/components/headers/ContentRange', path);
     assert.is(responses['206'].headers['Accept-Ranges'].$ref, '#/components/headers/AcceptRanges', path);
     assert.equal(responses['206'].content, responses['200'].content, path);
     assert.is(responses['416'].$ref, '#/components/responses/RangeNotSatisfiable', path);
   }
-  assert.equal(Object.keys(opOf('/media/videos/{resolution}/{duration}/{file}', 'get').responses['206'].content), ['video/mp4']);
+  assert.equal(Object.keys(opOf('/media/videos/{resolution}/{duration}/{file}', 'get').responses['206'].content), [
+    'video/mp4',
+  ]);
   const refused = doc.components.responses.RangeNotSatisfiable;
   assert.is(refused.headers['Content-Range'].$ref, '#/components/headers/ContentRange');
-  assert.is(refused.content['application/json'].examples.RangeNotSatisfiable.$ref, '#/components/examples/RangeNotSatisfiable');
+  assert.is(
+    refused.content['application/json'].examples.RangeNotSatisfiable.$ref,
+    '#/components/examples/RangeNotSatisfiable',
+  );
   assert.is(doc.components.examples.RangeNotSatisfiable.value.error.code, 'range_not_satisfiable');
   const pattern = new RegExp(doc.components.headers.ContentRange.schema.pattern);
   for (const good of ['bytes 0-9/10', 'bytes */1234']) assert.match(good, pattern);
@@ -195,7 +223,11 @@ test('an operation that serves byte ranges lists the Range header, a 206 with Co
 });
 
 test('security: bearer keys, no credentials for public routes, the admin rule for /__admin', () => {
-  assert.equal(doc.components.securitySchemes.bearerAuth, { ...doc.components.securitySchemes.bearerAuth, type: 'http', scheme: 'bearer' });
+  assert.equal(doc.components.securitySchemes.bearerAuth, {
+    ...doc.components.securitySchemes.bearerAuth,
+    type: 'http',
+    scheme: 'bearer',
+  });
   assert.is(doc.components.securitySchemes.adminToken['x-unified-ai-mock'].extension, true);
   for (const op of operations) {
     const o = opOf(op.path.replace(/:(\w+)/g, '{$1}'), op.method.toLowerCase());
@@ -241,7 +273,10 @@ test('info carries the package version; the output is deterministic and the serv
 
 test('a table with two operations on one method and path is refused', () => {
   const input = packageInput();
-  assert.throws(() => buildOpenApi({ ...input, operations: [...input.operations, input.operations[0]!] }), /Two operations for POST/);
+  assert.throws(
+    () => buildOpenApi({ ...input, operations: [...input.operations, input.operations[0]!] }),
+    /Two operations for POST/,
+  );
   assert.throws(() => buildOpenApi({ ...input, errorSchema: schemaId('usage.json') }), /must be named Error/);
 });
 

@@ -1,6 +1,7 @@
 import type { CheckReport, CheckReporter } from '../report.js';
 
-/** One JSON document: the run, a summary, and per scenario its verdict, failures, attempts (as read from the journal) and the client's outcome. */
+/** One JSON document: the run, a summary, and per scenario its verdict, failures, attempts (as read from the journal)
+ * and the client's outcome. */
 export function jsonReporter(): CheckReporter {
   return {
     end({ info, results, summary }: CheckReport) {

@@ -1,11 +1,31 @@
-import { failedTestcase, failureLines, seconds, skippedTestcase, testcaseHead } from '../../../verdict/reporters/junit.js';
-import { attemptLines, outcomeText, outputTail, type CheckReport, type CheckReporter, type ScenarioResult } from '../report.js';
+import {
+  failedTestcase,
+  failureLines,
+  seconds,
+  skippedTestcase,
+  testcaseHead,
+} from '../../../verdict/reporters/junit.js';
+import {
+  attemptLines,
+  outcomeText,
+  outputTail,
+  type CheckReport,
+  type CheckReporter,
+  type ScenarioResult,
+} from '../report.js';
 
 function testcase({ scenario, grade }: ScenarioResult): string {
   const head = testcaseHead('client-check', `${scenario.id}: ${scenario.title}`, grade.outcome?.ms ?? 0);
   if (grade.verdict === 'pass') return `${head}/>`;
   if (grade.verdict === 'not-applicable') return skippedTestcase(head, `not applicable: ${grade.reason ?? ''}`);
-  const detail = [`why: ${scenario.why}`, ...failureLines(grade.failures), 'journal:', ...attemptLines(grade), `client: ${outcomeText(grade)}`, ...outputTail(grade)];
+  const detail = [
+    `why: ${scenario.why}`,
+    ...failureLines(grade.failures),
+    'journal:',
+    ...attemptLines(grade),
+    `client: ${outcomeText(grade)}`,
+    ...outputTail(grade),
+  ];
   return failedTestcase(head, grade.failures, 'client-check', detail);
 }
 

@@ -11,7 +11,11 @@ async function once() {
   const res = await fetch(`${base}/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Write one sentence about the sea.' }], stream }),
+    body: JSON.stringify({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Write one sentence about the sea.' }],
+      stream,
+    }),
     signal,
   });
   if (!res.ok) throw new Error(`HTTP ${res.status}`);

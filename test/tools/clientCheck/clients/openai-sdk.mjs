@@ -44,7 +44,8 @@ const client = new OpenAI({ timeout, fetch: idleTimeoutFetch(timeout) }); // rea
 const request = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Write one sentence about the sea.' }] };
 
 async function ask() {
-  if (process.env.CLIENT_STREAM === 'never') return (await client.chat.completions.create(request)).choices[0].message.content;
+  if (process.env.CLIENT_STREAM === 'never')
+    return (await client.chat.completions.create(request)).choices[0].message.content;
   const chunks = await client.chat.completions.create({ ...request, stream: true });
   let text = '';
   for await (const chunk of chunks) text += chunk.choices[0]?.delta?.content ?? '';
