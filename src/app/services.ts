@@ -22,11 +22,12 @@ import { Lru } from '../lib/lru.js';
 import { Completions } from '../text/complete.js';
 
 /** The fault rules of the configuration; a rule that cannot be accepted is a start-up error naming the rule. */
-function faultRulesOf(config: Config, schemas: SchemaRegistry): FaultRules {
+function faultRulesOf(config: Config, schemas: SchemaRegistry, limits: Limits): FaultRules {
   const faultRules = new FaultRules(schemas, {
     operations: operations.filter(faultable).map((op) => op.id),
     keyLabels: config.keys.flatMap((k) => (k.label ? [k.label] : [])),
     limits: { maxDelayMs: config.timeouts.stallMaxMs },
+    maxRules: limits.faults.maxRules,
   });
   config.faultRules.forEach((rule, i) => {
     try {
@@ -55,7 +56,7 @@ function stateOf(
     url: config.state,
     clock,
     faultRules: parts.faultRules,
-    checker: () => faultRulesOf({ ...config, faultRules: [] }, schemas),
+    checker: () => faultRulesOf({ ...config, faultRules: [] }, schemas, limits),
     journalSize: config.journalSize,
     secrets: configSecrets(config),
     healthPingMs: limits.state.healthPingMs,
@@ -71,7 +72,7 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   const clock = systemClock();
   const parts = {
     rateLimits: new RateLimiter(clock),
-    faultRules: faultRulesOf(config, schemas),
+    faultRules: faultRulesOf(config, schemas, limits),
     journal: new Journal(config.journalSize, configSecrets(config), undefined, limits.records),
     videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
   };

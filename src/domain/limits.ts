@@ -39,6 +39,7 @@ export interface Limits {
     maxHeldResponseBytes: number;
     maxModelChars: number;
   };
+  readonly faults: { maxRules: number };
   readonly state: { healthPingMs: number };
   readonly messages: {
     maxQuotedChars: number;

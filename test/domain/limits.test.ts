@@ -52,6 +52,7 @@ const EVERY_FIELD: Limits = {
     maxHeldResponseBytes: 1,
     maxModelChars: 1,
   },
+  faults: { maxRules: 1 },
   state: { healthPingMs: 1 },
   messages: {
     maxQuotedChars: 1,

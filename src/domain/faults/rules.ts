@@ -42,10 +42,9 @@ export interface RuleContext {
   readonly operations: readonly string[];
   readonly keyLabels: readonly string[];
   readonly limits: FaultLimits;
+  /** Most rules held at once (`faults.maxRules` of fixtures/limits.json): rule state stays bounded whatever a client posts. */
+  readonly maxRules: number;
 }
-
-/** Most rules held at once: rule state stays bounded whatever a client posts. */
-export const MAX_RULES = 1000;
 
 interface Entry {
   readonly rule: FaultRule & { id: string };
@@ -56,6 +55,10 @@ interface Entry {
 
 const DEFAULT_SEED = 1;
 
+/** The refusal of a rule past the most a server holds (in memory, or in Redis). */
+export const tooMany = (maxRules: number): RuleError =>
+  new RuleError(`At most ${maxRules} fault rules can be held; delete some first.`, null);
+
 /** The fault rules of one server, their counters and their seeded generators. */
 export class FaultRules {
   private entries: Entry[] = [];
@@ -65,6 +68,11 @@ export class FaultRules {
     private readonly schemas: SchemaRegistry,
     private readonly context: RuleContext,
   ) {}
+
+  /** Most rules held at once. */
+  get maxRules(): number {
+    return this.context.maxRules;
+  }
 
   /** Checks a rule (schema, then what the schema cannot say) and adds it after the others. */
   add(input: unknown): RuleView {
@@ -101,8 +109,7 @@ export class FaultRules {
     }
     if (rule.id !== undefined && this.entries.some((e) => e.rule.id === rule.id))
       throw new RuleError(`A fault rule with id '${rule.id}' already exists.`, 'id', 409);
-    if (this.entries.length >= MAX_RULES)
-      throw new RuleError(`At most ${MAX_RULES} fault rules can be held; delete some first.`, null);
+    if (this.entries.length >= this.maxRules) throw tooMany(this.maxRules);
     let id = rule.id;
     while (id === undefined || this.entries.some((e) => e.rule.id === id)) id = `rule-${++this.issued}`;
     const entry: Entry = { rule: { id, ...rule }, matched: 0, fired: 0, random: mulberry32(rule.seed ?? DEFAULT_SEED) };

@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import { windowMsOf } from '../config.js';
 import { matches } from '../faults/match.js';
 import {
-  MAX_RULES,
+  tooMany,
   RuleError,
   type FaultRules,
   type FaultRule,
@@ -301,7 +301,11 @@ export class RedisState implements StateStore {
 
   private async seedRules(): Promise<void> {
     const configured = this.options.faultRules.list();
-    await this.scripts.uamSeedRules(this.prefix, MAX_RULES, ...configured.flatMap((r) => this.ruleArgs(r)));
+    await this.scripts.uamSeedRules(
+      this.prefix,
+      this.options.faultRules.maxRules,
+      ...configured.flatMap((r) => this.ruleArgs(r)),
+    );
   }
 
   /** Checks a rule with the local checker (schema, operations, key labels) without keeping it there. */
@@ -319,9 +323,13 @@ export class RedisState implements StateStore {
       return Promise.reject(err);
     }
     return this.use(async () => {
-      const id = (await this.scripts.uamAddRule(this.prefix, MAX_RULES, ...this.ruleArgs(rule))) as string;
+      const id = (await this.scripts.uamAddRule(
+        this.prefix,
+        this.options.faultRules.maxRules,
+        ...this.ruleArgs(rule),
+      )) as string;
       if (id === 'dup') throw new RuleError(`A fault rule with id '${rule.id}' already exists.`, 'id', 409);
-      if (id === 'full') throw new RuleError(`At most ${MAX_RULES} fault rules can be held; delete some first.`, null);
+      if (id === 'full') throw tooMany(this.options.faultRules.maxRules);
       this.ruleCache = undefined;
       return { id, ...rule, state: { matched: 0, fired: 0, remaining: rule.times ?? null } } as RuleView;
     });

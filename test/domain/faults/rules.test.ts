@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mulberry32 } from '../../../src/lib/prng.js';
-import { FaultRules, MAX_RULES, RuleError, type RequestFacts } from '../../../src/domain/faults/rules.js';
+import { FaultRules, RuleError, type RequestFacts } from '../../../src/domain/faults/rules.js';
+import { loadLimits } from '../../../src/domain/limits.js';
 import { resolveConfig, ConfigError } from '../../../src/domain/config.js';
 import { schemas } from '../../support/index.js';
 
@@ -9,7 +10,9 @@ const CONTEXT = {
   operations: ['chat.completions', 'images.generate', 'me'],
   keyLabels: ['default', 'limited'],
   limits: { maxDelayMs: 1000 },
+  maxRules: loadLimits().faults.maxRules,
 };
+const MAX_RULES = CONTEXT.maxRules;
 const rules = () => new FaultRules(schemas(), CONTEXT);
 const CHAT: RequestFacts = {
   operation: 'chat.completions',
