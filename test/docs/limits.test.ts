@@ -62,7 +62,7 @@ function namingBlocks(): { where: string; block: string }[] {
   return out.filter(({ block }) => block.match(NAMED));
 }
 
-test('a figure stated beside a requests, records, messages or proxyReport field of fixtures/limits.json is that field value', () => {
+test(`a figure stated beside a field of ${GROUPS.join(', ')} in fixtures/limits.json is that field's value`, () => {
   let checked = 0;
   for (const { where, block } of namingBlocks()) {
     for (const [name] of block.matchAll(NAMED)) {
