@@ -9,6 +9,8 @@ export interface RunInfo {
   /** Whether the target honours the mock's fault headers (undefined: not probed). */
   readonly faultHeaders?: boolean;
   readonly cases: readonly Case[];
+  /** The implementation the target is compared with (--baseline), if any. */
+  readonly baseline?: string;
 }
 
 /** A finished run. */

@@ -115,6 +115,15 @@ export interface CheckFailure<Check extends string = CheckName> {
   readonly actual: string;
 }
 
+/** Where a target's answer departs from the baseline's (--baseline): what differs, and each side's value. */
+export interface Departure {
+  readonly check: 'status' | 'error-envelope' | 'header' | 'stream';
+  /** The part compared: "status", "error.code", "retry-after", ... */
+  readonly what: string;
+  readonly target: string;
+  readonly baseline: string;
+}
+
 /** The outcome of one case, as every reporter sees it (keys already masked). */
 export interface CaseResult {
   readonly case: Case;
@@ -132,6 +141,8 @@ export interface CaseResult {
     readonly headers: Readonly<Record<string, string>>;
     readonly body?: unknown;
   };
+  /** Where the answer departs from the baseline's (only with --baseline, and only when it does). */
+  readonly departures?: readonly Departure[];
 }
 
 /** How many results got each verdict, in the order the reports print them. */

@@ -137,19 +137,30 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
       .filter(([name, value]) => looksSecret(name, value))
       .map(([, value]) => value),
   };
+  const baseline: Target | undefined = options.baseline && {
+    ...target,
+    baseUrl: options.baseline.url,
+    apiKey: options.baseline.apiKey,
+    mediaAllowPrivate: await mediaAllowsPrivate(options.baseline.url, options.mediaAllowPrivate),
+  };
   const probed = await probe(target, options.faultHeaders, registry);
   if ('error' in probed) return commandError(io, COMMAND, `cannot reach ${options.baseUrl}: ${probed.error}`);
   if (probed.keyRefused)
     io.stderr(
       `unified-ai-mock conformance: warning: ${options.baseUrl} refused the API key on GET /v1/me (401); cases that need a valid key will fail\n`,
     );
-  const secrets = runSecrets(target);
+  if (baseline) {
+    const reached = await send(baseline, { method: 'GET', path: '/v1/me', auth: 'valid', headers: {} });
+    if (reached.error) return commandError(io, COMMAND, `cannot reach ${baseline.baseUrl}: ${reached.error}`);
+  }
+  const secrets = runSecrets({ ...target, ...(baseline ? { baseline } : {}) });
   const reporters = openReporters(options.reporters, REPORTERS, io.stdout, (t) => redact(t, secrets));
   const info: RunInfo = {
     target: options.baseUrl!,
     profile: options.profile,
     faultHeaders: probed.faultHeaders,
     cases,
+    ...(baseline ? { baseline: baseline.baseUrl } : {}),
   };
   reporters.start(info);
   const started = performance.now();
@@ -166,11 +177,19 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
       // The full profile holds a server to the mock's own choices, these shapes among them.
       shouldWarns: options.profile === 'documented' && !options.strict,
       ...applicability,
+      ...(baseline ? { baseline } : {}),
     },
     (r) => {
       done++;
       reporters.result(r, done, cases.length);
     },
   );
-  return reporters.finish({ info, results, summary: summarize(results, Math.round(performance.now() - started)) });
+  const code = reporters.finish({
+    info,
+    results,
+    summary: summarize(results, Math.round(performance.now() - started)),
+  });
+  // A departure from the baseline fails the run unless it is only reported (--baseline-report-only).
+  const departed = results.some((r) => r.departures?.length);
+  return departed && !options.baseline?.reportOnly ? EXIT.failed : code;
 }

@@ -40,6 +40,14 @@ Target:
   --header NAME:VALUE     added to every request to the target, e.g. x-portkey-provider:openai;
                           a value that looks like a secret is masked like the key (repeatable)
 
+Baseline (compare with another implementation):
+  --baseline URL          also send every case there and list, case by case, where the target's
+                          answer departs from it: status (class; exact for a 4xx), error envelope
+                          (type, code, param), retry-after and www-authenticate presence, media
+                          type, stream grammar; a departure fails the run (exit 1)
+  --baseline-api-key KEY  the baseline's key, default the --api-key; masked in every output
+  --baseline-report-only  list departures without failing the run on them
+
 What to run:
   --profile NAME          documented: statuses of every rule, limit and auth case of the API
                           document; full: also response shapes, SSE grammar, media bytes, faults
@@ -105,6 +113,8 @@ export interface ConformanceOptions {
   imageNMax1: boolean;
   values: SuiteValues;
   reporters: ReporterChoice<ReporterName>[];
+  /** The implementation to compare with (--baseline), and its key. */
+  baseline?: { url: string; apiKey: string; reportOnly: boolean };
 }
 
 const REPORTERS: readonly ReporterName[] = ['pretty', 'json', 'junit', 'tap'];
@@ -132,6 +142,9 @@ export function parseConformanceArgs(
     options: {
       'base-url': S,
       'api-key': S,
+      baseline: S,
+      'baseline-api-key': S,
+      'baseline-report-only': B,
       'path-prefix': S,
       timeout: S,
       concurrency: S,
@@ -170,6 +183,11 @@ export function parseConformanceArgs(
   if (!plan && !apiKey) throw new UsageError('--api-key (or CONFORMANCE_API_KEY) is required');
   if (v['base-url'] && !/^https?:\/\/[^/]/.test(v['base-url']))
     throw new UsageError(`--base-url must be an http or https URL, got '${v['base-url']}'`);
+  const baseline = v.baseline;
+  if (baseline !== undefined && !/^https?:\/\/[^/]/.test(baseline))
+    throw new UsageError(`--baseline must be an http or https URL, got '${baseline}'`);
+  if (baseline === undefined && (v['baseline-api-key'] !== undefined || v['baseline-report-only']))
+    throw new UsageError('--baseline-api-key and --baseline-report-only need --baseline');
   const prefix = v['path-prefix'] ?? '';
   if (prefix && !/^\/[\w./-]*$/.test(prefix))
     throw new UsageError(`--path-prefix must start with '/', got '${prefix}'`);
@@ -204,5 +222,14 @@ export function parseConformanceArgs(
       imageUrl: v['image-url'] ?? DEFAULTS.imageUrl,
     },
     reporters,
+    ...(baseline !== undefined
+      ? {
+          baseline: {
+            url: baseline,
+            apiKey: v['baseline-api-key'] ?? apiKey ?? '',
+            reportOnly: v['baseline-report-only'] ?? false,
+          },
+        }
+      : {}),
   };
 }

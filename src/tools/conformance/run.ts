@@ -2,8 +2,9 @@ import type { SchemaRegistry } from '../../contract/schemas.js';
 import { BODY_CHECKS, evaluate } from '../../verdict/checks.js';
 import { derivedSecrets } from './credentials.js';
 import { credentialOf, fetchMedia, headersOf, requestUrl, send, type Target } from './http.js';
-import { cleanResult, maskHeaders, shortBody, type Secret } from './mask.js';
+import { cleanResult, cleanText, maskHeaders, shortBody, type Secret } from './mask.js';
 import { maskKey } from '../../domain/keys.js';
+import { compareExchanges } from '../../verdict/baseline.js';
 import type { Case, CaseResult, CheckFailure, Exchange } from '../../verdict/types.js';
 
 /** Everything a run needs besides the cases. */
@@ -27,6 +28,8 @@ export interface RunSettings extends Target {
   readonly imageResponseFormats?: readonly string[];
   /** A departure from a `should` case is a warning (the documented profile without --strict), else a failure. */
   readonly shouldWarns?: boolean;
+  /** The implementation each case is also sent to (--baseline), to list where the target's answers depart from it. */
+  readonly baseline?: Target;
 }
 
 /** What notApplicable reads of the settings. */
@@ -72,11 +75,15 @@ export function retryAfterMs(value: string | undefined, now = Date.now()): numbe
  * What no report may show of a run: the key, every credential derived from it (shown as the key's own
  * mask), and the --header values that look like secrets.
  */
-export function runSecrets(target: Pick<Target, 'apiKey' | 'headerSecrets'>): Secret[] {
-  const masked = maskKey(target.apiKey);
+export function runSecrets(
+  target: Pick<Target, 'apiKey' | 'headerSecrets'> & { readonly baseline?: Pick<Target, 'apiKey'> },
+): Secret[] {
+  const keys = [target.apiKey, ...(target.baseline ? [target.baseline.apiKey] : [])];
   return [
-    target.apiKey,
-    ...derivedSecrets(target.apiKey).map((value) => ({ value, masked })),
+    ...keys.flatMap((key) => {
+      const masked = maskKey(key);
+      return [key, ...derivedSecrets(key).map((value) => ({ value, masked }))];
+    }),
     ...(target.headerSecrets ?? []),
   ];
 }
@@ -85,8 +92,32 @@ const TRANSPORT_PAUSE_MS = 250;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Runs one case and, with a baseline, sends the same request there once and lists where the target's last answer
+ * departs from the baseline's. A case not sent to the target is not sent to the baseline either.
+ */
+async function runCompared(c: Case, s: RunSettings, secrets: readonly Secret[]): Promise<CaseResult> {
+  const sent: { ex?: Exchange } = {};
+  const result = await runCase(c, s, secrets, sent);
+  if (!s.baseline || !sent.ex) return result;
+  const streamed =
+    c.expect.checks.includes('sse') || (c.request.body as { stream?: unknown } | undefined)?.stream === true;
+  const theirs = await send(s.baseline, { ...c.request, streamed });
+  const departures = compareExchanges(sent.ex, theirs, streamed).map((d) => ({
+    ...d,
+    target: cleanText(d.target, secrets),
+    baseline: cleanText(d.baseline, secrets),
+  }));
+  return departures.length ? { ...result, departures } : result;
+}
+
 /** Sends one case, retrying a free one after a 429 or transport error that it does not test, and judges it. */
-async function runCase(c: Case, s: RunSettings, secrets: readonly Secret[]): Promise<CaseResult> {
+async function runCase(
+  c: Case,
+  s: RunSettings,
+  secrets: readonly Secret[],
+  sent: { ex?: Exchange },
+): Promise<CaseResult> {
   const started = performance.now();
   const { request } = c;
   const streamed = c.expect.checks.includes('sse');
@@ -113,7 +144,7 @@ async function runCase(c: Case, s: RunSettings, secrets: readonly Secret[]): Pro
   let attempts = 0;
   for (let attempt = 1; attempt <= attemptsAllowed; attempt++) {
     attempts = attempt;
-    ex = await send(s, outgoing);
+    ex = sent.ex = await send(s, outgoing);
     const limited = ex.status === 429 && !c.tests429;
     if (!ex.error && !limited) {
       let failures: CheckFailure[];
@@ -197,7 +228,7 @@ async function pool(
   const worker = async () => {
     while (next < cases.length) {
       const i = next++;
-      results[i] = await runCase(cases[i]!, s, secrets);
+      results[i] = await runCompared(cases[i]!, s, secrets);
       onResult(results[i]!);
     }
   };

@@ -19,11 +19,12 @@ export function jsonReporter(): Reporter {
         expected: { status: r.case.expect.status, checks: r.case.expect.checks },
         ...(r.status !== undefined ? { actual: { status: r.status } } : {}),
         failures: r.failures,
+        ...(r.departures ? { departures: r.departures } : {}),
         request: r.request,
         attempts: r.attempts,
         ms: r.ms,
       }));
-      return `${JSON.stringify({ tool: 'unified-ai-mock conformance', target: info.target, profile: info.profile, faultHeaders: info.faultHeaders ?? null, summary, cases }, null, 2)}\n`;
+      return `${JSON.stringify({ tool: 'unified-ai-mock conformance', target: info.target, profile: info.profile, faultHeaders: info.faultHeaders ?? null, ...(info.baseline !== undefined ? { baseline: { url: info.baseline, departedCases: results.filter((r) => r.departures?.length).length } } : {}), summary, cases }, null, 2)}\n`;
     },
   };
 }

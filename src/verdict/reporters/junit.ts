@@ -65,11 +65,35 @@ function testcase(r: CaseResult): string {
   ]);
 }
 
+/**
+ * With --baseline, a testsuite of its own: one failed testcase per case whose answer departs from the baseline's, so
+ * the case's own testcase keeps its verdict against the API document.
+ */
+function baselineSuite(results: readonly CaseResult[], baseline: string): { xml: string; failures: number } {
+  const departed = results.filter((r) => r.departures?.length);
+  const cases = departed.map((r) =>
+    failedTestcase(
+      testcaseHead('baseline', `${r.case.id}: ${r.case.description}`, 0),
+      r.departures!.map((d) => ({ check: d.check, expected: `${d.what} ${d.baseline}`, actual: d.target })),
+      'baseline',
+      [
+        `departs from the baseline ${baseline}`,
+        ...r.departures!.map((d) => `${d.what}: target ${d.target}, baseline ${d.baseline}`),
+      ],
+    ),
+  );
+  const body = cases.length ? `>\n${cases.join('\n')}\n  </testsuite>` : '/>';
+  return {
+    xml: `  <testsuite name="baseline" tests="${cases.length}" failures="${cases.length}" errors="0" skipped="0" time="0.000"${body}`,
+    failures: cases.length,
+  };
+}
+
 /** JUnit XML: one testsuite per operation, one testcase per case; inconclusive and not applicable are skipped, a
- * warning passes with its text. */
+ * warning passes with its text; with a baseline, a `baseline` testsuite of the cases that depart from it. */
 export function junitReporter(): Reporter {
   return {
-    end({ results, summary }: Report) {
+    end({ info, results, summary }: Report) {
       const byOperation = new Map<string, CaseResult[]>();
       for (const r of results) byOperation.set(r.case.operation, [...(byOperation.get(r.case.operation) ?? []), r]);
       const suites = [...byOperation].map(([op, rs]) => {
@@ -79,7 +103,11 @@ export function junitReporter(): Reporter {
         return `  <testsuite name="${xml(op)}" tests="${rs.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time}">\n${rs.map(testcase).join('\n')}\n  </testsuite>`;
       });
       const skipped = summary.inconclusive + summary.notApplicable;
-      return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="unified-ai-mock conformance" tests="${summary.total}" failures="${summary.failed}" errors="0" skipped="${skipped}" time="${seconds(summary.ms)}">\n${suites.join('\n')}\n</testsuites>\n`;
+      const compared = info.baseline === undefined ? undefined : baselineSuite(results, info.baseline);
+      if (compared) suites.push(compared.xml);
+      const tests = summary.total + (compared?.failures ?? 0);
+      const failed = summary.failed + (compared?.failures ?? 0);
+      return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="unified-ai-mock conformance" tests="${tests}" failures="${failed}" errors="0" skipped="${skipped}" time="${seconds(summary.ms)}">\n${suites.join('\n')}\n</testsuites>\n`;
     },
   };
 }

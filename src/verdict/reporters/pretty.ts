@@ -20,6 +20,7 @@ export function prettyReporter(write: (text: string) => void): Reporter {
       write(
         `Conformance (${info.profile} profile) of ${info.target}: ${info.cases.length} cases, ${billable} billable\n`,
       );
+      if (info.baseline !== undefined) write(`Compared with the baseline ${info.baseline}\n`);
       if (info.faultHeaders !== undefined)
         write(`Fault headers: ${info.faultHeaders ? 'supported' : 'not supported (fault cases are not applicable)'}\n`);
       write('(. pass  F fail  W warning  ? inconclusive  - not applicable)\n');
@@ -58,6 +59,14 @@ export function prettyReporter(write: (text: string) => void): Reporter {
         'Warnings (the API document describes these shapes without making them rules; --strict fails them):',
         results.filter((r) => r.verdict === 'warn'),
       );
+      const departed = results.filter((r) => r.departures?.length);
+      if (departed.length) {
+        out.push('', `Departures from the baseline (${departed.length} case${departed.length === 1 ? '' : 's'}):`);
+        for (const r of departed) {
+          out.push('', `  ${r.case.id}: ${r.case.description}`);
+          for (const d of r.departures!) out.push(`    ${d.what}: target ${d.target}, baseline ${d.baseline}`);
+        }
+      }
       const inconclusive = results.filter((r) => r.verdict === 'inconclusive');
       if (inconclusive.length) out.push('', 'Inconclusive:', ...inconclusive.map((r) => `  ${r.case.id}: ${r.reason}`));
       const reasons = new Map<string, number>();
