@@ -136,6 +136,18 @@ export interface RunOutput {
   stderr: string;
 }
 
+/** The flags that write every reporter at once: pretty to standard output, the others each to its file. */
+export const everyReporter = (files: {
+  readonly json: string;
+  readonly junit: string;
+  readonly tap: string;
+}): string[] => [
+  ...['--reporter', 'pretty'],
+  ...['--reporter', 'json', '--output', files.json],
+  ...['--reporter', 'junit', '--output', files.junit],
+  ...['--reporter', 'tap', '--output', files.tap],
+];
+
 /** Runs the conformance command in-process. */
 export async function runCli(argv: string[]): Promise<RunOutput> {
   let stdout = '';

@@ -14,6 +14,7 @@ import {
 import {
   brokenServer,
   closeSharedMock,
+  everyReporter,
   runCli,
   runJson,
   sharedMock,
@@ -124,22 +125,7 @@ test('every reporter shows the warnings; none fails on them', async () => {
   const files = { json: join(dir, 'r.json'), junit: join(dir, 'r.xml'), tap: join(dir, 'r.tap') };
   const out = await runCli([
     ...['--base-url', server.url, '--api-key', 'sk-mock-default', '--only', [...SHOULD, 'tts.minimal'].join(',')],
-    ...[
-      '--reporter',
-      'pretty',
-      '--reporter',
-      'json',
-      '--output',
-      files.json,
-      '--reporter',
-      'junit',
-      '--output',
-      files.junit,
-      '--reporter',
-      'tap',
-      '--output',
-      files.tap,
-    ],
+    ...everyReporter(files),
   ]);
   assert.is(out.code, 0, out.stderr);
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { brokenServer, closeSharedMock, runCli, type JsonReport } from './harness.js';
+import { brokenServer, closeSharedMock, everyReporter, runCli, type JsonReport } from './harness.js';
 
 const test = suite('conformance reporters: pretty, JSON, JUnit XML, TAP 13; the key masked everywhere');
 
@@ -47,20 +47,7 @@ test.before(async () => {
       'gpt-image-1',
       '--retries',
       '0',
-      '--reporter',
-      'pretty',
-      '--reporter',
-      'json',
-      '--output',
-      files.json,
-      '--reporter',
-      'junit',
-      '--output',
-      files.junit,
-      '--reporter',
-      'tap',
-      '--output',
-      files.tap,
+      ...everyReporter(files),
     ]);
     assert.is(out.code, 1);
     outputs.pretty = out.stdout;
