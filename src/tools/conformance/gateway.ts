@@ -37,13 +37,40 @@ const VALUE = /^[^\u0000-\u0008\u000a-\u001f\u007f]*$/;
 const SECRET_WORD =
   /^((api)?keys?|tokens?|secrets?|auth(orization|entication)?|pass(word|wd)?|credentials?|cookies?|session(id)?|signature|sig)$/i;
 
+/** A text that looks random: 16 characters or more without blanks, with letters and digits. */
+const looksRandom = (text: string): boolean =>
+  text.length >= 16 && !/\s/.test(text) && /\d/.test(text) && /[a-z]/i.test(text);
+
+/**
+ * Whether an http(s) URL carries a credential: user information, or a host label, path segment or query value
+ * that looks random. Taken whole, every URL with a port or an address looks random; the runner would mask a
+ * gateway's upstream address (Portkey's x-portkey-custom-host), and with it the start of the --base-url in every
+ * report, since both begin alike.
+ */
+function urlLooksSecret(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return looksRandom(value);
+  }
+  const pieces = [
+    ...url.hostname.split('.'),
+    ...url.pathname.split('/'),
+    ...[...url.searchParams].flat(),
+    url.hash.slice(1),
+  ];
+  return url.username !== '' || url.password !== '' || pieces.some(looksRandom);
+}
+
 /**
  * Whether a --header value must be masked like the key: a word of its header's name says it carries a
- * credential, or the value looks random (16 characters or more without blanks, with letters and digits).
+ * credential, or the value looks random (16 characters or more without blanks, with letters and digits; for an
+ * http(s) URL, one of its parts does, or it has user information).
  */
 export const looksSecret = (name: string, value: string): boolean =>
   name.split(/[-_.]/).some((word) => SECRET_WORD.test(word)) ||
-  (value.length >= 16 && !/\s/.test(value) && /\d/.test(value) && /[a-z]/i.test(value));
+  (/^https?:\/\//i.test(value) ? urlLooksSecret(value) : looksRandom(value));
 
 /** The --header values (NAME:VALUE) by lower-case name. Authorization is --api-key's; a value is never quoted in an
  * error, in case it is a secret. */

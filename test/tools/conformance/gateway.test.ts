@@ -144,6 +144,15 @@ test('parseRoutes, parseHeaders and looksSecret', () => {
   assert.ok(looksSecret('x-trace', 'a1b2c3d4e5f6a7b8c9'));
   assert.not.ok(looksSecret('x-portkey-provider', 'openai'));
   assert.not.ok(looksSecret('accept', 'application/json; charset=utf-8'));
+  // A URL is judged by its parts: an upstream address is shown, a credential in any part of it is masked.
+  assert.not.ok(looksSecret('x-portkey-custom-host', 'http://127.0.0.1:4010/text-provider'));
+  assert.not.ok(looksSecret('x-upstream', 'https://api.example.com/v1'));
+  assert.ok(looksSecret('x-upstream', 'https://user:pw@api.example.com/v1'));
+  assert.ok(looksSecret('x-upstream', 'https://hooks.example.com/services/T0A1B2C3D4E5F6G7H8'));
+  assert.ok(looksSecret('x-upstream', 'https://api.example.com/v1?token=a1b2c3d4e5f6a7b8c9'));
+  assert.ok(looksSecret('x-upstream', 'https://a1b2c3d4e5f6a7b8c9.example.com/'));
+  assert.ok(looksSecret('x-upstream', 'https://example.com/#a1b2c3d4e5f6a7b8c9'));
+  assert.ok(looksSecret('x-upstream', 'http://[a1b2c3d4e5f6a7b8c9'));
 });
 
 test.run();
