@@ -2,27 +2,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '../support/index.js';
+import { freePort, waitFor } from '../support/index.js';
 
 /** The redis-server on PATH, or undefined. */
 export function findRedisServer(): string | undefined {
   const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
   const path = found.stdout.trim();
   return found.status === 0 && path ? path : undefined;
-}
-
-/** A free TCP port on 127.0.0.1 (free when asked; redis-server takes it a moment later). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** One redis-server process of a test file; stop() and start() again keep the port (Redis "restarts"). */

@@ -19,7 +19,7 @@ import { schemaId, SchemaRegistry } from '../../src/contract/schemas.js';
 import { start, type RunningMock } from '../../src/server/server.js';
 import { toDetails } from '../../src/contract/validation.js';
 
-export { childEnv } from './child.js';
+export { childEnv, freePort } from './child.js';
 export { capture, withLoggedMock, type Captured } from './log.js';
 export { median } from '../../bench/report.js';
 export { virtualTimers, type VirtualTimers } from './timers.js';
