@@ -181,6 +181,7 @@ export async function runJson(
 
 /** The parts of the JSON report the tests read. */
 export interface JsonReport {
+  target: string;
   summary: {
     total: number;
     passed: number;
@@ -198,6 +199,8 @@ export interface JsonReport {
     expected: { status: number; checks: string[] };
     failures: { check: string; expected: string; actual: string }[];
     attempts: number;
+    /** The request as sent (the last attempt), secrets masked. */
+    request: { method: string; url: string; headers: Record<string, string>; body?: unknown };
     tags: string[];
     level: 'must' | 'should';
     billable: boolean;
