@@ -7,6 +7,8 @@ import {
   deleteFaultRule,
   listFaultRules,
   listRateLimits,
+  streamStats,
+  clearStreamStats,
   listRequests,
   resetState,
 } from '../handlers/admin.js';
@@ -48,6 +50,8 @@ const HANDLERS: Readonly<Record<OperationId, Handler>> = {
   'admin.requests.list': listRequests,
   'admin.requests.clear': clearRequests,
   'admin.rateLimits': listRateLimits,
+  'admin.streams': streamStats,
+  'admin.streams.clear': clearStreamStats,
   'admin.requests.events': journalEvents,
   'admin.requests.body': responseBody,
   'admin.inspector': inspectorPage,

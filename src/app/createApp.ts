@@ -27,7 +27,7 @@ import { validate } from '../pipeline/validate.js';
 import { operations } from '../contract/operations.js';
 import type { BoundOperation as Operation } from '../pipeline/handler.js';
 import { SchemaRegistry, strictId } from '../contract/schemas.js';
-import type { StreamTimers } from '../pipeline/sse.js';
+import { Pacer, realTimers, type StreamTimers } from '../pipeline/pacer.js';
 import type { KeyState } from '../domain/keys.js';
 import type { Services } from '../domain/services.js';
 
@@ -90,7 +90,9 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const report = hooks.report ?? defaultReport;
   // With proxy or replay, the relay takes the handler's place (and runs validate itself): faults and
   // rate limits still run before it, and operations it does not relay still get validate then handle.
-  const relay = createRelay(config, services, schemas, report, hooks.streamTimers);
+  // One pacer serves every stream of the app (and the relay's waits): one timer, however many streams.
+  const pacer = hooks.streamTimers instanceof Pacer ? hooks.streamTimers : new Pacer(hooks.streamTimers ?? realTimers);
+  const relay = createRelay(config, services, schemas, report, pacer);
   const check = validate(schemas, config.strict, services.limits.requests, services.secrets);
 
   // Per operation, in order: who is calling, may they, what did they send, is a fault asked for,
@@ -105,8 +107,9 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const respond = responder(
     services.limits.records,
     config.timeouts.stallMaxMs,
-    hooks.streamTimers,
+    pacer,
     config.timeouts.streamMaxMs,
+    services.streams,
   );
   const routes = routeTable(boundOperations, services.limits.messages.maxPathChars);
   const observers: RequestObserver[] = [

@@ -4,6 +4,7 @@ import { systemClock } from '../domain/clock.js';
 import { ConfigError, type Config } from '../domain/config.js';
 import { FaultRules, RuleError } from '../domain/faults/rules.js';
 import { Journal } from '../domain/journal.js';
+import { StreamStats } from '../domain/lateness.js';
 import { ResponseBodies } from '../domain/responseBodies.js';
 import { keyStates } from '../domain/keys.js';
 import { packageLimits, type Limits } from '../domain/limits.js';
@@ -78,6 +79,7 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   };
   return {
     ...parts,
+    streams: new StreamStats(),
     state: stateOf(config, schemas, parts, clock, limits),
     responseBodies: new ResponseBodies(limits.records, config.journalSize, configSecrets(config)),
     config,

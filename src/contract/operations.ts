@@ -363,6 +363,33 @@ const ROWS = [
     },
   },
   {
+    id: 'admin.streams',
+    method: 'GET',
+    path: '/__admin/streams',
+    documented: false,
+    auth: 'admin',
+    success: admin,
+    doc: {
+      tag: ADMIN,
+      summary: "Show the streams' lateness",
+      description:
+        "How many streams are open and have started, and how late this instance wrote their paced events against their schedules (p50, p99, max in ms), the first event of each stream apart: a load test's way to tell the mock's lateness from the gateway's.",
+    },
+  },
+  {
+    id: 'admin.streams.clear',
+    method: 'DELETE',
+    path: '/__admin/streams',
+    documented: false,
+    auth: 'admin',
+    success: admin,
+    doc: {
+      tag: ADMIN,
+      summary: "Clear the streams' lateness figures",
+      description: 'Between two runs of a load test.',
+    },
+  },
+  {
     id: 'admin.requests.events',
     method: 'GET',
     path: '/__admin/requests/events',

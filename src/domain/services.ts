@@ -4,6 +4,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { FaultRules } from './faults/rules.js';
 import type { Journal } from './journal.js';
+import type { StreamStats } from './lateness.js';
 import type { EchoMask } from './secrets.js';
 import type { KeyState } from './keys.js';
 import type { Limits } from './limits.js';
@@ -49,6 +50,8 @@ export interface Services {
   readonly replyRules: CompiledRule[];
   /** Masks every configured secret in what goes back to clients (error envelopes, echoed headers, quoted prompts). */
   readonly secrets: EchoMask;
+  /** How many streams are open, and how late their paced events were written (GET /__admin/streams). */
+  readonly streams: StreamStats;
   /** With logging on: how many log lines were dropped because the output did not keep up (shown in /__health). */
   logDropped?: () => unknown;
 }

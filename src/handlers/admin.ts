@@ -79,6 +79,15 @@ export const clearRequests: Handler = ({ services }) => {
   return json(services.state.clearJournal(), (deleted) => ({ deleted }));
 };
 
+/** GET /__admin/streams: open and started streams, and how late their paced events were (this instance's). */
+export const streamStats: Handler = ({ services }) => ({ kind: 'json', body: services.streams.toJson() });
+
+/** DELETE /__admin/streams: clears the lateness figures and the count of started streams (open ones stay counted). */
+export const clearStreamStats: Handler = ({ services }) => {
+  services.streams.clear();
+  return { kind: 'json', body: services.streams.toJson() };
+};
+
 /** GET /__admin/rate-limits: what each limited key has left, without counting a request. */
 export const listRateLimits: Handler = ({ services }) =>
   json(services.state.limitSnapshot(services.keys), (snapshot) => ({

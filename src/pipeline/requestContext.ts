@@ -130,6 +130,7 @@ export function reportRequest(
     // References (no copy): the text or bytes sent and a stream's events; the journal bounds and masks them.
     responseBody: state.responseBody,
     sse: state.sse,
+    ...(state.sse?.worstLateMs !== undefined ? { streamLateMs: Math.round(state.sse.worstLateMs * 10) / 10 } : {}),
     ...(state.ignoredFields ? { ignoredFields: state.ignoredFields } : {}),
     ...(Number.isFinite(hint) ? { retryAfterMs: hint } : {}),
     ...(state.violations?.length ? { violations: state.violations } : {}),

@@ -1,10 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { writeFeed } from './feed.js';
-import { StreamLog, writeSse, type StreamLogBounds, type StreamTimers } from './sse.js';
+import { StreamLog, writeSse, type StreamLogBounds } from './sse.js';
+import type { StreamTimers } from './pacer.js';
 import type { RequestState } from './steps.js';
 import { addHeader, openHead, takeHead } from './requestContext.js';
 import type { Limits } from '../domain/limits.js';
+import type { StreamStats } from '../domain/lateness.js';
 
 /** The records bounds of fixtures/limits.json (services.limits) the writer keeps to for the journal. */
 export type ResponderBounds = StreamLogBounds & Pick<Limits['records'], 'maxResponseBodyChars'>;
@@ -40,6 +42,7 @@ export function responder(
   stallMaxMs: number,
   timers?: StreamTimers,
   streamMaxMs?: number,
+  stats?: StreamStats,
 ): (ctx: Context, state: RequestState) => void | Promise<void> {
   // The journal keeps a text answer whole up to this many characters: such an answer with a recipe is
   // journalled as its recipe (longer ones are held as they are, by the journal and the body store).
@@ -68,7 +71,7 @@ export function responder(
         state.responseBody = reply.body;
         return;
       case 'sse':
-        return stream(ctx, state, records, stallMaxMs, timers, streamMaxMs);
+        return stream(ctx, state, records, stallMaxMs, timers, streamMaxMs, stats);
       case 'feed':
         return writeFeed(ctx, reply, timers?.stopping);
     }
@@ -82,6 +85,7 @@ async function stream(
   stallMaxMs: number,
   timers: StreamTimers | undefined,
   streamMaxMs: number | undefined,
+  stats: StreamStats | undefined,
 ): Promise<void> {
   const reply = state.reply as Extract<RequestState['reply'], { kind: 'sse' }>;
   ctx.respond = false; // Koa hands the socket to the stream writer
@@ -94,6 +98,14 @@ async function stream(
   // Send the head now: otherwise it waits for the first event, and a long time to first token
   // would look like a server that does not answer at all.
   ctx.res.flushHeaders();
-  const log = (state.sse = new StreamLog(records));
-  state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers, streamMaxMs, log);
+  const log = (state.sse = new StreamLog(records, stats));
+  if (stats) {
+    stats.open++;
+    stats.started++;
+  }
+  try {
+    state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers, streamMaxMs, log);
+  } finally {
+    if (stats) stats.open--;
+  }
 }

@@ -3,32 +3,13 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
 import type { SentEvent, SentEvents } from '../domain/journal.js';
 import type { Limits } from '../domain/limits.js';
+import type { StreamStats } from '../domain/lateness.js';
+import { Pacer, realTimers, type Paced, type StreamTimers } from './pacer.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
 /** How a stream ended, for the journal. */
 export type StreamOutcome = 'completed' | 'aborted' | 'cut' | 'stalled' | 'timed-out';
-
-/** The time functions the writer uses; tests pass their own to check pacing and clean-up without waiting. */
-export interface StreamTimers {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-  /** Yields between unpaced batches; the global setImmediate when absent. */
-  setImmediate?(fn: () => void): unknown;
-  clearImmediate?(handle: unknown): void;
-  /** Aborted when the server shuts down: a stall then ends the response cleanly instead of dropping it. */
-  readonly stopping?: AbortSignal;
-}
-
-/** The process's own clock and timers: what a stream waits with when no server gives it its own. */
-export const realTimers: StreamTimers = {
-  now: () => performance.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-const yieldNow = (fn: () => void): unknown => setImmediate(fn);
-const cancelYield = (handle: unknown): void => clearImmediate(handle as NodeJS.Immediate);
 
 // Without pacing, events go out in batches; yielding between batches lets other connections run
 // and lets each batch leave as its own write, so a client sees the stream arrive incrementally.
@@ -57,9 +38,22 @@ export class StreamLog implements SentEvents {
   private readonly maxEvents: number;
   private readonly maxChars: number;
 
-  constructor(bounds: StreamLogBounds) {
+  /** The most any event of the stream was late against its schedule, in ms (absent when it kept no time). */
+  worstLateMs: number | undefined;
+
+  constructor(
+    bounds: StreamLogBounds,
+    private readonly stats?: StreamStats,
+  ) {
     this.maxEvents = bounds.maxStreamEvents;
     this.maxChars = bounds.maxStreamEventChars;
+  }
+
+  /** Notes how late an event was written against its schedule (`first`: the first, after the time to first token). */
+  late(ms: number, first: boolean): void {
+    const late = ms > 0 ? ms : 0;
+    if (this.worstLateMs === undefined || late > this.worstLateMs) this.worstLateMs = late;
+    if (this.stats) (first ? this.stats.firstEvents : this.stats.events).record(late);
   }
 
   /** Notes one event written at `now` (the writer's clock). */
@@ -90,7 +84,8 @@ export const timeLimitEvent = (streamMaxMs: number): string =>
  * is over; a client that disconnects stops the work at once: no timer or write is left behind.
  * No stream outlasts `streamMaxMs`: every wait (time to first token, pacing, a stall) ends at that
  * deadline, and a stream still running then ends with the time-limit error event instead of [DONE].
- * `log`, when given, notes each event as it is written, with its time (see StreamLog).
+ * `log`, when given, notes each event as it is written, with its time and how late it was (see StreamLog).
+ * Every wait goes through `timers`; given the server's Pacer, a stream costs no timer of its own.
  */
 export function writeSse(
   res: ServerResponse,
@@ -100,151 +95,222 @@ export function writeSse(
   streamMaxMs = Number.POSITIVE_INFINITY,
   log?: StreamLog,
 ): Promise<StreamOutcome> {
-  const { events, pacing, schedule } = reply;
-  const stop = reply.ending === 'done' ? events.length : Math.min(reply.stopAfter ?? events.length, events.length);
-  const msPerToken = pacing.tokensPerSecond > 0 ? 1000 / pacing.tokensPerSecond : 0;
-  if (log) log.start = timers.now();
-  return new Promise((resolve) => {
-    let i = 0;
-    let timer: unknown;
-    let immediate: unknown;
-    let settled = false;
-    // When the next event is due. Waits are measured against this schedule, not chained, so late timers
-    // do not add up: over a stream the rate is the configured one whatever the timer granularity.
-    let due = 0;
-    // The stream's end at the latest. Waits are cut to it rather than timed from it, so the shutdown
-    // timers (which end every wait at once) finish a stream instead of timing it out.
-    const deadline = timers.now() + streamMaxMs;
-    let timedOut = false;
-    const finish = (outcome: StreamOutcome) => {
-      if (settled) return;
-      settled = true;
-      if (timer !== undefined) timers.clearTimeout(timer);
-      if (immediate !== undefined) (timers.clearImmediate ?? cancelYield)(immediate);
-      res.off('close', onClose);
-      res.off('drain', onDrain);
-      resolve(outcome);
-    };
-    const onClose = () =>
-      finish(
-        res.writableFinished
-          ? timedOut
-            ? 'timed-out'
-            : 'completed'
-          : reply.ending === 'stall' && i >= stop
-            ? 'stalled'
-            : 'aborted',
-      );
-    // A client that fell behind resumes the rhythm from now rather than receiving a burst.
-    const onDrain = () => {
-      if (timer !== undefined) timers.clearTimeout(timer); // the deadline watch of the wait for drain
-      timer = undefined;
-      due = Math.max(due, timers.now());
-      step();
-    };
-    res.on('close', onClose);
+  const pacer = timers instanceof Pacer ? timers : new Pacer(timers);
+  return new Promise((resolve) => new SseWriter(res, reply, stallMaxMs, pacer, streamMaxMs, log, resolve).begin());
+}
 
-    const frame = (n: number) => {
-      const data = n === reply.malformedAt ? BROKEN_EVENT : events[n]!.data;
-      log?.note(data, timers.now());
-      return `data: ${data}\n\n`;
-    };
-    // Never past the deadline: no wait is longer than the stream has left, so no timer can overflow
-    // (Node's cap is 2^31 - 1 ms) whatever the pacing.
-    const later = (fn: () => void, ms: number) => {
-      timer = timers.setTimeout(
-        () => {
-          timer = undefined;
-          fn();
-        },
-        Math.min(ms, Math.max(0, deadline - timers.now())),
-      );
-    };
-    const pastDeadline = () => timers.now() >= deadline;
+/** One stream being written: the pacer's job for its next wait (see writeSse). */
+class SseWriter implements Paced {
+  due = 0;
+  slot = -1;
+  order = 0;
+  /** What the pacer runs when the wait is over: the writer's next step, or the end of a stall or wait for drain. */
+  private action: () => void;
+  private readonly stop: number;
+  private readonly msPerToken: number;
+  /** Whether events have times to keep to, so their lateness means something. */
+  private readonly paced: boolean;
+  private i = 0;
+  private immediate: unknown;
+  private settled = false;
+  private timedOut = false;
+  // The stream's end at the latest. Waits are cut to it rather than timed from it, so the shutdown
+  // timers (which end every wait at once) finish a stream instead of timing it out.
+  private readonly deadline: number;
+  /** When the next event is due. Waits are measured against this schedule, not chained, so late turns do
+   * not add up: over a stream the rate is the configured one whatever the timer granularity. */
+  private next = 0;
+  private readonly step = () => this.write();
+  private readonly onClose = () => this.closed();
+  private readonly onDrain = () => this.drained();
 
-    /** The time limit is reached: the error event ends the stream, or, for a client that reads nothing, the connection.
-     * */
-    function timeUp() {
-      timedOut = true;
-      if (res.writableNeedDrain) {
-        finish('timed-out');
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly reply: SseReply,
+    private readonly stallMaxMs: number,
+    private readonly pacer: Pacer,
+    private readonly streamMaxMs: number,
+    private readonly log: StreamLog | undefined,
+    private readonly resolve: (outcome: StreamOutcome) => void,
+  ) {
+    const { events, pacing, schedule } = reply;
+    this.stop = reply.ending === 'done' ? events.length : Math.min(reply.stopAfter ?? events.length, events.length);
+    this.msPerToken = pacing.tokensPerSecond > 0 ? 1000 / pacing.tokensPerSecond : 0;
+    this.paced = schedule !== undefined || this.msPerToken > 0;
+    const now = pacer.now();
+    if (log) log.start = now;
+    this.deadline = now + streamMaxMs;
+    this.action = this.step;
+  }
+
+  run(): void {
+    this.action();
+  }
+
+  begin(): void {
+    this.res.on('close', this.onClose);
+    const ttft = this.reply.pacing.timeToFirstTokenMs;
+    if (ttft > 0) {
+      this.next = this.pacer.now() + ttft;
+      this.action = () => {
+        // The first event's lateness is against the head's time plus the wait; the schedule after it runs
+        // from when it was written, as a client measures it.
+        const now = this.pacer.now();
+        this.log?.late(now - this.next, true);
+        this.next = now;
+        this.action = this.step;
+        this.write(true);
+      };
+      this.later(this.next);
+    } else {
+      this.next = this.pacer.now();
+      this.write(true);
+    }
+  }
+
+  // Never past the deadline: no wait is longer than the stream has left.
+  private later(at: number): void {
+    this.pacer.at(this, Math.min(at, this.deadline));
+  }
+
+  private pastDeadline(): boolean {
+    return this.pacer.now() >= this.deadline;
+  }
+
+  private finish(outcome: StreamOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.pacer.cancel(this);
+    if (this.immediate !== undefined) this.pacer.clearImmediate(this.immediate);
+    this.res.off('close', this.onClose);
+    this.res.off('drain', this.onDrain);
+    this.resolve(outcome);
+  }
+
+  private closed(): void {
+    const { res, reply } = this;
+    this.finish(
+      res.writableFinished
+        ? this.timedOut
+          ? 'timed-out'
+          : 'completed'
+        : reply.ending === 'stall' && this.i >= this.stop
+          ? 'stalled'
+          : 'aborted',
+    );
+  }
+
+  // A client that fell behind resumes the rhythm from now rather than receiving a burst.
+  private drained(): void {
+    this.pacer.cancel(this); // the deadline watch of the wait for drain
+    this.next = Math.max(this.next, this.pacer.now());
+    this.action = this.step;
+    this.write();
+  }
+
+  /**
+   * Sends what was just written now rather than at the end of the turn: node:http corks the socket on a write
+   * and uncorks it on the next tick, and the pacer runs every stream due in a turn before that tick comes,
+   * so without this the first stream's event would wait for the last one's to be written.
+   */
+  private flush(): void {
+    const socket = this.res.socket;
+    if (socket?.writableCorked) socket.uncork();
+  }
+
+  private frame(n: number, now: number): string {
+    const data = n === this.reply.malformedAt ? BROKEN_EVENT : this.reply.events[n]!.data;
+    this.log?.note(data, now);
+    return `data: ${data}\n\n`;
+  }
+
+  /** The time limit is reached: the error event ends the stream, or, for a client that reads nothing, the connection. */
+  private timeUp(): void {
+    this.timedOut = true;
+    if (this.res.writableNeedDrain) {
+      this.finish('timed-out');
+      this.res.destroy();
+      return;
+    }
+    const last = timeLimitEvent(this.streamMaxMs);
+    this.log?.note(last, this.pacer.now());
+    this.res.end(`data: ${last}\n\n`); // 'close' reports it
+  }
+
+  /** Ends the stream after `out`, the last events not yet written. */
+  private end(out: string): void {
+    const { res, reply } = this;
+    if (reply.ending === 'done') {
+      this.log?.note('[DONE]', this.pacer.now());
+      res.end(`${out}data: [DONE]\n\n`);
+      return; // 'close' reports completion once the bytes are flushed
+    }
+    if (out) res.write(out);
+    if (reply.ending === 'cut') {
+      // No [DONE] and no clean end: the client's reader sees a broken stream. Destroying in the same
+      // tick as the writes would drop the corked head and events, so cut once they have left.
+      res.write('', () => {
         res.destroy();
-        return;
-      }
-      const last = timeLimitEvent(streamMaxMs);
-      log?.note(last, timers.now());
-      res.end(`data: ${last}\n\n`); // 'close' reports it
+        this.finish('cut');
+      });
+      return;
     }
-    function drainTimeUp() {
-      if (!pastDeadline()) return;
-      res.off('drain', onDrain);
-      timeUp();
-    }
-
-    /** Ends the stream after `out`, the last events not yet written. */
-    function end(out: string) {
-      if (reply.ending === 'done') {
-        log?.note('[DONE]', timers.now());
-        res.end(`${out}data: [DONE]\n\n`);
-        return; // 'close' reports completion once the bytes are flushed
-      }
-      if (out) res.write(out);
-      if (reply.ending === 'cut') {
-        // No [DONE] and no clean end: the client's reader sees a broken stream. Destroying in the same
-        // tick as the writes would drop the corked head and events, so cut once they have left.
-        res.write('', () => {
-          res.destroy();
-          finish('cut');
-        });
-        return;
-      }
-      later(() => {
-        if (!timers.stopping?.aborted && pastDeadline()) return timeUp();
-        // At the stall maximum the connection drops, as a hung upstream's would. At shutdown the wait ends
-        // early and the response ends cleanly (without [DONE]: the stream was never going to complete).
-        if (timers.stopping?.aborted) res.end();
-        else res.destroy();
-        finish('stalled');
-      }, stallMaxMs);
-    }
-
-    // Each step writes what is due as one chunk: one event when paced, a batch of events when not.
-    function step() {
-      immediate = undefined;
-      if (settled || res.destroyed) return;
-      if (pastDeadline()) return timeUp();
-      if (res.writableNeedDrain) {
-        res.once('drain', onDrain); // the client reads slowly: hold the rest instead of buffering it
-        // ...but not past the deadline. Woken early (at shutdown), the watch does nothing: drain or the grace period
-        // ends it.
-        if (Number.isFinite(deadline)) later(drainTimeUp, deadline - timers.now());
-        return;
-      }
-      let out = '';
-      for (let written = 0; i < stop;) {
-        out += frame(i);
-        i++;
-        due += schedule ? (schedule[i] ?? schedule[i - 1]!) - schedule[i - 1]! : events[i - 1]!.tokens * msPerToken;
-        const wait = due - timers.now();
-        if (wait > 0) {
-          res.write(out);
-          later(step, wait);
-          return;
-        }
-        if (++written >= BATCH && i < stop) {
-          res.write(out);
-          immediate = (timers.setImmediate ?? yieldNow)(step);
-          return;
-        }
-      }
-      end(out);
-    }
-
-    const begin = () => {
-      due = timers.now();
-      step();
+    this.action = () => {
+      const stopping = this.pacer.stopping?.aborted;
+      if (!stopping && this.pastDeadline()) return this.timeUp();
+      // At the stall maximum the connection drops, as a hung upstream's would. At shutdown the wait ends
+      // early and the response ends cleanly (without [DONE]: the stream was never going to complete).
+      if (stopping) res.end();
+      else res.destroy();
+      this.finish('stalled');
     };
-    if (pacing.timeToFirstTokenMs > 0) later(begin, pacing.timeToFirstTokenMs);
-    else begin();
-  });
+    this.later(this.pacer.now() + this.stallMaxMs);
+  }
+
+  // Each step writes what is due as one chunk: one event when paced, a batch of events when not.
+  private write(first = false): void {
+    this.immediate = undefined;
+    const { res, reply, stop } = this;
+    if (this.settled || res.destroyed) return;
+    if (this.pastDeadline()) return this.timeUp();
+    if (res.writableNeedDrain) {
+      res.once('drain', this.onDrain); // the client reads slowly: hold the rest instead of buffering it
+      // ...but not past the deadline. Woken early (at shutdown), the watch does nothing: drain or the grace
+      // period ends it.
+      if (Number.isFinite(this.deadline)) {
+        this.action = () => {
+          if (!this.pastDeadline()) return;
+          res.off('drain', this.onDrain);
+          this.timeUp();
+        };
+        this.later(this.deadline);
+      }
+      return;
+    }
+    const { events, schedule } = reply;
+    const now = this.pacer.now();
+    let out = '';
+    for (let written = 0; this.i < stop;) {
+      if (this.paced && !first) this.log?.late(now - this.next, false);
+      first = false;
+      out += this.frame(this.i, now);
+      const i = ++this.i;
+      this.next += schedule
+        ? (schedule[i] ?? schedule[i - 1]!) - schedule[i - 1]!
+        : events[i - 1]!.tokens * this.msPerToken;
+      if (this.next > now) {
+        res.write(out);
+        this.flush();
+        this.action = this.step;
+        this.later(this.next);
+        return;
+      }
+      if (++written >= BATCH && this.i < stop) {
+        res.write(out);
+        this.immediate = this.pacer.setImmediate(this.step);
+        return;
+      }
+    }
+    this.end(out);
+  }
 }

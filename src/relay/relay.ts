@@ -11,7 +11,7 @@ import { configSecrets, secretScrubber } from '../domain/secrets.js';
 import type { ErrorSink } from '../pipeline/errors.js';
 import { baseUrlOf } from '../pipeline/handle.js';
 import { openHead } from '../pipeline/requestContext.js';
-import { realTimers, type StreamTimers } from '../pipeline/sse.js';
+import { realTimers, type StreamTimers } from '../pipeline/pacer.js';
 import { STOP, type RequestState, type Step, type StepResult } from '../pipeline/steps.js';
 import type { Services } from '../domain/services.js';
 import type { Report } from '../verdict/report.js';

@@ -15,7 +15,7 @@ import {
   type LogDestination,
   type Logger,
 } from './logger.js';
-import { shutdownTimers } from '../pipeline/streamTimers.js';
+import { Pacer, realTimers } from '../pipeline/pacer.js';
 
 /** Options of start() that are not configuration. */
 export interface StartHooks extends AppHooks {
@@ -65,7 +65,7 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
     ...hooks,
     ...logHooks,
     ...(logDropped ? { logDropped } : {}),
-    streamTimers: shutdownTimers(stopping.signal),
+    streamTimers: new Pacer(realTimers, stopping.signal),
   });
   const { timeouts } = mock.config;
   if (hooks.log) {

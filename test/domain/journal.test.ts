@@ -209,6 +209,7 @@ test('every field of a record reaches its entry when the entry is made later', (
     ignoredFields: ['/tools'],
     bodyHash: 'ab'.repeat(32),
     retryAfterMs: 250,
+    streamLateMs: 3.5,
     violations: [{ rule: 'response.status', expected: '200', actual: '500' }],
     request: { headers: { 'content-type': 'application/json' }, body: '{}' },
     responseHeaders: { 'content-type': 'application/json' },

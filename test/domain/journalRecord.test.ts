@@ -37,6 +37,7 @@ const SAMPLES: { readonly [K in FieldName]-?: Exclude<RequestRecord[K], undefine
   model: `model ${SECRET}`,
   responseBody: '{"ok":true}',
   sse: { events: [{ ms: 1, data: 'data: {}' }], total: 1 },
+  streamLateMs: 2.5,
   ignoredFields: ['/extra'],
   retryAfterMs: 700,
   violations: [{ rule: 'response.status', expected: '200', actual: '500' }],

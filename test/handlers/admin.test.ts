@@ -126,6 +126,39 @@ test('the journal records each request with what a test needs to assert on, and 
   assert.equal((await admin('GET', '/__admin/requests')).json.data, []);
 });
 
+test('GET /__admin/streams: streams started and open, and the lateness of their paced events; DELETE clears the figures', async () => {
+  await admin('DELETE', '/__admin/streams');
+  const paced = await request(mock().url, CHAT, {
+    method: 'POST',
+    body: { ...VALID['chat.completions'], stream: true },
+    headers: { 'x-mock-pacing': 'ttft=5; tps=200' },
+  });
+  assert.is(paced.status, 200);
+  const unpaced = await post(mock().url, CHAT, { ...VALID['chat.completions'], stream: true });
+  assert.is(unpaced.status, 200);
+  const events = paced.text.split('\n\n').filter((e) => e.startsWith('data: {')).length;
+  const stats = await admin('GET', '/__admin/streams');
+  assert.is(stats.status, 200);
+  assert.is(stats.json.object, 'stream_stats');
+  assert.is(stats.json.started, 2);
+  assert.is(stats.json.open, 0);
+  // The paced stream's first event, and every event after it; the unpaced stream keeps no time.
+  assert.is(stats.json.lateness.firstEvents.count, 1);
+  assert.is(stats.json.lateness.events.count, events - 1);
+  assert.type(stats.json.lateness.events.p99Ms, 'number');
+  const entries = (await admin('GET', '/__admin/requests')).json.data;
+  const late = entries.map((e: { streamLateMs?: number }) => e.streamLateMs);
+  assert.type(late[0], 'number', 'the paced stream has its worst lateness in the journal');
+  const worst = Math.max(stats.json.lateness.events.maxMs, stats.json.lateness.firstEvents.maxMs);
+  assert.ok(Math.abs(late[0] - worst) <= 0.1, `journal ${late[0]} ms, figures ${worst} ms`);
+  assert.is(late[1], undefined, 'the unpaced one has none');
+  const cleared = await admin('DELETE', '/__admin/streams');
+  assert.is(cleared.status, 200);
+  assert.is(cleared.json.started, 0);
+  assert.is(cleared.json.lateness.events.count, 0);
+  assert.is((await admin('GET', '/__admin/streams')).json.lateness.firstEvents.maxMs, null);
+});
+
 test('unknown admin paths are 404 and wrong methods 405, in the envelope', async () => {
   assertError(await admin('GET', '/__admin/nothing'), 404);
   assertError(await admin('PUT', '/__admin/faults'), 405);

@@ -10,7 +10,7 @@ import { chatCompletions, chatIdOf } from '../../src/handlers/chat.js';
 import { digest, idFrom } from '../../src/lib/ids.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import type { Reply } from '../../src/contract/reply.js';
-import type { StreamTimers } from '../../src/pipeline/sse.js';
+import type { StreamTimers } from '../../src/pipeline/pacer.js';
 import {
   assertError,
   assertSchema,

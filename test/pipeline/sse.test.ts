@@ -2,7 +2,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { writeSse, type StreamTimers } from '../../src/pipeline/sse.js';
+import { StreamLog, writeSse } from '../../src/pipeline/sse.js';
+import type { StreamTimers } from '../../src/pipeline/pacer.js';
+import { StreamStats } from '../../src/domain/lateness.js';
+import { packageLimits } from '../../src/domain/limits.js';
 import type { Reply, SseEvent } from '../../src/contract/reply.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
@@ -155,6 +158,43 @@ test("pacing: each wait is the event's tokens at the configured rate, on a sched
   assert.is(timers.pending.size, 0);
 });
 
+test('lateness: each paced event is measured against its schedule, the first against the head plus the time to first token', async () => {
+  const res = new FakeRes();
+  const timers = new FakeTimers();
+  const stats = new StreamStats();
+  const log = new StreamLog(packageLimits().records, stats);
+  const events = [ev('role', 0), ev('a'), ev('b'), ev('c'), ev('finish', 0)];
+  const done = writeSse(
+    asRes(res),
+    reply(events, { pacing: { timeToFirstTokenMs: 300, tokensPerSecond: 50 } }),
+    1000,
+    timers,
+    Number.POSITIVE_INFINITY,
+    log,
+  );
+  timers.fire(4); // the first event 4 ms after the head's time plus 300 ms
+  timers.fire(); // "b", on time (its schedule runs from the first event as written)
+  timers.fire(12); // "c", 12 ms late
+  timers.fire(); // "finish", on time again: the late turn is made up
+  assert.is(await done, 'completed');
+  assert.is(log.worstLateMs, 12);
+  assert.equal(stats.firstEvents.figures(), { count: 1, p50Ms: 4, p99Ms: 4, maxMs: 4 });
+  // Four events after the first ("a" left with the role event, in its write): three on time, one 12 ms late.
+  const after = stats.events.figures();
+  assert.is(after.count, 4);
+  assert.is(after.p50Ms, 0);
+  assert.is(after.maxMs, 12);
+});
+
+test('lateness: an unpaced stream keeps no time, so nothing is measured', async () => {
+  const stats = new StreamStats();
+  const log = new StreamLog(packageLimits().records, stats);
+  const events = Array.from({ length: 20 }, (_, i) => ev(String(i)));
+  assert.is(await writeSse(asRes(new FakeRes()), reply(events), 1000, undefined, undefined, log), 'completed');
+  assert.is(log.worstLateMs, undefined);
+  assert.is(stats.events.count + stats.firstEvents.count, 0);
+});
+
 test('a client that hangs up mid-stream: resolves "aborted" at once, its timer is cleared, nothing more is written', async () => {
   const res = new FakeRes();
   const timers = new FakeTimers();
@@ -245,8 +285,7 @@ test('stall at shutdown: the response ends cleanly, without [DONE], instead of b
   const stop = new AbortController();
   const timers = Object.assign(new FakeTimers(), { stopping: stop.signal });
   const held = writeSse(asRes(res), reply([ev('a'), ev('b')], { ending: 'stall', stopAfter: 1 }), 5000, timers);
-  stop.abort(); // the shutdown timers then run the stall's wait at once
-  timers.fire();
+  stop.abort(); // the stream timers then run the stall's wait at once, without waiting for the clock
   assert.is(await held, 'stalled');
   assert.ok(res.ended);
   assert.not.ok(res.destroyed);

@@ -22,7 +22,7 @@ import type { Reply } from '../../src/contract/reply.js';
 import { SchemaRegistry } from '../../src/contract/schemas.js';
 import { ConfigError, resolveConfig, type ConfigInput } from '../../src/domain/config.js';
 import type { FaultSpec } from '../../src/domain/faults/spec.js';
-import type { StreamTimers } from '../../src/pipeline/sse.js';
+import type { StreamTimers } from '../../src/pipeline/pacer.js';
 import { requestState, STOP, type RequestState, type Step, type StepResult } from '../../src/pipeline/steps.js';
 import {
   CASSETTE_VERSION,

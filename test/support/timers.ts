@@ -1,5 +1,5 @@
 // Stream timers on a clock of their own, for streams that run at once but keep their schedule.
-import type { StreamTimers } from '../../src/pipeline/sse.js';
+import type { StreamTimers } from '../../src/pipeline/pacer.js';
 
 /** Stream timers whose clock moves only from one due timer to the next; `pending` counts the timers not yet run. */
 export interface VirtualTimers extends StreamTimers {

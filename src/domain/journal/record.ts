@@ -78,6 +78,8 @@ export interface SentEvent {
 export interface SentEvents {
   readonly events: readonly SentEvent[];
   readonly total: number;
+  /** The most an event was late against the stream's schedule, in ms, when it kept one (pipeline/sse.ts StreamLog). */
+  readonly worstLateMs?: number;
 }
 
 /** One departure from the API seen by the validating proxy: the rule (`response.status`, `request.schema`, ...), what
@@ -121,6 +123,9 @@ export const FIELDS = {
   /** A streamed answer's events as written, with their times; journalled masked, at most records.maxStreamEvents events
    * and records.maxStreamEventChars characters of their text. */
   sse: optional<SentEvents>('own'),
+  /** A stream that kept time (paced, or replayed at its recorded pace): how late its latest event was written
+   * against its schedule, in ms to a tenth; the first event's schedule is the head's time plus the time to first token. */
+  streamLateMs: optional<number>('kept'),
   /** Body fields the request schema does not list, accepted and ignored: JSON pointers, masked, at most
    * requests.maxIgnoredFields (then `...`). */
   ignoredFields: optional<readonly string[]>('kept'),

@@ -1,0 +1,209 @@
+/** The time functions the writer uses; tests pass their own to check pacing and clean-up without waiting. */
+export interface StreamTimers {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+  /** Yields between unpaced batches; the global setImmediate when absent. */
+  setImmediate?(fn: () => void): unknown;
+  clearImmediate?(handle: unknown): void;
+  /** Aborted when the server shuts down: a stall then ends the response cleanly instead of dropping it. */
+  readonly stopping?: AbortSignal;
+}
+
+/** The process's own clock and timers: what a stream waits with when no server gives it its own. */
+export const realTimers: StreamTimers = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/** Something the pacer runs at a time: a stream's next event, a wait of the stream writer or the relay. */
+export interface Paced {
+  /** When it is due, on the pacer's clock (set by `Pacer.at`). */
+  due: number;
+  /** Its place in the pacer's queue, -1 when not queued: the pacer's own. */
+  slot: number;
+  /** Order among jobs due at the same time: first queued, first run. The pacer's own. */
+  order: number;
+  run(): void;
+}
+
+/** A wait set through the StreamTimers face of the pacer. */
+class Wait implements Paced {
+  due = 0;
+  slot = -1;
+  order = 0;
+  constructor(readonly run: () => void) {}
+}
+
+/**
+ * How early a job may run: timers fire on a millisecond clock, and one armed for the part of a millisecond
+ * left would fire up to a millisecond late. A job due within this margin runs in the current turn instead.
+ */
+export const EARLY_MS = 1;
+
+const before = (a: Paced, b: Paced) => a.due < b.due || (a.due === b.due && a.order < b.order);
+
+/**
+ * One scheduler for every stream of a server: jobs due at absolute times in one queue (a binary heap),
+ * served by one timer armed for the earliest. Each turn runs every job that is due, in the order of their
+ * times, so a thousand paced streams cost one timer and no allocation per event, and a stream's events
+ * keep to their schedule whatever the others do.
+ *
+ * It is also the server's StreamTimers: the other waits (a stall, the stream time limit, the relay's) go
+ * through the same queue. When `stopping` is aborted (the server shuts down), every job runs at once and
+ * jobs queued from then on do not wait, so open streams end within the shutdown grace period.
+ */
+export class Pacer implements StreamTimers {
+  private readonly queue: Paced[] = [];
+  private orders = 0;
+  private armed: unknown;
+  private armedFor = Number.POSITIVE_INFINITY;
+  private immediate: unknown;
+  readonly stopping?: AbortSignal;
+  private readonly turn = () => this.runDue();
+
+  constructor(
+    private readonly base: StreamTimers,
+    stopping: AbortSignal | undefined = base.stopping,
+  ) {
+    if (stopping) {
+      this.stopping = stopping;
+      stopping.addEventListener('abort', () => this.arm(), { once: true });
+    }
+  }
+
+  /** The pacer's clock, in ms. */
+  now(): number {
+    return this.base.now();
+  }
+
+  /** How many jobs are queued. */
+  get size(): number {
+    return this.queue.length;
+  }
+
+  /** Queues `job` to run at `due` (the pacer's clock); a job already queued moves to its new time. */
+  at(job: Paced, due: number): void {
+    if (job.slot >= 0) this.remove(job);
+    job.due = due;
+    job.order = ++this.orders;
+    job.slot = this.queue.length;
+    this.queue.push(job);
+    this.up(job.slot);
+    if (job.slot === 0) this.arm();
+  }
+
+  /** Takes `job` out of the queue; nothing when it is not queued. With nothing left queued, no timer is left armed. */
+  cancel(job: Paced): void {
+    if (job.slot < 0) return;
+    this.remove(job);
+    if (this.queue.length === 0 && this.armed !== undefined) {
+      this.base.clearTimeout(this.armed);
+      this.armed = undefined;
+      this.armedFor = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  setTimeout(fn: () => void, ms: number): unknown {
+    const wait = new Wait(fn);
+    this.at(wait, this.base.now() + ms);
+    return wait;
+  }
+
+  clearTimeout(handle: unknown): void {
+    if (handle instanceof Wait) this.cancel(handle);
+  }
+
+  setImmediate(fn: () => void): unknown {
+    return this.base.setImmediate ? this.base.setImmediate(fn) : setImmediate(fn);
+  }
+
+  clearImmediate(handle: unknown): void {
+    if (this.base.clearImmediate) this.base.clearImmediate(handle);
+    else clearImmediate(handle as NodeJS.Immediate);
+  }
+
+  /** Runs every job due by now (within EARLY_MS), earliest first, then arms the timer for the next. */
+  private runDue(): void {
+    this.armed = undefined;
+    this.immediate = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+    const all = this.stopping?.aborted === true;
+    // Jobs a job queues for now run in this turn too (a wait of 0 ms); the limit keeps a job that always
+    // queues itself again from holding the turn.
+    let left = this.queue.length * 2 + 16;
+    try {
+      while (this.queue.length > 0 && left-- > 0) {
+        const first = this.queue[0]!;
+        if (!all && first.due > this.base.now() + EARLY_MS) break;
+        this.remove(first);
+        first.run();
+      }
+    } finally {
+      this.arm();
+    }
+  }
+
+  /** Arms the one timer for the earliest job (at once when the server is stopping), unless it already is. */
+  private arm(): void {
+    const first = this.queue[0];
+    if (!first) return;
+    if (this.stopping?.aborted) {
+      if (this.armed !== undefined) this.base.clearTimeout(this.armed);
+      this.armed = undefined;
+      this.armedFor = Number.NEGATIVE_INFINITY;
+      this.immediate ??= this.setImmediate(this.turn);
+      return;
+    }
+    if (this.immediate !== undefined || first.due >= this.armedFor) return;
+    if (this.armed !== undefined) this.base.clearTimeout(this.armed);
+    this.armedFor = first.due;
+    this.armed = this.base.setTimeout(this.turn, Math.max(0, first.due - this.base.now()));
+  }
+
+  private remove(job: Paced): void {
+    const q = this.queue;
+    const at = job.slot;
+    const last = q.pop()!;
+    job.slot = -1;
+    if (at === q.length) return;
+    q[at] = last;
+    last.slot = at;
+    this.down(at);
+    this.up(last.slot);
+  }
+
+  private up(at: number): void {
+    const q = this.queue;
+    const job = q[at]!;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      const p = q[parent]!;
+      if (!before(job, p)) break;
+      q[at] = p;
+      p.slot = at;
+      at = parent;
+    }
+    q[at] = job;
+    job.slot = at;
+  }
+
+  private down(at: number): void {
+    const q = this.queue;
+    const job = q[at]!;
+    const n = q.length;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= n) break;
+      if (child + 1 < n && before(q[child + 1]!, q[child]!)) child++;
+      const c = q[child]!;
+      if (!before(c, job)) break;
+      q[at] = c;
+      c.slot = at;
+      at = child;
+    }
+    q[at] = job;
+    job.slot = at;
+  }
+}

@@ -1,0 +1,151 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { EARLY_MS, Pacer, realTimers, type Paced, type StreamTimers } from '../../src/pipeline/pacer.js';
+import { tick } from '../support/index.js';
+
+/** A clock and one-shot timers the test moves by hand; it counts what the pacer asks of it. */
+class HandTimers implements StreamTimers {
+  time = 0;
+  armed = new Map<number, { at: number; fn: () => void }>();
+  sets = 0;
+  private ids = 0;
+  now = () => this.time;
+  setTimeout = (fn: () => void, ms: number) => {
+    this.sets++;
+    this.armed.set(++this.ids, { at: this.time + ms, fn });
+    return this.ids;
+  };
+  clearTimeout = (handle: unknown) => void this.armed.delete(handle as number);
+  /** Moves the clock to `to` and runs every timer due by then, earliest first. */
+  advance(to: number): void {
+    for (;;) {
+      const next = [...this.armed].sort((a, b) => a[1].at - b[1].at)[0];
+      if (!next || next[1].at > to) break;
+      this.armed.delete(next[0]);
+      this.time = Math.max(this.time, next[1].at);
+      next[1].fn();
+    }
+    this.time = to;
+  }
+}
+
+const job = (name: string, ran: string[], clock?: () => number): Paced => ({
+  due: 0,
+  slot: -1,
+  order: 0,
+  run: () => void ran.push(clock ? `${name}@${clock()}` : name),
+});
+
+test('jobs run at their times, earliest first, and those due at once in the order they were queued', () => {
+  const timers = new HandTimers();
+  const pacer = new Pacer(timers);
+  const ran: string[] = [];
+  const times = [50, 10, 30, 10, 20, 40, 30];
+  times.forEach((t, i) => pacer.at(job(`j${i}`, ran, timers.now), t));
+  timers.advance(100);
+  assert.equal(ran, ['j1@10', 'j3@10', 'j4@20', 'j2@30', 'j6@30', 'j5@40', 'j0@50']);
+  assert.is(pacer.size, 0);
+});
+
+test('a thousand jobs at spread times cost one armed timer at a time, and each runs within EARLY_MS of its time', () => {
+  const timers = new HandTimers();
+  const pacer = new Pacer(timers);
+  const late: number[] = [];
+  let maxArmed = 0;
+  // Each job queues itself again 20 ms on, as a paced stream does, ten times.
+  for (let s = 0; s < 1000; s++) {
+    let left = 10;
+    const j: Paced = {
+      due: 0,
+      slot: -1,
+      order: 0,
+      run() {
+        late.push(timers.now() - j.due);
+        maxArmed = Math.max(maxArmed, timers.armed.size);
+        if (--left > 0) pacer.at(j, j.due + 20);
+      },
+    };
+    pacer.at(j, 200 + (s * 1000) / 1000);
+  }
+  for (let t = 0; t <= 1400; t += 0.5) timers.advance(t);
+  assert.is(late.length, 10_000);
+  assert.ok(Math.max(...late) <= 0.5, `at most half a turn late, got ${Math.max(...late)}`);
+  assert.ok(Math.min(...late) >= -EARLY_MS, `never more than EARLY_MS early, got ${Math.min(...late)}`);
+  assert.ok(maxArmed <= 1, `one timer armed at most, saw ${maxArmed}`);
+  assert.ok(timers.sets < 3000, `a timer per turn, not per job: ${timers.sets} set for 10,000 runs`);
+  assert.is(timers.armed.size, 0, 'nothing armed once the queue is empty');
+});
+
+test('moving a queued job and cancelling one keep the queue in order; cancelling the last disarms the timer', () => {
+  const timers = new HandTimers();
+  const pacer = new Pacer(timers);
+  const ran: string[] = [];
+  const jobs = Array.from({ length: 12 }, (_, i) => job(`j${i}`, ran));
+  jobs.forEach((j, i) => pacer.at(j, 10 * (i + 1)));
+  pacer.at(jobs[11]!, 5); // moved to the front
+  pacer.cancel(jobs[3]!);
+  pacer.cancel(jobs[3]!); // twice is nothing
+  pacer.cancel(jobs[0]!);
+  pacer.at(jobs[6]!, 1000); // moved to the back
+  timers.advance(200);
+  assert.equal(ran, ['j11', 'j1', 'j2', 'j4', 'j5', 'j7', 'j8', 'j9', 'j10']);
+  pacer.cancel(jobs[6]!);
+  assert.is(pacer.size, 0);
+  assert.is(timers.armed.size, 0);
+});
+
+test('a job queued earlier than the armed timer re-arms it; a job that throws does not stop the others', () => {
+  const timers = new HandTimers();
+  const pacer = new Pacer(timers);
+  const ran: string[] = [];
+  pacer.at(job('late', ran, timers.now), 100);
+  pacer.at(job('early', ran, timers.now), 10);
+  timers.advance(10);
+  assert.equal(ran, ['early@10']);
+  const boom: Paced = {
+    due: 0,
+    slot: -1,
+    order: 0,
+    run() {
+      throw new Error('boom');
+    },
+  };
+  pacer.at(boom, 50);
+  assert.throws(() => timers.advance(60), /boom/);
+  timers.advance(100);
+  assert.equal(ran, ['early@10', 'late@100']);
+});
+
+test('the StreamTimers face: waits run their time; clearTimeout cancels them', async () => {
+  const stop = new AbortController();
+  const timers = new Pacer(realTimers, stop.signal);
+  const fired: string[] = [];
+  timers.setTimeout(() => fired.push('short'), 1);
+  const long = timers.setTimeout(() => fired.push('long'), 60_000);
+  const cancelled = timers.setTimeout(() => fired.push('cancelled'), 1);
+  timers.clearTimeout(cancelled);
+  await new Promise<void>((resolve) => timers.setTimeout(resolve, 5));
+  assert.equal(fired, ['short']);
+  timers.clearTimeout(long);
+  assert.is(timers.size, 0);
+  assert.type(timers.now(), 'number');
+});
+
+test('at shutdown, pending waits end at once and new ones do not wait; a cleared one stays cleared', async () => {
+  const stop = new AbortController();
+  const timers = new Pacer(realTimers, stop.signal);
+  const fired: string[] = [];
+  timers.setTimeout(() => fired.push('ttft'), 600_000);
+  const cleared = timers.setTimeout(() => fired.push('cleared'), 600_000);
+  stop.abort();
+  timers.clearTimeout(cleared);
+  await tick();
+  assert.equal(fired, ['ttft']);
+  timers.setTimeout(() => fired.push('after'), 600_000);
+  const clearedAfter = timers.setTimeout(() => fired.push('cleared after'), 600_000);
+  timers.clearTimeout(clearedAfter);
+  await tick();
+  assert.equal(fired, ['ttft', 'after']);
+});
+
+test.run();
