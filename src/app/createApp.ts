@@ -135,6 +135,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
       checked?.op,
       checked?.key,
     ));
+    state.arrived = pacer.now();
     beginResponse(state);
     let path = checked?.path;
     try {

@@ -104,7 +104,7 @@ async function stream(
     stats.started++;
   }
   try {
-    state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers, streamMaxMs, log);
+    state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers, streamMaxMs, log, state.arrived);
   } finally {
     if (stats) stats.open--;
   }

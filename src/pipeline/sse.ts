@@ -85,7 +85,9 @@ export const timeLimitEvent = (streamMaxMs: number): string =>
  * No stream outlasts `streamMaxMs`: every wait (time to first token, pacing, a stall) ends at that
  * deadline, and a stream still running then ends with the time-limit error event instead of [DONE].
  * `log`, when given, notes each event as it is written, with its time and how late it was (see StreamLog).
- * Every wait goes through `timers`; given the server's Pacer, a stream costs no timer of its own.
+ * Every wait goes through `timers`; given the server's Pacer, a stream costs no timer of its own. The time to
+ * first token runs from `arrived`, when the request arrived on the timers' clock (by default now), as a
+ * model's does: the time the request took to read, check and answer is part of it, not added to it.
  */
 export function writeSse(
   res: ServerResponse,
@@ -94,9 +96,12 @@ export function writeSse(
   timers: StreamTimers = realTimers,
   streamMaxMs = Number.POSITIVE_INFINITY,
   log?: StreamLog,
+  arrived?: number,
 ): Promise<StreamOutcome> {
   const pacer = timers instanceof Pacer ? timers : new Pacer(timers);
-  return new Promise((resolve) => new SseWriter(res, reply, stallMaxMs, pacer, streamMaxMs, log, resolve).begin());
+  return new Promise((resolve) =>
+    new SseWriter(res, reply, stallMaxMs, pacer, streamMaxMs, log, resolve).begin(arrived ?? pacer.now()),
+  );
 }
 
 /** One stream being written: the pacer's job for its next wait (see writeSse). */
@@ -147,14 +152,14 @@ class SseWriter implements Paced {
     this.action();
   }
 
-  begin(): void {
+  begin(arrived: number): void {
     this.res.on('close', this.onClose);
     const ttft = this.reply.pacing.timeToFirstTokenMs;
     if (ttft > 0) {
-      this.next = this.pacer.now() + ttft;
+      this.next = arrived + ttft;
       this.action = () => {
-        // The first event's lateness is against the head's time plus the wait; the schedule after it runs
-        // from when it was written, as a client measures it.
+        // The first event's lateness is against the request's arrival plus the wait; the schedule after it
+        // runs from when it was written, as a client measures it.
         const now = this.pacer.now();
         this.log?.late(now - this.next, true);
         this.next = now;

@@ -33,6 +33,8 @@ export interface RequestState {
   responseBody?: string | Buffer | TextRecipe;
   /** A streamed answer's events as written, with their times (pipeline/sse.ts StreamLog). */
   sse?: SentEvents;
+  /** When the request arrived, on the stream timers' clock: a stream's time to first token runs from it. */
+  arrived?: number;
   /** The answer's headers not yet set on the response, as name/value pairs in order (requestContext.ts beginResponse).
    * */
   head?: string[];
@@ -62,6 +64,7 @@ export function requestState(
     violations: undefined,
     responseBody: undefined,
     sse: undefined,
+    arrived: undefined,
     head: undefined,
   };
 }

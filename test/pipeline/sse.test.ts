@@ -186,6 +186,28 @@ test('lateness: each paced event is measured against its schedule, the first aga
   assert.is(after.maxMs, 12);
 });
 
+test('the time to first token runs from when the request arrived, not from when the writer began', async () => {
+  const res = new FakeRes();
+  const timers = new FakeTimers();
+  const stats = new StreamStats();
+  const log = new StreamLog(packageLimits().records, stats);
+  const arrived = timers.time - 40; // the request took 40 ms to read, check and answer
+  const done = writeSse(
+    asRes(res),
+    reply([ev('role', 0), ev('a'), ev('finish', 0)], { pacing: { timeToFirstTokenMs: 300, tokensPerSecond: 50 } }),
+    1000,
+    timers,
+    Number.POSITIVE_INFINITY,
+    log,
+    arrived,
+  );
+  assert.equal(timers.requested, [260]);
+  timers.fire();
+  timers.fire();
+  assert.is(await done, 'completed');
+  assert.is(stats.firstEvents.figures().maxMs, 0);
+});
+
 test('lateness: an unpaced stream keeps no time, so nothing is measured', async () => {
   const stats = new StreamStats();
   const log = new StreamLog(packageLimits().records, stats);

@@ -124,7 +124,7 @@ export const FIELDS = {
    * and records.maxStreamEventChars characters of their text. */
   sse: optional<SentEvents>('own'),
   /** A stream that kept time (paced, or replayed at its recorded pace): how late its latest event was written
-   * against its schedule, in ms to a tenth; the first event's schedule is the head's time plus the time to first token. */
+   * against its schedule, in ms to a tenth; the first event's schedule is the request's arrival plus the time to first token. */
   streamLateMs: optional<number>('kept'),
   /** Body fields the request schema does not list, accepted and ignored: JSON pointers, masked, at most
    * requests.maxIgnoredFields (then `...`). */
