@@ -1,14 +1,21 @@
 /**
  * The load client of the paced-streams scenario: raw `node:net` sockets, one per stream, each writing the
  * same request bytes and noting, per read, the time once and how many events ended in it. Nothing is
- * parsed per event, so that thousands of streams of 50 events a second stay cheap for the client's core.
+ * parsed or allocated per event, so that thousands of streams of 50 events a second stay cheap for the client's core.
  */
 import { connect } from 'node:net';
-import { EventCounter, type StreamRecord } from './pacing.js';
+import { EventCounter, LastBytes, type StreamRecord } from './pacing.js';
 
 const DONE = Buffer.from('data: [DONE]\n\n');
 // The status code's digits in "HTTP/1.1 200 OK".
 const STATUS_AT = 9;
+// Enough of a response's end to hold [DONE] and the chunked terminator after it.
+const TAIL = 32;
+/**
+ * Where every socket reads into: a read is counted and done with before the next one starts, so one
+ * buffer serves them all, and no read allocates (Node's `onread`, which also skips the stream machinery).
+ */
+const READS = Buffer.allocUnsafe(256 * 1024);
 
 /** What one run asks for: `count` streams of `request`, their starts spread evenly over `rampMs`. */
 export interface PacedLoad {
@@ -32,38 +39,42 @@ function stream(url: URL, request: Buffer, events: number, open: Set<() => void>
     complete: false,
   };
   const counter = new EventCounter();
-  // The last two reads: [DONE] ends one of them (the chunked terminator may come alone in the last).
-  let previous: Buffer | undefined;
-  let last: Buffer | undefined;
+  // The read buffer is reused: [DONE] must be in the last bytes kept at the end.
+  const tail = new LastBytes(TAIL);
+  // Returns true: keep reading (false would pause the socket).
+  const read = (n: number, buffer: Buffer): boolean => {
+    const t = performance.now();
+    if (record.status === 0)
+      record.status = n < STATUS_AT + 3 ? -1 : Number(buffer.toString('latin1', STATUS_AT, STATUS_AT + 3));
+    const ended = counter.feed(buffer.subarray(0, n));
+    for (let i = 0; i < ended; i++) {
+      if (record.events < events) record.arrivals[record.events] = t;
+      record.events++;
+    }
+    tail.keep(buffer, n);
+    return true;
+  };
   return new Promise((resolve) => {
-    const socket = connect(Number(url.port), url.hostname);
+    const socket = connect({
+      port: Number(url.port),
+      host: url.hostname,
+      noDelay: true,
+      onread: { buffer: READS, callback: (n, buffer) => read(n, buffer as Buffer) },
+    });
     const giveUp = () => {
       record.error ??= 'timeout';
       socket.destroy();
     };
     open.add(giveUp);
-    socket.setNoDelay(true);
     socket.on('connect', () => {
       record.sentAt = performance.now();
       socket.write(request);
     });
-    socket.on('data', (chunk: Buffer) => {
-      const t = performance.now();
-      if (record.status === 0) record.status = Number(chunk.toString('latin1', STATUS_AT, STATUS_AT + 3));
-      const n = counter.feed(chunk);
-      for (let i = 0; i < n; i++) {
-        if (record.events < events) record.arrivals[record.events] = t;
-        record.events++;
-      }
-      previous = last;
-      last = chunk;
-    });
     socket.on('error', (err: NodeJS.ErrnoException) => (record.error ??= err.code ?? err.message));
     socket.on('close', () => {
       open.delete(giveUp);
-      const tail = Buffer.concat([previous ?? Buffer.alloc(0), last ?? Buffer.alloc(0)]);
       record.complete =
-        record.error === undefined && record.status === 200 && record.events === events && tail.includes(DONE);
+        record.error === undefined && record.status === 200 && record.events === events && tail.bytes().includes(DONE);
       resolve(record);
     });
   });

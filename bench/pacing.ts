@@ -79,6 +79,33 @@ export class EventCounter {
   }
 }
 
+/** The last `size` bytes of a response read into a reused buffer, read by read. */
+export class LastBytes {
+  private readonly last: Buffer;
+  private kept = 0;
+
+  constructor(private readonly size: number) {
+    this.last = Buffer.alloc(size);
+  }
+
+  /** Keeps the end of this read: the first `n` bytes of `read`. */
+  keep(read: Uint8Array, n: number): void {
+    if (n >= this.size) {
+      this.last.set(read.subarray(n - this.size, n));
+      this.kept = this.size;
+      return;
+    }
+    const old = Math.min(this.kept, this.size - n);
+    this.last.copyWithin(0, this.kept - old, this.kept);
+    this.last.set(read.subarray(0, n), old);
+    this.kept = old + n;
+  }
+
+  bytes(): Buffer {
+    return this.last.subarray(0, this.kept);
+  }
+}
+
 /** One stream as the load client saw it. */
 export interface StreamRecord {
   /** When the request was written (performance.now()), or NaN if it never was. */

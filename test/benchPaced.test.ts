@@ -4,7 +4,15 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { markdown } from '../bench/output.js';
 import { pacedLoad } from '../bench/pacedClient.js';
-import { EventCounter, lateness, rawRequest, tokenLayout, tokensBefore, type StreamRecord } from '../bench/pacing.js';
+import {
+  EventCounter,
+  LastBytes,
+  lateness,
+  rawRequest,
+  tokenLayout,
+  tokensBefore,
+  type StreamRecord,
+} from '../bench/pacing.js';
 import type { BenchResults, PacedFigures } from '../bench/results.js';
 import { statCpuSeconds } from '../bench/servers.js';
 import { verdicts } from '../bench/targets.js';
@@ -45,6 +53,28 @@ test('EventCounter counts each blank line once, however the reads split the byte
   for (const byte of wire) n += counter.feed(Uint8Array.of(byte));
   assert.is(n, events.length, 'one byte a read');
   assert.is(new EventCounter().feed(Buffer.from('a\nb\n')), 0);
+});
+
+test('LastBytes keeps the end of a response read into a reused buffer, however it is split', () => {
+  const wire = Buffer.from('3c\r\ndata: {"x":1}\n\n\r\ne\r\ndata: [DONE]\n\n\r\n0\r\n\r\n');
+  const reused = Buffer.alloc(wire.length);
+  const read = (last: LastBytes, part: Buffer) => {
+    part.copy(reused);
+    reused.fill(0, part.length); // what the buffer held beyond this read must not be kept
+    last.keep(reused, part.length);
+  };
+  for (let cut = 0; cut <= wire.length; cut++) {
+    const last = new LastBytes(24);
+    read(last, wire.subarray(0, cut));
+    read(last, wire.subarray(cut));
+    assert.equal(last.bytes(), wire.subarray(-24), `split at byte ${cut}`);
+  }
+  const last = new LastBytes(24);
+  for (let i = 0; i < wire.length; i++) read(last, wire.subarray(i, i + 1));
+  assert.equal(last.bytes(), wire.subarray(-24), 'one byte a read');
+  const short = new LastBytes(24);
+  read(short, wire.subarray(0, 5));
+  assert.equal(short.bytes(), wire.subarray(0, 5));
 });
 
 /** A record of a stream whose events arrived at `times` (ms), sent at `sentAt`. */
