@@ -72,7 +72,7 @@ async function measurePaced(
       client: { cpuShare: (client.user + client.system) / 1e6 / seconds, loopDelayP99Ms: loop.percentile(99) / 1e6 },
     };
     ctx.log(
-      `  ${who}: ${figures.completed}/${figures.streams} complete, token lateness p99 ${figures.latenessP99Ms.toFixed(1)} ms, ${seconds.toFixed(1)} s`,
+      `  ${who}: ${figures.completed}/${figures.streams} complete${figures.errors ? ` (errors: ${JSON.stringify(figures.errorCodes)})` : ''}, token lateness p99 ${figures.latenessP99Ms.toFixed(1)} ms, ${seconds.toFixed(1)} s`,
     );
     return { figures, answer };
   } finally {

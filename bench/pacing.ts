@@ -132,6 +132,7 @@ export function lateness(
   | 'completed'
   | 'failed'
   | 'errors'
+  | 'errorCodes'
   | 'tokens'
   | 'latenessP50Ms'
   | 'latenessP99Ms'
@@ -161,12 +162,16 @@ export function lateness(
   const sorted = late.subarray(0, n).sort();
   first.sort((a, b) => a - b);
   const completed = records.filter((r) => r.complete).length;
-  const errors = records.filter((r) => !r.complete && r.error !== undefined).length;
+  const errorCodes: Record<string, number> = {};
+  for (const r of records)
+    if (!r.complete && r.error !== undefined) errorCodes[r.error] = (errorCodes[r.error] ?? 0) + 1;
+  const errors = Object.values(errorCodes).reduce((a, b) => a + b, 0);
   return {
     streams: records.length,
     completed,
     failed: records.length - completed - errors,
     errors,
+    errorCodes,
     tokens,
     latenessP50Ms: percentile(sorted, 0.5),
     latenessP99Ms: percentile(sorted, 0.99),

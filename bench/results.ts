@@ -51,6 +51,8 @@ export interface PacedFigures {
   readonly failed: number;
   /** Streams ended by a transport error or by the client's time limit. */
   readonly errors: number;
+  /** The errors by code ('timeout': ended by the client's time limit). */
+  readonly errorCodes: Readonly<Record<string, number>>;
   /** Tokens received over all streams. */
   readonly tokens: number;
   /** Lateness of tokens 1.. of each stream: arrival - (the stream's first token's arrival + k / tps). */

@@ -110,6 +110,7 @@ test('lateness: a stream cut short gives the tokens it got and is failed; one th
   const refused: StreamRecord = { ...record([], Number.NaN, false, 'ECONNREFUSED'), arrivals: new Float64Array(6) };
   const f = lateness([cut, refused], layout, plan);
   assert.equal([f.completed, f.failed, f.errors, f.tokens, f.gaps], [0, 1, 1, 2, 1]);
+  assert.equal(f.errorCodes, { ECONNREFUSED: 1 });
   assert.is(f.latenessMaxMs, 40);
 });
 
@@ -185,6 +186,7 @@ const figures = (latenessP99Ms: number, firstTokenP99Ms: number, cpuUsPerToken: 
     completed,
     failed: 1000 - completed,
     errors: 0,
+    errorCodes: {},
     tokens: 256_000,
     latenessP50Ms: 1,
     latenessP99Ms,
