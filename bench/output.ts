@@ -1,5 +1,5 @@
-import { floorRows, fmt, fmtRatio, markdownTable, scenarioRows, table } from './report.js';
-import type { BenchResults } from './results.js';
+import { floorRows, fmt, fmtPercent, fmtRatio, markdownTable, scenarioRows, table } from './report.js';
+import type { BenchResults, PacedFigures } from './results.js';
 import { verdicts } from './targets.js';
 
 /** The report's tables, each with its title. */
@@ -27,6 +27,13 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
         row('baseline', r.streams.baseline),
         row('mock', r.streams.mock),
       ],
+    });
+  }
+  if (r.paced) {
+    const p = r.paced;
+    out.push({
+      title: `Paced streams: ${fmt(p.streams)} streams of ${p.tokens} tokens at ${p.tps} tps after ${p.ttftMs} ms, started over ${p.rampS} s, each server in turn; lateness of token k = its arrival - (the stream's first token's + k/tps), of the first token = its arrival - (request sent + ttft)`,
+      rows: pacedRows(p),
     });
   }
   if (r.linearity) {
@@ -82,6 +89,44 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
     ],
   });
   return out;
+}
+
+/** One row per server of the paced-streams scenario. */
+function pacedRows(p: NonNullable<BenchResults['paced']>): string[][] {
+  const row = (who: string, f: PacedFigures | null) =>
+    f
+      ? [
+          who,
+          `${f.completed} / ${f.failed} / ${f.errors}`,
+          `${fmt(f.latenessP50Ms, 1)} / ${fmt(f.latenessP99Ms, 1)} / ${fmt(f.latenessMaxMs, 1)}`,
+          fmt(f.firstTokenP99Ms, 1),
+          fmt(f.gaps),
+          fmt(f.cpuSeconds, 2),
+          fmt(f.cpuUsPerToken, 1),
+          fmt(f.peakRssMiB, 1),
+          fmt(f.seconds, 1),
+          fmt(f.coreOtherSeconds, 2),
+          `${fmtPercent(f.client.cpuShare)} / ${fmt(f.client.loopDelayP99Ms, 1)}`,
+        ]
+      : [who, 'not measured', '', '', '', '', '', '', '', '', ''];
+  return [
+    [
+      'server',
+      'complete / failed / errors',
+      'lateness p50 / p99 / max ms',
+      'first token p99 ms',
+      'gaps > 2x',
+      'CPU s',
+      'CPU µs/token',
+      'peak RSS MiB',
+      'seconds',
+      'others on core s',
+      'client CPU / loop p99 ms',
+    ],
+    row('node:http floor', p.floor),
+    row('mock', p.mock),
+    row('aimock', p.aimock),
+  ];
 }
 
 /** Prints the report as plain-text tables. */

@@ -8,6 +8,8 @@ export interface BenchResults {
   options: Record<string, unknown>;
   scenarios: ScenarioResult[];
   streams?: { mock: StreamsFigures; baseline: StreamsFigures | null };
+  /** Many paced streams at once: how late their tokens arrive from each server (`--only streams-paced`). */
+  paced?: PacedResult;
   linearity?: LinearityResult[];
   startup?: { meMs: number[]; chatMs: number[]; meMedianMs: number; chatMedianMs: number };
   conformance?: { available: boolean; seconds?: number; exitCode?: number | null; summary?: string };
@@ -23,6 +25,60 @@ export interface StreamsFigures {
   readonly completed: number;
   readonly seconds: number;
   readonly peakRssMiB: number | null;
+}
+
+/** The paced-streams scenario: what it asked for and each server's figures, measured in turn. */
+export interface PacedResult {
+  readonly streams: number;
+  readonly tokens: number;
+  readonly tps: number;
+  readonly ttftMs: number;
+  readonly rampS: number;
+  /** Bare node:http sending the mock's stream on an absolute schedule (bench/pacedFloor.ts). */
+  readonly floor: PacedFigures;
+  /** The mock as `npm start` runs it. */
+  readonly mock: PacedFigures;
+  /** aimock with the same ttft and tps and a reply of as many tokens; null when skipped or it failed. */
+  readonly aimock: PacedFigures | null;
+}
+
+/** The figures of one server's paced streams. */
+export interface PacedFigures {
+  readonly streams: number;
+  /** Streams that ended with status 200, every event and [DONE]. */
+  readonly completed: number;
+  /** Streams that ended without a transport error but incomplete (or with another status). */
+  readonly failed: number;
+  /** Streams ended by a transport error or by the client's time limit. */
+  readonly errors: number;
+  /** The errors by code ('timeout': ended by the client's time limit). */
+  readonly errorCodes: Readonly<Record<string, number>>;
+  /** Tokens received over all streams. */
+  readonly tokens: number;
+  /** Lateness of tokens 1.. of each stream: arrival - (the stream's first token's arrival + k / tps). */
+  readonly latenessP50Ms: number;
+  readonly latenessP99Ms: number;
+  readonly latenessMaxMs: number;
+  /** Arrival of a stream's first token - (its request sent + ttft), the 99th percentile over streams. */
+  readonly firstTokenP99Ms: number;
+  /** Times two consecutive tokens of a stream arrived more than two intervals apart. */
+  readonly gaps: number;
+  /** The server's CPU seconds over the run (user + system, its children included). */
+  readonly cpuSeconds: number | null;
+  readonly cpuUsPerToken: number | null;
+  readonly peakRssMiB: number | null;
+  /** From the first request to the last stream's end. */
+  readonly seconds: number;
+  /**
+   * The load client's own state over the run: its CPU seconds per second, and the 99th percentile of its
+   * event loop's delay. Near 1 or tens of ms, the client was late reading, not the server writing.
+   */
+  readonly client: { readonly cpuShare: number; readonly loopDelayP99Ms: number };
+  /**
+   * CPU seconds other processes used on the server's core over the run; null when not pinned. On a shared
+   * host, a server late while this is high was not alone on its core.
+   */
+  readonly coreOtherSeconds: number | null;
 }
 
 /** One linearity pair: per-request cost of the small and the large request. */

@@ -9,6 +9,7 @@ import { cpus, release, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { conformance, pair, scenario, startupPhase, streams, type Context } from './phases.js';
 import { markdown, print } from './output.js';
+import { pacedPhase } from './paced.js';
 import { loadScenarios, pairs, streamScenario } from './scenarios.js';
 import { canPin, ensureBuilt, pinSelf, referenceScript, silentFlags, workDir } from './servers.js';
 import type { BenchResults } from './results.js';
@@ -24,8 +25,12 @@ const USAGE = `Usage: npm run bench -- [options]
   --slice S         in a round, the servers compared run at once and are loaded in turns, S seconds
                     at a time, until each has had its measured seconds        (default 1)
   --only NAMES      comma-separated: chat, chat-400, chat-401, images, tts, stream, edit,
-                    streams, linearity, startup, conformance, state (memory vs --state redis)
-  --streams N       concurrent streams in the streams check    (default 1000)
+                    streams, streams-paced, linearity, startup, conformance, state (memory vs --state redis)
+  --streams N       concurrent streams in the streams check and in streams-paced   (default 1000)
+  --tokens N        streams-paced: tokens per stream (max_tokens)                   (default 256)
+  --tps N           streams-paced: tokens per second of each stream                 (default 50)
+  --ttft MS         streams-paced: time to the first token                          (default 200)
+  --ramp S          streams-paced: the streams' starts are spread evenly over S seconds   (default 1)
   --json FILE       write every figure as JSON
   --markdown FILE   write the tables as Markdown
   --no-floor        skip the stack floor (minimal Koa + router + body parser + Ajv) in the chat scenarios
@@ -45,6 +50,10 @@ const { values } = parseArgs({
     slice: { type: 'string' },
     only: { type: 'string' },
     streams: { type: 'string' },
+    tokens: { type: 'string' },
+    tps: { type: 'string' },
+    ttft: { type: 'string' },
+    ramp: { type: 'string' },
     json: { type: 'string' },
     markdown: { type: 'string' },
     quick: { type: 'boolean' },
@@ -71,6 +80,31 @@ if (!(slice > 0 && Number.isFinite(slice))) {
 }
 const only = values.only?.split(',').map((s) => s.trim());
 const wanted = (name: string) => !only || only.includes(name);
+const paced = {
+  streams: num(values.streams, 1000),
+  tokens: num(values.tokens, 256),
+  tps: num(values.tps, 50),
+  ttftMs: num(values.ttft, 200),
+  rampS: num(values.ramp, 1),
+};
+// The mock takes tps from 1 and ttft from 0 (src/text/pacing.ts); a stream needs at least one token.
+// Checked for the paced streams only: the streams check has always taken --streams as given.
+const pacedProblem = (
+  [
+    [
+      Number.isInteger(paced.streams) && paced.streams > 0,
+      `--streams must be a positive integer, got ${values.streams}`,
+    ],
+    [Number.isInteger(paced.tokens) && paced.tokens > 0, `--tokens must be a positive integer, got ${values.tokens}`],
+    [paced.tps >= 1 && Number.isFinite(paced.tps), `--tps must be at least 1, got ${values.tps}`],
+    [paced.ttftMs >= 0 && Number.isFinite(paced.ttftMs), `--ttft must be a number of ms, got ${values.ttft}`],
+    [paced.rampS >= 0 && Number.isFinite(paced.rampS), `--ramp must be a number of seconds, got ${values.ramp}`],
+  ] as const
+).find(([ok]) => !ok);
+if (pacedProblem && wanted('streams-paced')) {
+  process.stderr.write(`${pacedProblem[1]}\n${USAGE}`);
+  process.exit(2);
+}
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 function machine(): BenchResults['machine'] {
@@ -137,9 +171,12 @@ async function main(): Promise<void> {
       await phase(s.name, async () => void results.scenarios.push(await scenario(ctx, s)));
     }
     if (wanted('streams')) {
-      const count = num(values.streams, 1000);
-      log(`${count} concurrent streams ...`);
-      await phase('streams', async () => void (results.streams = await streams(ctx, streamScenario(), count)));
+      log(`${paced.streams} concurrent streams ...`);
+      await phase('streams', async () => void (results.streams = await streams(ctx, streamScenario(), paced.streams)));
+    }
+    if (wanted('streams-paced')) {
+      log(`${paced.streams} paced streams, ${paced.tokens} tokens at ${paced.tps} tps after ${paced.ttftMs} ms ...`);
+      await phase('streams-paced', async () => void (results.paced = await pacedPhase(ctx, paced)));
     }
     if (wanted('linearity')) {
       results.linearity = [];

@@ -153,3 +153,17 @@ export function pairs(): Pair[] {
     },
   ];
 }
+
+/**
+ * The paced-streams scenario's request: a streamed chat completion of `tokens` tokens, paced by the mock's
+ * X-Mock-Pacing header (the first token after `ttftMs`, then `tps` a second).
+ */
+export function pacedScenario(plan: { tokens: number; tps: number; ttftMs: number }): Scenario {
+  const s = post('streams-paced', `paced streams, ${plan.tokens} tokens at ${plan.tps} tps`, CHAT, {
+    model: 'gpt-4o-mini',
+    stream: true,
+    max_tokens: plan.tokens,
+    messages: [{ role: 'user', content: 'Please give me a long answer.' }],
+  });
+  return { ...s, headers: { ...s.headers, 'x-mock-pacing': `ttft=${plan.ttftMs}; tps=${plan.tps}` }, stream: true };
+}

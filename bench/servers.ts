@@ -84,7 +84,7 @@ export function ensureBuilt(): string {
  * without a TypeScript loader in its process. It is written under node_modules/.cache so that the
  * packages it imports resolve as they do for the project.
  */
-export function referenceScript(name: 'baseline' | 'floor' | 'aimock'): string {
+export function referenceScript(name: 'baseline' | 'floor' | 'aimock' | 'pacedFloor'): string {
   const source = readFileSync(join(ROOT, 'bench', `${name}.ts`), 'utf8');
   const out = ts.transpileModule(source, {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
@@ -111,6 +111,50 @@ export function silentFlags(): string[] {
 
 // USER_HZ: fixed at 100 on Linux for every architecture Node runs on.
 const TICKS_PER_SECOND = 100;
+
+/** User + system CPU seconds in the fields of a /proc/PID/stat line: the process's own, and with `children`
+ * those of its children it has waited for too. */
+export function statCpuSeconds(stat: string, children = false): number {
+  // Fields 14-17 of /proc/PID/stat, after the command name in parentheses, in clock ticks.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = [11, 12, ...(children ? [13, 14] : [])].reduce((sum, i) => sum + Number(fields[i]), 0);
+  return ticks / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds (user + system) of a process and of every process under it, the running ones and those
+ * already waited for; null where /proc is not available.
+ */
+export function treeCpuSeconds(pid: number): number | null {
+  try {
+    let total = statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'), true);
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      for (const child of children ? children.split(' ') : []) total += treeCpuSeconds(Number(child)) ?? 0;
+    }
+    return total;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU seconds the processes on a core have used (user, nice and system time) since boot, from /proc/stat;
+ * null where it cannot be read. Less a server's own CPU over the same interval, what other processes took
+ * of its core (interrupts, loopback's packets among them, are left out of both).
+ */
+export function coreBusySeconds(core: number): number | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`cpu${core} `));
+    if (!line) return null;
+    const [user, nice, system] = line.split(/\s+/).slice(1).map(Number);
+    return (user! + nice! + system!) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
 
 /** A server process started for one measurement. */
 export interface Server {
@@ -194,10 +238,7 @@ function server(child: ChildProcess, url: string, listenMs: number, stdoutFile?:
     },
     cpuSeconds: () => {
       try {
-        // Fields 14 and 15 of /proc/PID/stat, after the command name in parentheses, in clock ticks.
-        const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+        return statCpuSeconds(readFileSync(`/proc/${child.pid}/stat`, 'utf8'));
       } catch {
         return null;
       }
@@ -260,9 +301,13 @@ export const startMock = (
   stdoutFile?: string,
 ): Promise<Server> => startServe(CLI, core, flags, nodeArgs, stdoutFile);
 
-/** Starts aimock (bench/aimock.ts) on a free port, its stdout to `stdoutFile`. */
-export const startAimock = (core: number | null, script: string, stdoutFile?: string): Promise<Server> =>
-  startProcess([script], core, [], stdoutFile);
+/** Starts aimock (bench/aimock.ts) on a free port, its stdout to `stdoutFile`; `args` are the script's own. */
+export const startAimock = (
+  core: number | null,
+  script: string,
+  stdoutFile?: string,
+  args: string[] = [],
+): Promise<Server> => startProcess([script, ...args], core, [], stdoutFile);
 
 /** Starts a reference server (the baseline or the floor) with a fixed answer written to `dir`. */
 export function startReference(

@@ -1,5 +1,5 @@
 import { besideRatio, fmt, fmtPercent, fmtRatio, logCost, ratio } from './report.js';
-import type { BenchResults } from './results.js';
+import type { BenchResults, PacedResult } from './results.js';
 
 /** One target of the performance issue and whether this run met it (null: not measured). */
 export interface Verdict {
@@ -20,6 +20,12 @@ const RSS_STREAMS = 250;
 /** A pair whose cost per unit of work grows more than this is reported as not linear. */
 export const LINEAR_SLACK = 1.5;
 const STARTUP_MS = 500;
+// Paced streams: the mock against the node:http floor (lateness, first token, CPU) and aimock, and its memory.
+const PACED_P99_RATIO = 1.5;
+const PACED_FIRST_TOKEN_RATIO = 2;
+const PACED_CPU_RATIO = 1.25;
+const PACED_RSS = 200;
+const PACED_AIMOCK_BETTER = 10;
 const CONFORMANCE_S = 5;
 
 /** Checks a run against the targets; ratios are always to the baseline measured in the same run. */
@@ -101,6 +107,7 @@ export function verdicts(r: BenchResults): Verdict[] {
       met: m.peakRssMiB === null ? null : m.peakRssMiB <= RSS_STREAMS,
     });
   }
+  if (r.paced) out.push(...pacedVerdicts(r.paced));
   for (const l of r.linearity ?? []) {
     out.push({
       target: `linear cost: ${l.name} (${l.small.title} -> ${l.large.title})`,
@@ -133,4 +140,52 @@ export function verdicts(r: BenchResults): Verdict[] {
     });
   }
   return out;
+}
+
+/** The paced-streams targets: the mock's lateness, first token and CPU to the floor's, its memory and streams. */
+function pacedVerdicts(p: PacedResult): Verdict[] {
+  const { mock, floor, aimock } = p;
+  const name = `${p.streams} paced streams`;
+  const late = ratio(mock.latenessP99Ms, floor.latenessP99Ms);
+  const first = ratio(mock.firstTokenP99Ms, floor.firstTokenP99Ms);
+  const cpu = ratio(mock.cpuUsPerToken, floor.cpuUsPerToken);
+  const better = ratio(aimock?.latenessP99Ms, mock.latenessP99Ms);
+  return [
+    {
+      target: `${name}: token lateness p99, mock / node:http floor`,
+      value: `${fmtRatio(late)} (${fmt(mock.latenessP99Ms, 1)} / ${fmt(floor.latenessP99Ms, 1)} ms)`,
+      limit: `<= ${PACED_P99_RATIO}x`,
+      met: late === null ? null : late <= PACED_P99_RATIO,
+    },
+    {
+      target: `${name}: first-token lateness p99, mock / node:http floor`,
+      value: `${fmtRatio(first)} (${fmt(mock.firstTokenP99Ms, 1)} / ${fmt(floor.firstTokenP99Ms, 1)} ms)`,
+      limit: `<= ${PACED_FIRST_TOKEN_RATIO}x`,
+      met: first === null ? null : first <= PACED_FIRST_TOKEN_RATIO,
+    },
+    {
+      target: `${name}: CPU per token, mock / node:http floor`,
+      value: `${fmtRatio(cpu)} (${fmt(mock.cpuUsPerToken, 1)} / ${fmt(floor.cpuUsPerToken, 1)} µs)`,
+      limit: `<= ${PACED_CPU_RATIO}x`,
+      met: cpu === null ? null : cpu <= PACED_CPU_RATIO,
+    },
+    {
+      target: `${name}: peak RSS of the mock`,
+      value: `${fmt(mock.peakRssMiB, 1)} MiB`,
+      limit: `<= ${PACED_RSS} MiB`,
+      met: mock.peakRssMiB === null ? null : mock.peakRssMiB <= PACED_RSS,
+    },
+    {
+      target: `${name}: every stream of the mock complete`,
+      value: `${mock.completed}/${mock.streams}`,
+      limit: 'all',
+      met: mock.completed === mock.streams,
+    },
+    {
+      target: `${name}: token lateness p99, aimock / mock`,
+      value: fmtRatio(better),
+      limit: `>= ${PACED_AIMOCK_BETTER}x`,
+      met: better === null ? null : better >= PACED_AIMOCK_BETTER,
+    },
+  ];
 }

@@ -1,0 +1,117 @@
+/**
+ * The paced-streams scenario (`--only streams-paced`): many concurrent streamed chat completions paced at
+ * `tps` tokens a second after `ttft` ms, their starts spread over a ramp, on three servers measured in
+ * turn: the floor (bare node:http sending the mock's stream on an absolute schedule), the mock as
+ * `npm start` runs it, and aimock with the same pacing. It reports how late the tokens arrive and what
+ * the server's CPU paid for them.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Answer } from './baseline.js';
+import { capture } from './load.js';
+import { pacedLoad } from './pacedClient.js';
+import { lateness, rawRequest, tokenLayout, tokensBefore, type PacedPlan } from './pacing.js';
+import { AIMOCK_CHAT_PATH, settle, startDefaultMock, type Context } from './phases.js';
+import type { PacedFigures, PacedResult } from './results.js';
+import { pacedScenario, type Scenario } from './scenarios.js';
+import { coreBusySeconds, referenceScript, startAimock, startProcess, treeCpuSeconds, type Server } from './servers.js';
+
+/** What the scenario asks for: the plan of each stream, how many at once, and the ramp of their starts. */
+export interface PacedOptions extends PacedPlan {
+  readonly streams: number;
+  readonly rampS: number;
+}
+
+/**
+ * Loads one started server with the paced streams and stops it. A first stream, alone, warms it up and
+ * gives the layout of its answer (which event carries which token); its answer is returned too.
+ */
+async function measurePaced(
+  ctx: Context,
+  server: Server,
+  s: Scenario,
+  o: PacedOptions,
+  who: string,
+): Promise<{ figures: PacedFigures; answer: Answer }> {
+  try {
+    await settle(server);
+    const answer = await capture(server.url, s);
+    const layout = tokenLayout(answer.body.toString('utf8'), o.tokens);
+    const planned = o.rampS * 1000 + o.ttftMs + (o.tokens * 1000) / o.tps;
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    const core = ctx.serverCore === null ? () => null : () => coreBusySeconds(ctx.serverCore!);
+    const coreBefore = core();
+    const cpuBefore = treeCpuSeconds(server.pid);
+    const clientBefore = process.cpuUsage();
+    loop.enable();
+    const { records, seconds } = await pacedLoad({
+      url: server.url,
+      request: rawRequest(server.url, s.path, s.headers, s.body!),
+      count: o.streams,
+      rampMs: o.rampS * 1000,
+      events: layout.length,
+      timeoutMs: 3 * planned + 10_000,
+    });
+    loop.disable();
+    const client = process.cpuUsage(clientBefore);
+    const cpuAfter = treeCpuSeconds(server.pid);
+    const coreAfter = core();
+    const late = lateness(records, layout, o);
+    const cpuSeconds = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
+    const figures: PacedFigures = {
+      ...late,
+      cpuSeconds,
+      cpuUsPerToken: cpuSeconds === null || !late.tokens ? null : (cpuSeconds * 1e6) / late.tokens,
+      peakRssMiB: server.peakRssMiB(),
+      seconds,
+      coreOtherSeconds:
+        cpuSeconds === null || coreBefore === null || coreAfter === null
+          ? null
+          : Math.max(0, coreAfter - coreBefore - cpuSeconds),
+      client: { cpuShare: (client.user + client.system) / 1e6 / seconds, loopDelayP99Ms: loop.percentile(99) / 1e6 },
+    };
+    ctx.log(
+      `  ${who}: ${figures.completed}/${figures.streams} complete${figures.errors ? ` (errors: ${JSON.stringify(figures.errorCodes)})` : ''}, token lateness p99 ${figures.latenessP99Ms.toFixed(1)} ms, ${seconds.toFixed(1)} s`,
+    );
+    return { figures, answer };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Starts the floor with the mock's captured stream, each event due after the tokens before it. */
+function startFloor(ctx: Context, answer: Answer, o: PacedOptions): Promise<Server> {
+  const file = join(ctx.dir, 'streams-paced.answer.json');
+  const layout = tokenLayout(answer.body.toString('utf8'), o.tokens);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      contentType: answer.contentType,
+      body: answer.body.toString('base64'),
+      tokensBefore: tokensBefore(layout),
+    }),
+  );
+  return startProcess(
+    [referenceScript('pacedFloor'), '--answer', file, '--ttft', String(o.ttftMs), '--tps', String(o.tps)],
+    ctx.serverCore,
+  );
+}
+
+/** The scenario: the mock first (its answer is the floor's), then the floor, then aimock. */
+export async function pacedPhase(ctx: Context, o: PacedOptions): Promise<PacedResult> {
+  const s = pacedScenario(o);
+  const mock = await measurePaced(ctx, await startDefaultMock(ctx), s, o, 'mock');
+  const floor = await measurePaced(ctx, await startFloor(ctx, mock.answer, o), s, o, 'floor');
+  let aimock: PacedFigures | null = null;
+  if (ctx.aimockScript !== null) {
+    const args = ['--ttft', String(o.ttftMs), '--tps', String(o.tps), '--tokens', String(o.tokens)];
+    try {
+      const server = await startAimock(ctx.serverCore, ctx.aimockScript, join(ctx.dir, 'aimock.stdout.log'), args);
+      aimock = (await measurePaced(ctx, server, { ...s, path: AIMOCK_CHAT_PATH }, o, 'aimock')).figures;
+    } catch (err) {
+      ctx.log(`  aimock: not measured, ${(err as Error).message}`);
+    }
+  }
+  return { ...o, floor: floor.figures, mock: mock.figures, aimock };
+}

@@ -1,0 +1,234 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { markdown } from '../bench/output.js';
+import { pacedLoad } from '../bench/pacedClient.js';
+import {
+  EventCounter,
+  LastBytes,
+  lateness,
+  rawRequest,
+  tokenLayout,
+  tokensBefore,
+  type StreamRecord,
+} from '../bench/pacing.js';
+import type { BenchResults, PacedFigures } from '../bench/results.js';
+import { statCpuSeconds } from '../bench/servers.js';
+import { verdicts } from '../bench/targets.js';
+
+const chunk = (delta: object, finish: string | null = null) =>
+  `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+/** A stream as the servers send it: the role chunk, one chunk per token, the finish chunk and [DONE]. */
+const stream = (words: string[]) =>
+  chunk({ role: 'assistant', content: '' }) +
+  words.map((w) => chunk({ content: w })).join('') +
+  chunk({}, 'length') +
+  'data: [DONE]\n\n';
+
+test('tokenLayout: the index of the token each event carries, -1 for the others', () => {
+  const body = stream(['Here', ' is', ' a']);
+  assert.equal(tokenLayout(body, 3), [-1, 0, 1, 2, -1, -1]);
+  assert.equal(tokensBefore(tokenLayout(body, 3)), [0, 0, 1, 2, 3, 3]);
+});
+
+test('tokenLayout refuses a stream whose count of text events is not the token count asked for', () => {
+  assert.throws(() => tokenLayout(stream(['Here', ' is']), 3), /2 events with text, expected one per token \(3\)/);
+  assert.throws(() => tokenLayout('data: {"error":{"message":"no"}}\n\n', 1), /0 events with text/);
+});
+
+test('EventCounter counts each blank line once, however the reads split the bytes', () => {
+  const body = stream(['Here', ' is', ' a']);
+  // A chunked HTTP/1.1 response: its head and framing lines end in \r\n, never \n\n.
+  const events = body.match(/[^]*?\n\n/g)!;
+  const framed = events.map((e) => `${Buffer.byteLength(e).toString(16)}\r\n${e}\r\n`).join('');
+  const wire = Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n${framed}0\r\n\r\n`);
+  for (let cut = 0; cut <= wire.length; cut++) {
+    const counter = new EventCounter();
+    const n = counter.feed(wire.subarray(0, cut)) + counter.feed(wire.subarray(cut));
+    assert.is(n, events.length, `split at byte ${cut}`);
+  }
+  const counter = new EventCounter();
+  let n = 0;
+  for (const byte of wire) n += counter.feed(Uint8Array.of(byte));
+  assert.is(n, events.length, 'one byte a read');
+  assert.is(new EventCounter().feed(Buffer.from('a\nb\n')), 0);
+});
+
+test('LastBytes keeps the end of a response read into a reused buffer, however it is split', () => {
+  const wire = Buffer.from('3c\r\ndata: {"x":1}\n\n\r\ne\r\ndata: [DONE]\n\n\r\n0\r\n\r\n');
+  const reused = Buffer.alloc(wire.length);
+  const read = (last: LastBytes, part: Buffer) => {
+    part.copy(reused);
+    reused.fill(0, part.length); // what the buffer held beyond this read must not be kept
+    last.keep(reused, part.length);
+  };
+  for (let cut = 0; cut <= wire.length; cut++) {
+    const last = new LastBytes(24);
+    read(last, wire.subarray(0, cut));
+    read(last, wire.subarray(cut));
+    assert.equal(last.bytes(), wire.subarray(-24), `split at byte ${cut}`);
+  }
+  const last = new LastBytes(24);
+  for (let i = 0; i < wire.length; i++) read(last, wire.subarray(i, i + 1));
+  assert.equal(last.bytes(), wire.subarray(-24), 'one byte a read');
+  const short = new LastBytes(24);
+  read(short, wire.subarray(0, 5));
+  assert.equal(short.bytes(), wire.subarray(0, 5));
+});
+
+/** A record of a stream whose events arrived at `times` (ms), sent at `sentAt`. */
+const record = (times: number[], sentAt = 0, complete = true, error?: string): StreamRecord => ({
+  sentAt,
+  arrivals: Float64Array.from(times),
+  events: times.length,
+  status: 200,
+  complete,
+  ...(error ? { error } : {}),
+});
+
+test('lateness: token k is measured from the first token plus k intervals, the first from the request plus ttft', () => {
+  const plan = { tokens: 3, tps: 50, ttftMs: 200 };
+  const layout = [-1, 0, 1, 2, -1, -1];
+  // On time: the role and first token at 205 (5 ms after ttft), then every 20 ms.
+  const onTime = record([205, 205, 225, 245, 265, 265]);
+  // The second token 50 ms late (a gap of 70 ms, more than two intervals), the third back on schedule.
+  const late = record([1210, 1210, 1280, 1250, 1270, 1270], 1000);
+  const f = lateness([onTime, late], layout, plan);
+  assert.equal([f.streams, f.completed, f.failed, f.errors, f.tokens, f.gaps], [2, 2, 0, 0, 6, 1]);
+  // Lateness of tokens 1 and 2 of both streams: 0, 0, 50, 0 (token 0 is the reference, not counted).
+  assert.is(f.latenessP50Ms, 0);
+  assert.is(f.latenessMaxMs, 50);
+  assert.is(f.latenessP99Ms, 50);
+  assert.is(f.firstTokenP99Ms, 10);
+});
+
+test('lateness: a stream cut short gives the tokens it got and is failed; one that never answered is an error', () => {
+  const plan = { tokens: 3, tps: 50, ttftMs: 200 };
+  const layout = [-1, 0, 1, 2, -1, -1];
+  const cut = { ...record([200, 200, 260], 0, false), arrivals: Float64Array.from([200, 200, 260, 0, 0, 0]) };
+  const refused: StreamRecord = { ...record([], Number.NaN, false, 'ECONNREFUSED'), arrivals: new Float64Array(6) };
+  const f = lateness([cut, refused], layout, plan);
+  assert.equal([f.completed, f.failed, f.errors, f.tokens, f.gaps], [0, 1, 1, 2, 1]);
+  assert.equal(f.errorCodes, { ECONNREFUSED: 1 });
+  assert.is(f.latenessMaxMs, 40);
+});
+
+test('rawRequest: one HTTP/1.1 request with its length that asks for the connection to close', () => {
+  const body = Buffer.from('{"stream":true}');
+  const raw = rawRequest('http://127.0.0.1:8080', '/v1/x', { authorization: 'Bearer k' }, body).toString();
+  assert.is(
+    raw,
+    'POST /v1/x HTTP/1.1\r\nhost: 127.0.0.1:8080\r\nauthorization: Bearer k\r\ncontent-length: 15\r\nconnection: close\r\n\r\n{"stream":true}',
+  );
+});
+
+test('statCpuSeconds reads user and system ticks after the command name, children on request', () => {
+  const rest = 'S 1 2 3 4 5 6 7 8 9 10 150 50 30 20 20 0 1';
+  const stat = `42 (node ) worker) ${rest}`;
+  assert.is(statCpuSeconds(stat), 2);
+  assert.is(statCpuSeconds(stat, true), 2.5);
+});
+
+test('the paced streams are read by the client: counted, complete with all events and [DONE], or not', async () => {
+  const body = stream(['a', 'b']);
+  const events = body.match(/[^]*?\n\n/g)!;
+  const whole: Record<string, string> = {
+    '/whole': body,
+    '/no-done': events.slice(0, -1).join('') + chunk({}),
+    '/extra': events.slice(0, -1).join('') + chunk({}) + events.at(-1)!,
+  };
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const all = whole[req.url!];
+      if (all) return void res.end(all);
+      // Cut after two events, once they have left (destroyed at once, the writes would be dropped).
+      res.write(events.slice(0, 2).join(''), () => res.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const run = async (path: string) =>
+      (
+        await pacedLoad({
+          url,
+          request: rawRequest(url, path, {}, Buffer.from('{}')),
+          count: 3,
+          rampMs: 0,
+          events: events.length,
+          timeoutMs: 10_000,
+        })
+      ).records;
+    const complete = await run('/whole');
+    assert.equal(
+      complete.map((r) => [r.status, r.events, r.complete]),
+      [
+        [200, 5, true],
+        [200, 5, true],
+        [200, 5, true],
+      ],
+    );
+    assert.ok(complete.every((r) => r.arrivals[4]! >= r.sentAt));
+    assert.ok((await run('/cut')).every((r) => r.events === 2 && !r.complete));
+    assert.ok((await run('/no-done')).every((r) => r.events === 5 && !r.complete));
+    assert.ok((await run('/extra')).every((r) => r.events === 6 && !r.complete));
+  } finally {
+    server.close();
+  }
+});
+
+const figures = (latenessP99Ms: number, firstTokenP99Ms: number, cpuUsPerToken: number, completed = 1000) =>
+  ({
+    streams: 1000,
+    completed,
+    failed: 1000 - completed,
+    errors: 0,
+    errorCodes: {},
+    tokens: 256_000,
+    latenessP50Ms: 1,
+    latenessP99Ms,
+    latenessMaxMs: latenessP99Ms * 2,
+    firstTokenP99Ms,
+    gaps: 0,
+    cpuSeconds: (cpuUsPerToken * 256_000) / 1e6,
+    cpuUsPerToken,
+    peakRssMiB: 150,
+    seconds: 7,
+    coreOtherSeconds: 0,
+    client: { cpuShare: 0.3, loopDelayP99Ms: 2 },
+  }) satisfies PacedFigures;
+
+const results = (mock: PacedFigures, aimock: PacedFigures | null): BenchResults => ({
+  machine: {},
+  options: {},
+  scenarios: [],
+  paced: { streams: 1000, tokens: 256, tps: 50, ttftMs: 200, rampS: 1, floor: figures(10, 20, 20), mock, aimock },
+});
+
+test('paced verdicts: the mock against the floor and aimock, its memory and its streams', () => {
+  const met = (r: BenchResults) => Object.fromEntries(verdicts(r).map((v) => [v.target, v.met]));
+  const good = met(results(figures(15, 40, 25), figures(150, 30, 30)));
+  assert.equal(Object.values(good), [true, true, true, true, true, true]);
+  const bad = met(results({ ...figures(16, 41, 26, 999), peakRssMiB: 201 }, figures(159, 30, 30)));
+  assert.equal(bad, {
+    '1000 paced streams: token lateness p99, mock / node:http floor': false,
+    '1000 paced streams: first-token lateness p99, mock / node:http floor': false,
+    '1000 paced streams: CPU per token, mock / node:http floor': false,
+    '1000 paced streams: peak RSS of the mock': false,
+    '1000 paced streams: every stream of the mock complete': false,
+    '1000 paced streams: token lateness p99, aimock / mock': false,
+  });
+  assert.is(met(results(figures(15, 40, 25), null))['1000 paced streams: token lateness p99, aimock / mock'], null);
+});
+
+test('the paced table has a row per server, aimock marked when not measured', () => {
+  const md = markdown(results(figures(15, 40, 25), null));
+  assert.match(md, /\| node:http floor \| 1000 \/ 0 \/ 0 \| 1\.0 \/ 10\.0 \/ 20\.0 \| 20\.0 \|/);
+  assert.match(md, /\| mock \| 1000 \/ 0 \/ 0 \| 1\.0 \/ 15\.0 \/ 30\.0 \| 40\.0 \|/);
+  assert.match(md, /\| aimock \| not measured \|/);
+});
+
+test.run();
