@@ -24,7 +24,7 @@ async function check<T>(name: string, arb: fc.Arbitrary<T>, predicate: (v: T) =>
   if (details.failed) {
     const report = await fc.asyncDefaultReportMessage(details);
     throw new Error(
-      `${name}\n${report}\n${String(details.errorInstance)}\nReplay: PROPERTY_SEED=${details.seed} PROPERTY_PATH=${details.counterexamplePath} node --import tsx node_modules/uvu/bin.js test/property`,
+      `${name}\n${report}\n${String(details.errorInstance)}\nReplay: PROPERTY_SEED=${details.seed} PROPERTY_PATH=${details.counterexamplePath} node --import tsx test/run.ts test/property`,
     );
   }
 }
