@@ -20,6 +20,44 @@ export interface SseEvent {
   readonly tokens: number;
 }
 
+/**
+ * The events of a streamed reply, read one at a time: a chat reply makes each event's text as it is written
+ * (text/wire.ts), so a thousand open streams of a thousand tokens hold no million strings while they wait.
+ */
+export interface SseEvents {
+  readonly length: number;
+  /** The data of event `i` (0 to length - 1). */
+  data(i: number): string;
+  /** The tokens event `i` carries: what pacing waits for. */
+  tokens(i: number): number;
+  /** Event `i` as written: `data: `, its data and the blank line, as bytes (the socket takes them as they are). */
+  frame(i: number): Buffer;
+}
+
+/** An event's bytes on the wire. */
+export const frameOf = (data: string): Buffer => Buffer.from(`data: ${data}\n\n`);
+
+/** Events held as a list (a replayed recording, a test's). */
+export class EventList implements SseEvents {
+  constructor(readonly list: readonly SseEvent[]) {}
+  get length(): number {
+    return this.list.length;
+  }
+  data(i: number): string {
+    return this.list[i]!.data;
+  }
+  tokens(i: number): number {
+    return this.list[i]!.tokens;
+  }
+  frame(i: number): Buffer {
+    return frameOf(this.list[i]!.data);
+  }
+}
+
+/** The events as a list, for reading them all at once. */
+export const eventsOf = (events: SseEvents): SseEvent[] =>
+  Array.from({ length: events.length }, (_, i) => ({ data: events.data(i), tokens: events.tokens(i) }));
+
 /** What a handler answers; the respond middleware writes it, the faults middleware may alter it first. */
 export type Reply =
   | {
@@ -43,7 +81,7 @@ export type Reply =
     }
   | {
       kind: 'sse';
-      events: SseEvent[];
+      events: SseEvents;
       /**
        * How the stream ends: `done` writes `data: [DONE]`; `cut` drops the connection after `stopAfter`
        * events (the stream-cut fault); `stall` sends `stopAfter` events, then nothing until the client

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError, ERRORS } from '../contract/errors.js';
-import type { Reply } from '../contract/reply.js';
+import { frameOf, type Reply } from '../contract/reply.js';
 import type { SentEvent, SentEvents } from '../domain/journal.js';
 import type { Limits } from '../domain/limits.js';
 import type { StreamStats } from '../domain/lateness.js';
@@ -16,6 +16,8 @@ export type StreamOutcome = 'completed' | 'aborted' | 'cut' | 'stalled' | 'timed
 const BATCH = 8;
 /** A chunk whose JSON is cut off: what `malformed` sends in place of a stream's event. */
 export const BROKEN_EVENT = '{"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"delta":{"content":';
+const BROKEN_FRAME = frameOf(BROKEN_EVENT);
+const DONE_FRAME = frameOf('[DONE]');
 
 /** The bounds a stream's log keeps to: the records fields of fixtures/limits.json, from services.limits. */
 export type StreamLogBounds = Pick<Limits['records'], 'maxStreamEvents' | 'maxStreamEventChars'>;
@@ -54,6 +56,11 @@ export class StreamLog implements SentEvents {
     const late = ms > 0 ? ms : 0;
     if (this.worstLateMs === undefined || late > this.worstLateMs) this.worstLateMs = late;
     if (this.stats) (first ? this.stats.firstEvents : this.stats.events).record(late);
+  }
+
+  /** Whether the log still keeps the text of the events it is told of (else it only counts them). */
+  get keeping(): boolean {
+    return this.texts.length < this.maxEvents && this.chars < this.maxChars;
   }
 
   /** Notes one event written at `now` (the writer's clock). */
@@ -126,6 +133,8 @@ class SseWriter implements Paced {
    * not add up: over a stream the rate is the configured one whatever the timer granularity. */
   private next = 0;
   private readonly step = () => this.write();
+  /** The frames of the chunk being made (one array for the stream's life). */
+  private readonly parts: Buffer[] = [];
   private readonly onClose = () => this.closed();
   private readonly onDrain = () => this.drained();
 
@@ -223,10 +232,19 @@ class SseWriter implements Paced {
     if (socket?.writableCorked) socket.uncork();
   }
 
-  private frame(n: number, now: number): string {
-    const data = n === this.reply.malformedAt ? BROKEN_EVENT : this.reply.events[n]!.data;
-    this.log?.note(data, now);
-    return `data: ${data}\n\n`;
+  /** Event `n`'s bytes; the log notes it (its text only while the log keeps texts). */
+  private frame(n: number, now: number): Buffer {
+    const { events, malformedAt } = this.reply;
+    if (n === malformedAt) {
+      this.log?.note(BROKEN_EVENT, now);
+      return BROKEN_FRAME;
+    }
+    const log = this.log;
+    if (log) {
+      if (log.keeping) log.note(events.data(n), now);
+      else log.total++;
+    }
+    return events.frame(n);
   }
 
   /** The time limit is reached: the error event ends the stream, or, for a client that reads nothing, the connection. */
@@ -243,11 +261,11 @@ class SseWriter implements Paced {
   }
 
   /** Ends the stream after `out`, the last events not yet written. */
-  private end(out: string): void {
+  private end(out: Buffer | undefined): void {
     const { res, reply } = this;
     if (reply.ending === 'done') {
       this.log?.note('[DONE]', this.pacer.now());
-      res.end(`${out}data: [DONE]\n\n`);
+      res.end(out ? Buffer.concat([out, DONE_FRAME]) : DONE_FRAME);
       return; // 'close' reports completion once the bytes are flushed
     }
     if (out) res.write(out);
@@ -294,28 +312,32 @@ class SseWriter implements Paced {
     }
     const { events, schedule } = reply;
     const now = this.pacer.now();
-    let out = '';
+    const parts = this.parts;
+    parts.length = 0;
     for (let written = 0; this.i < stop;) {
       if (this.paced && !first) this.log?.late(now - this.next, false);
       first = false;
-      out += this.frame(this.i, now);
+      parts.push(this.frame(this.i, now));
       const i = ++this.i;
       this.next += schedule
         ? (schedule[i] ?? schedule[i - 1]!) - schedule[i - 1]!
-        : events[i - 1]!.tokens * this.msPerToken;
+        : events.tokens(i - 1) * this.msPerToken;
       if (this.next > now) {
-        res.write(out);
+        res.write(joined(parts));
         this.flush();
         this.action = this.step;
         this.later(this.next);
         return;
       }
       if (++written >= BATCH && this.i < stop) {
-        res.write(out);
+        res.write(joined(parts));
         this.immediate = this.pacer.setImmediate(this.step);
         return;
       }
     }
-    this.end(out);
+    this.end(parts.length ? joined(parts) : undefined);
   }
 }
+
+/** The frames due at once, as the one chunk they are written in. */
+const joined = (parts: Buffer[]): Buffer => (parts.length === 1 ? parts[0]! : Buffer.concat(parts));

@@ -3,6 +3,7 @@
 // faults run before it as they do before any handler.
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { ApiError, ERRORS, templateForStatus } from '../contract/errors.js';
+import { EventList } from '../contract/reply.js';
 import type { Operation } from '../contract/operations.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
 import { ConfigError, type Config } from '../domain/config.js';
@@ -494,7 +495,7 @@ function replayStep(
     delete headers['content-type'];
     if (r.events) {
       const done = r.events.at(-1)?.data === '[DONE]';
-      const events = (done ? r.events.slice(0, -1) : r.events).map((e) => ({ data: e.data, tokens: 1 }));
+      const events = new EventList((done ? r.events.slice(0, -1) : r.events).map((e) => ({ data: e.data, tokens: 1 })));
       const t0 = r.events[0]?.t ?? 0;
       const schedule = [
         ...r.events.map((e) => e.t - t0),

@@ -41,6 +41,12 @@ export interface RunningMock extends MockApp {
 /** How often Node checks the header and request timeouts: often enough to enforce them within a second. */
 const checkingInterval = (timeoutMs: number) => Math.max(10, Math.min(1000, Math.floor(timeoutMs / 4)));
 
+// Connections that may wait to be accepted. Node accepts one connection per turn of its event loop, so a
+// load test that opens a thousand in a second, against a server busy with as many streams, fills Node's
+// default queue of 511; a connection that finds it full is dropped and retried by the client's kernel a
+// second later, a second added to its time to first token. The kernel caps it (net.core.somaxconn).
+const LISTEN_BACKLOG = 4096;
+
 // How long start waits for shared state (Redis) to answer before listening anyway.
 const STATE_CONNECT_WAIT_MS = 3000;
 
@@ -99,7 +105,7 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
     await state.ready?.(STATE_CONNECT_WAIT_MS);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(mock.config.port, mock.config.host, () => {
+      server.listen({ port: mock.config.port, host: mock.config.host, backlog: LISTEN_BACKLOG }, () => {
         server.off('error', reject);
         resolve();
       });

@@ -62,17 +62,22 @@ export function completeText(input: CompleteInput): Completion {
  * and by bytes (a completion weighs 4 bytes per character of its key: its text, and the pieces that
  * split it). A reply with neither max_tokens nor stop (most requests) is found by its text alone, one
  * table per encoding, so a repeat costs a lookup and no key is built for it; the others are keyed by
- * all four inputs.
+ * all four inputs, the text by a number of its own: a key that held the text (kilobytes for a long reply)
+ * would be built, hashed and compared again at every request.
  */
 export class Completions {
   private readonly plain = new Map<Encoding, Lru<Completion>>();
   private readonly cut: Lru<Completion>;
+  /** A number for each recent text, for the keys of `cut`. */
+  private readonly textIds: Lru<number>;
+  private lastId = 0;
 
   constructor(
     private readonly maxEntries: number,
     private readonly maxBytes: number,
   ) {
     this.cut = new Lru<Completion>(maxEntries, maxBytes);
+    this.textIds = new Lru<number>(maxEntries, maxBytes);
   }
 
   /** The completion of `input`, made on a miss. */
@@ -84,7 +89,13 @@ export class Completions {
       if (!table) this.plain.set(encoding, (table = new Lru<Completion>(this.maxEntries, this.maxBytes)));
       return table.getOrMake(text, make, () => text.length * 4);
     }
-    const key = JSON.stringify([encoding, maxTokens ?? null, stop ?? null, text]);
-    return this.cut.getOrMake(key, make, () => key.length * 4);
+    // A text that comes back after its number was forgotten gets a new one: its old entries age out unused.
+    const id = this.textIds.getOrMake(
+      text,
+      () => ++this.lastId,
+      () => text.length * 2,
+    );
+    const key = JSON.stringify([id, encoding, maxTokens ?? null, stop ?? null]);
+    return this.cut.getOrMake(key, make, () => (text.length + key.length) * 4);
   }
 }

@@ -1,4 +1,4 @@
-import type { SseEvent, TextRecipe } from '../contract/reply.js';
+import { frameOf, type SseEvents, type TextRecipe } from '../contract/reply.js';
 import type { Completion } from './complete.js';
 
 /** What every object of one answer shares: the same id, created time, model and fingerprint. */
@@ -90,6 +90,21 @@ export class CompletionText implements TextRecipe, ChatHead {
 // The choices of a completion's text events depend on the completion alone, and completions are cached
 // (the same reply rules answer request after request): serialise each piece once, not once per request.
 const deltaTexts = new WeakMap<Completion, string[]>();
+// ... and as bytes, for the frames a stream writes.
+const deltaBytes = new WeakMap<Completion, Buffer[]>();
+
+function deltaBytesOf(result: Completion): Buffer[] {
+  let bytes = deltaBytes.get(result);
+  if (!bytes) {
+    bytes = deltasOf(result).map((d) => Buffer.from(d));
+    deltaBytes.set(result, bytes);
+  }
+  return bytes;
+}
+
+// The end of a text event's frame, after its delta, by the event's tail: the tail and the blank line.
+const TAILS = [',"usage":null}', '}'] as const;
+const FRAME_TAILS = new Map<string, Buffer>(TAILS.map((t) => [t, Buffer.from(`${t}\n\n`)]));
 
 function deltasOf(result: Completion): string[] {
   let deltas = deltaTexts.get(result);
@@ -102,32 +117,70 @@ function deltasOf(result: Completion): string[] {
   return deltas;
 }
 
+// The choices of the first event, which names the role.
+const ROLE_DELTA =
+  '[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]';
+
 /**
  * The streamed answer as chat.completion.chunk events: the role first, then one event per piece of text,
  * then an empty delta with the finish reason, and with include_usage a last event with `choices: []` and the usage.
+ * Each event's text is made when it is read (written): the request holds its prefix, nothing per event.
  */
+class ChunkEvents implements SseEvents {
+  readonly length: number;
+  private readonly deltas: string[];
+  /** `data: ` and the prefix, as bytes: made with the first frame. */
+  private head: Buffer | undefined;
+
+  constructor(
+    /** The shared start of every event: id, object, created, model, tier, fingerprint, then `"choices":`. */
+    private readonly prefix: string,
+    /** With include_usage every chunk carries "usage": null until the last one; without it the key is absent. */
+    private readonly tail: string,
+    private readonly result: Completion,
+    /** The last event, with the usage, when include_usage asked for it. */
+    private readonly usageEvent: string | undefined,
+  ) {
+    this.deltas = deltasOf(result);
+    this.length = this.deltas.length + (usageEvent ? 3 : 2);
+  }
+
+  data(i: number): string {
+    const n = this.deltas.length;
+    if (i === 0) return this.prefix + ROLE_DELTA + this.tail;
+    if (i <= n) return this.prefix + this.deltas[i - 1]! + this.tail;
+    if (i === n + 1)
+      return `${this.prefix}[{"index":0,"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(this.result.finishReason)}}]${this.tail}`;
+    return this.usageEvent!;
+  }
+
+  tokens(i: number): number {
+    return i >= 1 && i <= this.deltas.length ? this.result.pieces[i - 1]!.tokens : 0;
+  }
+
+  /** A text event's frame is three pieces of bytes copied into one: the request's head, the (shared) delta, the tail. */
+  frame(i: number): Buffer {
+    if (i < 1 || i > this.deltas.length) return frameOf(this.data(i));
+    this.head ??= Buffer.from(`data: ${this.prefix}`);
+    const delta = deltaBytesOf(this.result)[i - 1]!;
+    const tail = FRAME_TAILS.get(this.tail)!;
+    return Buffer.concat([this.head, delta, tail], this.head.length + delta.length + tail.length);
+  }
+}
+
+/** The streamed answer's events (see ChunkEvents). */
 export function chunkEvents(
   head: ChatHead,
   result: Completion,
   usage: ReturnType<typeof usageOf>,
   includeUsage: boolean,
-): SseEvent[] {
-  // With include_usage every chunk carries "usage": null until the last one; without it the key is absent.
-  const tail = includeUsage ? ',"usage":null}' : '}';
-  // The shared prefix is serialised once: a 1,000-token reply is 1,000 events.
+): SseEvents {
+  const tail = TAILS[includeUsage ? 0 : 1];
   const prefix = `${JSON.stringify({ id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, service_tier: 'default', system_fingerprint: head.fingerprint }).slice(0, -1)},"choices":`;
-  const deltas = deltasOf(result);
-  const events: SseEvent[] = new Array(deltas.length + 2);
-  events[0] = {
-    data: `${prefix}[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]${tail}`,
-    tokens: 0,
-  };
-  for (let i = 0; i < deltas.length; i++)
-    events[i + 1] = { data: prefix + deltas[i] + tail, tokens: result.pieces[i]!.tokens };
-  events[deltas.length + 1] = {
-    data: `${prefix}[{"index":0,"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(result.finishReason)}}]${tail}`,
-    tokens: 0,
-  };
-  if (includeUsage) events.push({ data: `${prefix}[],"usage":${JSON.stringify(usage)}}`, tokens: 0 });
-  return events;
+  return new ChunkEvents(
+    prefix,
+    tail,
+    result,
+    includeUsage ? `${prefix}[],"usage":${JSON.stringify(usage)}}` : undefined,
+  );
 }

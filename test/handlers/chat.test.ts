@@ -9,7 +9,7 @@ import { countChatPromptTokens, countTokens } from '../../src/text/tokenizer.js'
 import { chatCompletions, chatIdOf } from '../../src/handlers/chat.js';
 import { digest, idFrom } from '../../src/lib/ids.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
-import type { Reply } from '../../src/contract/reply.js';
+import { eventsOf, type Reply } from '../../src/contract/reply.js';
 import type { StreamTimers } from '../../src/pipeline/pacer.js';
 import {
   assertError,
@@ -270,12 +270,13 @@ test('pacing: the config sets the default, X-Mock-Pacing overrides it, and each 
       tokensPerSecond: 20,
     });
     // cl100k splits some CJK characters and emoji over several tokens: those events count them all.
-    const usage = JSON.parse(byConfig.events.at(-1)!.data).usage;
+    const events = eventsOf(byConfig.events);
+    const usage = JSON.parse(events.at(-1)!.data).usage;
     assert.is(
-      byConfig.events.reduce((sum, e) => sum + e.tokens, 0),
+      events.reduce((sum, e) => sum + e.tokens, 0),
       usage.completion_tokens,
     );
-    assert.ok(byConfig.events.some((e) => e.tokens > 1));
+    assert.ok(events.some((e) => e.tokens > 1));
     // Paced over HTTP, the stream carries the same bytes as unpaced.
     const paced = await post(m.url, CHAT, body);
     const unpaced = await post(m.url, CHAT, body, KEY, { 'x-mock-pacing': 'ttft=0; tps=0' });

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EARLY_MS, Pacer, realTimers, type Paced, type StreamTimers } from '../../src/pipeline/pacer.js';
+import { EARLY_MS, Pacer, SLICE_MS, realTimers, type Paced, type StreamTimers } from '../../src/pipeline/pacer.js';
 import { tick } from '../support/index.js';
 
 /** A clock and one-shot timers the test moves by hand; it counts what the pacer asks of it. */
@@ -74,6 +74,43 @@ test('a thousand jobs at spread times cost one armed timer at a time, and each r
   assert.ok(maxArmed <= 1, `one timer armed at most, saw ${maxArmed}`);
   assert.ok(timers.sets < 3000, `a timer per turn, not per job: ${timers.sets} set for 10,000 runs`);
   assert.is(timers.armed.size, 0, 'nothing armed once the queue is empty');
+});
+
+test('a turn runs for at most SLICE_MS, then lets the event loop read its sockets before it goes on, in order', async () => {
+  const timers = new HandTimers();
+  const pacer = new Pacer(timers);
+  const ran: number[] = [];
+  const turns: number[] = [];
+  let turn = 0;
+  // Each job takes a tenth of a millisecond of the clock: 200 of them are 20 ms of work, all due at once.
+  for (let n = 0; n < 200; n++)
+    pacer.at(
+      {
+        due: 0,
+        slot: -1,
+        order: 0,
+        run() {
+          timers.time += 0.1;
+          ran.push(n);
+          turns[turn] = (turns[turn] ?? 0) + 1;
+        },
+      },
+      10,
+    );
+  timers.advance(10);
+  assert.ok(ran.length < 200, 'the first turn stopped before the end');
+  while (ran.length < 200) {
+    turn++;
+    await new Promise((resolve) => setImmediate(resolve)); // the sockets' turn, then the pacer's again
+  }
+  assert.equal(
+    ran,
+    Array.from({ length: 200 }, (_, n) => n),
+    'every job, once, in order',
+  );
+  const most = Math.max(...turns);
+  assert.ok(most * 0.1 <= SLICE_MS + 16 * 0.1, `a turn ran ${most} jobs (${(most * 0.1).toFixed(1)} ms)`);
+  assert.is(pacer.size, 0);
 });
 
 test('moving a queued job and cancelling one keep the queue in order; cancelling the last disarms the timer', () => {

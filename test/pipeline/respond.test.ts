@@ -6,7 +6,7 @@ import Koa from 'koa';
 import { packageLimits } from '../../src/domain/limits.js';
 import { responder } from '../../src/pipeline/respond.js';
 import type { RequestState } from '../../src/pipeline/steps.js';
-import type { Reply } from '../../src/contract/reply.js';
+import { EventList, type Reply } from '../../src/contract/reply.js';
 import { request, waitFor } from '../support/index.js';
 
 /** A Koa app that only writes replies, answering each request with the reply from `replyFor`. */
@@ -80,7 +80,7 @@ test('a stream sends its headers at once, not with the first event: a long time 
   // The first event is due in 10 minutes: the headers can only arrive because they are sent before it.
   const reply: Reply = {
     kind: 'sse',
-    events: [{ data: '{"n":1}', tokens: 1 }],
+    events: new EventList([{ data: '{"n":1}', tokens: 1 }]),
     ending: 'done',
     pacing: { timeToFirstTokenMs: 600_000, tokensPerSecond: 0 },
     headers: { 'x-extra': 'yes' },

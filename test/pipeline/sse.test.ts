@@ -6,7 +6,7 @@ import { StreamLog, writeSse } from '../../src/pipeline/sse.js';
 import type { StreamTimers } from '../../src/pipeline/pacer.js';
 import { StreamStats } from '../../src/domain/lateness.js';
 import { packageLimits } from '../../src/domain/limits.js';
-import type { Reply, SseEvent } from '../../src/contract/reply.js';
+import { EventList, type Reply, type SseEvent } from '../../src/contract/reply.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
@@ -19,15 +19,16 @@ class FakeRes extends EventEmitter {
   writableNeedDrain = false;
   /** When set, every write after this many fills the buffer. */
   drainAfter = Infinity;
-  write(chunk: string, done?: () => void): boolean {
+  write(bytes: string | Buffer, done?: () => void): boolean {
     if (done) setImmediate(done); // node:http calls back once the bytes are handed to the socket
+    const chunk = bytes.toString(); // the writer writes bytes; the test reads them as text
     if (chunk === '') return !this.writableNeedDrain;
     this.writes.push(chunk);
     if (this.writes.length >= this.drainAfter) this.writableNeedDrain = true;
     return !this.writableNeedDrain;
   }
-  end(chunk?: string): void {
-    if (chunk !== undefined) this.writes.push(chunk);
+  end(chunk?: string | Buffer): void {
+    if (chunk !== undefined) this.writes.push(chunk.toString());
     this.ended = true;
     this.writableFinished = true;
     setImmediate(() => this.emit('close'));
@@ -108,7 +109,7 @@ class TrackedTimers implements StreamTimers {
 const ev = (data: string, tokens = 1): SseEvent => ({ data, tokens });
 const reply = (events: SseEvent[], extra: Partial<SseReply> = {}): SseReply => ({
   kind: 'sse',
-  events,
+  events: new EventList(events),
   ending: 'done',
   pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 0 },
   ...extra,

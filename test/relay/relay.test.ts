@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { boundOperations } from '../../src/app/bindings.js';
 import { createServices } from '../../src/app/services.js';
 import { ApiError, ERRORS } from '../../src/contract/errors.js';
-import type { Reply } from '../../src/contract/reply.js';
+import { EventList, type Reply } from '../../src/contract/reply.js';
 import { SchemaRegistry } from '../../src/contract/schemas.js';
 import { ConfigError, resolveConfig, type ConfigInput } from '../../src/domain/config.js';
 import type { FaultSpec } from '../../src/domain/faults/spec.js';
@@ -506,10 +506,10 @@ test('replay, a stream: the recorded events on the recorded schedule, ending as 
     const { seen } = await call('me', pathOf('me'));
     assert.equal(seen.state.reply, {
       kind: 'sse',
-      events: [
+      events: new EventList([
         { data: '{"n":1}', tokens: 1 },
         { data: '{"n":2}', tokens: 1 },
-      ],
+      ]),
       ending: 'done',
       stopAfter: 2,
       pacing: { timeToFirstTokenMs: 100, tokensPerSecond: 0 },

@@ -170,6 +170,12 @@ test('Completions: each encoding and each cut has its own completion, and a repe
     cache.get({ text: UNICODE, maxTokens: 3, stop: ['.'], encoding: 'cl100k_base' }),
     completeText({ text: UNICODE, maxTokens: 3, stop: ['.'], encoding: 'cl100k_base' }),
   );
+  // A cut of another text is that text's, also when the cache has forgotten the first text's number.
+  const one = new Completions(1, 1024 * 1024);
+  const hello = one.get({ text: 'Hello there.', maxTokens: 2, encoding: 'o200k_base' });
+  const other2 = one.get({ text: 'Something else.', maxTokens: 2, encoding: 'o200k_base' });
+  assert.equal(other2, completeText({ text: 'Something else.', maxTokens: 2, encoding: 'o200k_base' }));
+  assert.equal(one.get({ text: 'Hello there.', maxTokens: 2, encoding: 'o200k_base' }), hello, 'made again, the same');
   // Past its bounds the cache forgets, and makes the completion again.
   const small = new Completions(1, 1024 * 1024);
   const first = small.get({ text: 'Hello there.', encoding: 'o200k_base' });

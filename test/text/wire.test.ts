@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import { completionJson, usageOf } from '../../src/text/wire.js';
+import { chunkEvents, completionJson, usageOf } from '../../src/text/wire.js';
 import type { Completion } from '../../src/text/complete.js';
 
 /** The chat.completion object as the real API writes it, fields in its order: the reference for the text. */
@@ -45,6 +45,36 @@ test('completionJson writes the same bytes as JSON.stringify of the chat.complet
       },
     ),
     { numRuns: 500 },
+  );
+});
+
+test("chunkEvents: each frame is the bytes of `data: ` + the event's data + a blank line, and the data are chat.completion.chunk objects", () => {
+  const text = fc.string({ unit: 'binary' });
+  fc.assert(
+    fc.property(
+      fc.record({ id: text, created: fc.nat(), model: text, fingerprint: text }),
+      fc.array(fc.record({ text, tokens: fc.integer({ min: 1, max: 4 }) }), { maxLength: 12 }),
+      fc.boolean(),
+      (head, pieces, includeUsage) => {
+        const content = pieces.map((p) => p.text).join('');
+        const result: Completion = { content, finishReason: 'stop', completionTokens: pieces.length, pieces };
+        const events = chunkEvents(head, result, usageOf(3, pieces.length), includeUsage);
+        assert.is(events.length, pieces.length + (includeUsage ? 3 : 2));
+        let streamed = '';
+        for (let i = 0; i < events.length; i++) {
+          const data = events.data(i);
+          assert.ok(events.frame(i).equals(Buffer.from(`data: ${data}\n\n`)), `frame ${i}, byte for byte`);
+          const chunk = JSON.parse(data);
+          assert.is(chunk.object, 'chat.completion.chunk');
+          assert.is(chunk.id, head.id);
+          assert.is('usage' in chunk, includeUsage);
+          streamed += chunk.choices[0]?.delta?.content ?? '';
+          assert.is(events.tokens(i), i >= 1 && i <= pieces.length ? pieces[i - 1]!.tokens : 0);
+        }
+        assert.is(streamed, content);
+      },
+    ),
+    { numRuns: 300 },
   );
 });
 

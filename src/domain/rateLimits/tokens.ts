@@ -16,12 +16,14 @@ export function tokensOf(
   if (!reply) return 0;
   if (reply.kind === 'json') return reply.tokens ?? 0;
   if (reply.kind !== 'sse') return 0;
-  const last = reply.events.at(-1);
-  if (last?.data.includes('"usage":{')) {
-    const total = (JSON.parse(last.data) as { usage?: Usage }).usage?.total_tokens;
+  const { events } = reply;
+  const last = events.length > 0 ? events.data(events.length - 1) : undefined;
+  if (last?.includes('"usage":{')) {
+    const total = (JSON.parse(last) as { usage?: Usage }).usage?.total_tokens;
     if (typeof total === 'number') return total;
   }
-  const streamed = reply.events.reduce((sum, e) => sum + e.tokens, 0);
+  let streamed = 0;
+  for (let i = 0; i < events.length; i++) streamed += events.tokens(i);
   const model = services.catalogue.models.find((m) => m.id === body?.model);
   const messages = Array.isArray(body?.messages) ? (body.messages as CountableMessage[]) : [];
   return streamed + countChatPromptTokens(messages, model?.limits.tokenizer ?? 'cl100k_base');
