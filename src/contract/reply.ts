@@ -30,8 +30,11 @@ export interface SseEvents {
   data(i: number): string;
   /** The tokens event `i` carries: what pacing waits for. */
   tokens(i: number): number;
-  /** Event `i` as written: `data: `, its data and the blank line, as bytes (the socket takes them as they are). */
-  frame(i: number): Buffer;
+  /**
+   * Event `i` as written (`data: `, its data and the blank line), as pieces of bytes pushed onto `into`: the
+   * writer copies the pieces of every event it writes at once into one buffer. Returns their length.
+   */
+  frame(i: number, into: Buffer[]): number;
 }
 
 /** An event's bytes on the wire. */
@@ -49,8 +52,10 @@ export class EventList implements SseEvents {
   tokens(i: number): number {
     return this.list[i]!.tokens;
   }
-  frame(i: number): Buffer {
-    return frameOf(this.list[i]!.data);
+  frame(i: number, into: Buffer[]): number {
+    const bytes = frameOf(this.list[i]!.data);
+    into.push(bytes);
+    return bytes.length;
   }
 }
 

@@ -133,8 +133,9 @@ class SseWriter implements Paced {
    * not add up: over a stream the rate is the configured one whatever the timer granularity. */
   private next = 0;
   private readonly step = () => this.write();
-  /** The frames of the chunk being made (one array for the stream's life). */
+  /** The pieces of the chunk being made (one array for the stream's life), and their length. */
   private readonly parts: Buffer[] = [];
+  private bytes = 0;
   private readonly onClose = () => this.closed();
   private readonly onDrain = () => this.drained();
 
@@ -232,19 +233,27 @@ class SseWriter implements Paced {
     if (socket?.writableCorked) socket.uncork();
   }
 
-  /** Event `n`'s bytes; the log notes it (its text only while the log keeps texts). */
-  private frame(n: number, now: number): Buffer {
+  /** Adds event `n`'s bytes to the chunk being made; the log notes it (its text only while the log keeps texts). */
+  private frame(n: number, now: number): void {
     const { events, malformedAt } = this.reply;
     if (n === malformedAt) {
       this.log?.note(BROKEN_EVENT, now);
-      return BROKEN_FRAME;
+      this.parts.push(BROKEN_FRAME);
+      this.bytes += BROKEN_FRAME.length;
+      return;
     }
     const log = this.log;
     if (log) {
       if (log.keeping) log.note(events.data(n), now);
       else log.total++;
     }
-    return events.frame(n);
+    this.bytes += events.frame(n, this.parts);
+  }
+
+  /** The chunk made of the frames due at once: their pieces copied into one buffer. */
+  private chunk(): Buffer {
+    const { parts } = this;
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts, this.bytes);
   }
 
   /** The time limit is reached: the error event ends the stream, or, for a client that reads nothing, the connection. */
@@ -312,32 +321,29 @@ class SseWriter implements Paced {
     }
     const { events, schedule } = reply;
     const now = this.pacer.now();
-    const parts = this.parts;
-    parts.length = 0;
+    this.parts.length = 0;
+    this.bytes = 0;
     for (let written = 0; this.i < stop;) {
       if (this.paced && !first) this.log?.late(now - this.next, false);
       first = false;
-      parts.push(this.frame(this.i, now));
+      this.frame(this.i, now);
       const i = ++this.i;
       this.next += schedule
         ? (schedule[i] ?? schedule[i - 1]!) - schedule[i - 1]!
         : events.tokens(i - 1) * this.msPerToken;
       if (this.next > now) {
-        res.write(joined(parts));
+        res.write(this.chunk());
         this.flush();
         this.action = this.step;
         this.later(this.next);
         return;
       }
       if (++written >= BATCH && this.i < stop) {
-        res.write(joined(parts));
+        res.write(this.chunk());
         this.immediate = this.pacer.setImmediate(this.step);
         return;
       }
     }
-    this.end(parts.length ? joined(parts) : undefined);
+    this.end(this.parts.length ? this.chunk() : undefined);
   }
 }
-
-/** The frames due at once, as the one chunk they are written in. */
-const joined = (parts: Buffer[]): Buffer => (parts.length === 1 ? parts[0]! : Buffer.concat(parts));

@@ -158,13 +158,18 @@ class ChunkEvents implements SseEvents {
     return i >= 1 && i <= this.deltas.length ? this.result.pieces[i - 1]!.tokens : 0;
   }
 
-  /** A text event's frame is three pieces of bytes copied into one: the request's head, the (shared) delta, the tail. */
-  frame(i: number): Buffer {
-    if (i < 1 || i > this.deltas.length) return frameOf(this.data(i));
+  /** A text event's frame is three pieces of bytes made before: the request's head, the (shared) delta, the tail. */
+  frame(i: number, into: Buffer[]): number {
+    if (i < 1 || i > this.deltas.length) {
+      const bytes = frameOf(this.data(i));
+      into.push(bytes);
+      return bytes.length;
+    }
     this.head ??= Buffer.from(`data: ${this.prefix}`);
     const delta = deltaBytesOf(this.result)[i - 1]!;
     const tail = FRAME_TAILS.get(this.tail)!;
-    return Buffer.concat([this.head, delta, tail], this.head.length + delta.length + tail.length);
+    into.push(this.head, delta, tail);
+    return this.head.length + delta.length + tail.length;
   }
 }
 

@@ -63,7 +63,11 @@ test("chunkEvents: each frame is the bytes of `data: ` + the event's data + a bl
         let streamed = '';
         for (let i = 0; i < events.length; i++) {
           const data = events.data(i);
-          assert.ok(events.frame(i).equals(Buffer.from(`data: ${data}\n\n`)), `frame ${i}, byte for byte`);
+          const bytes: Buffer[] = [];
+          const length = events.frame(i, bytes);
+          const frame = Buffer.concat(bytes);
+          assert.is(length, frame.length, `frame ${i}: its length`);
+          assert.ok(frame.equals(Buffer.from(`data: ${data}\n\n`)), `frame ${i}, byte for byte`);
           const chunk = JSON.parse(data);
           assert.is(chunk.object, 'chat.completion.chunk');
           assert.is(chunk.id, head.id);
