@@ -304,7 +304,8 @@ class SseWriter implements Paced {
     this.immediate = undefined;
     const { res, reply, stop } = this;
     if (this.settled || res.destroyed) return;
-    if (this.pastDeadline()) return this.timeUp();
+    const now = this.pacer.now();
+    if (now >= this.deadline) return this.timeUp();
     if (res.writableNeedDrain) {
       res.once('drain', this.onDrain); // the client reads slowly: hold the rest instead of buffering it
       // ...but not past the deadline. Woken early (at shutdown), the watch does nothing: drain or the grace
@@ -320,7 +321,6 @@ class SseWriter implements Paced {
       return;
     }
     const { events, schedule } = reply;
-    const now = this.pacer.now();
     this.parts.length = 0;
     this.bytes = 0;
     for (let written = 0; this.i < stop;) {

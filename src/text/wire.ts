@@ -129,8 +129,11 @@ const ROLE_DELTA =
 class ChunkEvents implements SseEvents {
   readonly length: number;
   private readonly deltas: string[];
-  /** `data: ` and the prefix, as bytes: made with the first frame. */
+  /** `data: ` and the prefix, as bytes, and the completion's deltas and the tail, as bytes: made with the first
+   * frame, so that a frame is three references and a sum. */
   private head: Buffer | undefined;
+  private deltaBytes: Buffer[] = [];
+  private tailBytes: Buffer | undefined;
 
   constructor(
     /** The shared start of every event: id, object, created, model, tier, fingerprint, then `"choices":`. */
@@ -165,11 +168,16 @@ class ChunkEvents implements SseEvents {
       into.push(bytes);
       return bytes.length;
     }
-    this.head ??= Buffer.from(`data: ${this.prefix}`);
-    const delta = deltaBytesOf(this.result)[i - 1]!;
-    const tail = FRAME_TAILS.get(this.tail)!;
-    into.push(this.head, delta, tail);
-    return this.head.length + delta.length + tail.length;
+    if (this.head === undefined) {
+      this.head = Buffer.from(`data: ${this.prefix}`);
+      this.deltaBytes = deltaBytesOf(this.result);
+      this.tailBytes = FRAME_TAILS.get(this.tail)!;
+    }
+    const { head } = this;
+    const delta = this.deltaBytes[i - 1]!;
+    const tail = this.tailBytes!;
+    into.push(head, delta, tail);
+    return head.length + delta.length + tail.length;
   }
 }
 
