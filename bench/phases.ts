@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import type { Answer } from './baseline.js';
 import { capture, concurrentStreams, load, send, sequentialCost, Tally, type Load } from './load.js';
 import { combine, compare, linearity, median, type Beside, type LoadFigures, type ScenarioResult } from './report.js';
-import { API_KEY, type Pair, type Scenario } from './scenarios.js';
+import { API_KEY, meScenario, type Pair, type Scenario } from './scenarios.js';
 import { join } from 'node:path';
 import { cliPath, startAimock, startMock, startReference, type Server } from './servers.js';
 import type { BenchResults, LinearityResult, StreamsFigures } from './results.js';
@@ -290,15 +290,7 @@ export async function startupPhase(
   chat: Scenario,
   runs: number,
 ): Promise<NonNullable<BenchResults['startup']>> {
-  const me: Scenario = {
-    name: 'me',
-    title: 'GET /v1/me',
-    method: 'GET',
-    path: '/v1/me',
-    headers: { authorization: `Bearer ${API_KEY}` },
-    expect: 200,
-  };
-  const meMs = await startup(ctx, me, runs);
+  const meMs = await startup(ctx, meScenario(), runs);
   const chatMs = await startup(ctx, chat, runs);
   return { meMs, chatMs, meMedianMs: median(meMs), chatMedianMs: median(chatMs) };
 }

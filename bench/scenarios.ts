@@ -127,6 +127,16 @@ export function loadScenarios(): Scenario[] {
 /** The streamed request used for the many-concurrent-streams check. */
 export const streamScenario = (): Scenario => loadScenarios().find((s) => s.name === 'stream')!;
 
+/** GET /v1/me with the key: the cheapest request that goes through authentication. */
+export const meScenario = (): Scenario => ({
+  name: 'me',
+  title: 'GET /v1/me',
+  method: 'GET',
+  path: '/v1/me',
+  headers: { authorization: `Bearer ${API_KEY}` },
+  expect: 200,
+});
+
 /** The linearity pairs: the same request with more work in it. */
 export function pairs(): Pair[] {
   return [

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { measure, type Context } from './phases.js';
 import type { LoadFigures } from './report.js';
 import type { StateBench, StateRow } from './results.js';
-import { API_KEY, type Scenario } from './scenarios.js';
+import { API_KEY, meScenario, type Scenario } from './scenarios.js';
 import { startMock } from './servers.js';
 
 async function freePort(): Promise<number> {
@@ -55,17 +55,7 @@ async function startRedis(dir: string): Promise<{ url: string; stop: () => Promi
 
 /** The requests of the phase: a cheap one (GET /v1/me) where the state's cost shows most, and a chat completion. */
 export function stateScenarios(chat: Scenario): Scenario[] {
-  return [
-    {
-      name: 'me',
-      title: 'GET /v1/me',
-      method: 'GET',
-      path: '/v1/me',
-      headers: { authorization: `Bearer ${API_KEY}` },
-      expect: 200,
-    },
-    chat,
-  ];
+  return [meScenario(), chat];
 }
 
 /** Each scenario on a fresh in-memory mock, then on a fresh mock whose state is in Redis; `rounds` times, figures are
