@@ -63,6 +63,12 @@ export class EventList implements SseEvents {
 export const eventsOf = (events: SseEvents): SseEvent[] =>
   Array.from({ length: events.length }, (_, i) => ({ data: events.data(i), tokens: events.tokens(i) }));
 
+/** A chat answer's tokens, as its usage counts them: for the journal and /metrics. */
+export interface Usage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+}
+
 /** What a handler answers; the respond middleware writes it, the faults middleware may alter it first. */
 export type Reply =
   | {
@@ -75,6 +81,7 @@ export type Reply =
       tokens?: number;
       /** Makes `body` (a text) again; whoever replaces `body` drops it. */
       recipe?: TextRecipe;
+      usage?: Usage;
     }
   | {
       kind: 'binary';
@@ -103,6 +110,7 @@ export type Reply =
        */
       schedule?: readonly number[];
       headers?: Record<string, string>;
+      usage?: Usage;
     }
   | {
       /**

@@ -81,6 +81,7 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
   // Sampling parameters (temperature, top_p, seed) are validated but change nothing: same request, same reply.
   const result = services.completions.get({ text, maxTokens, stop: body.stop as string[] | undefined, encoding });
   const usage = usageOf(promptTokens, result.completionTokens);
+  const counted = { promptTokens, completionTokens: result.completionTokens };
   const head = {
     // The raw body differs between a streamed and a plain request, so their ids differ, as they do on the real API.
     id: chatIdOf(raw),
@@ -92,7 +93,14 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
   const replyHeaders = { [RULE_HEADER]: selected.ruleId };
   if (body.stream !== true) {
     const recipe = new CompletionText(head, result, promptTokens);
-    return { kind: 'json', body: recipe.make(), recipe, tokens: usage.total_tokens, headers: replyHeaders };
+    return {
+      kind: 'json',
+      body: recipe.make(),
+      recipe,
+      tokens: usage.total_tokens,
+      headers: replyHeaders,
+      usage: counted,
+    };
   }
   const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
   return {
@@ -108,5 +116,6 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
         )
       : services.config.pacing,
     headers: replyHeaders,
+    usage: counted,
   };
 };

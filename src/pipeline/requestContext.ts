@@ -112,6 +112,7 @@ export function reportRequest(
   const model = state.body?.model;
   const hint = Number(state.error?.headers['retry-after-ms']);
   const head = res && writtenHead(res);
+  const usage = state.reply?.kind === 'json' || state.reply?.kind === 'sse' ? state.reply.usage : undefined;
   const record: RequestRecord = {
     requestId: state.requestId,
     time: Date.now(),
@@ -131,6 +132,9 @@ export function reportRequest(
     responseBody: state.responseBody,
     sse: state.sse,
     ...(state.sse?.worstLateMs !== undefined ? { streamLateMs: Math.round(state.sse.worstLateMs * 10) / 10 } : {}),
+    ...(state.profile !== undefined ? { profile: state.profile } : {}),
+    ...(state.queuedMs !== undefined ? { queuedMs: Math.round(state.queuedMs * 10) / 10 } : {}),
+    ...(usage ? { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens } : {}),
     ...(state.ignoredFields ? { ignoredFields: state.ignoredFields } : {}),
     ...(Number.isFinite(hint) ? { retryAfterMs: hint } : {}),
     ...(state.violations?.length ? { violations: state.violations } : {}),

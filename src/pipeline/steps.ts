@@ -35,6 +35,9 @@ export interface RequestState {
   sse?: SentEvents;
   /** When the request arrived, on the stream timers' clock: a stream's time to first token runs from it. */
   arrived?: number;
+  /** The latency profile in force for the request (its name), and how long it waited for a slot of its model. */
+  profile?: string;
+  queuedMs?: number;
   /** The answer's headers not yet set on the response, as name/value pairs in order (requestContext.ts beginResponse).
    * */
   head?: string[];
@@ -65,6 +68,8 @@ export function requestState(
     responseBody: undefined,
     sse: undefined,
     arrived: undefined,
+    profile: undefined,
+    queuedMs: undefined,
     head: undefined,
   };
 }

@@ -16,6 +16,9 @@ const enum Num {
   Status,
   Created,
   PromptTokens,
+  /** The record's promptTokens and completionTokens (NaN when it has none). */
+  UsedPrompt,
+  UsedCompletion,
   Count,
 }
 const enum Ref {
@@ -133,6 +136,8 @@ export class Columns {
     this.numbers[n + Num.Status] = r.status;
     this.numbers[n + Num.Created] = answer ? answer.created : 0;
     this.numbers[n + Num.PromptTokens] = answer ? answer.promptTokens : 0;
+    this.numbers[n + Num.UsedPrompt] = r.promptTokens ?? Number.NaN;
+    this.numbers[n + Num.UsedCompletion] = r.completionTokens ?? Number.NaN;
 
     const refs = this.refs;
     const k = i * Ref.Count;
@@ -201,6 +206,10 @@ export class Columns {
       responseBody,
       responseHead: refs[k + Ref.ResponseHead],
     };
+    const usedPrompt = this.numbers[n + Num.UsedPrompt]!;
+    const usedCompletion = this.numbers[n + Num.UsedCompletion]!;
+    if (!Number.isNaN(usedPrompt)) common.promptTokens = usedPrompt;
+    if (!Number.isNaN(usedCompletion)) common.completionTokens = usedCompletion;
     const rare = details === undefined ? undefined : { details: JSON.parse(details) as unknown };
     return rebuild(common, rare, refs[k + Ref.RequestHeaders] as string | undefined, requestBody);
   }

@@ -126,6 +126,13 @@ export const FIELDS = {
   /** A stream that kept time (paced, or replayed at its recorded pace): how late its latest event was written
    * against its schedule, in ms to a tenth; the first event's schedule is the request's arrival plus the time to first token. */
   streamLateMs: optional<number>('kept'),
+  /** The latency profile the request was answered with (docs/load-testing.md), when one was in force. */
+  profile: optional<string>('masked'),
+  /** How long the request waited for one of its model's slots (a profile's maxRunning), in ms to a tenth. */
+  queuedMs: optional<number>('kept'),
+  /** A chat answer's prompt and completion tokens (its usage), for the tokens /metrics counts. */
+  promptTokens: optional<number>('kept', false),
+  completionTokens: optional<number>('kept', false),
   /** Body fields the request schema does not list, accepted and ignored: JSON pointers, masked, at most
    * requests.maxIgnoredFields (then `...`). */
   ignoredFields: optional<readonly string[]>('kept'),
