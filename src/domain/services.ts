@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { FaultRules } from './faults/rules.js';
 import type { Journal } from './journal.js';
 import type { StreamStats } from './lateness.js';
+import type { LatencyControl, ModelLoad } from './latency/types.js';
 import type { EchoMask } from './secrets.js';
 import type { KeyState } from './keys.js';
 import type { Limits } from './limits.js';
@@ -52,6 +53,10 @@ export interface Services {
   readonly secrets: EchoMask;
   /** How many streams are open, and how late their paced events were written (GET /__admin/streams). */
   readonly streams: StreamStats;
+  /** The latency profiles in force (configuration, admin API; the pacing header picks one per request). */
+  readonly latency: LatencyControl;
+  /** How many requests of each model run and wait on this instance (a profile's maxRunning and maxWaiting). */
+  readonly load: ModelLoad;
   /** With logging on: how many log lines were dropped because the output did not keep up (shown in /__health). */
   logDropped?: () => unknown;
 }
