@@ -83,6 +83,10 @@ export interface ModelLatency {
   /** The profile's name, or null when the model answers at once. */
   readonly profile: string | null;
   readonly from: ProfileChoice['from'] | null;
+  /** This instance's requests of the model running and waiting for a slot (the admin API adds them from
+   * services.load). */
+  readonly running?: number;
+  readonly waiting?: number;
 }
 
 /** The latency settings in force (GET /__admin/latency, the inspector), with each profile's figures worked out. */
