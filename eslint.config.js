@@ -140,9 +140,9 @@ export default defineConfig(
             {
               target: './inspector',
               from: './src',
-              // The request record's one definition: it imports nothing and names no Node type, and the page
-              // takes its types from it (type-only, so nothing of it is bundled).
-              except: ['./domain/journal/record.ts'],
+              // The request record's and the latency view's one definitions: they import nothing and name no Node
+              // type, and the page takes its types from them (type-only, so nothing of them is bundled).
+              except: ['./domain/journal/record.ts', './domain/latency/types.ts'],
               message:
                 'The inspector is a browser bundle: it may not import src/ (Node code); share data through fixtures/ or the admin API.',
             },

@@ -2,6 +2,7 @@
 // script could not. Every call is same-origin; no credential is read or kept by the page (with an admin
 // token, the browser sends the HttpOnly session cookie by itself, to fetch, EventSource and media alike).
 import type { EntryJson } from '../src/domain/journal/record.js';
+import type { LatencyView } from '../src/domain/latency/types.js';
 
 /**
  * A journal entry as GET /__admin/requests and the events feed give it (docs/faults.md): the JSON of the
@@ -86,6 +87,9 @@ export const api = {
   deleteRule: (id: string) => call<{ id: string }>('DELETE', `/__admin/faults/${encodeURIComponent(id)}`),
   limits: () => call<{ data: KeyLimits[] }>('GET', '/__admin/rate-limits'),
   reset: () => call<unknown>('POST', '/__admin/reset'),
+  latency: () => call<LatencyView>('GET', '/__admin/latency'),
+  setLatency: (change: unknown) => call<LatencyView>('PUT', '/__admin/latency', change),
+  resetLatency: () => call<LatencyView>('DELETE', '/__admin/latency'),
 };
 
 /** The whole text of a long response body, from the server's store; undefined once it has gone. */

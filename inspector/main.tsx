@@ -3,6 +3,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, follow, type Entry } from './api.js';
 import { Detail } from './detail.js';
 import { FaultsPanel } from './faults.js';
+import { LatencyPanel } from './latency.js';
 import {
   MAX_ENTRIES,
   NO_FILTERS,
@@ -141,10 +142,12 @@ function Row({ chain, selected, onOpen }: { chain: Chain; selected: boolean; onO
   );
 }
 
+type View = 'requests' | 'faults' | 'latency';
+
 function App() {
   const [entries, setEntries] = useState<Entry[]>([]);
   const [live, setLive] = useState(false);
-  const [tab, setTab] = useState<'requests' | 'faults'>('requests');
+  const [tab, setTab] = useState<View>('requests');
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const [open, setOpen] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
@@ -192,7 +195,7 @@ function App() {
     // A touch has no pointer resting on the list: its tap is over before anything could move.
     if (ev.pointerType !== 'touch') setHeld(new Set(chains.map((c) => c.id)));
   };
-  const show = (view: 'requests' | 'faults') => {
+  const show = (view: View) => {
     setHeld(undefined); // the list goes away with no pointer leaving it
     setTab(view);
   };
@@ -258,6 +261,16 @@ function App() {
           >
             Faults &amp; limits
           </button>
+          <button
+            type="button"
+            role="tab"
+            id="tab-latency"
+            aria-selected={tab === 'latency'}
+            aria-controls="panel-latency"
+            onClick={() => show('latency')}
+          >
+            Latency
+          </button>
         </nav>
         <span class={live ? 'live on' : 'live'} role="status" aria-live="polite">
           {live ? 'Live' : 'Reconnecting…'}
@@ -304,9 +317,13 @@ function App() {
           </section>
           {opened && <Detail chain={opened} onClose={close} />}
         </main>
-      ) : (
+      ) : tab === 'faults' ? (
         <main id="panel-faults" aria-labelledby="tab-faults" class="faults">
           <FaultsPanel operations={valuesOf(entries, (e) => e.operation)} onError={setError} />
+        </main>
+      ) : (
+        <main id="panel-latency" aria-labelledby="tab-latency" class="faults">
+          <LatencyPanel onError={setError} />
         </main>
       )}
     </div>

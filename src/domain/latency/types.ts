@@ -1,6 +1,7 @@
 // The latency model's shapes, written once: the catalogue and the configuration hold profiles as data
 // (schemas/catalogue.json $defs/profile), the control picks the one in force for a request, the pipeline's
 // admission holds a model's slots and waits, the stream writer draws its gaps, /metrics reads the load.
+// The inspector's page takes its types from here too (a browser bundle): this file imports nothing.
 
 /**
  * A distribution of durations in ms, as the catalogue and the configuration write it (WireMock's names for
