@@ -125,6 +125,7 @@ function pacedRows(p: NonNullable<BenchResults['paced']>): string[][] {
     ],
     row('node:http floor', p.floor),
     row('mock', p.mock),
+    ...(p.unmetered === undefined ? [] : [row('mock, --metrics off', p.unmetered)]),
     row('aimock', p.aimock),
   ];
 }

@@ -12,7 +12,7 @@ import type { Answer } from './baseline.js';
 import { capture } from './load.js';
 import { pacedLoad } from './pacedClient.js';
 import { lateness, rawRequest, tokenLayout, tokensBefore, type PacedPlan } from './pacing.js';
-import { AIMOCK_CHAT_PATH, settle, startDefaultMock, type Context } from './phases.js';
+import { AIMOCK_CHAT_PATH, settle, startDefaultMock, startUnmetered, type Context } from './phases.js';
 import type { PacedFigures, PacedResult } from './results.js';
 import { pacedScenario, type Scenario } from './scenarios.js';
 import { coreBusySeconds, referenceScript, startAimock, startProcess, treeCpuSeconds, type Server } from './servers.js';
@@ -98,10 +98,14 @@ function startFloor(ctx: Context, answer: Answer, o: PacedOptions): Promise<Serv
   );
 }
 
-/** The scenario: the mock first (its answer is the floor's), then the floor, then aimock. */
+/** The scenario: the mock first (its answer is the floor's), the mock with `--metrics off`, the floor, then aimock. */
 export async function pacedPhase(ctx: Context, o: PacedOptions): Promise<PacedResult> {
   const s = pacedScenario(o);
   const mock = await measurePaced(ctx, await startDefaultMock(ctx), s, o, 'mock');
+  const unmetered =
+    ctx.unmeteredFlags === null
+      ? null
+      : (await measurePaced(ctx, await startUnmetered(ctx), s, o, 'mock, --metrics off')).figures;
   const floor = await measurePaced(ctx, await startFloor(ctx, mock.answer, o), s, o, 'floor');
   let aimock: PacedFigures | null = null;
   if (ctx.aimockScript !== null) {
@@ -113,5 +117,5 @@ export async function pacedPhase(ctx: Context, o: PacedOptions): Promise<PacedRe
       ctx.log(`  aimock: not measured, ${(err as Error).message}`);
     }
   }
-  return { ...o, floor: floor.figures, mock: mock.figures, aimock };
+  return { ...o, floor: floor.figures, mock: mock.figures, aimock, unmetered };
 }

@@ -24,6 +24,9 @@ export interface Context {
   readonly mockFlags: string[];
   /** The flags of the mock with its logging off (`--log-level silent`), measured beside it in the chat scenarios. */
   readonly silentFlags: string[];
+  /** The flags that turn the mock's metrics off (`--metrics off`), measured beside it in the chat scenarios; null when
+   * the CLI has no such flag. */
+  readonly unmeteredFlags: string[] | null;
   readonly baselineScript: string;
   /** aimock (bench/aimock.ts), measured in the chat scenarios on its own path; null to skip. */
   readonly aimockScript: string | null;
@@ -69,6 +72,13 @@ export async function settle(server: Server, maxMs = 5000): Promise<void> {
  */
 export const startDefaultMock = (ctx: Context, flags: string[] = [], nodeArgs: string[] = []): Promise<Server> =>
   startMock(ctx.serverCore, [...ctx.mockFlags, ...flags], nodeArgs, join(ctx.dir, 'mock.stdout.log'));
+
+/**
+ * The mock as startDefaultMock starts it (logging to a file of its own) but with `--metrics off`: the one
+ * difference, so that what keeping the metrics costs is a ratio of two servers of the same run.
+ */
+export const startUnmetered = (ctx: Context): Promise<Server> =>
+  startMock(ctx.serverCore, [...ctx.mockFlags, ...ctx.unmeteredFlags!], [], join(ctx.dir, 'unmetered.stdout.log'));
 
 /** aimock's path for the chat scenarios: the same request, sent where aimock serves it. */
 export const AIMOCK_CHAT_PATH = '/v1/chat/completions';
@@ -155,12 +165,13 @@ export async function interleaved(
 export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResult> {
   const chat = FLOOR_SCENARIOS.has(s.name);
   const beside: Beside[] = chat ? ['silent'] : [];
+  if (chat && ctx.unmeteredFlags !== null) beside.push('unmetered');
   if (chat && ctx.floorScript !== null) beside.push('floor');
   if (chat && ctx.aimockScript !== null) beside.push('aimock');
   const mock: LoadFigures[] = [];
   const baseline: LoadFigures[] = [];
-  const others: Record<Beside, LoadFigures[]> = { silent: [], floor: [], aimock: [] };
-  const paired: Record<Beside, number[]> = { silent: [], floor: [], aimock: [] };
+  const others: Record<Beside, LoadFigures[]> = { silent: [], unmetered: [], floor: [], aimock: [] };
+  const paired: Record<Beside, number[]> = { silent: [], unmetered: [], floor: [], aimock: [] };
   let answer: Answer | undefined;
   let aimockStatus: number | undefined;
   for (let round = 0; round < Math.max(1, ctx.rounds); round++) {
@@ -172,6 +183,7 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
       for (const who of beside) {
         if (who === 'silent')
           contenders.push({ who, server: await startMock(ctx.serverCore, ctx.silentFlags), scenario: s });
+        else if (who === 'unmetered') contenders.push({ who, server: await startUnmetered(ctx), scenario: s });
         else if (who === 'floor')
           contenders.push({
             who,
@@ -215,6 +227,7 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
     ratio: compare(m, b),
     floorRatio: f ? compare(f, b) : null,
     ...(chat ? { silent: combine(others.silent) } : {}),
+    ...(beside.includes('unmetered') ? { unmetered: combine(others.unmetered) } : {}),
     ...(beside.includes('aimock') ? { aimock: combine(others.aimock), aimockStatus } : {}),
     ...(beside.length ? { paired: Object.fromEntries(beside.map((who) => [who, paired[who]])) } : {}),
   };

@@ -31,6 +31,8 @@ export interface ScenarioResult {
   readonly floorRatio?: Ratios | null;
   /** The mock with its logging off (`--log-level silent`), in the chat scenarios. */
   readonly silent?: LoadFigures;
+  /** The mock as `npm start` runs it but with `--metrics off`, in the chat scenarios: what the metrics cost. */
+  readonly unmetered?: LoadFigures;
   /** aimock on its own path with the same request body, in the chat scenarios, and the status it answers. */
   readonly aimock?: LoadFigures;
   readonly aimockStatus?: number;
@@ -42,7 +44,7 @@ export interface ScenarioResult {
 }
 
 /** The servers measured beside the mock in the chat scenarios. */
-export type Beside = 'silent' | 'floor' | 'aimock';
+export type Beside = 'silent' | 'unmetered' | 'floor' | 'aimock';
 
 /**
  * The mock's req/s over a server measured beside it: the median of the rounds' ratios where the run kept
@@ -57,6 +59,12 @@ export function besideRatio(s: ScenarioResult, who: Beside): number | null {
 /** What logging every request costs: 1 - req/s with the default log over req/s with logging off. */
 export function logCost(s: ScenarioResult): number | null {
   const r = besideRatio(s, 'silent');
+  return r === null ? null : 1 - r;
+}
+
+/** What keeping the metrics (GET /metrics) costs: 1 - req/s of the mock over req/s with `--metrics off`. */
+export function metricsCost(s: ScenarioResult): number | null {
+  const r = besideRatio(s, 'unmetered');
   return r === null ? null : 1 - r;
 }
 
@@ -175,7 +183,7 @@ export function markdownTable(rows: readonly (readonly string[])[]): string {
  * logging off, the stack floor, bare node:http and aimock; then the ratios the targets are about.
  */
 export function floorRows(results: readonly ScenarioResult[]): string[][] | null {
-  const rows = results.filter((r) => r.floor || r.silent || r.aimock);
+  const rows = results.filter((r) => r.floor || r.silent || r.unmetered || r.aimock);
   if (!rows.length) return null;
   const cell = (f: LoadFigures | null | undefined) => (f ? `${fmt(f.reqPerSec)} (${fmt(f.cpuUsPerReq)} µs)` : '-');
   return [
@@ -183,12 +191,14 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
       'scenario',
       'mock, default log',
       'mock, silent',
+      'mock, --metrics off',
       'floor',
       'bare node:http',
       'aimock',
       'mock/floor',
       'mock/aimock',
       'log cost',
+      'metrics cost',
       'p99 mock/floor',
       'RSS mock/floor MiB',
       'status mock/aimock',
@@ -197,12 +207,14 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
       r.title,
       cell(r.mock),
       cell(r.silent),
+      cell(r.unmetered),
       cell(r.floor),
       cell(r.baseline),
       cell(r.aimock),
       fmtRatio(besideRatio(r, 'floor')),
       fmtRatio(besideRatio(r, 'aimock')),
       fmtPercent(logCost(r)),
+      fmtPercent(metricsCost(r)),
       fmtRatio(ratio(r.mock.p99Ms, r.floor?.p99Ms)),
       `${fmt(r.mock.peakRssMiB, 1)} / ${fmt(r.floor?.peakRssMiB, 1)}`,
       `${r.mock.unexpected ? 'UNEXPECTED' : 'as expected'} / ${r.aimockStatus ?? '-'}`,

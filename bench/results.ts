@@ -40,6 +40,8 @@ export interface PacedResult {
   readonly mock: PacedFigures;
   /** aimock with the same ttft and tps and a reply of as many tokens; null when skipped or it failed. */
   readonly aimock: PacedFigures | null;
+  /** The mock with `--metrics off`, measured after it: what the metrics cost a paced stream (absent: not measured). */
+  readonly unmetered?: PacedFigures | null;
 }
 
 /** The figures of one server's paced streams. */

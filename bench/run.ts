@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the mock against a bare node:http baseline (and, in the chat scenarios, the silent
- * mock, the stack floor and aimock) on loopback, the servers pinned to core 0 and loaded in turns, a
+ * mock, the mock with --metrics off, the stack floor and aimock) on loopback, the servers pinned to core 0 and loaded in turns, a
  * slice at a time, by this load generator on core 1. Prints req/s, p50/p99 latency and peak
  * RSS per scenario with the mock's ratios to the baseline; asserts nothing about time.
  */
@@ -11,7 +11,7 @@ import { conformance, pair, scenario, startupPhase, streams, type Context } from
 import { markdown, print } from './output.js';
 import { pacedPhase } from './paced.js';
 import { loadScenarios, pairs, streamScenario } from './scenarios.js';
-import { canPin, ensureBuilt, pinSelf, referenceScript, silentFlags, workDir } from './servers.js';
+import { canPin, ensureBuilt, metricsOffFlags, pinSelf, referenceScript, silentFlags, workDir } from './servers.js';
 import type { BenchResults } from './results.js';
 import { verdicts } from './targets.js';
 import { statePhase, stateScenarios } from './state.js';
@@ -36,7 +36,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --no-floor        skip the stack floor (minimal Koa + router + body parser + Ajv) in the chat scenarios
   --no-aimock       skip aimock (@copilotkit/aimock, on /v1/chat/completions) in the chat scenarios
 The mock runs as \`npm start\` does, logging every request to stdout, which goes to a file; the chat
-scenarios also measure it with --log-level silent, the stack floor, bare node:http and aimock.
+scenarios also measure it with --log-level silent, with --metrics off (what the metrics cost; streams-paced
+too), the stack floor, bare node:http and aimock.
   --quick           a short smoke run (1 s warm-up, 2 s per measurement, 3 start-ups)
 Environment: UAM_BENCH_CLI=PATH measures that build's CLI (dist/cli/main.js of another checkout) instead of this one's.
 `;
@@ -136,6 +137,7 @@ async function main(): Promise<void> {
     slice,
     mockFlags: [],
     silentFlags: silentFlags(),
+    unmeteredFlags: metricsOffFlags(),
     baselineScript: referenceScript('baseline'),
     floorScript: values['no-floor'] ? null : referenceScript('floor'),
     aimockScript: values['no-aimock'] ? null : referenceScript('aimock'),

@@ -109,6 +109,13 @@ export function silentFlags(): string[] {
   return help.includes('--log-level') ? ['--log-level', 'silent'] : [];
 }
 
+/** The mock's `serve` flags that turn GET /metrics off (`--metrics off`), if the CLI has them; null when it has none
+ * (an older build measured with UAM_BENCH_CLI): its metrics' cost is then not measured. */
+export function metricsOffFlags(): string[] | null {
+  const help = spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' }).stdout ?? '';
+  return help.includes('--metrics') ? ['--metrics', 'off'] : null;
+}
+
 // USER_HZ: fixed at 100 on Linux for every architecture Node runs on.
 const TICKS_PER_SECOND = 100;
 

@@ -7,6 +7,7 @@ import {
   floorRows,
   linearity,
   logCost,
+  metricsCost,
   markdownTable,
   median,
   percentile,
@@ -124,13 +125,16 @@ test('verdicts apply the issue targets to the ratios of the same run', () => {
   assert.is(met['1000 concurrent streams: peak RSS'], true);
 });
 
+/** A chat scenario's result without the mock's figures or those beside it. */
+const chatBase = {
+  name: 'chat',
+  title: 'chat',
+  baseline: figures(100, 1, 50),
+  ratio: compare(figures(46, 2, 140), figures(100, 1, 50)),
+};
+
 test("comparisons beside the mock are the medians of the rounds' ratios, where the run kept them", () => {
-  const base = {
-    name: 'chat',
-    title: 'chat',
-    baseline: figures(100, 1, 50),
-    ratio: compare(figures(46, 2, 140), figures(100, 1, 50)),
-  };
+  const base = chatBase;
   // The medians of the figures say: 0.77x the floor (not met), a log costing 8% (met); the rounds, each
   // two servers measured seconds apart, say 0.93x and 12%.
   const s = {
@@ -161,6 +165,18 @@ test("comparisons beside the mock are the medians of the rounds' ratios, where t
   // The printed table shows the same figures as the verdicts.
   const row = floorRows([paired])![1]!;
   assert.ok(row.includes('0.93x') && row.includes('2.20x') && row.includes('12.0%'), row.join(' | '));
+});
+
+test('the cost of the metrics is the mock against itself with --metrics off, in the same run', () => {
+  const s = { ...chatBase, mock: figures(46, 2, 140), unmetered: figures(48, 2, 140) };
+  assert.is(metricsCost(s)!.toFixed(3), (1 - 46 / 48).toFixed(3));
+  assert.is(metricsCost({ ...s, paired: { unmetered: [0.97, 0.99, 0.95] } })!.toFixed(3), '0.030');
+  assert.is(metricsCost({ ...s, unmetered: undefined }), null);
+  const [head, row] = floorRows([{ ...s, paired: { unmetered: [0.97, 0.99, 0.95] } }])!;
+  const at = head!.indexOf('metrics cost');
+  assert.ok(at > 0, head!.join(' | '));
+  assert.is(row![at], '3.0%');
+  assert.match(row![head!.indexOf('mock, --metrics off')]!, /^48 \(/);
 });
 
 test("the mock is started with the node flags of package.json's start script, read from it", () => {

@@ -229,6 +229,12 @@ test('the paced table has a row per server, aimock marked when not measured', ()
   assert.match(md, /\| node:http floor \| 1000 \/ 0 \/ 0 \| 1\.0 \/ 10\.0 \/ 20\.0 \| 20\.0 \|/);
   assert.match(md, /\| mock \| 1000 \/ 0 \/ 0 \| 1\.0 \/ 15\.0 \/ 30\.0 \| 40\.0 \|/);
   assert.match(md, /\| aimock \| not measured \|/);
+  assert.not.match(md, /--metrics off/);
+  const unmetered = markdown({
+    ...results(figures(15, 40, 25), null),
+    paced: { ...results(figures(15, 40, 25), null).paced!, unmetered: figures(14, 39, 24) },
+  });
+  assert.match(unmetered, /\| mock, --metrics off \| 1000 \/ 0 \/ 0 \| 1\.0 \/ 14\.0 \/ 28\.0 \| 39\.0 \|/);
 });
 
 test.run();

@@ -17,7 +17,7 @@ import { editImage } from '../handlers/imageEdit.js';
 import { generateImages } from '../handlers/images.js';
 import { inspectorPage, inspectorScript, inspectorStyle, journalEvents, responseBody } from '../handlers/inspector.js';
 import { serveImage, serveVideo } from '../handlers/media.js';
-import { health } from '../handlers/meta.js';
+import { health, metrics } from '../handlers/meta.js';
 import { cloudSpeech, voiceTts } from '../handlers/speech.js';
 import { generateVideo, getVideo } from '../handlers/video.js';
 import type { BoundOperation, Handler } from '../pipeline/handler.js';
@@ -59,6 +59,7 @@ const HANDLERS: Readonly<Record<OperationId, Handler>> = {
   'admin.inspector.style': inspectorStyle,
   openapi: serveOpenApi,
   health,
+  metrics,
 };
 
 /** Every row of the operations table with its handler: the only place handlers meet operations. */

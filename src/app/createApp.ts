@@ -110,10 +110,14 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     pacer,
     config.timeouts.streamMaxMs,
     services.streams,
+    services.metrics,
   );
-  const routes = routeTable(boundOperations, services.limits.messages.maxPathChars);
+  // With metrics off, GET /metrics is no route at all (a 404, as on a server that never had one).
+  const served = services.metrics ? boundOperations : boundOperations.filter((op) => op.id !== 'metrics');
+  const routes = routeTable(served, services.limits.messages.maxPathChars);
   const observers: RequestObserver[] = [
     ...(hooks.observers ?? []),
+    ...(services.metrics ? [services.metrics.observe] : []),
     (record) => services.state.append(record),
     (record) => services.responseBodies.keep(record),
   ];

@@ -10,6 +10,8 @@ import { ResponseBodies } from '../domain/responseBodies.js';
 import { keyStates } from '../domain/keys.js';
 import { packageLimits, type Limits } from '../domain/limits.js';
 import { MediaStore } from '../domain/mediaStore.js';
+import { Metrics } from '../domain/metrics/metrics.js';
+import { packageMetrics } from '../domain/metrics/table.js';
 import { MemoryState } from '../domain/state/memory.js';
 import { RedisState } from '../domain/state/redis.js';
 import type { StateStore } from '../domain/state/store.js';
@@ -78,16 +80,27 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
     journal: new Journal(config.journalSize, configSecrets(config), undefined, limits.records),
     videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
   };
+  const streams = new StreamStats();
+  const load = NO_LOAD;
+  const catalogue = new Catalogue(schemas);
   return {
     ...parts,
-    streams: new StreamStats(),
+    streams,
     latency: NO_LATENCY,
-    load: NO_LOAD,
+    load,
+    metrics:
+      config.metrics === 'off'
+        ? undefined
+        : new Metrics(config.metrics, packageMetrics(schemas), {
+            load,
+            streams,
+            models: new Set(catalogue.models.map((m) => m.id)),
+          }),
     state: stateOf(config, schemas, parts, clock, limits),
     responseBodies: new ResponseBodies(limits.records, config.journalSize, configSecrets(config)),
     config,
     schemas,
-    catalogue: new Catalogue(schemas),
+    catalogue,
     limits,
     now:
       config.clock === 'system'

@@ -69,7 +69,7 @@ export interface Operation {
   readonly headers?: readonly string[];
   /** False for routes that tooling relies on (health check, OpenAPI document): no fault header or rule applies. */
   readonly faultable?: false;
-  /** A probe (the health check): kept out of the journal and logged at debug while it succeeds. */
+  /** A probe (the health check, a metrics scrape): kept out of the journal and logged at debug while it succeeds. */
   readonly probe?: true;
   /** The paid work a success is; none for free operations. */
   readonly billing?: Billing;
@@ -417,6 +417,23 @@ const ROWS = [
       summary: 'Read the body a request was answered with',
       description:
         'The bytes of a recent binary answer (speech, an image or video download) or a JSON answer longer than the journal keeps (16 KiB, `records.maxResponseBodyChars` in fixtures/limits.json), with the Content-Type it was sent with; text is masked. Bodies are held by request id, at most 32 MiB in all (`records.maxHeldResponseBytes`), the oldest going first: 404 once one has gone. One byte range is answered 206, so that a media player can seek; several ranges, another unit, a malformed `Range` or any `If-Range` get the whole body (200).',
+    },
+  },
+  {
+    id: 'metrics',
+    method: 'GET',
+    path: '/metrics',
+    documented: false,
+    auth: 'admin',
+    faultable: false,
+    // A scrape every few seconds is a probe: kept out of the journal, logged at debug.
+    probe: true,
+    success: { contentType: 'text/plain' },
+    doc: {
+      tag: ADMIN,
+      summary: 'Metrics in Prometheus text format',
+      description:
+        "Requests by operation, status and fault; running and waiting requests and tokens per model; histograms of time to first token, inter-token latency, end-to-end latency and the streams' lateness; the process's own figures. The `metrics` setting names them as the mock does, as vLLM does, or both; `off` removes the route (docs/load-testing.md#metrics). On the API's port, under the admin rule, as vLLM serves it.",
     },
   },
   // The request inspector: a page in the browser that uses only the admin API above (docs/inspector.md).

@@ -44,6 +44,8 @@ export interface Config {
   state: string;
   mediaCache: { entries: number; bytes: number };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** The names GET /metrics gives its metrics: the mock's, vLLM's, both; `off`: no such route. */
+  metrics: 'mock' | 'vllm' | 'both' | 'off';
   timeouts: {
     headersMs: number;
     requestMs: number;

@@ -24,9 +24,11 @@ export class LatenessHistogram {
   private readonly counts = new Float64Array(BUCKETS);
   private total = 0;
   private max = 0;
+  private sumMs = 0;
 
   record(ms: number): void {
     const late = ms > 0 ? ms : 0;
+    this.sumMs += late;
     const i = late <= FIRST_MS ? 0 : Math.ceil(Math.log2(late / FIRST_MS) * STEPS_PER_DOUBLING);
     this.counts[i < BUCKETS ? i : BUCKETS - 1]!++;
     this.total++;
@@ -35,6 +37,27 @@ export class LatenessHistogram {
 
   get count(): number {
     return this.total;
+  }
+
+  /** Every lateness recorded, added up, in ms. */
+  get sum(): number {
+    return this.sumMs;
+  }
+
+  /**
+   * How many were at most each bound (ms, increasing): a Prometheus histogram's cumulative buckets, read from these
+   * finer ones. A bucket that straddles a bound counts under the next one, so a count is at most one bucket (4.4 %)
+   * behind the bound.
+   */
+  atMost(boundsMs: readonly number[]): number[] {
+    const out: number[] = [];
+    let seen = 0;
+    let i = 0;
+    for (const bound of boundsMs) {
+      while (i < BUCKETS - 1 && upper(i) <= bound) seen += this.counts[i++]!;
+      out.push(seen);
+    }
+    return out;
   }
 
   /** The smallest bucket bound at or above the q-quantile (never above the maximum seen). */
@@ -62,6 +85,7 @@ export class LatenessHistogram {
     this.counts.fill(0);
     this.total = 0;
     this.max = 0;
+    this.sumMs = 0;
   }
 }
 

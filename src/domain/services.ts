@@ -12,6 +12,7 @@ import type { Limits } from './limits.js';
 import type { MediaStore } from './mediaStore.js';
 import type { RateLimiter } from './rateLimits/limiter.js';
 import type { ResponseBodies } from './responseBodies.js';
+import type { Metrics } from './metrics/metrics.js';
 import type { Lru } from '../lib/lru.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
 import type { StateStore, VideoTask } from './state/store.js';
@@ -57,6 +58,8 @@ export interface Services {
   readonly latency: LatencyControl;
   /** How many requests of each model run and wait on this instance (a profile's maxRunning and maxWaiting). */
   readonly load: ModelLoad;
+  /** GET /metrics's figures (domain/metrics/); undefined with `metrics: off`. */
+  readonly metrics: Metrics | undefined;
   /** With logging on: how many log lines were dropped because the output did not keep up (shown in /__health). */
   logDropped?: () => unknown;
 }

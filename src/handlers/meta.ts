@@ -1,3 +1,4 @@
+import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Handler } from '../pipeline/handler.js';
 
 // The same bytes every time: a health check compares nothing but the status, and a constant body
@@ -31,4 +32,12 @@ export const health: Handler = async ({ services }) => {
       ...(typeof dropped === 'number' ? { log: { dropped } } : {}),
     },
   };
+};
+
+/** GET /metrics: every metric of this instance in Prometheus text format (domain/metrics/), as its registry writes it. */
+export const metrics: Handler = async ({ services }) => {
+  const { metrics } = services;
+  // The route exists only with metrics on (createApp leaves it out with `off`); a 404 all the same.
+  if (!metrics) throw new ApiError(ERRORS.NOT_FOUND, { message: 'Metrics are off (--metrics off).' });
+  return { kind: 'binary', contentType: metrics.contentType, body: Buffer.from(await metrics.text()) };
 };

@@ -7,6 +7,7 @@ import type { RequestState } from './steps.js';
 import { addHeader, openHead, takeHead } from './requestContext.js';
 import type { Limits } from '../domain/limits.js';
 import type { StreamStats } from '../domain/lateness.js';
+import type { Metrics } from '../domain/metrics/metrics.js';
 
 /** The records bounds of fixtures/limits.json (services.limits) the writer keeps to for the journal. */
 export type ResponderBounds = StreamLogBounds & Pick<Limits['records'], 'maxResponseBodyChars'>;
@@ -43,6 +44,7 @@ export function responder(
   timers?: StreamTimers,
   streamMaxMs?: number,
   stats?: StreamStats,
+  metrics?: Pick<Metrics, 'stream'>,
 ): (ctx: Context, state: RequestState) => void | Promise<void> {
   // The journal keeps a text answer whole up to this many characters: such an answer with a recipe is
   // journalled as its recipe (longer ones are held as they are, by the journal and the body store).
@@ -71,7 +73,7 @@ export function responder(
         state.responseBody = reply.body;
         return;
       case 'sse':
-        return stream(ctx, state, records, stallMaxMs, timers, streamMaxMs, stats);
+        return stream(ctx, state, records, stallMaxMs, timers, streamMaxMs, stats, metrics);
       case 'feed':
         return writeFeed(ctx, reply, timers?.stopping);
     }
@@ -86,6 +88,7 @@ async function stream(
   timers: StreamTimers | undefined,
   streamMaxMs: number | undefined,
   stats: StreamStats | undefined,
+  metrics: Pick<Metrics, 'stream'> | undefined,
 ): Promise<void> {
   const reply = state.reply as Extract<RequestState['reply'], { kind: 'sse' }>;
   ctx.respond = false; // Koa hands the socket to the stream writer
@@ -99,6 +102,8 @@ async function stream(
   // would look like a server that does not answer at all.
   ctx.res.flushHeaders();
   const log = (state.sse = new StreamLog(records, stats));
+  // The model is known here, once per stream: the writer's sink for /metrics takes no label lookup per token.
+  if (metrics) log.timing = metrics.stream(state.body?.model, state.arrived ?? timers?.now() ?? performance.now());
   if (stats) {
     stats.open++;
     stats.started++;

@@ -4,6 +4,7 @@ import { frameOf, type Reply } from '../contract/reply.js';
 import type { SentEvent, SentEvents } from '../domain/journal.js';
 import type { Limits } from '../domain/limits.js';
 import type { StreamStats } from '../domain/lateness.js';
+import type { StreamTiming } from '../domain/metrics/metrics.js';
 import { Pacer, realTimers, type Paced, type StreamTimers } from './pacer.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
@@ -42,6 +43,9 @@ export class StreamLog implements SentEvents {
 
   /** The most any event of the stream was late against its schedule, in ms (absent when it kept no time). */
   worstLateMs: number | undefined;
+
+  /** Told of every event written, with its tokens: /metrics's time to first token and inter-token gaps. */
+  timing: StreamTiming | undefined;
 
   constructor(
     bounds: StreamLogBounds,
@@ -246,6 +250,7 @@ class SseWriter implements Paced {
     if (log) {
       if (log.keeping) log.note(events.data(n), now);
       else log.total++;
+      log.timing?.event(now, events.tokens(n));
     }
     this.bytes += events.frame(n, this.parts);
   }

@@ -154,6 +154,7 @@ const EVERY_FIELD: Complete<Config> = {
   state: 'redis://127.0.0.1:6379',
   mediaCache: { entries: 1, bytes: 1 },
   logLevel: 'silent',
+  metrics: 'vllm',
   timeouts: { headersMs: 1, requestMs: 1, keepAliveMs: 1, stallMaxMs: 1, streamMaxMs: 1, shutdownGraceMs: 0 },
   video: { progress: true },
   proxy: 'https://upstream.test',

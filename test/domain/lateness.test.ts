@@ -66,4 +66,17 @@ test('stream stats: clearing keeps the open count and restarts the figures', () 
   assert.ok(Date.parse(after.since) >= Date.parse(before.since));
 });
 
+test('the histogram read under coarser bounds: how many at most each, and their sum (for /metrics)', () => {
+  const h = new LatenessHistogram();
+  for (const ms of [-3, 0.2, 0.9, 1.5, 4, 40, 900]) h.record(ms);
+  // Early counts as 0; each count is of the values at most the bound, a value close under a bound at most one
+  // fine bucket (4.4 %) away from being counted under it.
+  assert.equal(h.atMost([0.5, 1, 2, 5, 50, 1000]), [2, 3, 4, 5, 6, 7]);
+  assert.equal(h.atMost([0.1]), [1]);
+  assert.is(h.sum, 0 + 0.2 + 0.9 + 1.5 + 4 + 40 + 900);
+  h.clear();
+  assert.is(h.sum, 0);
+  assert.equal(h.atMost([1000]), [0]);
+});
+
 test.run();

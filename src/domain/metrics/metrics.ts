@@ -1,0 +1,352 @@
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { operations } from '../../contract/operations.js';
+import type { RequestRecord } from '../journal/record.js';
+import type { LatenessHistogram, StreamStats } from '../lateness.js';
+import type { ModelLoad } from '../latency/types.js';
+import type { Label, MetricId, MetricRow, MetricsTable } from './table.js';
+
+/** The names GET /metrics serves: the mock's, vLLM's, or both (the `metrics` setting; `off` builds none). */
+export type MetricNames = 'mock' | 'vllm' | 'both';
+
+/**
+ * A histogram's counts, kept plain: observing is a search of its twenty-odd bounds and three additions. prom-client's
+ * own histogram checks and hashes its labels on every observation, even through a child: the stream writer would pay
+ * that per token. These are read into the text at scrape time instead.
+ */
+export class Buckets {
+  /** One count per bound, then the values above the last. */
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+
+  constructor(readonly bounds: readonly number[]) {
+    this.counts = new Float64Array(bounds.length + 1);
+  }
+
+  /** Notes `value` (seconds) `times` times. */
+  observe(value: number, times = 1): void {
+    const { bounds } = this;
+    let i = 0;
+    while (i < bounds.length && value > bounds[i]!) i++;
+    this.counts[i]! += times;
+    this.sum += value * times;
+    this.count += times;
+  }
+
+  /** How many were at most each bound. */
+  cumulative(): number[] {
+    const out: number[] = [];
+    let seen = 0;
+    for (let i = 0; i < this.bounds.length; i++) out.push((seen += this.counts[i]!));
+    return out;
+  }
+}
+
+/**
+ * Told of each event a stream writes (pipeline/sse.ts StreamLog.timing), on the stream timers' clock (ms). The first
+ * event that carries a token gives the time to first token, from the request's arrival; each later one its gap since
+ * the one before, divided by its tokens and noted once per token: the histogram then counts tokens, as vLLM's and the
+ * latency profile's per-token gap do, and an event of five tokens weighs five times one of one.
+ */
+export interface StreamTiming {
+  event(now: number, tokens: number): void;
+}
+
+class StreamClock implements StreamTiming {
+  private last = -1;
+
+  constructor(
+    private readonly arrived: number,
+    private readonly ttft: Buckets,
+    private readonly gaps: Buckets,
+  ) {}
+
+  event(now: number, tokens: number): void {
+    if (tokens <= 0) return; // a role, finish or usage chunk: no token
+    const last = this.last;
+    this.last = now;
+    if (last < 0) this.ttft.observe(Math.max(0, now - this.arrived) / 1000);
+    else this.gaps.observe(Math.max(0, now - last) / 1000 / tokens, tokens);
+  }
+}
+
+/** What the figures read at scrape time come from. */
+export interface MetricSources {
+  readonly load: ModelLoad;
+  readonly streams: StreamStats;
+  /** The catalogue's model ids: the only values a model label takes (a client's unknown name never becomes one). */
+  readonly models: ReadonlySet<string>;
+}
+
+/** The labels every series is kept under; each name shows those its row lists (model_name is model). */
+type Canon = Readonly<Partial<Record<'operation' | 'status' | 'fault' | 'model', string>>>;
+type Scalar = { readonly labels: Canon; readonly value: number };
+type Histo = {
+  readonly labels: Canon;
+  readonly cumulative: readonly number[];
+  readonly sum: number;
+  readonly count: number;
+};
+
+// The kinds of injected fault a label may name: the first directive of the fault's header form (faults/spec.ts).
+const FAULT_KINDS = new Set([
+  'status',
+  'retry-after',
+  'delay',
+  'reset',
+  'empty',
+  'malformed',
+  'stream-cut',
+  'stall',
+  'no-retry',
+]);
+const faultKind = (fault: string | undefined): string => {
+  if (fault === undefined) return 'none';
+  const kind = /^[a-z-]+/.exec(fault)?.[0];
+  return kind !== undefined && FAULT_KINDS.has(kind) ? kind : 'other';
+};
+
+// The admin API, the inspector and /metrics itself are not the traffic a load test measures: not counted.
+const UNCOUNTED = new Set(operations.filter((op) => op.auth === 'admin').map((op) => op.id));
+
+/** The label values of one name's series: canonical labels projected on `names`, or undefined to leave it out. */
+function project(labels: Canon, names: readonly Label[]): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const value = labels[name === 'model_name' ? 'model' : name];
+    // vLLM reports its own model only: a series without one (a request that named none) has no vLLM line.
+    if (name === 'model_name' && !value) return undefined;
+    out[name] = value ?? '';
+  }
+  return out;
+}
+
+/** Series added up by the labels one name shows (vLLM's end-to-end latency has no operation). */
+function grouped<T extends { labels: Canon }>(
+  series: Iterable<T>,
+  names: readonly Label[],
+  add: (into: T | undefined, one: T, labels: Record<string, string>) => T & { shown: Record<string, string> },
+): (T & { shown: Record<string, string> })[] {
+  const out = new Map<string, T & { shown: Record<string, string> }>();
+  for (const one of series) {
+    const shown = project(one.labels, names);
+    if (!shown) continue;
+    const key = JSON.stringify(shown);
+    out.set(key, add(out.get(key), one, shown));
+  }
+  return [...out.values()];
+}
+
+/** A histogram read at scrape time from counts kept elsewhere, in prom-client's registry (see Buckets for why). */
+class HistogramView {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelNames: readonly Label[],
+    private readonly bounds: readonly number[],
+    private readonly read: () => Iterable<Histo>,
+  ) {}
+
+  // The shape prom-client's Registry formats (its MetricObjectWithValues): the bucket, sum and count lines.
+  get() {
+    const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = [];
+    const series = grouped<Histo>(this.read(), this.labelNames, (into, one, shown) => ({
+      labels: one.labels,
+      shown,
+      cumulative: into ? into.cumulative.map((c, i) => c + one.cumulative[i]!) : one.cumulative,
+      sum: (into?.sum ?? 0) + one.sum,
+      count: (into?.count ?? 0) + one.count,
+    }));
+    for (const { shown, cumulative, sum, count } of series) {
+      this.bounds.forEach((le, i) =>
+        values.push({ metricName: `${this.name}_bucket`, labels: { ...shown, le }, value: cumulative[i]! }),
+      );
+      values.push({ metricName: `${this.name}_bucket`, labels: { ...shown, le: '+Inf' }, value: count });
+      values.push({ metricName: `${this.name}_sum`, labels: shown, value: sum });
+      values.push({ metricName: `${this.name}_count`, labels: shown, value: count });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+}
+
+/** A lateness histogram of StreamStats (ms, fine buckets) as seconds under a row's bounds. */
+function latenessSeries(histogram: LatenessHistogram, bounds: readonly number[]): Histo[] {
+  return [
+    {
+      labels: {},
+      cumulative: histogram.atMost(bounds.map((s) => s * 1000)),
+      sum: histogram.sum / 1000,
+      count: histogram.count,
+    },
+  ];
+}
+
+/**
+ * The figures of one app, in a registry of its own (never prom-client's global one: a process may hold many apps),
+ * served as Prometheus text by GET /metrics. Requests and tokens come from each finished request's record (observe),
+ * a stream's time to first token and gaps from its writer (stream), the load and the streams' lateness are read when
+ * scraped. Everything is kept once, under the mock's labels; each name the setting asks for shows it at scrape time,
+ * so `both` costs no more per request than one.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests = new Map<string, { labels: Canon; value: number }>();
+  private readonly tokens = new Map<string, { prompt: number; generation: number }>();
+  private readonly e2e = new Map<string, { labels: Canon; buckets: Buckets }>();
+  private readonly ttft = new Map<string, Buckets>();
+  private readonly gaps = new Map<string, Buckets>();
+  private readonly bounds: Readonly<Partial<Record<MetricId, readonly number[]>>>;
+  private readonly prefix: string;
+  private processMetrics = false;
+
+  constructor(
+    names: MetricNames,
+    table: MetricsTable,
+    private readonly sources: MetricSources,
+  ) {
+    this.prefix = table.defaultPrefix;
+    this.bounds = Object.fromEntries(table.metrics.map((row) => [row.id, row.buckets ?? []]));
+    for (const row of table.metrics) {
+      if (names !== 'vllm') this.register(row, row.name, row.labels);
+      if (names !== 'mock' && row.vllm) this.register(row, row.vllm.name, row.vllm.labels);
+    }
+  }
+
+  /** The request observer (createApp's observers): counts the request, its tokens and its end-to-end time. */
+  readonly observe = (record: RequestRecord): void => {
+    const operation = record.operation ?? 'none';
+    if (UNCOUNTED.has(operation)) return;
+    const status = String(record.status);
+    const fault = faultKind(record.fault);
+    const key = `${operation} ${status} ${fault}`;
+    const cell = this.requests.get(key);
+    if (cell) cell.value++;
+    else this.requests.set(key, { labels: { operation, status, fault }, value: 1 });
+    const model = record.model !== undefined && this.sources.models.has(record.model) ? record.model : '';
+    if (model && record.completionTokens !== undefined) {
+      const tokens = this.tokens.get(model) ?? { prompt: 0, generation: 0 };
+      tokens.prompt += record.promptTokens ?? 0;
+      tokens.generation += record.completionTokens;
+      this.tokens.set(model, tokens);
+    }
+    const e2eKey = `${model} ${operation}`;
+    let e2e = this.e2e.get(e2eKey);
+    if (!e2e)
+      this.e2e.set(e2eKey, (e2e = { labels: { model, operation }, buckets: new Buckets(this.bounds.e2eLatency!) }));
+    e2e.buckets.observe(record.latencyMs / 1000);
+  };
+
+  /** What a stream's writer tells of its events (see StreamTiming); `model` as the request named it, `arrived` on the
+   * writer's clock. Undefined for a model the catalogue does not have: its stream is not timed. */
+  stream(model: unknown, arrived: number): StreamTiming | undefined {
+    if (typeof model !== 'string' || !this.sources.models.has(model)) return undefined;
+    return new StreamClock(
+      arrived,
+      this.buckets(this.ttft, model, 'timeToFirstToken'),
+      this.buckets(this.gaps, model, 'interTokenLatency'),
+    );
+  }
+
+  /** The text of every metric, in the registry's content type (prom-client's Prometheus text format). */
+  text(): Promise<string> {
+    // Started on the first scrape: an app that is never scraped (most tests build hundreds) runs no event-loop monitor.
+    if (!this.processMetrics) {
+      this.processMetrics = true;
+      collectDefaultMetrics({ register: this.registry, prefix: this.prefix });
+    }
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private buckets(map: Map<string, Buckets>, model: string, id: MetricId): Buckets {
+    let buckets = map.get(model);
+    if (!buckets) map.set(model, (buckets = new Buckets(this.bounds[id]!)));
+    return buckets;
+  }
+
+  /** The series of a counter or gauge, read when scraped. */
+  private scalars(id: MetricId): Iterable<Scalar> {
+    const { load, streams, models } = this.sources;
+    const loaded = () => [...load.models()].filter((m) => models.has(m));
+    switch (id) {
+      case 'requests':
+        return this.requests.values();
+      case 'running':
+        return loaded().map((model) => ({ labels: { model }, value: load.running(model) }));
+      case 'waiting':
+        return loaded().map((model) => ({ labels: { model }, value: load.waiting(model) }));
+      case 'promptTokens':
+        return [...this.tokens].map(([model, t]) => ({ labels: { model }, value: t.prompt }));
+      case 'generationTokens':
+        return [...this.tokens].map(([model, t]) => ({ labels: { model }, value: t.generation }));
+      case 'openStreams':
+        return [{ labels: {}, value: streams.open }];
+      default:
+        return [];
+    }
+  }
+
+  /** The series of a histogram, read when scraped. */
+  private histograms(id: MetricId): Iterable<Histo> {
+    const of = (labels: Canon, b: Buckets): Histo => ({
+      labels,
+      cumulative: b.cumulative(),
+      sum: b.sum,
+      count: b.count,
+    });
+    const bounds = this.bounds[id]!;
+    switch (id) {
+      case 'timeToFirstToken':
+        return [...this.ttft].map(([model, b]) => of({ model }, b));
+      case 'interTokenLatency':
+        return [...this.gaps].map(([model, b]) => of({ model }, b));
+      case 'e2eLatency':
+        return [...this.e2e.values()].map((s) => of(s.labels, s.buckets));
+      case 'firstEventLateness':
+        return latenessSeries(this.sources.streams.firstEvents, bounds);
+      case 'eventLateness':
+        return latenessSeries(this.sources.streams.events, bounds);
+      default:
+        return [];
+    }
+  }
+
+  private register(row: MetricRow, name: string, labels: readonly Label[]): void {
+    if (row.type === 'histogram') {
+      const view = new HistogramView(name, row.help, labels, row.buckets!, () => this.histograms(row.id));
+      // A metric in all but its class: the registry reads name, type and get() (prom-client 15's Registry).
+      this.registry.registerMetric(view as unknown as Metric);
+      return;
+    }
+    const scalars = () =>
+      grouped<Scalar>(this.scalars(row.id), labels, (into, one, shown) => ({
+        labels: one.labels,
+        shown,
+        value: (into?.value ?? 0) + one.value,
+      }));
+    const config = { name, help: row.help, labelNames: labels, registers: [this.registry] };
+    // Counters and gauges are set from the figures kept here when scraped (prom-client's collect), none on each request.
+    if (row.type === 'counter')
+      new Counter({
+        ...config,
+        collect() {
+          this.reset();
+          for (const { shown, value } of scalars()) this.inc(shown, value);
+        },
+      });
+    else
+      new Gauge({
+        ...config,
+        collect() {
+          this.reset();
+          for (const { shown, value } of scalars()) this.set(shown, value);
+        },
+      });
+  }
+}
