@@ -5,7 +5,8 @@ import { ConfigError, type Config } from '../domain/config.js';
 import { FaultRules, RuleError } from '../domain/faults/rules.js';
 import { Journal } from '../domain/journal.js';
 import { StreamStats } from '../domain/lateness.js';
-import { NO_LATENCY, NO_LOAD } from '../domain/latency/none.js';
+import { Latency } from '../domain/latency/control.js';
+import { NO_LOAD } from '../domain/latency/none.js';
 import { ResponseBodies } from '../domain/responseBodies.js';
 import { keyStates } from '../domain/keys.js';
 import { packageLimits, type Limits } from '../domain/limits.js';
@@ -72,6 +73,7 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   // listens. Every bound the server applies comes from these, passed on to whoever needs it.
   const limits = packageLimits(schemas);
   const clock = systemClock();
+  const catalogue = new Catalogue(schemas);
   const parts = {
     rateLimits: new RateLimiter(clock),
     faultRules: faultRulesOf(config, schemas, limits),
@@ -81,13 +83,13 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   return {
     ...parts,
     streams: new StreamStats(),
-    latency: NO_LATENCY,
+    latency: new Latency(config.latency, catalogue, limits.messages.maxQuotedChars),
     load: NO_LOAD,
     state: stateOf(config, schemas, parts, clock, limits),
     responseBodies: new ResponseBodies(limits.records, config.journalSize, configSecrets(config)),
     config,
     schemas,
-    catalogue: new Catalogue(schemas),
+    catalogue,
     limits,
     now:
       config.clock === 'system'
