@@ -3,6 +3,7 @@ import { RuleError } from '../domain/faults/rules.js';
 import type { Handler } from '../pipeline/handler.js';
 import type { Reply } from '../contract/reply.js';
 import type { Maybe } from '../domain/state/store.js';
+import type { LatencyChange } from '../domain/latency/types.js';
 
 // The state answers at once in memory, later from Redis: the reply follows it either way.
 function json<T>(value: Maybe<T>, body: (v: T) => unknown): Maybe<Reply> {
@@ -99,3 +100,15 @@ export const listRateLimits: Handler = ({ services }) =>
       tokens: tokens ?? null,
     })),
   }));
+
+/** GET /__admin/latency: the latency settings in force on this instance, each profile's figures worked out. */
+export const latencyView: Handler = ({ services }) => ({ kind: 'json', body: services.latency.view() });
+
+/** PUT /__admin/latency: changes the settings from the next request on (the body checked against its schema). */
+export const updateLatency: Handler = ({ body, services }) => ({
+  kind: 'json',
+  body: services.latency.update(body as LatencyChange),
+});
+
+/** DELETE /__admin/latency: back to the configuration's settings. */
+export const resetLatency: Handler = ({ services }) => ({ kind: 'json', body: services.latency.reset() });

@@ -159,6 +159,61 @@ test('GET /__admin/streams: streams started and open, and the lateness of their 
   assert.is((await admin('GET', '/__admin/streams')).json.lateness.firstEvents.maxMs, null);
 });
 
+test('GET, PUT and DELETE /__admin/latency: the view, a change from the next request on, back to the configuration', async () => {
+  await admin('DELETE', '/__admin/latency');
+  const view = await admin('GET', '/__admin/latency');
+  assert.is(view.status, 200);
+  assert.is(view.json.profile, 'off');
+  assert.is(view.json.seed, 0);
+  assert.is(view.json.draws, 0);
+  assert.is(view.json.queueFullStatus, 429);
+  const slow = view.json.profiles['large-slow'];
+  assert.equal(slow.ttft, { type: 'lognormal', median: 600, sigma: 0.35, max: 5000 });
+  assert.ok(Math.abs(slow.summary.ttft.p99 - 600 * Math.exp(2.3263478740408408 * 0.35)) < 1e-3);
+  assert.equal(
+    view.json.models.find((m: { model: string }) => m.model === 'gpt-4o'),
+    { model: 'gpt-4o', kind: 'text', profile: null, from: null },
+  );
+
+  const changed = await admin('PUT', '/__admin/latency', {
+    profile: 'catalogue',
+    seed: 7,
+    profiles: { crawl: { ttft: { type: 'uniform', lower: 100, upper: 300 }, interToken: 50 } },
+    models: { 'gpt-4o': 'crawl' },
+  });
+  assert.is(changed.status, 200);
+  assert.is(changed.json.profile, 'catalogue');
+  assert.is(changed.json.seed, 7);
+  assert.equal(changed.json.profiles.crawl.summary.ttft.p50, 200);
+  const line = (id: string) => changed.json.models.find((m: { model: string }) => m.model === id);
+  assert.equal(line('gpt-4o'), { model: 'gpt-4o', kind: 'text', profile: 'crawl', from: 'admin' });
+  assert.equal(line('o3-mini'), { model: 'o3-mini', kind: 'text', profile: 'reasoning', from: 'catalogue' });
+  assert.equal(line('dall-e-3'), { model: 'dall-e-3', kind: 'image', profile: 'image', from: 'catalogue' });
+  assert.equal((await admin('GET', '/__admin/latency')).json, changed.json);
+
+  // A bad name or value: a 400 naming the field, nothing changed.
+  const unknown = await admin('PUT', '/__admin/latency', { models: { 'gpt-4o': 'warp' } });
+  assertError(unknown, 400, 'models.gpt-4o');
+  assert.match(unknown.json.error.message, /'warp' is not a profile\. Use one of: off, catalogue, small-fast, /);
+  assertError(await admin('PUT', '/__admin/latency', { profile: 'warp' }), 400, 'profile');
+  assertError(await admin('PUT', '/__admin/latency', { seed: -1 }), 400, 'seed');
+  assertError(await admin('PUT', '/__admin/latency', { speed: 2 }), 400);
+  const badDist = await admin('PUT', '/__admin/latency', {
+    profiles: { p: { ttft: { type: 'uniform', lower: 9, upper: 1 } } },
+  });
+  assertError(badDist, 400, 'profiles.p.ttft');
+  assert.equal((await admin('GET', '/__admin/latency')).json, changed.json);
+
+  const reset = await admin('DELETE', '/__admin/latency');
+  assert.is(reset.status, 200);
+  assert.equal(reset.json, view.json);
+});
+
+test('the latency settings follow the admin rule: a client not on loopback needs the admin token', async () => {
+  const res = await request(mock().url, '/__admin/latency', { key: null, headers: { host: 'example.com' } });
+  assertError(res, 403);
+});
+
 test('unknown admin paths are 404 and wrong methods 405, in the envelope', async () => {
   assertError(await admin('GET', '/__admin/nothing'), 404);
   assertError(await admin('PUT', '/__admin/faults'), 405);

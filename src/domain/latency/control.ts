@@ -36,7 +36,7 @@ interface Settings {
 }
 
 /** Where a name was found, and the name itself: `off`, `catalogue` or a profile's. */
-type Named = { readonly name: string; readonly from: ProfileChoice['from'] };
+type Named = { readonly name: string; readonly from: ProfileChoice['from']; readonly global?: true };
 
 export class Latency implements LatencyControl {
   private settings: Settings;
@@ -160,18 +160,19 @@ export class Latency implements LatencyControl {
     if (admin !== undefined) return { name: admin, from: 'admin' };
     const configured = s.models.get(model);
     if (configured !== undefined) return { name: configured, from: 'config' };
-    return { name: s.profile, from: s.adminProfile ? 'admin' : 'config' };
+    return { name: s.profile, from: s.adminProfile ? 'admin' : 'config', global: true };
   }
 
   /** A name as the profile it stands for: `off` none, `catalogue` the model's own. */
-  private resolve(model: string, { name, from }: Named): ProfileChoice | undefined {
+  private resolve(model: string, { name, from, global }: Named): ProfileChoice | undefined {
     if (name === OFF) return undefined;
     if (name === CATALOGUE) {
       const m = this.catalogue.find(model);
       const own = m && this.catalogue.profileOf(m);
       const profile = own === undefined ? undefined : this.settings.profiles.get(own);
-      // The catalogue's name says where the profile came from, unless a header or the admin API asked for it.
-      return profile && { name: own!, profile, from: from === 'config' ? 'catalogue' : from };
+      // The global `catalogue`, whoever set it, leaves each model its own: the catalogue is where it came from. A
+      // header or a per-model setting naming `catalogue` is where the choice was made.
+      return profile && { name: own!, profile, from: global ? 'catalogue' : from };
     }
     const profile = this.settings.profiles.get(name);
     return profile && { name, profile, from };
