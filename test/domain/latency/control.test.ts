@@ -95,7 +95,8 @@ test('names that are not profiles, or models not in the catalogue, stop the star
     assert.match(e.message, message);
   }
   // The schema's own checks, through the catalogue's $defs/profile.
-  assert.throws(() => control({ profiles: { p: { ttft: { type: 'normal', mean: 1 } } } }), /latency\.profiles\.p/);
+  const noSd = { type: 'normal', mean: 1 } as unknown as Dist;
+  assert.throws(() => control({ profiles: { p: { ttft: noSd } } }), /latency\.profiles\.p\.ttft/);
   assert.throws(() => control({ profiles: { off: {} } }), /latency\.profiles/);
 });
 
