@@ -83,7 +83,10 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   return {
     ...parts,
     streams: new StreamStats(),
-    latency: new Latency(config.latency, catalogue, limits.messages.maxQuotedChars),
+    latency: new Latency(config.latency, catalogue, {
+      maxQuotedChars: limits.messages.maxQuotedChars,
+      maxProfiles: limits.latencyProfiles.maxCount,
+    }),
     load: NO_LOAD,
     state: stateOf(config, schemas, parts, clock, limits),
     responseBodies: new ResponseBodies(limits.records, config.journalSize, configSecrets(config)),

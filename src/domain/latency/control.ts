@@ -46,8 +46,8 @@ export class Latency implements LatencyControl {
   constructor(
     private readonly config: Config['latency'],
     private readonly catalogue: Catalogue,
-    /** How much of an unknown name a 400 quotes (messages.maxQuotedChars). */
-    private readonly maxQuotedChars: number,
+    /** How much of an unknown name a 400 quotes (messages.maxQuotedChars), how many profiles are held at most. */
+    private readonly limits: { readonly maxQuotedChars: number; readonly maxProfiles: number },
   ) {
     this.settings = this.fromConfig();
   }
@@ -57,7 +57,7 @@ export class Latency implements LatencyControl {
       if (header !== OFF && header !== CATALOGUE && !this.settings.profiles.has(header))
         throw new ApiError(ERRORS.INVALID_HEADER, {
           param: HEADER.toLowerCase(),
-          message: `Invalid ${HEADER} header: '${header.slice(0, this.maxQuotedChars)}' is not a latency profile. Use one of: ${[OFF, CATALOGUE, ...this.settings.profiles.keys()].join(', ')}.`,
+          message: `Invalid ${HEADER} header: '${header.slice(0, this.limits.maxQuotedChars)}' is not a latency profile. Use one of: ${[OFF, CATALOGUE, ...this.settings.profiles.keys()].join(', ')}.`,
         });
       return this.resolve(model, { name: header, from: 'header' });
     }
@@ -94,6 +94,11 @@ export class Latency implements LatencyControl {
       if (wrong) throw invalid(`profiles.${name}.${wrong.split(':')[0]!}`, `profiles.${name}.${wrong}`);
       profiles.set(name, p);
     }
+    if (profiles.size > this.limits.maxProfiles)
+      throw invalid(
+        'profiles',
+        `profiles: at most ${this.limits.maxProfiles} profiles are held (latencyProfiles.maxCount in fixtures/limits.json), the catalogue's included; DELETE /__admin/latency goes back to the configuration's.`,
+      );
     const known = (name: string) => name === OFF || name === CATALOGUE || profiles.has(name);
     const list = () => [OFF, CATALOGUE, ...profiles.keys()].join(', ');
     if (change.profile !== undefined && !known(change.profile))
@@ -135,6 +140,10 @@ export class Latency implements LatencyControl {
       if (wrong) throw configError(`latency.profiles.${name}.${wrong}`);
       profiles.set(name, p);
     }
+    if (profiles.size > this.limits.maxProfiles)
+      throw configError(
+        `latency.profiles: with the catalogue's, more than ${this.limits.maxProfiles} profiles (latencyProfiles.maxCount in fixtures/limits.json)`,
+      );
     const list = () => [OFF, CATALOGUE, ...profiles.keys()].join(', ');
     const known = (name: string) => name === OFF || name === CATALOGUE || profiles.has(name);
     if (!known(this.config.profile))
@@ -179,7 +188,7 @@ export class Latency implements LatencyControl {
   }
 
   private clip(s: string): string {
-    return s.slice(0, this.maxQuotedChars);
+    return s.slice(0, this.limits.maxQuotedChars);
   }
 }
 

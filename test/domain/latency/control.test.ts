@@ -9,8 +9,8 @@ import type { Dist } from '../../../src/domain/latency/types.js';
 import { schemas } from '../../support/index.js';
 
 const catalogue = new Catalogue(schemas());
-const control = (latency: ConfigInput['latency'] = {}) =>
-  new Latency(resolveConfig({ latency }, schemas()).latency, catalogue, 64);
+const control = (latency: ConfigInput['latency'] = {}, maxProfiles = 256) =>
+  new Latency(resolveConfig({ latency }, schemas()).latency, catalogue, { maxQuotedChars: 64, maxProfiles });
 
 function thrown(fn: () => unknown): Error {
   try {
@@ -122,6 +122,23 @@ test('a refused change names its field and changes nothing', () => {
   // A profile added by the change may be used by the same change.
   c.update({ profiles: { p: { ttft: 5 } }, models: { 'gpt-4o': 'p' } });
   assert.is(pick(c, 'gpt-4o'), 'p admin');
+});
+
+test("the profiles held are bounded, the catalogue's included: one more is refused", () => {
+  const builtIn = catalogue.profiles.size;
+  assert.throws(
+    () => control({ profiles: { a: {}, b: {} } }, builtIn + 1),
+    (e: Error) => e instanceof ConfigError && /more than \d+ profiles \(latencyProfiles\.maxCount/.test(e.message),
+  );
+  const c = control({ profiles: { a: {} } }, builtIn + 2);
+  c.update({ profiles: { b: {} } });
+  c.update({ profiles: { b: { ttft: 5 } } }); // a replacement is not one more
+  const e = thrown(() => c.update({ profiles: { z: {} } })) as ApiError;
+  assert.is(e.status, 400);
+  assert.is(e.param, 'profiles');
+  assert.match(e.message, /at most \d+ profiles are held/);
+  c.reset();
+  c.update({ profiles: { z: {} } });
 });
 
 test('draws: the n-th request draws from (seed, n); a new seed and reset start again', () => {
