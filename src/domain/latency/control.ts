@@ -2,6 +2,7 @@
 // changed at run time by the admin API. It picks the profile a request answers with and hands out the seeded
 // draws; the admission step (src/pipeline) holds slots and waits with what it picks.
 import { ApiError, ERRORS } from '../../contract/errors.js';
+import { PACING_HEADER } from '../../text/pacing.js';
 import type { Catalogue } from '../catalogue.js';
 import { ConfigError, type Config } from '../config.js';
 import { drawsFor, profileProblem, profileSummary } from './distributions.js';
@@ -19,8 +20,6 @@ import type {
 export const OFF = 'off';
 /** Each model its own profile, the catalogue's. */
 export const CATALOGUE = 'catalogue';
-
-const HEADER = 'X-Mock-Pacing';
 
 /** What the settings hold, the configuration's or changed by the admin API. */
 interface Settings {
@@ -56,8 +55,8 @@ export class Latency implements LatencyControl {
     if (header !== undefined) {
       if (header !== OFF && header !== CATALOGUE && !this.settings.profiles.has(header))
         throw new ApiError(ERRORS.INVALID_HEADER, {
-          param: HEADER.toLowerCase(),
-          message: `Invalid ${HEADER} header: '${header.slice(0, this.limits.maxQuotedChars)}' is not a latency profile. Use one of: ${[OFF, CATALOGUE, ...this.settings.profiles.keys()].join(', ')}.`,
+          param: PACING_HEADER,
+          message: `Invalid ${PACING_HEADER} header: '${header.slice(0, this.limits.maxQuotedChars)}' is not a latency profile. Use one of: ${[OFF, CATALOGUE, ...this.settings.profiles.keys()].join(', ')}.`,
         });
       return this.resolve(model, { name: header, from: 'header' });
     }

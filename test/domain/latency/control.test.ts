@@ -78,7 +78,7 @@ test('an unknown header name is a 400 invalid_header naming X-Mock-Pacing, listi
   assert.is(e.status, 400);
   assert.is(e.code, 'invalid_header');
   assert.is(e.param, 'x-mock-pacing');
-  assert.ok(e.message.startsWith(`Invalid X-Mock-Pacing header: '${'x'.repeat(64)}' is not a latency profile.`));
+  assert.ok(e.message.startsWith(`Invalid x-mock-pacing header: '${'x'.repeat(64)}' is not a latency profile.`));
   for (const name of ['off', 'catalogue', ...catalogue.profiles.keys()]) assert.ok(e.message.includes(name), name);
 });
 
