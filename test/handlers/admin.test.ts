@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { ModelLoad } from '../../src/domain/latency/types.js';
 import { assertError, get, pathOf, post, request, useMock, VALID } from '../support/index.js';
 
 const mock = useMock(test, { journalSize: 50 });
@@ -172,7 +173,7 @@ test('GET, PUT and DELETE /__admin/latency: the view, a change from the next req
   assert.ok(Math.abs(slow.summary.ttft.p99 - 600 * Math.exp(2.3263478740408408 * 0.35)) < 1e-3);
   assert.equal(
     view.json.models.find((m: { model: string }) => m.model === 'gpt-4o'),
-    { model: 'gpt-4o', kind: 'text', profile: null, from: null },
+    { model: 'gpt-4o', kind: 'text', profile: null, from: null, running: 0, waiting: 0 },
   );
 
   const changed = await admin('PUT', '/__admin/latency', {
@@ -186,9 +187,10 @@ test('GET, PUT and DELETE /__admin/latency: the view, a change from the next req
   assert.is(changed.json.seed, 7);
   assert.equal(changed.json.profiles.crawl.summary.ttft.p50, 200);
   const line = (id: string) => changed.json.models.find((m: { model: string }) => m.model === id);
-  assert.equal(line('gpt-4o'), { model: 'gpt-4o', kind: 'text', profile: 'crawl', from: 'admin' });
-  assert.equal(line('o3-mini'), { model: 'o3-mini', kind: 'text', profile: 'reasoning', from: 'catalogue' });
-  assert.equal(line('dall-e-3'), { model: 'dall-e-3', kind: 'image', profile: 'image', from: 'catalogue' });
+  const idle = { running: 0, waiting: 0 };
+  assert.equal(line('gpt-4o'), { model: 'gpt-4o', kind: 'text', profile: 'crawl', from: 'admin', ...idle });
+  assert.equal(line('o3-mini'), { model: 'o3-mini', kind: 'text', profile: 'reasoning', from: 'catalogue', ...idle });
+  assert.equal(line('dall-e-3'), { model: 'dall-e-3', kind: 'image', profile: 'image', from: 'catalogue', ...idle });
   assert.equal((await admin('GET', '/__admin/latency')).json, changed.json);
 
   // A bad name or value: a 400 naming the field, nothing changed.
@@ -207,6 +209,24 @@ test('GET, PUT and DELETE /__admin/latency: the view, a change from the next req
   const reset = await admin('DELETE', '/__admin/latency');
   assert.is(reset.status, 200);
   assert.equal(reset.json, view.json);
+});
+
+test("GET /__admin/latency: each model's line carries this instance's running and waiting requests of it", async () => {
+  const services = mock().services as { load: ModelLoad };
+  const was = services.load;
+  services.load = {
+    running: (model) => (model === 'gpt-4o' ? 3 : 0),
+    waiting: (model) => (model === 'gpt-4o' ? 2 : 0),
+    models: () => ['gpt-4o'],
+  };
+  try {
+    const { models } = (await admin('GET', '/__admin/latency')).json;
+    const line = (id: string) => models.find((m: { model: string }) => m.model === id);
+    assert.equal([line('gpt-4o').running, line('gpt-4o').waiting], [3, 2]);
+    assert.equal([line('o3-mini').running, line('o3-mini').waiting], [0, 0]);
+  } finally {
+    services.load = was;
+  }
 });
 
 test('the latency settings follow the admin rule: a client not on loopback needs the admin token', async () => {
