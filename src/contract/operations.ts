@@ -400,7 +400,7 @@ const ROWS = [
       tag: ADMIN,
       summary: 'Show the latency settings in force',
       description:
-        "The global profile, the seed and how many requests drew from it, every profile with its figures worked out (mean, p50, p99 of each distribution), and each catalogue model's profile and where it came from (docs/load-testing.md).",
+        "The global profile, the seed and how many requests drew from it, every profile with its figures worked out (mean, p50, p99 of each distribution), and each catalogue model's profile, where it came from and its running and waiting requests on this instance (docs/load-testing.md).",
     },
   },
   {
