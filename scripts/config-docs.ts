@@ -23,6 +23,7 @@ interface Node extends SettingSchema {
   readonly format?: string;
   readonly required?: readonly string[];
   readonly $ref?: string;
+  readonly additionalProperties?: Node | boolean;
 }
 
 /** One field, a group (pacing, timeouts, ...) included, by its dotted path. */
@@ -91,6 +92,15 @@ function typeOf(n: Node): string {
   if (n.type === 'integer' || n.type === 'number') return n.type + range(n.minimum, n.maximum);
   if (n.type === 'string') return text(n);
   if (n.type === 'array') return `array of ${itemsOf(n.items)}${n.minItems ? `, at least ${n.minItems}` : ''}`;
+  // A map (profiles by name, models' profiles): what each value is, a schema of another file linked.
+  const values = n.additionalProperties;
+  if (n.type === 'object' && typeof values === 'object') {
+    const [file, pointer] = (values.$ref ?? '').split('#');
+    const what = file
+      ? `[schemas/${file}](../schemas/${file})${pointer ? ` \`${pointer}\`` : ''}`
+      : `${String(values.type)}s`;
+    return `object: names to ${what}`;
+  }
   if (n.type === 'object') return 'object: the fields below';
   return String(n.type ?? 'any');
 }

@@ -8,6 +8,13 @@ export type { FaultSpec } from './domain/faults/spec.js';
 export type { RuleMatch } from './domain/faults/match.js';
 export type { ReplyRule } from './text/replies.js';
 export type { JournalEntry } from './domain/journal.js';
+export type {
+  Dist,
+  DistSummary,
+  Profile as LatencyProfile,
+  LatencyView,
+  LatencyChange,
+} from './domain/latency/types.js';
 export type { CheckClientOptions } from './server/programmatic.js';
 export type { Grade as ClientCheckGrade, Finding as ClientCheckFinding } from './tools/clientCheck/grade.js';
 export type { Attempt as ClientCheckAttempt } from './tools/clientCheck/attempts.js';

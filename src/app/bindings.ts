@@ -11,6 +11,9 @@ import {
   clearStreamStats,
   listRequests,
   resetState,
+  latencyView,
+  updateLatency,
+  resetLatency,
 } from '../handlers/admin.js';
 import { chatCompletions } from '../handlers/chat.js';
 import { editImage } from '../handlers/imageEdit.js';
@@ -52,6 +55,9 @@ const HANDLERS: Readonly<Record<OperationId, Handler>> = {
   'admin.rateLimits': listRateLimits,
   'admin.streams': streamStats,
   'admin.streams.clear': clearStreamStats,
+  'admin.latency': latencyView,
+  'admin.latency.update': updateLatency,
+  'admin.latency.reset': resetLatency,
   'admin.requests.events': journalEvents,
   'admin.requests.body': responseBody,
   'admin.inspector': inspectorPage,

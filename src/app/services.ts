@@ -5,7 +5,8 @@ import { ConfigError, type Config } from '../domain/config.js';
 import { FaultRules, RuleError } from '../domain/faults/rules.js';
 import { Journal } from '../domain/journal.js';
 import { StreamStats } from '../domain/lateness.js';
-import { NO_LATENCY, NO_LOAD } from '../domain/latency/none.js';
+import { Latency } from '../domain/latency/control.js';
+import { NO_LOAD } from '../domain/latency/none.js';
 import { ResponseBodies } from '../domain/responseBodies.js';
 import { keyStates } from '../domain/keys.js';
 import { packageLimits, type Limits } from '../domain/limits.js';
@@ -74,6 +75,7 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   // listens. Every bound the server applies comes from these, passed on to whoever needs it.
   const limits = packageLimits(schemas);
   const clock = systemClock();
+  const catalogue = new Catalogue(schemas);
   const parts = {
     rateLimits: new RateLimiter(clock),
     faultRules: faultRulesOf(config, schemas, limits),
@@ -82,11 +84,13 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   };
   const streams = new StreamStats();
   const load = NO_LOAD;
-  const catalogue = new Catalogue(schemas);
   return {
     ...parts,
     streams,
-    latency: NO_LATENCY,
+    latency: new Latency(config.latency, catalogue, {
+      maxQuotedChars: limits.messages.maxQuotedChars,
+      maxProfiles: limits.latencyProfiles.maxCount,
+    }),
     load,
     metrics:
       config.metrics === 'off'

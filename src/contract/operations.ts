@@ -51,7 +51,7 @@ export interface OperationDoc {
 export interface Operation {
   /** Stable id used in logs, the journal, fault rules and conformance cases. */
   readonly id: string;
-  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** The path as the API document writes it (router syntax for parameters). */
   readonly path: string;
   /** Further paths that serve the same operation. */
@@ -387,6 +387,48 @@ const ROWS = [
       tag: ADMIN,
       summary: "Clear the streams' lateness figures",
       description: 'Between two runs of a load test.',
+    },
+  },
+  {
+    id: 'admin.latency',
+    method: 'GET',
+    path: '/__admin/latency',
+    documented: false,
+    auth: 'admin',
+    success: admin,
+    doc: {
+      tag: ADMIN,
+      summary: 'Show the latency settings in force',
+      description:
+        "The global profile, the seed and how many requests drew from it, every profile with its figures worked out (mean, p50, p99 of each distribution), and each catalogue model's profile, where it came from and its running and waiting requests on this instance (docs/load-testing.md).",
+    },
+  },
+  {
+    id: 'admin.latency.update',
+    method: 'PUT',
+    path: '/__admin/latency',
+    documented: false,
+    auth: 'admin',
+    requestSchema: schemaId('admin-latency-request.json'),
+    success: admin,
+    doc: {
+      tag: ADMIN,
+      summary: 'Change the latency settings',
+      description:
+        'Each field given replaces the one in force from the next request on: a global profile, a seed (the draws start again), profiles added or replaced, a profile per model (null takes it away). A name that is not a profile is a 400 naming the field, and nothing changes.',
+    },
+  },
+  {
+    id: 'admin.latency.reset',
+    method: 'DELETE',
+    path: '/__admin/latency',
+    documented: false,
+    auth: 'admin',
+    success: admin,
+    doc: {
+      tag: ADMIN,
+      summary: 'Go back to the configured latency settings',
+      description: 'The settings of the configuration, the draws from the start of its seed.',
     },
   },
   {

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { FIXTURES_DIR } from '../lib/paths.js';
 import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
+import { profileProblem } from './latency/distributions.js';
+import type { Profile } from './latency/types.js';
 
 import type { ModelKind } from '../contract/operations.js';
 
@@ -17,6 +19,8 @@ export interface Model {
   readonly kind: ModelKind;
   readonly owned_by: string;
   readonly created: number;
+  /** The model's latency profile (a name in the catalogue's `profiles`); absent: its kind's default. */
+  readonly profile?: string;
   readonly limits: {
     readonly tokenizer?: 'o200k_base' | 'cl100k_base';
     readonly context_window?: number;
@@ -45,17 +49,30 @@ const KIND_NAMES: Record<ModelKind, string> = {
   'cloud-speech': 'a neural voice',
 };
 
+/** fixtures/models.json as its schema has it. */
+interface CatalogueFile {
+  readonly profiles?: Readonly<Record<string, Profile>>;
+  readonly defaultProfiles?: Readonly<Partial<Record<ModelKind, string>>>;
+  readonly models: Model[];
+}
+
 /** The model catalogue, loaded and checked against schemas/catalogue.json at start-up. */
 export class Catalogue {
   readonly models: readonly Model[];
   readonly voices: readonly { id: string; name: string }[];
+  /** The named latency profiles (docs/load-testing.md), in the catalogue's order. */
+  readonly profiles: ReadonlyMap<string, Profile>;
   private readonly byId: Map<string, Model>;
+  private readonly defaultProfiles: Readonly<Partial<Record<ModelKind, string>>>;
 
   constructor(schemas: SchemaRegistry, dir: string = FIXTURES_DIR) {
-    const data = JSON.parse(readFileSync(join(dir, 'models.json'), 'utf8')) as { models: Model[] };
+    const data = JSON.parse(readFileSync(join(dir, 'models.json'), 'utf8')) as CatalogueFile;
     const errors = schemas.check(schemaId('catalogue.json'), data);
     if (errors.length) throw new Error(`fixtures/models.json${errors[0]!.instancePath}: ${errors[0]!.message}`);
     this.models = data.models;
+    this.profiles = new Map(Object.entries(data.profiles ?? {}));
+    this.defaultProfiles = data.defaultProfiles ?? {};
+    checkProfiles(this.profiles, this.defaultProfiles, data.models);
     this.byId = new Map(data.models.map((m) => [m.id, m]));
     if (this.byId.size !== data.models.length) throw new Error('fixtures/models.json: duplicate model id');
     // A rule the schema cannot state: a model that takes response_format must take its own default.
@@ -74,6 +91,16 @@ export class Catalogue {
     this.voices = (
       JSON.parse(readFileSync(join(dir, 'voices.json'), 'utf8')) as { voices: { id: string; name: string }[] }
     ).voices;
+  }
+
+  /** The name of a model's own latency profile: the one it names, else its kind's default; none without either. */
+  profileOf(model: Model): string | undefined {
+    return model.profile ?? this.defaultProfiles[model.kind];
+  }
+
+  /** A catalogue model by id, of any kind. */
+  find(id: string): Model | undefined {
+    return this.byId.get(id);
   }
 
   /** Models of one kind. */
@@ -109,6 +136,27 @@ export class Catalogue {
       param: 'voice_id',
       message: `Invalid 'voice_id': the voice '${clip(id)}' does not exist. Use one of: ${this.voices.map((v) => v.id).join(', ')}.`,
     });
+  }
+}
+
+/** Rules the schema cannot state: each profile's bounds in order, and every name a model or kind gives is a profile. */
+function checkProfiles(
+  profiles: ReadonlyMap<string, Profile>,
+  defaults: Readonly<Partial<Record<ModelKind, string>>>,
+  models: readonly Model[],
+): void {
+  for (const [name, profile] of profiles) {
+    const wrong = profileProblem(profile);
+    if (wrong) throw new Error(`fixtures/models.json: profiles.${name}.${wrong}`);
+  }
+  const known = () => [...profiles.keys()].join(', ');
+  for (const [kind, name] of Object.entries(defaults)) {
+    if (!profiles.has(name))
+      throw new Error(`fixtures/models.json: defaultProfiles.${kind}: '${name}' is not a profile (${known()})`);
+  }
+  for (const { id, profile } of models) {
+    if (profile !== undefined && !profiles.has(profile))
+      throw new Error(`fixtures/models.json: ${id}: profile '${profile}' is not a profile (${known()})`);
   }
 }
 

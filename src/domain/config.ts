@@ -4,6 +4,7 @@ import { FIXTURES_DIR } from '../lib/paths.js';
 import { schemaFile, schemaNumber } from '../contract/schemaData.js';
 import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
 import { toDetails } from '../contract/validation.js';
+import type { Profile } from './latency/types.js';
 
 /** One API key the mock accepts. */
 export interface KeyConfig {
@@ -34,6 +35,19 @@ export interface Config {
   /** A user reply-rules file, placed before the built-in rules. */
   replyRules?: string;
   pacing: { timeToFirstTokenMs: number; tokensPerSecond: number };
+  /** Latency profiles (docs/load-testing.md); off by default. The names are checked against the catalogue's when
+   * the services are built. */
+  latency: {
+    /** `off`, `catalogue`, or a profile's name for every model. */
+    profile: string;
+    seed: number;
+    /** Profiles of the configuration's own, added to the catalogue's. */
+    profiles: Record<string, Profile>;
+    /** Model id to profile name (`off`, `catalogue`). */
+    models: Record<string, string>;
+    queueFullStatus: 429 | 503;
+    retryAfterMs: number;
+  };
   faultHeaders: boolean;
   faultRules: unknown[];
   adminToken?: string;

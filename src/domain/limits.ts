@@ -40,6 +40,7 @@ export interface Limits {
     maxModelChars: number;
   };
   readonly faults: { maxRules: number };
+  readonly latencyProfiles: { maxCount: number };
   readonly state: { healthPingMs: number };
   readonly messages: {
     maxQuotedChars: number;

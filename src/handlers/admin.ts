@@ -3,6 +3,7 @@ import { RuleError } from '../domain/faults/rules.js';
 import type { Handler } from '../pipeline/handler.js';
 import type { Reply } from '../contract/reply.js';
 import type { Maybe } from '../domain/state/store.js';
+import type { LatencyChange, LatencyView } from '../domain/latency/types.js';
 
 // The state answers at once in memory, later from Redis: the reply follows it either way.
 function json<T>(value: Maybe<T>, body: (v: T) => unknown): Maybe<Reply> {
@@ -99,3 +100,25 @@ export const listRateLimits: Handler = ({ services }) =>
       tokens: tokens ?? null,
     })),
   }));
+
+// Each model's line also carries this instance's running and waiting requests of it (services.load), read when
+// asked: the settings do not keep them.
+function latencyBody({ services }: Parameters<Handler>[0], view: LatencyView): Reply {
+  const { load } = services;
+  return {
+    kind: 'json',
+    body: {
+      ...view,
+      models: view.models.map((m) => ({ ...m, running: load.running(m.model), waiting: load.waiting(m.model) })),
+    },
+  };
+}
+
+/** GET /__admin/latency: the latency settings in force on this instance, each profile's figures worked out. */
+export const latencyView: Handler = (req) => latencyBody(req, req.services.latency.view());
+
+/** PUT /__admin/latency: changes the settings from the next request on (the body checked against its schema). */
+export const updateLatency: Handler = (req) => latencyBody(req, req.services.latency.update(req.body as LatencyChange));
+
+/** DELETE /__admin/latency: back to the configuration's settings. */
+export const resetLatency: Handler = (req) => latencyBody(req, req.services.latency.reset());

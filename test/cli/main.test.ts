@@ -216,6 +216,9 @@ test('serveConfig maps every flag to its configuration field', () => {
     },
   );
   assert.equal(serveConfig(['--clock', '1700000000']), { clock: 1700000000 });
+  assert.equal(serveConfig(['--latency', 'catalogue', '--latency-seed', '42', '--queue-full', '503']), {
+    latency: { profile: 'catalogue', seed: 42, queueFullStatus: 503 },
+  });
   assert.throws(
     () => serveConfig(['--tps', 'fast']),
     (e: Error) => e instanceof ConfigError && /--tps must be a number, got 'fast'/.test(e.message),

@@ -1,6 +1,6 @@
 // What a request may send, what the journal keeps of it, what a message quotes of it, what the validating
-// proxy's report keeps, how many fault rules are held and how long the health check waits on Redis are set in
-// one place, the requests, records, messages, proxyReport, faults and state fields of fixtures/limits.json. The documents may state those figures for the reader, but name the field beside
+// proxy's report keeps, how many fault rules and latency profiles are held and how long the health check waits on Redis are set in
+// one place, the requests, records, messages, proxyReport, faults, latencyProfiles and state fields of fixtures/limits.json. The documents may state those figures for the reader, but name the field beside
 // each: a figure stated beside a field's name must be that field's value, so the prose cannot drift from
 // the file.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { loadLimits } from '../../src/domain/limits.js';
 import { ROOT } from '../../src/lib/paths.js';
 
 // The groups whose every field is a bound a user can see, by `group.field`.
-const GROUPS = ['requests', 'records', 'messages', 'proxyReport', 'faults', 'state'] as const;
+const GROUPS = ['requests', 'records', 'messages', 'proxyReport', 'faults', 'latencyProfiles', 'state'] as const;
 const limits = loadLimits();
 const bounds = new Map<string, number>(
   GROUPS.flatMap((g) => Object.entries(limits[g]).map(([field, value]): [string, number] => [`${g}.${field}`, value])),

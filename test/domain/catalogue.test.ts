@@ -123,4 +123,46 @@ test('a catalogue that breaks its schema, or repeats an id, fails at start-up', 
   withFixture(real, (dir) => assert.is(new Catalogue(schemas(), dir).models.length, catalogue.models.length));
 });
 
+test('built-in latency profiles: every model has one, by family; media kinds their own', () => {
+  const names = [...catalogue.profiles.keys()];
+  for (const name of ['small-fast', 'medium', 'large-slow', 'reasoning', 'image', 'image-edit', 'video', 'speech'])
+    assert.ok(names.includes(name), name);
+  const of = (id: string) => catalogue.profileOf(catalogue.find(id)!);
+  assert.is(of('gpt-4o-mini'), 'small-fast');
+  assert.is(of('claude-opus-4-1-20250805'), 'large-slow');
+  assert.is(of('o3-mini'), 'reasoning');
+  assert.is(of('dall-e-3'), 'image');
+  assert.is(of('gen4_turbo'), 'video');
+  assert.is(of('eleven_v3'), 'speech');
+  assert.is(of('en-US-JennyNeural'), 'speech');
+  for (const m of catalogue.models) assert.ok(catalogue.profiles.has(catalogue.profileOf(m)!), m.id);
+});
+
+test('a profile the schema refuses, bounds out of order, or a model naming no profile fail at start-up', () => {
+  const m = { id: 'a', kind: 'text', owned_by: 'x', created: 0, limits: {} };
+  const cases: [unknown, RegExp][] = [
+    [
+      { profiles: { p: { ttft: { type: 'normal', mean: 1 } } }, models: [m] },
+      /fixtures\/models\.json\/profiles\/p\/ttft/,
+    ],
+    [{ profiles: { p: { speed: 1 } }, models: [m] }, /fixtures\/models\.json\/profiles\/p/],
+    [{ profiles: { off: {} }, models: [m] }, /fixtures\/models\.json\/profiles/],
+    [
+      { profiles: { p: { ttft: { type: 'uniform', lower: 9, upper: 1 } } }, models: [m] },
+      /profiles\.p\.ttft: lower \(9\) is above upper \(1\)/,
+    ],
+    [{ profiles: { p: {} }, models: [{ ...m, profile: 'q' }] }, /a: profile 'q' is not a profile \(p\)/],
+    [
+      { profiles: { p: {} }, defaultProfiles: { text: 'q' }, models: [m] },
+      /defaultProfiles\.text: 'q' is not a profile/,
+    ],
+  ];
+  for (const [data, error] of cases)
+    withFixture(data, (dir) => assert.throws(() => new Catalogue(schemas(), dir), error));
+  withFixture({ profiles: { p: { ttft: 5 } }, defaultProfiles: { text: 'p' }, models: [m] }, (dir) => {
+    const c = new Catalogue(schemas(), dir);
+    assert.is(c.profileOf(c.models[0]!), 'p');
+  });
+});
+
 test.run();

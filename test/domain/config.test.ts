@@ -146,6 +146,7 @@ const EVERY_FIELD: Complete<Config> = {
   publicUrl: 'https://mock.test',
   replyRules: 'rules.json',
   pacing: { timeToFirstTokenMs: 1, tokensPerSecond: 2 },
+  latency: { profile: 'catalogue', seed: 1, profiles: {}, models: {}, queueFullStatus: 503, retryAfterMs: 5 },
   faultHeaders: false,
   faultRules: [],
   adminToken: 'admin-token',

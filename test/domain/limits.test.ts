@@ -53,6 +53,7 @@ const EVERY_FIELD: Limits = {
     maxModelChars: 1,
   },
   faults: { maxRules: 1 },
+  latencyProfiles: { maxCount: 1 },
   state: { healthPingMs: 1 },
   messages: {
     maxQuotedChars: 1,

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { ModelLoad } from '../../src/domain/latency/types.js';
 import { assertError, get, pathOf, post, request, useMock, VALID } from '../support/index.js';
 
 const mock = useMock(test, { journalSize: 50 });
@@ -157,6 +158,80 @@ test('GET /__admin/streams: streams started and open, and the lateness of their 
   assert.is(cleared.json.started, 0);
   assert.is(cleared.json.lateness.events.count, 0);
   assert.is((await admin('GET', '/__admin/streams')).json.lateness.firstEvents.maxMs, null);
+});
+
+test('GET, PUT and DELETE /__admin/latency: the view, a change from the next request on, back to the configuration', async () => {
+  await admin('DELETE', '/__admin/latency');
+  const view = await admin('GET', '/__admin/latency');
+  assert.is(view.status, 200);
+  assert.is(view.json.profile, 'off');
+  assert.is(view.json.seed, 0);
+  assert.is(view.json.draws, 0);
+  assert.is(view.json.queueFullStatus, 429);
+  const slow = view.json.profiles['large-slow'];
+  assert.equal(slow.ttft, { type: 'lognormal', median: 600, sigma: 0.35, max: 5000 });
+  assert.ok(Math.abs(slow.summary.ttft.p99 - 600 * Math.exp(2.3263478740408408 * 0.35)) < 1e-3);
+  assert.equal(
+    view.json.models.find((m: { model: string }) => m.model === 'gpt-4o'),
+    { model: 'gpt-4o', kind: 'text', profile: null, from: null, running: 0, waiting: 0 },
+  );
+
+  const changed = await admin('PUT', '/__admin/latency', {
+    profile: 'catalogue',
+    seed: 7,
+    profiles: { crawl: { ttft: { type: 'uniform', lower: 100, upper: 300 }, interToken: 50 } },
+    models: { 'gpt-4o': 'crawl' },
+  });
+  assert.is(changed.status, 200);
+  assert.is(changed.json.profile, 'catalogue');
+  assert.is(changed.json.seed, 7);
+  assert.equal(changed.json.profiles.crawl.summary.ttft.p50, 200);
+  const line = (id: string) => changed.json.models.find((m: { model: string }) => m.model === id);
+  const idle = { running: 0, waiting: 0 };
+  assert.equal(line('gpt-4o'), { model: 'gpt-4o', kind: 'text', profile: 'crawl', from: 'admin', ...idle });
+  assert.equal(line('o3-mini'), { model: 'o3-mini', kind: 'text', profile: 'reasoning', from: 'catalogue', ...idle });
+  assert.equal(line('dall-e-3'), { model: 'dall-e-3', kind: 'image', profile: 'image', from: 'catalogue', ...idle });
+  assert.equal((await admin('GET', '/__admin/latency')).json, changed.json);
+
+  // A bad name or value: a 400 naming the field, nothing changed.
+  const unknown = await admin('PUT', '/__admin/latency', { models: { 'gpt-4o': 'warp' } });
+  assertError(unknown, 400, 'models.gpt-4o');
+  assert.match(unknown.json.error.message, /'warp' is not a profile\. Use one of: off, catalogue, small-fast, /);
+  assertError(await admin('PUT', '/__admin/latency', { profile: 'warp' }), 400, 'profile');
+  assertError(await admin('PUT', '/__admin/latency', { seed: -1 }), 400, 'seed');
+  assertError(await admin('PUT', '/__admin/latency', { speed: 2 }), 400);
+  const badDist = await admin('PUT', '/__admin/latency', {
+    profiles: { p: { ttft: { type: 'uniform', lower: 9, upper: 1 } } },
+  });
+  assertError(badDist, 400, 'profiles.p.ttft');
+  assert.equal((await admin('GET', '/__admin/latency')).json, changed.json);
+
+  const reset = await admin('DELETE', '/__admin/latency');
+  assert.is(reset.status, 200);
+  assert.equal(reset.json, view.json);
+});
+
+test("GET /__admin/latency: each model's line carries this instance's running and waiting requests of it", async () => {
+  const services = mock().services as { load: ModelLoad };
+  const was = services.load;
+  services.load = {
+    running: (model) => (model === 'gpt-4o' ? 3 : 0),
+    waiting: (model) => (model === 'gpt-4o' ? 2 : 0),
+    models: () => ['gpt-4o'],
+  };
+  try {
+    const { models } = (await admin('GET', '/__admin/latency')).json;
+    const line = (id: string) => models.find((m: { model: string }) => m.model === id);
+    assert.equal([line('gpt-4o').running, line('gpt-4o').waiting], [3, 2]);
+    assert.equal([line('o3-mini').running, line('o3-mini').waiting], [0, 0]);
+  } finally {
+    services.load = was;
+  }
+});
+
+test('the latency settings follow the admin rule: a client not on loopback needs the admin token', async () => {
+  const res = await request(mock().url, '/__admin/latency', { key: null, headers: { host: 'example.com' } });
+  assertError(res, 403);
 });
 
 test('unknown admin paths are 404 and wrong methods 405, in the envelope', async () => {

@@ -160,6 +160,13 @@ test('a change with the cookie must come from the page: its Origin and x-uam-adm
       ).status,
       403,
     );
+    // PUT is a change too (the latency settings).
+    const setLatency = (headers: Record<string, string>) =>
+      request(mock.url, '/__admin/latency', { method: 'PUT', body: { profile: 'catalogue' }, key: null, headers });
+    assert.is((await setLatency({ cookie })).status, 403, 'a bare PUT');
+    assert.is((await setLatency({ cookie, 'x-uam-admin': '1', origin: 'http://evil.example' })).status, 403);
+    assert.is((await get(mock.url, '/__admin/latency', TOKEN)).json.profile, 'off', 'the latency was not changed');
+    assert.is((await setLatency({ cookie, 'x-uam-admin': '1', origin: `http://${host}` })).status, 200, 'the page');
     assert.equal((await get(mock.url, '/__admin/faults', TOKEN)).json.data, [], 'nothing was changed');
     assert.is((await add({ cookie, 'x-uam-admin': '1', origin: `http://${host}` })).status, 201, 'the page itself');
     assert.is(
