@@ -425,6 +425,41 @@ if (!executable) {
     await page.locator('.tag-fault', { hasText: 'rule one-500' }).first().waitFor();
   });
 
+  test('the latency tab shows the profile of each model; switched there, the next request answers with it', async () => {
+    const latency = async () =>
+      (await (await fetch(`${mock.url}/__admin/latency`)).json()) as {
+        profile: string;
+        models: { model: string; profile: string | null; from: string | null }[];
+      };
+    const journalled = async () =>
+      ((await (await fetch(`${mock.url}/__admin/requests`)).json()) as { data: { profile?: string }[] }).data.at(-1);
+    await page.getByRole('tab', { name: 'Latency' }).click();
+    const select = page.getByLabel('Profile of gpt-4o-mini');
+    await select.waitFor();
+    assert.equal(await select.inputValue(), 'off', 'latency is off until someone turns it on');
+    await page
+      .getByRole('row', { name: /small-fast/ })
+      .first()
+      .waitFor();
+    await select.selectOption('small-fast');
+    await page.getByText('gpt-4o-mini now answers with small-fast.').waitFor();
+    const set = (await latency()).models.find((m) => m.model === 'gpt-4o-mini');
+    assert.equal(set, { ...set!, profile: 'small-fast', from: 'admin' });
+    await ask('Hello');
+    assert.equal((await journalled())?.profile, 'small-fast', 'the next request answered with the profile');
+    await page.getByLabel('Every model').selectOption('catalogue');
+    await page.getByText('Every model now answers with catalogue.').waitFor();
+    assert.equal((await latency()).profile, 'catalogue');
+    await page.getByRole('button', { name: 'Back to the configuration' }).click();
+    await page.getByText('Back to the configuration:').waitFor();
+    const back = await latency();
+    assert.equal(back.profile, 'off');
+    assert.equal(back.models.find((m) => m.model === 'gpt-4o-mini')?.profile, null);
+    await ask('Hello');
+    assert.equal((await journalled())?.profile, undefined, 'answered at once again');
+    await page.getByRole('tab', { name: /Requests/ }).click();
+  });
+
   test('retries of one call show as one attempt chain', async () => {
     const retrying = new OpenAI({ baseURL: mock.openaiBaseURL, apiKey: mock.apiKey, maxRetries: 2 });
     mock.addFaultRule({
