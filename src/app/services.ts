@@ -5,7 +5,8 @@ import { ConfigError, type Config } from '../domain/config.js';
 import { FaultRules, RuleError } from '../domain/faults/rules.js';
 import { Journal } from '../domain/journal.js';
 import { StreamStats } from '../domain/lateness.js';
-import { NO_LATENCY, NO_LOAD } from '../domain/latency/none.js';
+import { NO_LATENCY } from '../domain/latency/none.js';
+import { Slots } from '../domain/latency/slots.js';
 import { ResponseBodies } from '../domain/responseBodies.js';
 import { keyStates } from '../domain/keys.js';
 import { packageLimits, type Limits } from '../domain/limits.js';
@@ -82,7 +83,7 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
     ...parts,
     streams: new StreamStats(),
     latency: NO_LATENCY,
-    load: NO_LOAD,
+    load: new Slots(),
     state: stateOf(config, schemas, parts, clock, limits),
     responseBodies: new ResponseBodies(limits.records, config.journalSize, configSecrets(config)),
     config,

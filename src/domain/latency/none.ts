@@ -1,6 +1,5 @@
-// Placeholders while the latency model is assembled: no profile in force, nothing running. Replaced by the
-// control (control.ts) and the slots (slots.ts).
-import type { LatencyControl, LatencyView, ModelLoad } from './types.js';
+// Placeholder while the latency model is assembled: no profile in force. Replaced by the control (control.ts).
+import type { LatencyControl, LatencyView } from './types.js';
 
 const OFF: LatencyView = {
   profile: 'off',
@@ -19,5 +18,3 @@ export const NO_LATENCY: LatencyControl = {
   update: () => OFF,
   reset: () => OFF,
 };
-
-export const NO_LOAD: ModelLoad = { running: () => 0, waiting: () => 0, models: () => [] };
