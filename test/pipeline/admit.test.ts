@@ -337,6 +337,32 @@ test("media: images and both speech endpoints wait the profile's duration; tts w
   });
 });
 
+test('video: the task answers at once; under a profile its status follows the drawn duration by wall time', async () => {
+  await withAdmission(async (url, app, records) => {
+    const { control } = scripted({ duration: 20_000 });
+    use(app, control);
+    let now = 1_000_000;
+    app.services.clock.now = () => now;
+    const made = await post(url, pathOf('video.generate'), VALID['video.generate']);
+    assert.is(made.status, 200);
+    assert.is(made.json.status, 'queued');
+    assert.is(made.json.video, null);
+    const poll = () => get(url, `${pathOf('video.generate')}/${made.json.id}`).then((r) => r.json);
+    now += 1999;
+    assert.is((await poll()).status, 'queued', 'queued for the first tenth');
+    now += 1;
+    assert.is((await poll()).status, 'generating');
+    now += 17_999;
+    assert.is((await poll()).status, 'generating');
+    now += 1;
+    const done = await poll();
+    assert.is(done.status, 'completed');
+    assert.ok(done.video.url);
+    await waitFor('recorded', () => records.length === 5);
+    assert.is(records[0]!.profile, 'test');
+  });
+});
+
 test('without a profile nothing changes: no wait, no slot, no profile in the record', async () => {
   await withAdmission(async (url, app, records) => {
     const sleeps = heldSleeps(app);
