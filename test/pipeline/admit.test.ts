@@ -1,6 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { MockApp } from '../../src/app/createApp.js';
 import type { RequestRecord } from '../../src/domain/journal.js';
 import type { Dist, LatencyControl, LatencyView, Profile } from '../../src/domain/latency/types.js';
@@ -361,6 +364,30 @@ test('video: the task answers at once; under a profile its status follows the dr
     await waitFor('recorded', () => records.length === 5);
     assert.is(records[0]!.profile, 'test');
   });
+});
+
+test("with a relay there is no admission: the replay fallback's mock answer keeps its timing", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'uam-admit-'));
+  const records: RequestRecord[] = [];
+  try {
+    await withApp(
+      { replay: dir, replayFallback: 'mock' },
+      { observers: [(r) => void records.push(r)] },
+      async (url, app) => {
+        const { control, chosen } = scripted({ ttft: 5000, maxRunning: 1 });
+        use(app, control);
+        const waits: number[] = [];
+        app.services.clock.sleep = async (ms) => void waits.push(ms);
+        assert.is((await chat(url)).status, 200);
+        assert.equal(chosen, []);
+        assert.equal(waits, []);
+        await waitFor('recorded', () => records.length === 1);
+        assert.is(records[0]!.profile, undefined);
+      },
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('without a profile nothing changes: no wait, no slot, no profile in the record', async () => {
