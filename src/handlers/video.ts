@@ -4,10 +4,7 @@ import type { Handler, HandlerRequest } from '../pipeline/handler.js';
 import { profileFor } from '../pipeline/admit.js';
 import type { Services, VideoTask } from '../domain/services.js';
 import type { VideoTiming } from '../domain/state/store.js';
-import { operation } from '../contract/operations.js';
 import type { Reply } from '../contract/reply.js';
-
-const VIDEO_OP = operation('video.generate');
 
 // With video.progress on, each poll moves the task one step: a virtual clock, not wall time.
 const PROGRESS = ['queued', 'generating', 'completed'] as const;
@@ -29,7 +26,7 @@ function view(task: VideoTask, services: Services): Record<string, unknown> {
 
 /** Under a latency profile, the task's generation time drawn from the model's `duration`; otherwise none. */
 function timingOf(services: Services, model: string, headers: HandlerRequest['headers']): VideoTiming | undefined {
-  const chosen = profileFor(services, model, headers, VIDEO_OP);
+  const chosen = profileFor(services, model, headers);
   if (!chosen) return undefined;
   const durationMs = services.latency.draws().draw(chosen.choice.profile.duration ?? 0);
   return { startMs: services.clock.now(), durationMs };

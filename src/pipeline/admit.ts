@@ -1,6 +1,5 @@
 import type { Context } from 'koa';
 import { ApiError, ERRORS } from '../contract/errors.js';
-import type { Operation } from '../contract/operations.js';
 import type { Reply } from '../contract/reply.js';
 import { FULL, loadFactor, type Slot } from '../domain/latency/slots.js';
 import type { Dist, Draws, Profile, ProfileChoice } from '../domain/latency/types.js';
@@ -13,17 +12,14 @@ type Headers = Record<string, string | string[] | undefined>;
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
 /**
- * What the request's X-Mock-Pacing header asks for (with control headers on). An operation that does not list
- * the header (every one but chat) ignores one it cannot read, as it did before profiles: only `profile=` means
- * something there.
+ * What the request's X-Mock-Pacing header asks for (with control headers on). One it cannot read is ignored
+ * here: a streamed chat request's header was checked by its handler (a 400 names it), and the other requests
+ * never refused one, so a malformed header changes nothing it did not change before profiles.
  */
-export function askedPacing(services: Services, headers: Headers, op: Operation): PacingRequest | undefined {
+export function askedPacing(services: Services, headers: Headers): PacingRequest | undefined {
   if (!services.config.faultHeaders || headers[PACING_HEADER] === undefined) return undefined;
-  const read = () =>
-    pacingHeader(headers, services.config.timeouts.streamMaxMs, services.limits.messages.maxPacingPartChars);
-  if (op.headers?.some((h) => h.toLowerCase() === PACING_HEADER)) return read();
   try {
-    return read();
+    return pacingHeader(headers, services.config.timeouts.streamMaxMs, services.limits.messages.maxPacingPartChars);
   } catch {
     return undefined;
   }
@@ -34,9 +30,8 @@ export function profileFor(
   services: Services,
   model: string,
   headers: Headers,
-  op: Operation,
 ): { choice: ProfileChoice; asked: PacingRequest | undefined } | undefined {
-  const asked = askedPacing(services, headers, op);
+  const asked = askedPacing(services, headers);
   const choice = services.latency.choose(model, asked?.profile);
   return choice && { choice, asked };
 }
@@ -129,7 +124,7 @@ export function admit(services: Services, clock: { now(): number }): Step {
     const model = state.body?.[latency.model];
     // Only catalogue ids take slots: a name the handler did not check (an SSML voice wins over the field) does not.
     if (typeof model !== 'string' || !known.has(model)) return;
-    const chosen = profileFor(services, model, ctx.req.headers, op);
+    const chosen = profileFor(services, model, ctx.req.headers);
     if (!chosen) return;
     const { choice, asked } = chosen;
     state.profile = choice.name;

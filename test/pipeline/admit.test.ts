@@ -395,11 +395,13 @@ test('without a profile nothing changes: no wait, no slot, no profile in the rec
     const sleeps = heldSleeps(app);
     assert.is((await chat(url)).status, 200);
     assert.is((await chat(url, { stream: true })).status, 200);
+    // A pacing header a plain answer never read is still not read.
+    assert.is((await chat(url, {}, { 'x-mock-pacing': 'fast please' })).status, 200);
     const video = await post(url, pathOf('video.generate'), VALID['video.generate']);
     assert.is(video.json.status, 'completed');
     assert.is(sleeps.length, 0);
     assert.equal([...app.services.load.models()], []);
-    await waitFor('recorded', () => records.length === 3);
+    await waitFor('recorded', () => records.length === 4);
     assert.ok(records.every((r) => r.profile === undefined && r.queuedMs === undefined));
   });
 });
