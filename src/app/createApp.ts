@@ -7,6 +7,7 @@ import { renderError, sendError, type ErrorSink } from '../pipeline/errors.js';
 import { createServices } from './services.js';
 import { createRelay, type Relay } from '../relay/relay.js';
 import { boundOperations } from './bindings.js';
+import { admit } from '../pipeline/admit.js';
 import { faults } from '../pipeline/faults.js';
 import { handle } from '../pipeline/handle.js';
 import { parseBody } from '../pipeline/parseBody.js';
@@ -96,13 +97,14 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const check = validate(schemas, config.strict, services.limits.requests, services.secrets);
 
   // Per operation, in order: who is calling, may they, what did they send, is a fault asked for,
-  // is the body valid, and the answer.
+  // is the body valid, the answer, and (under a latency profile) the model's slot and the answer's timing.
+  // Relayed and replayed answers keep the timing they were recorded with: with a relay there is no admission.
   const perOperation: Step[] = [
     authenticate(services.keys, config),
     rateLimit(services),
     parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget, services.limits.messages),
     faults(services),
-    ...(relay ? [relay.step(check, handle(services))] : [check, handle(services)]),
+    ...(relay ? [relay.step(check, handle(services))] : [check, handle(services), admit(services, pacer)]),
   ];
   const respond = responder(
     services.limits.records,

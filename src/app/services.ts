@@ -6,7 +6,7 @@ import { FaultRules, RuleError } from '../domain/faults/rules.js';
 import { Journal } from '../domain/journal.js';
 import { StreamStats } from '../domain/lateness.js';
 import { Latency } from '../domain/latency/control.js';
-import { NO_LOAD } from '../domain/latency/none.js';
+import { Slots } from '../domain/latency/slots.js';
 import { ResponseBodies } from '../domain/responseBodies.js';
 import { keyStates } from '../domain/keys.js';
 import { packageLimits, type Limits } from '../domain/limits.js';
@@ -83,7 +83,7 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
     videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
   };
   const streams = new StreamStats();
-  const load = NO_LOAD;
+  const load = new Slots();
   return {
     ...parts,
     streams,

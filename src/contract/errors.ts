@@ -117,6 +117,14 @@ export const ERRORS = {
     message: 'The requested range is not satisfiable.',
   },
   RATE_LIMITED: { status: 429, type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached.' },
+  // A model's slots and waiting queue are full under its latency profile (maxRunning, maxWaiting): 429 by default,
+  // 503 with latency.queueFullStatus, as an overloaded model server answers either.
+  MODEL_OVERLOADED: {
+    status: 429,
+    type: 'requests',
+    code: 'model_overloaded',
+    message: 'The model is at capacity; retry later.',
+  },
   INTERNAL: {
     status: 500,
     type: 'server_error',

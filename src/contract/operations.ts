@@ -36,6 +36,17 @@ export interface Success {
   readonly ranges?: true;
 }
 
+/**
+ * What a latency profile does to an operation: `model` is the body field naming the catalogue model whose profile
+ * and slots the request takes (a request without it answers at once); `timing` is how the answer waits: `tokens`
+ * (chat: time to first token, prefill and a gap per token), `duration` (media: one drawn duration), `task` (video:
+ * the task answers at once and its status follows the drawn duration).
+ */
+export interface Latency {
+  readonly model: string;
+  readonly timing: 'tokens' | 'duration' | 'task';
+}
+
 /** How the OpenAPI document and the docs present an operation. */
 export interface OperationDoc {
   readonly tag: string;
@@ -75,6 +86,8 @@ export interface Operation {
   readonly billing?: Billing;
   /** True when the operation's requests count their tokens against a key's tokens-per-minute limit. */
   readonly countsTokens?: true;
+  /** How a latency profile times the operation (docs/load-testing.md); none: it always answers at once. */
+  readonly latency?: Latency;
   readonly doc: OperationDoc;
 }
 
@@ -101,6 +114,7 @@ const ROWS = [
     headers: ['X-Mock-Pacing', 'X-Mock-Reply-Rule'],
     billing: { unit: 'tokens', field: 'max_tokens' },
     countsTokens: true,
+    latency: { model: 'model', timing: 'tokens' },
     doc: {
       tag: 'text-provider',
       summary: 'Generate text with chat models',
@@ -118,6 +132,7 @@ const ROWS = [
     requestSchema: schemaId('image-generation-request.json'),
     success: { ...json('images-response.json'), media: 'png' },
     billing: { unit: 'images', field: 'n' },
+    latency: { model: 'model', timing: 'duration' },
     doc: {
       tag: 'text-provider',
       summary: 'Generate images from a text description',
@@ -151,6 +166,7 @@ const ROWS = [
     requestSchema: schemaId('video-request.json'),
     success: { ...json('video-task.json'), media: 'mp4', seedAt: '/video/seed' },
     billing: { unit: 'videoSeconds', field: 'duration' },
+    latency: { model: 'model', timing: 'task' },
     doc: {
       tag: 'video-provider',
       summary: 'Generate video from text or from an image',
@@ -168,6 +184,7 @@ const ROWS = [
     requestSchema: schemaId('voice-tts-request.json'),
     success: { contentType: 'audio/mpeg', media: 'audio' },
     billing: { unit: 'characters', field: 'text' },
+    latency: { model: 'model_id', timing: 'duration' },
     doc: {
       tag: 'voice-provider',
       summary: 'Convert text to speech',
@@ -187,6 +204,7 @@ const ROWS = [
     success: { contentType: 'audio/wav', media: 'audio' },
     headers: ['X-Microsoft-OutputFormat'],
     billing: { unit: 'characters', field: 'text' },
+    latency: { model: 'voice', timing: 'duration' },
     doc: {
       tag: 'cloud-provider',
       summary: 'Convert text to speech with SSML support',

@@ -103,7 +103,15 @@ export type Reply =
       stopAfter?: number;
       /** Replace the JSON of this event with a broken one (the malformed fault). */
       malformedAt?: number;
-      pacing: { timeToFirstTokenMs: number; tokensPerSecond: number };
+      pacing: {
+        timeToFirstTokenMs: number;
+        tokensPerSecond: number;
+        /**
+         * A latency profile's gaps: the wait before an event of `tokens` tokens, in ms, drawn as it is due (one draw
+         * per token, slowed by the model's load then). When given, it replaces `tokensPerSecond`.
+         */
+        gap?: (tokens: number) => number;
+      };
       /**
        * Replayed streams: when each event is due, in ms from the first (one more entry for the end);
        * when given, it replaces the per-token pacing after the time to first token.

@@ -5,7 +5,8 @@ import type { Config } from './config.js';
 import type { FaultRules } from './faults/rules.js';
 import type { Journal } from './journal.js';
 import type { StreamStats } from './lateness.js';
-import type { LatencyControl, ModelLoad } from './latency/types.js';
+import type { LatencyControl } from './latency/types.js';
+import type { Slots } from './latency/slots.js';
 import type { EchoMask } from './secrets.js';
 import type { KeyState } from './keys.js';
 import type { Limits } from './limits.js';
@@ -56,8 +57,8 @@ export interface Services {
   readonly streams: StreamStats;
   /** The latency profiles in force (configuration, admin API; the pacing header picks one per request). */
   readonly latency: LatencyControl;
-  /** How many requests of each model run and wait on this instance (a profile's maxRunning and maxWaiting). */
-  readonly load: ModelLoad;
+  /** Each model's slots on this instance: the requests that run and wait (a profile's maxRunning and maxWaiting). */
+  readonly load: Slots;
   /** GET /metrics's figures (domain/metrics/); undefined with `metrics: off`. */
   readonly metrics: Metrics | undefined;
   /** With logging on: how many log lines were dropped because the output did not keep up (shown in /__health). */

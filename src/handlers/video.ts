@@ -1,19 +1,39 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, idFrom, seedFrom } from '../lib/ids.js';
-import type { Handler } from '../pipeline/handler.js';
-import type { VideoTask } from '../domain/services.js';
+import type { Handler, HandlerRequest } from '../pipeline/handler.js';
+import { profileFor } from '../pipeline/admit.js';
+import type { Services, VideoTask } from '../domain/services.js';
+import type { VideoTiming } from '../domain/state/store.js';
 import type { Reply } from '../contract/reply.js';
 
 // With video.progress on, each poll moves the task one step: a virtual clock, not wall time.
 const PROGRESS = ['queued', 'generating', 'completed'] as const;
 
-function view(task: VideoTask, progress: boolean): Record<string, unknown> {
-  const status = progress ? PROGRESS[Math.min(task.polls, PROGRESS.length - 1)]! : 'completed';
+/** The task's status: by wall time under a latency profile, else by polls (video.progress), else completed. */
+function statusOf(task: VideoTask, progress: boolean, now: number): (typeof PROGRESS)[number] {
+  const timing = task.timing;
+  if (timing) {
+    const elapsed = now - timing.startMs;
+    return elapsed >= timing.durationMs ? 'completed' : elapsed >= timing.durationMs / 10 ? 'generating' : 'queued';
+  }
+  return progress ? PROGRESS[Math.min(task.polls, PROGRESS.length - 1)]! : 'completed';
+}
+
+function view(task: VideoTask, services: Services): Record<string, unknown> {
+  const status = statusOf(task, services.config.video.progress, services.clock.now());
   return { ...task.body, status, video: status === 'completed' ? task.body.video : null };
 }
 
+/** Under a latency profile, the task's generation time drawn from the model's `duration`; otherwise none. */
+function timingOf(services: Services, model: string, headers: HandlerRequest['headers']): VideoTiming | undefined {
+  const chosen = profileFor(services, model, headers);
+  if (!chosen) return undefined;
+  const durationMs = services.latency.draws().draw(chosen.choice.profile.duration ?? 0);
+  return { startMs: services.clock.now(), durationMs };
+}
+
 /** POST /video-provider/generate: a task, completed at once by default, whose URL serves a real MP4. */
-export const generateVideo: Handler = ({ body, raw, baseUrl, services }) => {
+export const generateVideo: Handler = ({ body, raw, baseUrl, headers, services }) => {
   const model = services.catalogue.require(body.model as string, 'video');
   const { video } = services.limits;
   const duration = (body.duration as number | undefined) ?? video.defaultDuration;
@@ -39,8 +59,10 @@ export const generateVideo: Handler = ({ body, raw, baseUrl, services }) => {
       error: null,
     },
   };
+  const timing = timingOf(services, model.id, headers);
+  if (timing) task.timing = timing;
   const stored = services.state.putVideo(id, task);
-  const reply: Reply = { kind: 'json', body: view(task, services.config.video.progress) };
+  const reply: Reply = { kind: 'json', body: view(task, services) };
   return stored instanceof Promise ? stored.then(() => reply) : reply;
 };
 
@@ -54,7 +76,7 @@ export const getVideo: Handler = ({ params, services }) => {
         code: 'task_not_found',
         message: `No video task with id '${id.slice(0, services.limits.messages.maxQuotedChars)}'.`,
       });
-    return { kind: 'json', body: view(task, services.config.video.progress) };
+    return { kind: 'json', body: view(task, services) };
   };
   // The poll is counted by the state (atomically in Redis, where several instances may serve one task).
   const task = services.state.pollVideo(id);

@@ -27,7 +27,7 @@ function chooseFault(
 }
 
 /** Waits `ms` unless the client leaves first; true when the client is gone. */
-async function waitOrLeave(ctx: Context, services: Services, ms: number): Promise<boolean> {
+export async function waitOrLeave(ctx: Context, services: Services, ms: number): Promise<boolean> {
   if (ctx.res.destroyed) return true;
   const left = new AbortController();
   const gone = () => left.abort();

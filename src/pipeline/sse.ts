@@ -124,6 +124,8 @@ class SseWriter implements Paced {
   private action: () => void;
   private readonly stop: number;
   private readonly msPerToken: number;
+  /** A latency profile's gaps, drawn per event as it is written (in place of msPerToken). */
+  private readonly gap: ((tokens: number) => number) | undefined;
   /** Whether events have times to keep to, so their lateness means something. */
   private readonly paced: boolean;
   private i = 0;
@@ -155,7 +157,8 @@ class SseWriter implements Paced {
     const { events, pacing, schedule } = reply;
     this.stop = reply.ending === 'done' ? events.length : Math.min(reply.stopAfter ?? events.length, events.length);
     this.msPerToken = pacing.tokensPerSecond > 0 ? 1000 / pacing.tokensPerSecond : 0;
-    this.paced = schedule !== undefined || this.msPerToken > 0;
+    this.gap = pacing.gap;
+    this.paced = schedule !== undefined || this.gap !== undefined || this.msPerToken > 0;
     const now = pacer.now();
     if (log) log.start = now;
     this.deadline = now + streamMaxMs;
@@ -335,7 +338,9 @@ class SseWriter implements Paced {
       const i = ++this.i;
       this.next += schedule
         ? (schedule[i] ?? schedule[i - 1]!) - schedule[i - 1]!
-        : events.tokens(i - 1) * this.msPerToken;
+        : this.gap
+          ? this.gap(events.tokens(i - 1))
+          : events.tokens(i - 1) * this.msPerToken;
       if (this.next > now) {
         res.write(this.chunk());
         this.flush();

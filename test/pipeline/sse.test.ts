@@ -209,6 +209,37 @@ test('the time to first token runs from when the request arrived, not from when 
   assert.is(stats.firstEvents.figures().maxMs, 0);
 });
 
+test("a profile's gaps: drawn per event as it is due, from the event's tokens, in place of the rate; lateness still kept", async () => {
+  const res = new FakeRes();
+  const timers = new FakeTimers();
+  const log = new StreamLog(packageLimits().records, new StreamStats());
+  const asked: number[] = [];
+  const drawn = [30, 5, 70, 0, 0];
+  const gap = (tokens: number) => {
+    asked.push(tokens);
+    return drawn.shift()!;
+  };
+  const events = [ev('role', 0), ev('a'), ev('bc', 2), ev('d'), ev('finish', 0)];
+  const done = writeSse(
+    asRes(res),
+    reply(events, { pacing: { timeToFirstTokenMs: 100, tokensPerSecond: 50, gap } }),
+    1000,
+    timers,
+    Number.POSITIVE_INFINITY,
+    log,
+  );
+  assert.equal(asked, [], 'no gap is drawn before its event is written');
+  timers.fire();
+  // The role event carries no token (a gap of its draw for 0 tokens, here 30: the scripted source decides).
+  timers.fire();
+  timers.fire(3); // 3 ms late
+  timers.fire();
+  assert.is(await done, 'completed');
+  assert.equal(asked, [0, 1, 2, 1, 0], 'one call per event, with the tokens of the event just written');
+  assert.equal(timers.requested, [100, 30, 5, 70 - 3], 'the rate (tps 50) is not used; a late timer is made up');
+  assert.is(log.worstLateMs, 3);
+});
+
 test('lateness: an unpaced stream keeps no time, so nothing is measured', async () => {
   const stats = new StreamStats();
   const log = new StreamLog(packageLimits().records, stats);

@@ -8,6 +8,7 @@ import { mulberry32 } from '../../src/lib/prng.js';
 import { ConfigError, resolveConfig } from '../../src/domain/config.js';
 import { SchemaRegistry } from '../../src/contract/schemas.js';
 import type { RedisState } from '../../src/domain/state/redis.js';
+import type { LatencyControl } from '../../src/domain/latency/types.js';
 import { start, type RunningMock } from '../../src/server/server.js';
 import { get, KEY, post, request, VALID, waitFor, type Res } from '../support/index.js';
 import { findRedisServer, TestRedis } from './redisServer.js';
@@ -202,6 +203,43 @@ if (!bin) {
     assert.is((await get(a.url, `/video-provider/generate/${made.json.id}`)).json.status, 'completed');
     assert.is((await get(b.url, '/video-provider/generate/vid_nosuchtask')).status, 404);
   });
+
+  t(
+    'under a latency profile a video task follows its drawn duration by wall time, on every instance alike',
+    async () => {
+      const profile = { name: 'slow-video', profile: { duration: 20_000 }, from: 'config' as const };
+      const real = [a, b].map((m) => ({ now: m.services.clock.now, latency: m.services.latency }));
+      let now = 5_000_000;
+      for (const m of [a, b]) {
+        m.services.clock.now = () => now;
+        (m.services as { latency: LatencyControl }).latency = {
+          ...m.services.latency,
+          choose: () => profile,
+          draws: () => ({ draw: () => 20_000 }),
+        };
+      }
+      try {
+        const made = await post(a.url, '/video-provider/generate', { ...VALID['video.generate'], seed: 77 });
+        assert.is(made.json.status, 'queued');
+        const poll = (m: RunningMock) => get(m.url, `/video-provider/generate/${made.json.id}`).then((r) => r.json);
+        // Polls do not move it (video.progress is on here): wall time does.
+        assert.is((await poll(b)).status, 'queued');
+        assert.is((await poll(a)).status, 'queued');
+        now += 2_000;
+        assert.is((await poll(b)).status, 'generating');
+        now += 18_000;
+        const done = await poll(b);
+        assert.is(done.status, 'completed');
+        assert.ok(done.video.url);
+        assert.is((await poll(a)).status, 'completed');
+      } finally {
+        [a, b].forEach((m, i) => {
+          m.services.clock.now = real[i]!.now;
+          (m.services as { latency: LatencyControl }).latency = real[i]!.latency;
+        });
+      }
+    },
+  );
 
   t(
     'Redis stopped, not killed (SIGSTOP): /__health turns 503 and says why, within its PING wait; on SIGCONT it is ok again',

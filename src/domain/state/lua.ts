@@ -181,5 +181,5 @@ export const POLL_VIDEO = `
 local k = ARGV[1] .. 'video:' .. ARGV[2]
 if redis.call('EXISTS', k) == 0 then return false end
 local n = redis.call('HINCRBY', k, 'polls', 1)
-return {redis.call('HGET', k, 'body'), n}
+return {redis.call('HGET', k, 'body'), n, redis.call('HGET', k, 'timing')}
 `;

@@ -27,7 +27,7 @@ import {
 import type { KeyState } from '../keys.js';
 import type { Admission, LimitView } from '../rateLimits/limiter.js';
 import * as lua from './lua.js';
-import type { JournalView, LimitSnapshot, StateHealth, StateStore, VideoTask } from './store.js';
+import type { JournalView, LimitSnapshot, StateHealth, StateStore, VideoTask, VideoTiming } from './store.js';
 
 const TOKEN_WINDOW_MS = 60_000;
 // ioredis (CommonJS) is loaded when Redis state is made: a server with its state in memory, as `npm start`
@@ -451,7 +451,14 @@ export class RedisState implements StateStore {
       await this.redis
         .multi()
         .del(k)
-        .hset(k, 'body', JSON.stringify(task.body), 'polls', task.polls)
+        .hset(
+          k,
+          'body',
+          JSON.stringify(task.body),
+          'polls',
+          task.polls,
+          ...(task.timing ? ['timing', JSON.stringify(task.timing)] : []),
+        )
         .expire(k, VIDEO_TTL_S)
         .exec();
     });
@@ -459,8 +466,11 @@ export class RedisState implements StateStore {
 
   pollVideo(id: string): Promise<VideoTask | undefined> {
     return this.use(async () => {
-      const reply = (await this.scripts.uamPollVideo(this.prefix, id)) as [string, number] | null;
-      return reply ? { body: JSON.parse(reply[0]) as Record<string, unknown>, polls: Number(reply[1]) } : undefined;
+      const reply = (await this.scripts.uamPollVideo(this.prefix, id)) as [string, number, string | null] | null;
+      if (!reply) return undefined;
+      const task: VideoTask = { body: JSON.parse(reply[0]) as Record<string, unknown>, polls: Number(reply[1]) };
+      if (reply[2]) task.timing = JSON.parse(reply[2]) as VideoTiming;
+      return task;
     });
   }
 

@@ -11,6 +11,16 @@ export type Maybe<T> = T | Promise<T>;
 export interface VideoTask {
   body: Record<string, unknown>;
   polls: number;
+  /** Under a latency profile: when the task was made (wall clock, ms) and its drawn generation time; its status
+   * follows them, so every instance sharing the task answers the same. */
+  timing?: VideoTiming;
+}
+
+/** A video task's generation by wall time: queued for the first tenth of `durationMs` from `startMs`, generating
+ * until the end, then completed. */
+export interface VideoTiming {
+  readonly startMs: number;
+  readonly durationMs: number;
 }
 
 /** One limited key's state, as GET /__admin/rate-limits shows it. */

@@ -34,11 +34,11 @@ const WHEN: Readonly<Record<number, string>> = {
   413: 'The request body is larger than the server accepts (`--body-limit`).',
   415: 'The request body is compressed (Content-Encoding); send it uncompressed.',
   416: 'Range not satisfiable: the `Range` header asks for bytes past the end of the body (or for its last 0 bytes); `Content-Range: bytes */LENGTH` gives its length.',
-  429: 'Rate limit reached for the key. `retry-after` (seconds) and `retry-after-ms` say when to come back.',
+  429: "Rate limit reached for the key, or (`model_overloaded`) the model's slots and waiting queue are full under its latency profile. `retry-after` (seconds) and `retry-after-ms` say when to come back.",
   431: 'The request headers are larger than the server reads (16 KiB); answered on the socket, and the connection is closed.',
   500: 'Server error. Retry with backoff.',
   504: "Never an HTTP status: the last `data:` event of a chat stream that runs past the server's stream time limit (`timeouts.streamMaxMs`), sent instead of `[DONE]` once the 200 head is out. The OpenAI SDKs throw it as an APIError.",
-  503: 'The shared state (`--state redis://...`) cannot be reached: rate limits, fault rules, the journal and video tasks cannot be decided. `retry-after` says when to try again.',
+  503: "The shared state (`--state redis://...`) cannot be reached: rate limits, fault rules, the journal and video tasks cannot be decided; or, with `latency.queueFullStatus` 503, the model's slots and waiting queue are full (`model_overloaded`). `retry-after` says when to try again.",
 };
 
 const HEADERS_OF: Readonly<Record<number, readonly string[]>> = {

@@ -1,0 +1,209 @@
+import type { Context } from 'koa';
+import { ApiError, ERRORS } from '../contract/errors.js';
+import type { Reply } from '../contract/reply.js';
+import { FULL, loadFactor, type Slot } from '../domain/latency/slots.js';
+import type { Dist, Draws, Profile, ProfileChoice } from '../domain/latency/types.js';
+import type { Services } from '../domain/services.js';
+import { PACING_HEADER, pacingHeader, type PacingRequest } from '../text/pacing.js';
+import { waitOrLeave } from './faults.js';
+import { STOP, type RequestState, type Step, type StepResult } from './steps.js';
+
+type Headers = Record<string, string | string[] | undefined>;
+type SseReply = Extract<Reply, { kind: 'sse' }>;
+
+/**
+ * What the request's X-Mock-Pacing header asks for (with control headers on). One it cannot read is ignored
+ * here: a streamed chat request's header was checked by its handler (a 400 names it), and the other requests
+ * never refused one, so a malformed header changes nothing it did not change before profiles.
+ */
+export function askedPacing(services: Services, headers: Headers): PacingRequest | undefined {
+  if (!services.config.faultHeaders || headers[PACING_HEADER] === undefined) return undefined;
+  try {
+    return pacingHeader(headers, services.config.timeouts.streamMaxMs, services.limits.messages.maxPacingPartChars);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The profile in force for a request of `model` (a catalogue id), the header's choice first; undefined: none. */
+export function profileFor(
+  services: Services,
+  model: string,
+  headers: Headers,
+): { choice: ProfileChoice; asked: PacingRequest | undefined } | undefined {
+  const asked = askedPacing(services, headers);
+  const choice = services.latency.choose(model, asked?.profile);
+  return choice && { choice, asked };
+}
+
+/** The refusal of a request whose model has every slot running and its queue full. */
+function overloaded(services: Services, model: string, profile: Profile): ApiError {
+  const { queueFullStatus, retryAfterMs } = services.latency.view();
+  const seconds = Math.ceil(retryAfterMs / 1000);
+  return new ApiError(ERRORS.MODEL_OVERLOADED, {
+    status: queueFullStatus,
+    message: `The model '${model}' is at capacity (${profile.maxRunning ?? 0} running, ${profile.maxWaiting ?? 0} waiting); retry after ${seconds} s.`,
+    headers: { 'retry-after': String(seconds), 'retry-after-ms': String(retryAfterMs) },
+  });
+}
+
+/** The client left before the answer was written: nothing more is sent, and the record says so. */
+function leftEarly(ctx: Context, state: RequestState): typeof STOP {
+  state.reply = undefined;
+  ctx.respond = false;
+  state.transportStatus = 0;
+  state.stream = 'aborted';
+  return STOP;
+}
+
+/** Gives `slot` back once the request is over (serve's finally; for a stream, after its end), with what else is. */
+function hold(state: RequestState, slot: Slot): void {
+  const before = state.release;
+  state.release = before
+    ? () => {
+        before();
+        slot.release();
+      }
+    : () => slot.release();
+}
+
+/** The timing of one admitted request: its draws, in order, each slowed by the model's load when drawn. */
+class Timing {
+  constructor(
+    private readonly services: Services,
+    private readonly model: string,
+    readonly profile: Profile,
+    private readonly draws: Draws,
+  ) {}
+
+  /** How much slower the model answers now. */
+  factor(): number {
+    return loadFactor(this.profile, this.services.load.running(this.model));
+  }
+
+  /** The time to first token: the drawn ttft and the prompt's prefill, slowed by the load at admission. */
+  firstToken(ttft: Dist, promptTokens: number): number {
+    return (this.draws.draw(ttft) + (this.profile.prefillMsPerToken ?? 0) * promptTokens) * this.factor();
+  }
+
+  /** The wait for `tokens` tokens: one draw per token, slowed by the load now. */
+  gaps(gap: Dist, tokens: number): number {
+    let ms = 0;
+    for (let i = 0; i < tokens; i++) ms += this.draws.draw(gap);
+    return ms * this.factor();
+  }
+
+  /** A media answer's whole time. */
+  duration(): number {
+    return this.draws.draw(this.profile.duration ?? 0) * this.factor();
+  }
+}
+
+/** The gap between tokens: the header's tps as a fixed gap, else the profile's; undefined: the reply's own pacing. */
+function gapOf(profile: Profile, asked: PacingRequest | undefined): Dist | undefined {
+  if (asked?.tps !== undefined) return asked.tps > 0 ? 1000 / asked.tps : 0;
+  return profile.interToken;
+}
+
+/**
+ * Admission under a latency profile, after the handler has answered (refusals and errors never take a slot):
+ * the request's model (the body field its operation's `latency` row names) gets its profile; with a cap the
+ * request takes a slot, waits for one in order, or is refused (429, or 503 per queueFullStatus, with
+ * retry-after); then its answer is timed: a stream's time to first token from the slot and a gap drawn per
+ * token, a plain chat answer waits the same in full, media wait their duration. The slot is given back when the
+ * request is over. Without a profile nothing changes. Relayed and replayed answers keep their recorded timing:
+ * with a relay this step is not in the pipeline. `clock` is the stream timers' (a stream's ttft runs on it).
+ */
+export function admit(services: Services, clock: { now(): number }): Step {
+  const known = new Set(services.catalogue.models.map((m) => m.id));
+  return function admit(ctx, state) {
+    const op = state.operation!;
+    const latency = op.latency;
+    const reply = state.reply;
+    if (!latency || !reply || reply.kind === 'feed') return;
+    const model = state.body?.[latency.model];
+    // Only catalogue ids take slots: a name the handler did not check (an SSML voice wins over the field) does not.
+    if (typeof model !== 'string' || !known.has(model)) return;
+    const chosen = profileFor(services, model, ctx.req.headers);
+    if (!chosen) return;
+    const { choice, asked } = chosen;
+    state.profile = choice.name;
+    if (latency.timing === 'task') return; // the video handler timed the task itself
+    const profile = choice.profile;
+    let leaving: AbortController | undefined;
+    const gone = () => leaving!.abort();
+    if (profile.maxRunning !== undefined) {
+      leaving = new AbortController();
+      ctx.res.once('close', gone);
+    }
+    const got = services.load.acquire(model, profile, leaving?.signal);
+    if (got === FULL) {
+      ctx.res.off('close', gone);
+      return overloaded(services, model, profile);
+    }
+    const run = (slot: Slot | undefined): StepResult | Promise<StepResult> => {
+      ctx.res.off('close', gone);
+      if (!slot) return leftEarly(ctx, state);
+      hold(state, slot);
+      if (ctx.res.destroyed) return leftEarly(ctx, state);
+      return timed(ctx, state, services, new Timing(services, model, profile, services.latency.draws()), asked, clock);
+    };
+    if (!(got instanceof Promise)) {
+      state.queuedMs = 0;
+      return run(got);
+    }
+    const start = clock.now();
+    return got.then((slot) => {
+      state.queuedMs = clock.now() - start;
+      return run(slot);
+    });
+  };
+}
+
+/** The admitted request's answer timed: a stream paced, any other answer held for its time. */
+function timed(
+  ctx: Context,
+  state: RequestState,
+  services: Services,
+  timing: Timing,
+  asked: PacingRequest | undefined,
+  clock: { now(): number },
+): StepResult | Promise<StepResult> {
+  const reply = state.reply!;
+  const profile = timing.profile;
+  if (reply.kind === 'sse') {
+    state.reply = paced(reply, timing, profile, asked, services.config.timeouts.streamMaxMs);
+    state.arrived = clock.now(); // the time to first token runs from the slot, the queue's wait before it
+    return;
+  }
+  let ms: number;
+  if (state.operation!.latency!.timing === 'tokens') {
+    const usage = reply.kind === 'json' ? reply.usage : undefined;
+    const gap = gapOf(profile, asked);
+    ms = timing.firstToken(asked?.ttft ?? profile.ttft ?? 0, usage?.promptTokens ?? 0);
+    if (gap !== undefined) ms += timing.gaps(gap, usage?.completionTokens ?? 0);
+  } else ms = timing.duration();
+  if (!(ms > 0)) return;
+  return waitOrLeave(ctx, services, ms).then((left) => (left ? leftEarly(ctx, state) : undefined));
+}
+
+/** A stream's pacing under a profile: the header's ttft and tps replace the profile's ttft and gaps. */
+function paced(
+  reply: SseReply,
+  timing: Timing,
+  profile: Profile,
+  asked: PacingRequest | undefined,
+  streamMaxMs: number,
+): SseReply {
+  const ttft = asked?.ttft ?? profile.ttft ?? reply.pacing.timeToFirstTokenMs;
+  const first = Math.min(timing.firstToken(ttft, reply.usage?.promptTokens ?? 0), streamMaxMs);
+  const gap = gapOf(profile, asked);
+  return {
+    ...reply,
+    pacing: {
+      ...reply.pacing,
+      timeToFirstTokenMs: first,
+      ...(gap === undefined ? {} : { gap: (tokens: number) => timing.gaps(gap, tokens) }),
+    },
+  };
+}
