@@ -72,6 +72,7 @@ async function start(name: string, i: number): Promise<Server> {
   const log = join(dir, `${i}.log`);
   if (name === 'mock') return startMock(core, [], [], log);
   if (name === 'mock-silent') return startMock(core, ['--log-level', 'silent']);
+  if (name === 'mock-unmetered') return startMock(core, ['--metrics', 'off'], [], log);
   if (name === 'floor') {
     if (!answer) {
       const mock = await startMock(null, ['--log-level', 'silent']);

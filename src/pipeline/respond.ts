@@ -102,8 +102,10 @@ async function stream(
   // would look like a server that does not answer at all.
   ctx.res.flushHeaders();
   const log = (state.sse = new StreamLog(records, stats));
-  // The model is known here, once per stream: the writer's sink for /metrics takes no label lookup per token.
-  if (metrics) log.timing = metrics.stream(state.body?.model, state.arrived ?? timers?.now() ?? performance.now());
+  // The model is known here, once per stream: the writer's sink for /metrics takes no label lookup per token. Its time
+  // to first token counts a wait for one of the model's slots, as vLLM's does (the stream's own runs from the slot).
+  const arrived = state.arrived ?? timers?.now() ?? performance.now();
+  if (metrics) log.timing = metrics.stream(state.body?.model, arrived - (state.queuedMs ?? 0));
   if (stats) {
     stats.open++;
     stats.started++;

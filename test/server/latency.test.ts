@@ -17,6 +17,7 @@ const CHAT = pathOf('chat.completions');
 interface Timed {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;
+  readonly sentAt: number;
   readonly headAt: number;
   readonly tokenAt: number[];
   readonly body: string;
@@ -31,6 +32,7 @@ function streamed(url: string, tokens: number, headers: Record<string, string> =
     messages: [{ role: 'user', content: 'Please give me a long answer.' }],
   });
   return new Promise((resolve, reject) => {
+    const sentAt = performance.now();
     const req = httpRequest(
       `${url}${CHAT}`,
       {
@@ -57,7 +59,7 @@ function streamed(url: string, tokens: number, headers: Record<string, string> =
           }
         });
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, headAt, tokenAt, body: text }),
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, sentAt, headAt, tokenAt, body: text }),
         );
         res.on('error', reject);
       },
@@ -152,7 +154,11 @@ test('past the cap the queue fills, the time to first token grows with the load,
       const text = await (await fetch(`${url}/metrics`)).text();
       const value = (name: string) =>
         Number(new RegExp(`^${name}\\{model="gpt-4o-mini"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-      return { running: value('unified_ai_mock_requests_running'), waiting: value('unified_ai_mock_requests_waiting') };
+      return {
+        running: value('unified_ai_mock_requests_running'),
+        waiting: value('unified_ai_mock_requests_waiting'),
+        ttftSum: value('unified_ai_mock_time_to_first_token_seconds_sum'),
+      };
     };
     const sent = performance.now();
     // One after the other within a few ms, so the order of admission is the order of sending.
@@ -164,8 +170,15 @@ test('past the cap the queue fills, the time to first token grows with the load,
     const during = await scrape();
     const answers = await Promise.all(calls);
     const after = await scrape();
-    assert.equal(during, { running: 2, waiting: 2 }, 'scraped while the load runs');
-    assert.equal(after, { running: 0, waiting: 0 });
+    assert.equal([during.running, during.waiting], [2, 2], 'scraped while the load runs');
+    assert.equal([after.running, after.waiting], [0, 0]);
+    // The time to first token /metrics counts runs from the request's arrival, the wait for a slot included, as
+    // vLLM's does: the sum is what the clients measured from sending.
+    const fromSending = answers.slice(0, 4).reduce((sum, a) => sum + a.tokenAt[0]! - a.sentAt, 0) / 1000;
+    assert.ok(
+      Math.abs(after.ttftSum - fromSending) < 0.05 * fromSending,
+      `time to first token in /metrics: ${after.ttftSum.toFixed(3)} s in all, the clients measured ${fromSending.toFixed(3)} s`,
+    );
     assert.equal(
       answers.map((a) => a.status),
       [200, 200, 200, 200, 429, 429],

@@ -106,6 +106,13 @@ const faultKind = (fault: string | undefined): string => {
   return kind !== undefined && FAULT_KINDS.has(kind) ? kind : 'other';
 };
 
+/** The value of `key` in `map`, made by `make` the first time. */
+function within<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = make()));
+  return value;
+}
+
 // The admin API, the inspector and /metrics itself are not the traffic a load test measures: not counted.
 const UNCOUNTED = new Set(operations.filter((op) => op.auth === 'admin').map((op) => op.id));
 
@@ -193,9 +200,13 @@ function latenessSeries(histogram: LatenessHistogram, bounds: readonly number[])
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests = new Map<string, { labels: Canon; value: number }>();
+  // Cells found by nested maps of the labels' own values (catalogue and operation ids, the status as a number): a key
+  // made by joining them would be a new text to hash on every request. The lists are what a scrape reads.
+  private readonly requests: { labels: Canon; value: number }[] = [];
+  private readonly requestCells = new Map<string, Map<number, Map<string, { labels: Canon; value: number }>>>();
   private readonly tokens = new Map<string, { prompt: number; generation: number }>();
-  private readonly e2e = new Map<string, { labels: Canon; buckets: Buckets }>();
+  private readonly e2e: { labels: Canon; buckets: Buckets }[] = [];
+  private readonly e2eCells = new Map<string, Map<string, { labels: Canon; buckets: Buckets }>>();
   private readonly ttft = new Map<string, Buckets>();
   private readonly gaps = new Map<string, Buckets>();
   private readonly bounds: Readonly<Partial<Record<MetricId, readonly number[]>>>;
@@ -219,12 +230,19 @@ export class Metrics {
   readonly observe = (record: RequestRecord): void => {
     const operation = record.operation ?? 'none';
     if (UNCOUNTED.has(operation)) return;
-    const status = String(record.status);
     const fault = faultKind(record.fault);
-    const key = `${operation} ${status} ${fault}`;
-    const cell = this.requests.get(key);
+    const byFault = within(
+      within(this.requestCells, operation, () => new Map()),
+      record.status,
+      () => new Map(),
+    );
+    const cell = byFault.get(fault);
     if (cell) cell.value++;
-    else this.requests.set(key, { labels: { operation, status, fault }, value: 1 });
+    else {
+      const made = { labels: { operation, status: String(record.status), fault }, value: 1 };
+      byFault.set(fault, made);
+      this.requests.push(made);
+    }
     const model = record.model !== undefined && this.sources.models.has(record.model) ? record.model : '';
     if (model && record.completionTokens !== undefined) {
       const tokens = this.tokens.get(model) ?? { prompt: 0, generation: 0 };
@@ -232,10 +250,15 @@ export class Metrics {
       tokens.generation += record.completionTokens;
       this.tokens.set(model, tokens);
     }
-    const e2eKey = `${model} ${operation}`;
-    let e2e = this.e2e.get(e2eKey);
-    if (!e2e)
-      this.e2e.set(e2eKey, (e2e = { labels: { model, operation }, buckets: new Buckets(this.bounds.e2eLatency!) }));
+    const byOperation = within(this.e2eCells, model, () => new Map());
+    let e2e = byOperation.get(operation);
+    if (!e2e) {
+      byOperation.set(
+        operation,
+        (e2e = { labels: { model, operation }, buckets: new Buckets(this.bounds.e2eLatency!) }),
+      );
+      this.e2e.push(e2e);
+    }
     e2e.buckets.observe(record.latencyMs / 1000);
   };
 
@@ -276,7 +299,7 @@ export class Metrics {
     const loaded = () => [...load.models()].filter((m) => models.has(m));
     switch (id) {
       case 'requests':
-        return this.requests.values();
+        return this.requests;
       case 'running':
         return loaded().map((model) => ({ labels: { model }, value: load.running(model) }));
       case 'waiting':
@@ -307,7 +330,7 @@ export class Metrics {
       case 'interTokenLatency':
         return [...this.gaps].map(([model, b]) => of({ model }, b));
       case 'e2eLatency':
-        return [...this.e2e.values()].map((s) => of(s.labels, s.buckets));
+        return this.e2e.map((s) => of(s.labels, s.buckets));
       case 'firstEventLateness':
         return latenessSeries(this.sources.streams.firstEvents, bounds);
       case 'eventLateness':
