@@ -39,5 +39,6 @@ export const metrics: Handler = async ({ services }) => {
   const { metrics } = services;
   // The route exists only with metrics on (createApp leaves it out with `off`); a 404 all the same.
   if (!metrics) throw new ApiError(ERRORS.NOT_FOUND, { message: 'Metrics are off (--metrics off).' });
-  return { kind: 'binary', contentType: metrics.contentType, body: Buffer.from(await metrics.text()) };
+  const body = Buffer.from(await metrics.text());
+  return { kind: 'binary', contentType: metrics.contentType, body };
 };

@@ -12,11 +12,11 @@ const { start } = await import('./src/server/server.ts');
 const mock = await start({ port: 0, host: '127.0.0.1' });
 const res = await fetch(mock.url + '/v1/me', { headers: { authorization: 'Bearer sk-mock-default' } });
 await mock.close();
-const loaded = Object.keys(Module._cache).filter((f) => /node_modules[\\\\/](ioredis|pino)[\\\\/]/.test(f)).map((f) => f.replace(/.*node_modules[\\\\/]/, '').split(/[\\\\/]/)[0]);
+const loaded = Object.keys(Module._cache).filter((f) => /node_modules[\\\\/](ioredis|pino|prom-client)[\\\\/]/.test(f)).map((f) => f.replace(/.*node_modules[\\\\/]/, '').split(/[\\\\/]/)[0]);
 console.log(JSON.stringify({ status: res.status, loaded: [...new Set(loaded)] }));
 `;
 
-test('a server with its state in memory loads no Redis client (nor pino, when it does not log)', () => {
+test('a server with its state in memory loads no Redis client (nor pino, when it does not log, nor prom-client before a scrape)', () => {
   const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', PROBE], {
     encoding: 'utf8',
     cwd: process.cwd(),

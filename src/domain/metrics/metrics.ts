@@ -1,4 +1,4 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { Metric, Registry } from 'prom-client';
 import { operations } from '../../contract/operations.js';
 import type { RequestRecord } from '../journal/record.js';
 import type { LatenessHistogram, StreamStats } from '../lateness.js';
@@ -198,8 +198,14 @@ function latenessSeries(histogram: LatenessHistogram, bounds: readonly number[])
  * scraped. Everything is kept once, under the mock's labels; each name the setting asks for shows it at scrape time,
  * so `both` costs no more per request than one.
  */
+type PromClient = typeof import('prom-client');
+
 export class Metrics {
-  readonly registry = new Registry();
+  /** prom-client's registry, made on the first scrape: a server never scraped does not load the library (start-up
+   * time every `npm start` pays). */
+  private registry: Promise<Registry> | undefined;
+  /** The text format's content type, known once the registry is made. */
+  contentType = 'text/plain; version=0.0.4; charset=utf-8';
   // Cells found by nested maps of the labels' own values (catalogue and operation ids, the status as a number): a key
   // made by joining them would be a new text to hash on every request. The lists are what a scrape reads.
   private readonly requests: { labels: Canon; value: number }[] = [];
@@ -211,19 +217,14 @@ export class Metrics {
   private readonly gaps = new Map<string, Buckets>();
   private readonly bounds: Readonly<Partial<Record<MetricId, readonly number[]>>>;
   private readonly prefix: string;
-  private processMetrics = false;
 
   constructor(
-    names: MetricNames,
-    table: MetricsTable,
+    private readonly names: MetricNames,
+    private readonly table: MetricsTable,
     private readonly sources: MetricSources,
   ) {
     this.prefix = table.defaultPrefix;
     this.bounds = Object.fromEntries(table.metrics.map((row) => [row.id, row.buckets ?? []]));
-    for (const row of table.metrics) {
-      if (names !== 'vllm') this.register(row, row.name, row.labels);
-      if (names !== 'mock' && row.vllm) this.register(row, row.vllm.name, row.vllm.labels);
-    }
   }
 
   /** The request observer (createApp's observers): counts the request, its tokens and its end-to-end time. */
@@ -274,17 +275,22 @@ export class Metrics {
   }
 
   /** The text of every metric, in the registry's content type (prom-client's Prometheus text format). */
-  text(): Promise<string> {
-    // Started on the first scrape: an app that is never scraped (most tests build hundreds) runs no event-loop monitor.
-    if (!this.processMetrics) {
-      this.processMetrics = true;
-      collectDefaultMetrics({ register: this.registry, prefix: this.prefix });
-    }
-    return this.registry.metrics();
+  async text(): Promise<string> {
+    return (await (this.registry ??= this.made())).metrics();
   }
 
-  get contentType(): string {
-    return this.registry.contentType;
+  /** The registry with every metric of the table under the names asked for, and the process's own metrics. */
+  private async made(): Promise<Registry> {
+    const prom = await import('prom-client');
+    const registry = new prom.Registry();
+    for (const row of this.table.metrics) {
+      if (this.names !== 'vllm') this.register(prom, registry, row, row.name, row.labels);
+      if (this.names !== 'mock' && row.vllm) this.register(prom, registry, row, row.vllm.name, row.vllm.labels);
+    }
+    // Started on the first scrape too: an app never scraped (most tests build hundreds) runs no event-loop monitor.
+    prom.collectDefaultMetrics({ register: registry, prefix: this.prefix });
+    this.contentType = registry.contentType;
+    return registry;
   }
 
   private buckets(map: Map<string, Buckets>, model: string, id: MetricId): Buckets {
@@ -340,11 +346,11 @@ export class Metrics {
     }
   }
 
-  private register(row: MetricRow, name: string, labels: readonly Label[]): void {
+  private register(prom: PromClient, registry: Registry, row: MetricRow, name: string, labels: readonly Label[]): void {
     if (row.type === 'histogram') {
       const view = new HistogramView(name, row.help, labels, row.buckets!, () => this.histograms(row.id));
       // A metric in all but its class: the registry reads name, type and get() (prom-client 15's Registry).
-      this.registry.registerMetric(view as unknown as Metric);
+      registry.registerMetric(view as unknown as Metric);
       return;
     }
     const scalars = () =>
@@ -353,10 +359,10 @@ export class Metrics {
         shown,
         value: (into?.value ?? 0) + one.value,
       }));
-    const config = { name, help: row.help, labelNames: labels, registers: [this.registry] };
+    const config = { name, help: row.help, labelNames: labels, registers: [registry] };
     // Counters and gauges are set from the figures kept here when scraped (prom-client's collect), none on each request.
     if (row.type === 'counter')
-      new Counter({
+      new prom.Counter({
         ...config,
         collect() {
           this.reset();
@@ -364,7 +370,7 @@ export class Metrics {
         },
       });
     else
-      new Gauge({
+      new prom.Gauge({
         ...config,
         collect() {
           this.reset();
