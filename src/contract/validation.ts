@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import type { Detail } from './errors.js';
+import { ApiError, ERRORS, type Detail } from './errors.js';
 
 // The pointers of a server's 400s are few (the fields clients get wrong): each is worked out once.
 const PARAMS = { size: 1024 };
@@ -166,4 +166,25 @@ export function toDetails(errors: readonly ErrorObject[]): Detail[] {
     out.push(d);
   }
   return out;
+}
+
+/**
+ * The 400 for a body that breaks its schema: the first violation named in the error, the others (at most
+ * `maxDetails`, requests.maxDetails) in `details`.
+ */
+export function invalidBody(all: Detail[], maxDetails: number): ApiError {
+  if (!all.length)
+    all.push({ param: null, code: 'invalid_value', message: 'The request body does not match its schema.' });
+  const details = all.slice(0, maxDetails);
+  const first = details[0]!;
+  const more =
+    all.length > 1
+      ? ` (${all.length - 1} more${all.length > details.length ? `; details lists the first ${details.length}` : ' in details'})`
+      : '';
+  return new ApiError(ERRORS.VALIDATION, {
+    param: first.param,
+    code: first.code,
+    message: first.message + more,
+    details,
+  });
 }

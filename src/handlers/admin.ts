@@ -1,4 +1,6 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
+import { schemaId } from '../contract/schemas.js';
+import { invalidBody, toDetails } from '../contract/validation.js';
 import { RuleError } from '../domain/faults/rules.js';
 import type { Handler } from '../pipeline/handler.js';
 import type { Reply } from '../contract/reply.js';
@@ -117,8 +119,25 @@ function latencyBody({ services }: Parameters<Handler>[0], view: LatencyView): R
 /** GET /__admin/latency: the latency settings in force on this instance, each profile's figures worked out. */
 export const latencyView: Handler = (req) => latencyBody(req, req.services.latency.view());
 
+// The profiles of a change are checked against the catalogue's own definition here rather than in the request schema:
+// there its validator (a distribution is one of five shapes, three times over) would be built into every variant
+// of the request validators the server loads at start-up.
+const PROFILES = `${schemaId('catalogue.json')}#/properties/profiles`;
+
 /** PUT /__admin/latency: changes the settings from the next request on (the body checked against its schema). */
-export const updateLatency: Handler = (req) => latencyBody(req, req.services.latency.update(req.body as LatencyChange));
+export const updateLatency: Handler = (req) => {
+  const { services } = req;
+  const change = req.body as LatencyChange;
+  if (change.profiles !== undefined) {
+    const errors = services.schemas.check(PROFILES, change.profiles);
+    if (errors.length)
+      throw invalidBody(
+        toDetails(errors.map((e) => ({ ...e, instancePath: `/profiles${e.instancePath}` }))),
+        services.limits.requests.maxDetails,
+      );
+  }
+  return latencyBody(req, services.latency.update(change));
+};
 
 /** DELETE /__admin/latency: back to the configuration's settings. */
 export const resetLatency: Handler = (req) => latencyBody(req, req.services.latency.reset());

@@ -1,8 +1,7 @@
-import { ApiError, ERRORS } from '../contract/errors.js';
 import { IGNORED_FIELDS_HEADER, ignoredFieldsHeader, shapeOf, unknownFields } from '../contract/knownFields.js';
 import { strictId, type SchemaRegistry } from '../contract/schemas.js';
 import type { Limits } from '../domain/limits.js';
-import { toDetails } from '../contract/validation.js';
+import { invalidBody, toDetails } from '../contract/validation.js';
 import type { EchoMask } from '../domain/secrets.js';
 import { addHeader } from './requestContext.js';
 import type { Step } from './steps.js';
@@ -50,20 +49,6 @@ export function validate(
     // Each value takes at least one character of the text: a short text cannot hold too many.
     const many =
       (state.raw ?? '').length > limits.maxValuesForAllErrors && holdsMoreThan(body, limits.maxValuesForAllErrors);
-    const all = toDetails(many ? firstError : schemas.check(id, body));
-    if (!all.length)
-      all.push({ param: null, code: 'invalid_value', message: 'The request body does not match its schema.' });
-    const details = all.slice(0, limits.maxDetails);
-    const first = details[0]!;
-    const more =
-      all.length > 1
-        ? ` (${all.length - 1} more${all.length > details.length ? `; details lists the first ${details.length}` : ' in details'})`
-        : '';
-    return new ApiError(ERRORS.VALIDATION, {
-      param: first.param,
-      code: first.code,
-      message: first.message + more,
-      details,
-    });
+    return invalidBody(toDetails(many ? firstError : schemas.check(id, body)), limits.maxDetails);
   };
 }

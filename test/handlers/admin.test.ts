@@ -204,6 +204,16 @@ test('GET, PUT and DELETE /__admin/latency: the view, a change from the next req
     profiles: { p: { ttft: { type: 'uniform', lower: 9, upper: 1 } } },
   });
   assertError(badDist, 400, 'profiles.p.ttft');
+  // A profile's shape is checked against the catalogue's definition, each violation named under `profiles`.
+  const badShape = await admin('PUT', '/__admin/latency', { profiles: { p: { ttft: 'fast', maxRunning: 0 } } });
+  assertError(badShape, 400, 'profiles.p.ttft');
+  assert.match(badShape.json.error.message, /'profiles\.p\.ttft'/);
+  assert.ok(
+    badShape.json.error.details.some((d: { param: string }) => d.param === 'profiles.p.maxRunning'),
+    'every violation in details',
+  );
+  assertError(await admin('PUT', '/__admin/latency', { profiles: { p: { speed: 2 } } }), 400, 'profiles.p.speed');
+  assertError(await admin('PUT', '/__admin/latency', { profiles: { off: {} } }), 400, 'profiles');
   assert.equal((await admin('GET', '/__admin/latency')).json, changed.json);
 
   const reset = await admin('DELETE', '/__admin/latency');
