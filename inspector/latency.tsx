@@ -5,6 +5,14 @@ import type { DistSummary, LatencyView } from '../src/domain/latency/types.js';
 const ms = (v: number): string => (v >= 1000 ? `${(v / 1000).toFixed(v >= 10_000 ? 0 : 1)} s` : `${Math.round(v)} ms`);
 const figures = (s: DistSummary | undefined): string => (s ? `${ms(s.mean)} · ${ms(s.p99)}` : '—');
 
+const Options = ({ names }: { names: readonly string[] }) => (
+  <>
+    {names.map((n) => (
+      <option value={n}>{n}</option>
+    ))}
+  </>
+);
+
 /**
  * The latency profiles in force (docs/load-testing.md): the one for every model, each model's own with this
  * instance's running and waiting requests, and each profile's figures. A change is a PUT /__admin/latency, as a
@@ -60,9 +68,7 @@ export function LatencyPanel({ onError }: { onError: (message: string) => void }
             >
               <option value="off">off (answers at once)</option>
               <option value="catalogue">catalogue (each model its own)</option>
-              {names.map((n) => (
-                <option value={n}>{n}</option>
-              ))}
+              <Options names={names} />
             </select>
           </label>
           <p class="muted">
@@ -104,9 +110,7 @@ export function LatencyPanel({ onError }: { onError: (message: string) => void }
                     }}
                   >
                     <option value="off">off</option>
-                    {names.map((n) => (
-                      <option value={n}>{n}</option>
-                    ))}
+                    <Options names={names} />
                   </select>
                 </td>
                 <td>{m.from ?? '—'}</td>

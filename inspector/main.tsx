@@ -143,6 +143,11 @@ function Row({ chain, selected, onOpen }: { chain: Chain; selected: boolean; onO
 }
 
 type View = 'requests' | 'faults' | 'latency';
+const TABS: readonly (readonly [View, string])[] = [
+  ['requests', 'Requests '],
+  ['faults', 'Faults & limits'],
+  ['latency', 'Latency'],
+];
 
 function App() {
   const [entries, setEntries] = useState<Entry[]>([]);
@@ -241,36 +246,19 @@ function App() {
           Request inspector <span class="sub">unified-ai-mock</span>
         </h1>
         <nav class="tabs" role="tablist" aria-label="Views">
-          <button
-            type="button"
-            role="tab"
-            id="tab-requests"
-            aria-selected={tab === 'requests'}
-            aria-controls="panel-requests"
-            onClick={() => show('requests')}
-          >
-            Requests <span class="count">{entries.length}</span>
-          </button>
-          <button
-            type="button"
-            role="tab"
-            id="tab-faults"
-            aria-selected={tab === 'faults'}
-            aria-controls="panel-faults"
-            onClick={() => show('faults')}
-          >
-            Faults &amp; limits
-          </button>
-          <button
-            type="button"
-            role="tab"
-            id="tab-latency"
-            aria-selected={tab === 'latency'}
-            aria-controls="panel-latency"
-            onClick={() => show('latency')}
-          >
-            Latency
-          </button>
+          {TABS.map(([view, label]) => (
+            <button
+              type="button"
+              role="tab"
+              id={`tab-${view}`}
+              aria-selected={tab === view}
+              aria-controls={`panel-${view}`}
+              onClick={() => show(view)}
+            >
+              {label}
+              {view === 'requests' && <span class="count">{entries.length}</span>}
+            </button>
+          ))}
         </nav>
         <span class={live ? 'live on' : 'live'} role="status" aria-live="polite">
           {live ? 'Live' : 'Reconnecting…'}
