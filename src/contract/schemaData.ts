@@ -33,3 +33,10 @@ export function schemaNumber(file: string, pointer: string): number {
   if (typeof value !== 'number') throw new Error(`schemas/${file} at ${pointer} is not a number`);
   return value;
 }
+
+/** A text at a JSON pointer inside a file of schemas/ (a pattern); throws when it is not one. */
+export function schemaText(file: string, pointer: string): string {
+  const value = schemaValue(file, pointer);
+  if (typeof value !== 'string') throw new Error(`schemas/${file} at ${pointer} is not a text`);
+  return value;
+}

@@ -1,5 +1,5 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
-import { schemaNumber } from '../contract/schemaData.js';
+import { schemaNumber, schemaText } from '../contract/schemaData.js';
 
 /** The header that sets pacing for one request, e.g. `X-Mock-Pacing: ttft=400; tps=30`. */
 export const PACING_HEADER = 'x-mock-pacing';
@@ -29,8 +29,8 @@ export interface PacingRequest {
   readonly profile?: string;
 }
 
-// A profile's name as the catalogue and the configuration write them.
-const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+// A profile's name as the catalogue writes them (schemas/catalogue.json, $defs/profileName).
+const PROFILE_NAME = new RegExp(schemaText('catalogue.json', '/$defs/profileName/pattern'));
 
 /**
  * The request's pacing header read, or undefined without one; a part that is not `ttft=MS`, `tps=N` or

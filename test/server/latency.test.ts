@@ -160,7 +160,6 @@ test('past the cap the queue fills, the time to first token grows with the load,
         ttftSum: value('unified_ai_mock_time_to_first_token_seconds_sum'),
       };
     };
-    const sent = performance.now();
     // One after the other within a few ms, so the order of admission is the order of sending.
     const calls: Promise<Timed>[] = [];
     for (let i = 0; i < 6; i++) {
@@ -199,7 +198,6 @@ test('past the cap the queue fills, the time to first token grows with the load,
       journal.data.some((e) => e.profile === 'capped' && (e.queuedMs ?? 0) > 300),
       'the journal shows the wait',
     );
-    assert.ok(performance.now() - sent < 10_000);
   });
 });
 
