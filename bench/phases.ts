@@ -121,10 +121,16 @@ interface Contender {
 
 /**
  * Measures servers that run at the same time, each loaded alone in its turn: each is settled and warmed
- * up, then they take turns a slice at a time (in turned order from slice to slice) until each has had
- * `ctx.duration` seconds. On a shared host the speed of the machine changes from one second to the next,
- * by 10-30% on the host these figures come from: runs of ten seconds one after the other each see a
- * different machine, where slices of a second in turns see the same one.
+ * up, then they take turns a slice at a time until each has had `ctx.duration` seconds. On a shared host
+ * the speed of the machine changes from one second to the next, by 10-30% on the host these figures come
+ * from: runs of ten seconds one after the other each see a different machine, where slices of a second in
+ * turns see the same one.
+ *
+ * The turns rotate (slice i starts with server i + round): every server has the others' turns between two
+ * of its own. Turns reversed from slice to slice gave the first and the last server two slices in a row
+ * every other time, and the first one measured 10-20 % more CPU a request than the same build in the middle
+ * (what a server defers, a collection or a sweep, lands inside its measured time when no idle gap follows
+ * a slice); that gap was read as the cost of the first server's settings.
  */
 export async function interleaved(
   ctx: Context,
@@ -136,8 +142,7 @@ export async function interleaved(
   const tallies = contenders.map(() => new Tally());
   const cpu = contenders.map((c): number | null => (c.server.cpuSeconds() === null ? null : 0));
   for (let i = 0; i < slices; i++) {
-    const order = contenders.map((_, k) => k);
-    if ((i + round) % 2) order.reverse();
+    const order = contenders.map((_, k) => (k + i + round) % contenders.length);
     for (const k of order) {
       const { server, scenario: s } = contenders[k]!;
       const before = server.cpuSeconds();
