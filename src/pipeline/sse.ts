@@ -144,6 +144,10 @@ class SseWriter implements Paced {
   private bytes = 0;
   private readonly onClose = () => this.closed();
   private readonly onDrain = () => this.drained();
+  /** What the writer waits on for 'drain' (the response, or its socket when written to directly), while it waits. */
+  private draining: NodeJS.EventEmitter | undefined;
+  /** Whether the response has written once (its head with it): only then may a chunk go straight to the socket. */
+  private headWritten = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -205,7 +209,7 @@ class SseWriter implements Paced {
     this.pacer.cancel(this);
     if (this.immediate !== undefined) this.pacer.clearImmediate(this.immediate);
     this.res.off('close', this.onClose);
-    this.res.off('drain', this.onDrain);
+    this.unwatchDrain();
     this.resolve(outcome);
   }
 
@@ -224,20 +228,64 @@ class SseWriter implements Paced {
 
   // A client that fell behind resumes the rhythm from now rather than receiving a burst.
   private drained(): void {
+    this.draining = undefined;
     this.pacer.cancel(this); // the deadline watch of the wait for drain
     this.next = Math.max(this.next, this.pacer.now());
     this.action = this.step;
     this.write();
   }
 
+  /** Whether the client has not read what was written (the response's buffer or its socket's is full). */
+  private needDrain(): boolean {
+    return this.res.writableNeedDrain || this.res.socket?.writableNeedDrain === true;
+  }
+
+  private unwatchDrain(): void {
+    this.draining?.off('drain', this.onDrain);
+    this.draining = undefined;
+  }
+
   /**
-   * Sends what was just written now rather than at the end of the turn: node:http corks the socket on a write
-   * and uncorks it on the next tick, and the pacer runs every stream due in a turn before that tick comes,
-   * so without this the first stream's event would wait for the last one's to be written.
+   * Sends the chunk made (see chunk) now. Once the response has written its head and nothing waits in its own
+   * buffer, the chunk goes straight to the socket, framed as chunked transfer coding frames it (its size in hex,
+   * CRLF, the bytes, CRLF): one buffer and one socket write, where the response's write makes four socket writes,
+   * corks the socket, uncorks it in one writev and queues a tick. A paced stream writes once an event, so this is
+   * the cost every token pays. Otherwise (the first write, which carries the head; HTTP/1.0, which has no chunks; a
+   * pipelined response still waiting for its turn) the response writes it, and the socket is uncorked at once:
+   * node:http uncorks it on the next tick, and the pacer runs every stream due in a turn before that tick comes,
+   * so the first stream's event would wait for the last one's to be written.
    */
-  private flush(): void {
-    const socket = this.res.socket;
+  private send(): void {
+    const { res } = this;
+    const socket = res.socket;
+    if (
+      this.headWritten &&
+      socket &&
+      res.chunkedEncoding &&
+      !socket.writableCorked &&
+      res.writableLength === socket.writableLength
+    ) {
+      socket.write(this.framed());
+      return;
+    }
+    res.write(this.chunk());
+    // node:http writes a head set by writeHead with the first write, not before: headersSent is true before that.
+    this.headWritten = true;
     if (socket?.writableCorked) socket.uncork();
+  }
+
+  /** The chunk made, in chunked transfer coding's frame. */
+  private framed(): Buffer {
+    const { parts, bytes } = this;
+    const size = bytes.toString(16);
+    const out = Buffer.allocUnsafe(size.length + bytes + 4);
+    let at = out.write(size, 0, 'latin1');
+    out[at++] = 13;
+    out[at++] = 10;
+    for (const part of parts) at += part.copy(out, at);
+    out[at++] = 13;
+    out[at] = 10;
+    return out;
   }
 
   /** Adds event `n`'s bytes to the chunk being made; the log notes it (its text only while the log keeps texts). */
@@ -267,7 +315,7 @@ class SseWriter implements Paced {
   /** The time limit is reached: the error event ends the stream, or, for a client that reads nothing, the connection. */
   private timeUp(): void {
     this.timedOut = true;
-    if (this.res.writableNeedDrain) {
+    if (this.needDrain()) {
       this.finish('timed-out');
       this.res.destroy();
       return;
@@ -314,14 +362,17 @@ class SseWriter implements Paced {
     if (this.settled || res.destroyed) return;
     const now = this.pacer.now();
     if (now >= this.deadline) return this.timeUp();
-    if (res.writableNeedDrain) {
-      res.once('drain', this.onDrain); // the client reads slowly: hold the rest instead of buffering it
+    if (this.needDrain()) {
+      // The client reads slowly: hold the rest instead of buffering it. The response tells of 'drain' when its
+      // own write found the socket full, the socket when a write straight to it did (see send).
+      this.draining = res.writableNeedDrain ? res : res.socket!;
+      this.draining.once('drain', this.onDrain);
       // ...but not past the deadline. Woken early (at shutdown), the watch does nothing: drain or the grace
       // period ends it.
       if (Number.isFinite(this.deadline)) {
         this.action = () => {
           if (!this.pastDeadline()) return;
-          res.off('drain', this.onDrain);
+          this.unwatchDrain();
           this.timeUp();
         };
         this.later(this.deadline);
@@ -342,14 +393,13 @@ class SseWriter implements Paced {
           ? this.gap(events.tokens(i - 1))
           : events.tokens(i - 1) * this.msPerToken;
       if (this.next > now) {
-        res.write(this.chunk());
-        this.flush();
+        this.send();
         this.action = this.step;
         this.later(this.next);
         return;
       }
       if (++written >= BATCH && this.i < stop) {
-        res.write(this.chunk());
+        this.send();
         this.immediate = this.pacer.setImmediate(this.step);
         return;
       }

@@ -1,0 +1,213 @@
+/**
+ * The stream writer over real sockets: after the head, events go straight to the socket in chunked transfer
+ * coding's frames (pipeline/sse.ts send). These tests read the bytes as a strict HTTP/1.1 client would, and fill
+ * a real socket's buffers to see the writer wait for the client.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { StreamLog, writeSse, type StreamOutcome } from '../../src/pipeline/sse.js';
+import { EventList, type Reply, type SseEvent } from '../../src/contract/reply.js';
+
+type SseReply = Extract<Reply, { kind: 'sse' }>;
+
+const reply = (events: SseEvent[], tokensPerSecond = 0): SseReply => ({
+  kind: 'sse',
+  events: new EventList(events),
+  ending: 'done',
+  pacing: { timeToFirstTokenMs: 0, tokensPerSecond },
+});
+const body = (events: SseEvent[]) => `${events.map((e) => `data: ${e.data}\n\n`).join('')}data: [DONE]\n\n`;
+
+/** What the server saw of one stream: its response, how many times the response's own write ran, the outcome. */
+interface Seen {
+  res: ServerResponse;
+  /** The connection (a response's own socket is set only while it is the one being answered). */
+  socket: Socket;
+  resWrites: number;
+  log: StreamLog;
+  drainListenersBefore: number;
+  outcome: Promise<StreamOutcome>;
+}
+
+/** A node:http server that answers each request with `make()` through writeSse. */
+async function sseServer(make: () => SseReply): Promise<{ server: Server; port: number; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const own = res.write;
+    const entry = { res, socket: req.socket, resWrites: 0 } as Seen;
+    res.write = function (this: ServerResponse, ...args: Parameters<ServerResponse['write']>) {
+      entry.resWrites++;
+      return own.apply(this, args);
+    } as ServerResponse['write'];
+    entry.drainListenersBefore = req.socket.listenerCount('drain');
+    entry.log = new StreamLog({ maxStreamEvents: 0, maxStreamEventChars: 0 });
+    entry.outcome = writeSse(res, make(), 1000, undefined, Number.POSITIVE_INFINITY, entry.log);
+    seen.push(entry);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as AddressInfo).port, seen };
+}
+
+/** Sends `head` on a new connection and returns the socket and every byte it receives until it closes. */
+function rawClient(port: number, head: string): { socket: Socket; bytes: Promise<Buffer> } {
+  const socket = connect(port, '127.0.0.1');
+  socket.write(head);
+  const chunks: Buffer[] = [];
+  const bytes = new Promise<Buffer>((resolve, reject) => {
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(chunks)));
+  });
+  return { socket, bytes };
+}
+
+/** Decodes a chunked body strictly: each size line in hex, exactly that many bytes, CRLF; then the last chunk. */
+function dechunk(raw: Buffer): { chunks: number; body: string } {
+  let at = 0;
+  let chunks = 0;
+  const parts: Buffer[] = [];
+  for (;;) {
+    const eol = raw.indexOf('\r\n', at);
+    assert.ok(eol > at, `a chunk size line at byte ${at}`);
+    const sizeText = raw.toString('latin1', at, eol);
+    assert.match(sizeText, /^[0-9a-f]+$/, 'the chunk size is hex');
+    const size = Number.parseInt(sizeText, 16);
+    at = eol + 2;
+    if (size === 0) {
+      assert.is(raw.toString('latin1', at), '\r\n', 'the last chunk ends the body');
+      return { chunks, body: Buffer.concat(parts).toString('utf8') };
+    }
+    parts.push(raw.subarray(at, at + size));
+    at += size;
+    assert.is(raw.toString('latin1', at, at + 2), '\r\n', `chunk ${chunks} ends with CRLF`);
+    at += 2;
+    chunks++;
+  }
+}
+
+/** Compares long texts without printing them whole: where they first differ, and a little of each there. */
+function same(actual: string, expected: string, what: string): void {
+  if (actual === expected) return;
+  let at = 0;
+  while (at < actual.length && actual[at] === expected[at]) at++;
+  assert.unreachable(
+    `${what}: ${actual.length} chars against ${expected.length}, first differing at ${at}: ${JSON.stringify(actual.slice(at, at + 40))} against ${JSON.stringify(expected.slice(at, at + 40))}`,
+  );
+}
+
+const split = (raw: Buffer) => {
+  const end = raw.indexOf('\r\n\r\n');
+  return { head: raw.toString('latin1', 0, end), rest: raw.subarray(end + 4) };
+};
+
+test('HTTP/1.1: paced events after the first leave as chunks written to the socket, which a strict reader decodes', async () => {
+  // Multibyte text: a chunk's size counts bytes, not characters.
+  const events = Array.from({ length: 30 }, (_, i) => ({
+    data: `{"n":${i},"t":"é ${'x'.repeat(i * 37)}"}`,
+    tokens: 1,
+  }));
+  const { server, port, seen } = await sseServer(() => reply(events, 200));
+  try {
+    const { bytes } = rawClient(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const { head, rest } = split(await bytes);
+    assert.match(head, /^HTTP\/1\.1 200 /);
+    assert.match(head.toLowerCase(), /\r\ntransfer-encoding: chunked/);
+    const decoded = dechunk(rest);
+    same(decoded.body, body(events), 'the body');
+    assert.ok(decoded.chunks >= 25, `one chunk an event when paced, 5 ms apart (${decoded.chunks})`);
+    assert.is(await seen[0]!.outcome, 'completed');
+    // The head and the first event go through the response; the paced ones after it straight to the socket.
+    assert.ok(seen[0]!.resWrites <= 2, `the response's write ran ${seen[0]!.resWrites} times`);
+  } finally {
+    server.close();
+  }
+});
+
+test('HTTP/1.1 without pacing: batches go straight to the socket too, and keep-alive serves the next request', async () => {
+  const events = Array.from({ length: 50 }, (_, i) => ({ data: `{"n":${i}}`, tokens: 1 }));
+  const { server, port, seen } = await sseServer(() => reply(events));
+  try {
+    const { bytes } = rawClient(
+      port,
+      'GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
+    const raw = await bytes;
+    const first = split(raw);
+    const end = first.rest.indexOf('\r\n0\r\n\r\n') + 7;
+    same(dechunk(first.rest.subarray(0, end)).body, body(events), 'the first body');
+    const second = split(first.rest.subarray(end));
+    assert.match(second.head, /^HTTP\/1\.1 200 /);
+    same(dechunk(second.rest).body, body(events), 'the second body');
+    assert.equal(await Promise.all(seen.map((s) => s.outcome)), ['completed', 'completed']);
+  } finally {
+    server.close();
+  }
+});
+
+test('HTTP/1.0: no chunks; the events are the body, and the connection ends it', async () => {
+  const events = Array.from({ length: 12 }, (_, i) => ({ data: `{"n":${i}}`, tokens: 1 }));
+  const { server, port, seen } = await sseServer(() => reply(events, 2000));
+  try {
+    const { bytes } = rawClient(port, 'GET / HTTP/1.0\r\n\r\n');
+    const { head, rest } = split(await bytes);
+    assert.not.match(head.toLowerCase(), /transfer-encoding/);
+    same(rest.toString('utf8'), body(events), 'the body');
+    assert.is(await seen[0]!.outcome, 'completed');
+  } finally {
+    server.close();
+  }
+});
+
+test('a client that stops reading: the writer waits on the socket instead of buffering the stream, then finishes', async () => {
+  // 256 events of 64 KiB: far more than the kernel's buffers of a loopback connection hold.
+  const big = 'y'.repeat(64 * 1024);
+  const events = Array.from({ length: 256 }, (_, i) => ({ data: `${i}:${big}`, tokens: 1 }));
+  const { server, port, seen } = await sseServer(() => reply(events));
+  try {
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    socket.pause();
+    await new Promise((r) => setTimeout(r, 300));
+    const s = seen[0]!;
+    const held = s.socket.writableLength;
+    assert.ok(s.log.total < events.length, `the writer stopped (${s.log.total} of ${events.length} written)`);
+    assert.ok(held < 1024 * 1024, `the server holds ${held} bytes for the client, not the stream`);
+    const chunks: Buffer[] = [];
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.resume();
+    assert.is(await s.outcome, 'completed');
+    await closed;
+    same(dechunk(split(Buffer.concat(chunks)).rest).body, body(events), 'the body');
+    assert.is(s.log.total, events.length + 1, 'every event and [DONE]');
+  } finally {
+    server.close();
+  }
+});
+
+test('a stream that waited on the socket leaves no listener on it for the next response', async () => {
+  const big = 'z'.repeat(64 * 1024);
+  const events = Array.from({ length: 128 }, (_, i) => ({ data: `${i}:${big}`, tokens: 1 }));
+  const { server, port, seen } = await sseServer(() => reply(events));
+  try {
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    socket.pause();
+    await new Promise((r) => setTimeout(r, 200));
+    socket.on('data', () => {});
+    socket.resume();
+    const s = seen[0]!;
+    assert.is(await s.outcome, 'completed');
+    await new Promise((r) => setImmediate(r));
+    assert.ok(!s.socket.destroyed, 'the connection stays open for the next request');
+    assert.is(s.socket.listenerCount('drain'), s.drainListenersBefore);
+    socket.destroy();
+  } finally {
+    server.close();
+  }
+});
+
+test.run();
