@@ -137,13 +137,22 @@ export async function interleaved(
   contenders: readonly Contender[],
   round: number,
 ): Promise<Map<Contender['who'], LoadFigures>> {
-  for (const c of contenders) await warmUp(ctx, c.server, c.scenario);
+  const order = (i: number) => contenders.map((_, k) => (k + i + round) % contenders.length);
+  for (const c of contenders) await settle(c.server);
+  // The warm-up in turns too: each server then comes to its first measured slice after the same idle time (warmed
+  // up one after the other, the first waited for all the others' warm-ups, and measured slower).
+  const warmSlices = Math.max(1, Math.round(ctx.warmup / ctx.slice));
+  if (ctx.warmup > 0)
+    for (let i = 0; i < warmSlices; i++)
+      for (const k of order(i)) {
+        const { server, scenario: s } = contenders[k]!;
+        await load(server.url, s, ctx.connections, ctx.warmup / warmSlices);
+      }
   const slices = Math.max(1, Math.round(ctx.duration / ctx.slice));
   const tallies = contenders.map(() => new Tally());
   const cpu = contenders.map((c): number | null => (c.server.cpuSeconds() === null ? null : 0));
   for (let i = 0; i < slices; i++) {
-    const order = contenders.map((_, k) => (k + i + round) % contenders.length);
-    for (const k of order) {
+    for (const k of order(warmSlices + i)) {
       const { server, scenario: s } = contenders[k]!;
       const before = server.cpuSeconds();
       await tallies[k]!.load(server.url, s, ctx.connections, ctx.duration / slices);
