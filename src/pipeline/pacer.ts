@@ -45,9 +45,15 @@ export const EARLY_MS = 1;
 /**
  * The longest a turn runs jobs before it lets the event loop read sockets. A turn that ran every job due
  * (and those that fell due while it ran) would hold new requests back for as long as the streams kept it
- * busy: under load, a new stream's head and first token would wait behind the others' events.
+ * busy: under load, a new stream's head and first token would wait behind the others' events. Node accepts
+ * one connection per turn of its event loop, so the turn's length bounds how fast new streams get in: with
+ * a thousand streams starting in a second on a busy core, turns of 1 ms let the queue of connections not yet
+ * accepted grow to a quarter of a second and more (docs/load-testing.md, "Where a first token waits").
  */
-export const SLICE_MS = 1;
+export const SLICE_MS = 0.25;
+
+/** The clock is read every this many jobs (a power of two): a job is 15 to 30 µs, a read of the clock 50 ns. */
+export const JOBS_PER_CLOCK_READ = 4;
 
 const before = (a: Paced, b: Paced) => a.due < b.due || (a.due === b.due && a.order < b.order);
 
@@ -150,8 +156,7 @@ export class Pacer implements StreamTimers {
       while (this.queue.length > 0 && left-- > 0) {
         const first = this.queue[0]!;
         if (!all && first.due > until) break;
-        // The clock is read every 16 jobs: a job is a few microseconds.
-        if ((++ran & 15) === 0 && this.base.now() - start >= SLICE_MS) {
+        if (++ran % JOBS_PER_CLOCK_READ === 0 && this.base.now() - start >= SLICE_MS) {
           this.immediate = this.setImmediate(this.turn);
           return;
         }
