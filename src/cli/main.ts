@@ -181,7 +181,7 @@ async function serve(argv: string[]): Promise<number> {
     process.stdout.write(serveHelp());
     return 0;
   }
-  const mock = await start(input, { log: true });
+  const mock = await start(input, { log: true, warmPath: true });
   const keys = mock.config.keys.map((k) => {
     const limit = k.rateLimit
       ? ` (rate limit: ${k.rateLimit.requests} requests per ${windowMsOf(k.rateLimit) / 1000} s)`

@@ -2,7 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppHooks, type MockApp } from '../app/createApp.js';
 import { http } from '../lib/cjs.js';
-import { warmTokenizers } from '../text/warmup.js';
+import { runWhileIdle } from '../text/warmup.js';
+import { loadSteps } from '../text/tokenizer.js';
+import { warmPathSteps } from './warmPath.js';
 import type { ConfigInput } from '../domain/config.js';
 import { ConnectionTracker } from './connections.js';
 import type { ErrorSink } from '../pipeline/errors.js';
@@ -21,6 +23,12 @@ import { Pacer, realTimers } from '../pipeline/pacer.js';
 export interface StartHooks extends AppHooks {
   /** Write one JSON log line per request at config.logLevel: `true` for stdout, or a destination. */
   readonly log?: boolean | LogDestination;
+  /**
+   * Runs the request path hot while the server is idle after it starts (see warmPath.ts): `npm start` does, so the
+   * first burst of a load test meets optimised code. Off by default for servers started from code (tests start
+   * hundreds).
+   */
+  readonly warmPath?: boolean;
 }
 
 /** A running mock: its base URL, its logger when logging, and two ways to stop it. */
@@ -31,6 +39,11 @@ export interface RunningMock extends MockApp {
   readonly logger: Logger | undefined;
   /** Closes every connection at once. */
   close(): Promise<void>;
+  /**
+   * Settles when the work the server does while idle after it starts is over (the tokenizer encodings loaded, and
+   * with `warmPath` the request path run hot), or the server has closed; with how many requests the warm-up sent.
+   */
+  readonly warmed: Promise<{ readonly requests: number }>;
   /**
    * Stops accepting connections, closes idle ones, lets requests in flight finish and open streams
    * run to their end without pacing; whatever is still open after `graceMs` is closed.
@@ -114,7 +127,12 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
     await state.close();
     throw err;
   }
-  void warmTokenizers(server); // loads the chat encodings while the server is idle, so the first chat request does not pay for them
+  // Loads the chat encodings while the server is idle, so the first chat request does not pay for them; then, when
+  // asked, runs the request path hot.
+  const warm = hooks.warmPath ? warmPathSteps() : undefined;
+  const warmed = runWhileIdle(server, undefined, [...loadSteps(), ...(warm?.steps ?? [])], warm?.close).then(() => ({
+    requests: warm?.statuses.length ?? 0,
+  }));
   const { port } = server.address() as AddressInfo;
   const host = mock.config.host.includes(':') ? `[${mock.config.host}]` : mock.config.host;
 
@@ -143,6 +161,7 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
     server,
     logger,
     shutdown,
+    warmed,
     close: () => {
       const done = shutdown(0);
       tracker.closeAll();

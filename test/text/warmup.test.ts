@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
-import { warmTokenizers } from '../../src/text/warmup.js';
+import { runWhileIdle } from '../../src/text/warmup.js';
 import { start } from '../../src/server/server.js';
 
 const IDLE = 20;
@@ -14,7 +14,7 @@ const fakeServer = () => new EventEmitter() as unknown as Server & EventEmitter;
 test('steps run one by one once the server has been idle, then the warm-up resolves', async () => {
   const ran: number[] = [];
   const server = fakeServer();
-  await warmTokenizers(server, IDLE, [() => ran.push(1), () => ran.push(2), () => ran.push(3)]);
+  await runWhileIdle(server, IDLE, [() => ran.push(1), () => ran.push(2), () => ran.push(3)]);
   assert.equal(ran, [1, 2, 3]);
   assert.is(server.listenerCount('request') + server.listenerCount('close'), 0, 'listeners removed');
 });
@@ -24,7 +24,7 @@ test('no step runs while a request is in flight; they resume after it', async ()
   const server = fakeServer();
   const res = new EventEmitter();
   server.emit('request', {}, res); // a request arrives before the first step
-  const done = warmTokenizers(server, IDLE, [() => ran.push('a'), () => ran.push('b')]);
+  const done = runWhileIdle(server, IDLE, [() => ran.push('a'), () => ran.push('b')]);
   server.emit('request', {}, res);
   await pause(IDLE * 4);
   assert.equal(ran, [], 'held while the request is open');
@@ -35,7 +35,7 @@ test('no step runs while a request is in flight; they resume after it', async ()
 
 test('a failing step does not stop the others; closing the server stops the rest', async () => {
   const ran: string[] = [];
-  await warmTokenizers(fakeServer(), IDLE, [
+  await runWhileIdle(fakeServer(), IDLE, [
     () => {
       throw new Error('broken table');
     },
@@ -44,7 +44,7 @@ test('a failing step does not stop the others; closing the server stops the rest
   assert.equal(ran, ['next']);
 
   const server = fakeServer();
-  const done = warmTokenizers(server, IDLE, [() => ran.push('never')]);
+  const done = runWhileIdle(server, IDLE, [() => ran.push('never')]);
   server.emit('close');
   await done;
   await pause(IDLE * 2);
