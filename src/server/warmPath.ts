@@ -11,7 +11,7 @@ import type { WarmStep } from '../text/warmup.js';
 const BATCH = 16;
 /**
  * Steps: about three hundred requests, enough for V8 to compile the request path and the stream writer's
- * per-event path to optimised code (docs/load-testing.md, "A cold server"). Run cold, the first thousand
+ * per-event path to optimised code (docs/load-testing.md, "Where a first token waits"). Run cold, the first thousand
  * paced streams of a load test cost three to five times the CPU they cost once warm.
  */
 const BATCHES = 20;

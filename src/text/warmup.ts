@@ -5,7 +5,7 @@ import { loadSteps } from './tokenizer.js';
 const IDLE_MS = 100;
 
 /** One piece of warm-up work; a promise keeps the next step (and the check for idleness) waiting until it settles. */
-export type WarmStep = () => void | Promise<void>;
+export type WarmStep = () => unknown;
 
 /**
  * Runs `steps` in the background while the server is idle, so the first requests do not pay for what they do
@@ -53,7 +53,7 @@ export function runWhileIdle(
     const tick = () => {
       const quiet = performance.now() - last;
       if (inFlight > 0 || quiet < idleMs) return later(inFlight > 0 ? idleMs : idleMs - quiet);
-      let running: void | Promise<void> = undefined;
+      let running: unknown;
       try {
         running = steps.shift()!();
       } catch {
