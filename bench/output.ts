@@ -32,7 +32,7 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
   if (r.paced) {
     const p = r.paced;
     out.push({
-      title: `Paced streams: ${fmt(p.streams)} streams of ${p.tokens} tokens at ${p.tps} tps after ${p.ttftMs} ms, started over ${p.rampS} s, each server in turn; lateness of token k = its arrival - (the stream's first token's + k/tps), of the first token = its arrival - (request sent + ttft)`,
+      title: `Paced streams: ${fmt(p.streams)} streams of ${p.tokens} tokens at ${p.tps} tps after ${p.ttftMs} ms, started over ${p.rampS} s, each server in turn${(p.rounds ?? 1) > 1 ? `, medians of ${p.rounds} rounds (aimock: one)` : ''}; lateness of token k = its arrival - (the stream's first token's + k/tps), of the first token = its arrival - (request sent + ttft)`,
       rows: pacedRows(p),
     });
   }

@@ -13,6 +13,7 @@ import { capture } from './load.js';
 import { pacedLoad } from './pacedClient.js';
 import { lateness, rawRequest, tokenLayout, tokensBefore, type PacedPlan } from './pacing.js';
 import { AIMOCK_CHAT_PATH, settle, startDefaultMock, startUnmetered, type Context } from './phases.js';
+import { combinePaced } from './report.js';
 import type { PacedFigures, PacedResult } from './results.js';
 import { pacedScenario, type Scenario } from './scenarios.js';
 import { coreBusySeconds, referenceScript, startAimock, startProcess, treeCpuSeconds, type Server } from './servers.js';
@@ -98,15 +99,47 @@ function startFloor(ctx: Context, answer: Answer, o: PacedOptions): Promise<Serv
   );
 }
 
-/** The scenario: the mock first (its answer is the floor's), the mock with `--metrics off`, the floor, then aimock. */
+/**
+ * The scenario, in `ctx.rounds` rounds: in each, the mock (its answer of the first round is the floor's), the mock with
+ * `--metrics off` and the floor, the order turned by one each round, so that no server always meets the host at the
+ * same moment; then aimock once. Sequential runs on a shared host vary several times over, so with more than one
+ * round each figure is the median of the rounds (combinePaced).
+ */
 export async function pacedPhase(ctx: Context, o: PacedOptions): Promise<PacedResult> {
   const s = pacedScenario(o);
-  const mock = await measurePaced(ctx, await startDefaultMock(ctx), s, o, 'mock');
-  const unmetered =
-    ctx.unmeteredFlags === null
-      ? null
-      : (await measurePaced(ctx, await startUnmetered(ctx), s, o, 'mock, --metrics off')).figures;
-  const floor = await measurePaced(ctx, await startFloor(ctx, mock.answer, o), s, o, 'floor');
+  const rounds = Math.max(1, ctx.rounds);
+  const runs = { mock: [] as PacedFigures[], unmetered: [] as PacedFigures[], floor: [] as PacedFigures[] };
+  let answer: Answer | undefined;
+  const who = (name: string, round: number) => (rounds > 1 ? `${name}, round ${round + 1}` : name);
+  const turns: Array<{ key: keyof typeof runs; measure: (round: number) => Promise<PacedFigures> }> = [
+    {
+      key: 'mock',
+      measure: async (round) => {
+        const got = await measurePaced(ctx, await startDefaultMock(ctx), s, o, who('mock', round));
+        answer ??= got.answer;
+        return got.figures;
+      },
+    },
+    ...(ctx.unmeteredFlags === null
+      ? []
+      : [
+          {
+            key: 'unmetered' as const,
+            measure: async (round: number) =>
+              (await measurePaced(ctx, await startUnmetered(ctx), s, o, who('mock, --metrics off', round))).figures,
+          },
+        ]),
+    {
+      key: 'floor',
+      measure: async (round) =>
+        (await measurePaced(ctx, await startFloor(ctx, answer!, o), s, o, who('floor', round))).figures,
+    },
+  ];
+  for (let round = 0; round < rounds; round++)
+    for (let i = 0; i < turns.length; i++) {
+      const turn = turns[(i + round) % turns.length]!;
+      runs[turn.key].push(await turn.measure(round));
+    }
   let aimock: PacedFigures | null = null;
   if (ctx.aimockScript !== null) {
     const args = ['--ttft', String(o.ttftMs), '--tps', String(o.tps), '--tokens', String(o.tokens)];
@@ -117,5 +150,12 @@ export async function pacedPhase(ctx: Context, o: PacedOptions): Promise<PacedRe
       ctx.log(`  aimock: not measured, ${(err as Error).message}`);
     }
   }
-  return { ...o, floor: floor.figures, mock: mock.figures, aimock, unmetered };
+  return {
+    ...o,
+    rounds,
+    floor: combinePaced(runs.floor),
+    mock: combinePaced(runs.mock),
+    aimock,
+    unmetered: runs.unmetered.length ? combinePaced(runs.unmetered) : null,
+  };
 }

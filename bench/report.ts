@@ -1,5 +1,7 @@
 /** Pure helpers of the benchmark: statistics, ratios, target verdicts and the printed tables. */
 
+import type { PacedFigures } from './results.js';
+
 /** What one server did under load in one scenario. */
 export interface LoadFigures {
   readonly reqPerSec: number;
@@ -113,6 +115,41 @@ export function combine(rounds: readonly LoadFigures[]): LoadFigures {
     cpuUsPerReq: rounds.every((r) => r.cpuUsPerReq !== null) ? m((r) => r.cpuUsPerReq!) : null,
     responses: rounds.reduce((n, r) => n + r.responses, 0),
     unexpected: rounds.reduce((n, r) => n + r.unexpected, 0),
+  };
+}
+
+/**
+ * The median of each paced figure over rounds, so one round disturbed by the host does not decide; the counts that
+ * judge completeness take the worst round (fewest streams complete, most failed or in error, errors summed by code),
+ * and the peak RSS the highest.
+ */
+export function combinePaced(rounds: readonly PacedFigures[]): PacedFigures {
+  if (rounds.length === 1) return rounds[0]!;
+  const m = (f: (x: PacedFigures) => number) => median(rounds.map(f));
+  const orNull = (f: (x: PacedFigures) => number | null) =>
+    rounds.every((r) => f(r) !== null) ? median(rounds.map((r) => f(r)!)) : null;
+  const rss = rounds.map((r) => r.peakRssMiB).filter((r): r is number => r !== null);
+  const errorCodes: Record<string, number> = {};
+  for (const r of rounds)
+    for (const [code, n] of Object.entries(r.errorCodes)) errorCodes[code] = (errorCodes[code] ?? 0) + n;
+  return {
+    streams: rounds[0]!.streams,
+    completed: Math.min(...rounds.map((r) => r.completed)),
+    failed: Math.max(...rounds.map((r) => r.failed)),
+    errors: Math.max(...rounds.map((r) => r.errors)),
+    errorCodes,
+    tokens: m((r) => r.tokens),
+    latenessP50Ms: m((r) => r.latenessP50Ms),
+    latenessP99Ms: m((r) => r.latenessP99Ms),
+    latenessMaxMs: m((r) => r.latenessMaxMs),
+    firstTokenP99Ms: m((r) => r.firstTokenP99Ms),
+    gaps: m((r) => r.gaps),
+    cpuSeconds: orNull((r) => r.cpuSeconds),
+    cpuUsPerToken: orNull((r) => r.cpuUsPerToken),
+    peakRssMiB: rss.length ? Math.max(...rss) : null,
+    seconds: m((r) => r.seconds),
+    client: { cpuShare: m((r) => r.client.cpuShare), loopDelayP99Ms: m((r) => r.client.loopDelayP99Ms) },
+    coreOtherSeconds: orNull((r) => r.coreOtherSeconds),
   };
 }
 

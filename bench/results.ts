@@ -34,6 +34,8 @@ export interface PacedResult {
   readonly tps: number;
   readonly ttftMs: number;
   readonly rampS: number;
+  /** Rounds measured: the figures of the floor and the mock are their medians (see combinePaced); aimock is measured once. */
+  readonly rounds?: number;
   /** Bare node:http sending the mock's stream on an absolute schedule (bench/pacedFloor.ts). */
   readonly floor: PacedFigures;
   /** The mock as `npm start` runs it. */

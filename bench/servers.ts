@@ -103,17 +103,20 @@ export function workDir(): string {
   return dir;
 }
 
+/** `serve --help` of the CLI measured, read once: which flags it has decides the variants the bench can run. */
+let serveHelp: string | undefined;
+const helpOfServe = (): string =>
+  (serveHelp ??= spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' }).stdout ?? '');
+
 /** The mock's `serve` flags that turn its logging off (the "silent" variant), if the CLI has them. */
 export function silentFlags(): string[] {
-  const help = spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' }).stdout ?? '';
-  return help.includes('--log-level') ? ['--log-level', 'silent'] : [];
+  return helpOfServe().includes('--log-level') ? ['--log-level', 'silent'] : [];
 }
 
 /** The mock's `serve` flags that turn GET /metrics off (`--metrics off`), if the CLI has them; null when it has none
  * (an older build measured with UAM_BENCH_CLI): its metrics' cost is then not measured. */
 export function metricsOffFlags(): string[] | null {
-  const help = spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' }).stdout ?? '';
-  return help.includes('--metrics') ? ['--metrics', 'off'] : null;
+  return helpOfServe().includes('--metrics') ? ['--metrics', 'off'] : null;
 }
 
 // USER_HZ: fixed at 100 on Linux for every architecture Node runs on.

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { markdown } from '../bench/output.js';
+import { combinePaced } from '../bench/report.js';
 import { pacedLoad } from '../bench/pacedClient.js';
 import {
   EventCounter,
@@ -222,6 +223,23 @@ test('paced verdicts: the mock against the floor and aimock, its memory and its 
     '1000 paced streams: token lateness p99, aimock / mock': false,
   });
   assert.is(met(results(figures(15, 40, 25), null))['1000 paced streams: token lateness p99, aimock / mock'], null);
+});
+
+test('rounds combine by their medians, and completeness by the worst round', () => {
+  const one = figures(30, 100, 20);
+  assert.is(combinePaced([one]), one, 'one round is itself');
+  const disturbed = { ...figures(700, 2000, 30, 990), errors: 10, errorCodes: { timeout: 10 }, peakRssMiB: 170 };
+  const c = combinePaced([figures(40, 120, 21), disturbed, figures(35, 90, 19)]);
+  assert.is(c.latenessP99Ms, 40);
+  assert.is(c.firstTokenP99Ms, 120);
+  assert.is(c.cpuUsPerToken, 21);
+  assert.is(c.latenessMaxMs, 80);
+  assert.is(c.completed, 990, 'the fewest complete');
+  assert.is(c.errors, 10);
+  assert.equal(c.errorCodes, { timeout: 10 });
+  assert.is(c.peakRssMiB, 170, 'the highest peak');
+  assert.is(c.cpuSeconds, (21 * 256_000) / 1e6);
+  assert.is(combinePaced([figures(40, 120, 21), { ...one, cpuUsPerToken: null }]).cpuUsPerToken, null);
 });
 
 test('the paced table has a row per server, aimock marked when not measured', () => {
