@@ -52,7 +52,7 @@ export const EARLY_MS = 1;
  */
 export const SLICE_MS = 0.25;
 
-/** The clock is read every this many jobs (a power of two): a job is 15 to 30 µs, a read of the clock 50 ns. */
+/** The clock is read every this many jobs: a job is 15 to 30 µs, a read of the clock 50 ns. */
 export const JOBS_PER_CLOCK_READ = 4;
 
 const before = (a: Paced, b: Paced) => a.due < b.due || (a.due === b.due && a.order < b.order);

@@ -19,7 +19,7 @@ const BATCHES = 20;
 const CHAT_PATH = `/v1${operation('chat.completions').path}`;
 const MODEL = 'gpt-4o-mini';
 
-/** One warm-up request: its body and headers, and the status the private app answers it with. */
+/** One warm-up request: its body and headers (the path is the chat completions operation's). */
 interface WarmRequest {
   readonly body: string;
   readonly headers: Record<string, string>;
@@ -82,13 +82,14 @@ export function warmPathSteps(): {
   const key = `sk-warm-${randomBytes(16).toString('hex')}`;
   const open = async () => {
     const mock = createApp({ keys: [{ key, label: 'warm-up', scopes: ['text'] }], state: 'memory' });
-    server = http.createServer(mock.handler);
+    const s = http.createServer(mock.handler);
     await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject);
-      server!.listen({ port: 0, host: '127.0.0.1' }, resolve);
+      s.once('error', reject);
+      s.listen({ port: 0, host: '127.0.0.1' }, resolve);
     });
-    server.unref(); // the warm-up never keeps the process alive
-    port = (server.address() as AddressInfo).port;
+    s.unref(); // the warm-up never keeps the process alive
+    port = (s.address() as AddressInfo).port;
+    server = s; // only a listening server is sent batches (a failed listen leaves the steps with nothing to do)
   };
   const run = async () => {
     if (!server) return;
