@@ -143,14 +143,19 @@ test('the same seed gives the same schedule twice; another seed another', async 
   const [a, b, c] = [await schedule(11), await schedule(11), await schedule(12)];
   assert.equal(a.length, 24);
   // Measured by the client on real timers, a time moves by the turn it lands in and by what else the machine runs
-  // (one time of 24 off by 12 ms has been seen under the whole suite): the runs are compared by the mean of their
-  // differences. The draws of two seeds differ by tens of ms (sd 25 ms each).
-  const apart = (x: number[], y: number[]) => x.reduce((sum, v, i) => sum + Math.abs(v - y[i]!), 0) / x.length;
+  // (under the whole suite, one time of 24 has been seen off by 12 ms, and once the mean difference was 9 ms, a few
+  // times off by far more): the runs are compared by the median of their differences, which a few disturbed times do
+  // not move. The draws of two seeds differ by tens of ms (sd 25 ms each).
+  const apart = (x: number[], y: number[]) =>
+    quantile(
+      x.map((v, i) => Math.abs(v - y[i]!)),
+      0.5,
+    );
   assert.ok(
     apart(a, b) < 4,
-    `same seed: the times within 4 ms of the first run's on average (${apart(a, b).toFixed(1)} ms)`,
+    `same seed: the times within 4 ms of the first run's (median ${apart(a, b).toFixed(1)} ms)`,
   );
-  assert.ok(apart(a, c) > 10, `another seed: a different schedule (${apart(a, c).toFixed(1)} ms apart on average)`);
+  assert.ok(apart(a, c) > 10, `another seed: a different schedule (median ${apart(a, c).toFixed(1)} ms apart)`);
 });
 
 test('past the cap the queue fills, the time to first token grows with the load, the next request is refused, and /metrics shows it', async () => {
