@@ -7,8 +7,6 @@ import { http } from '../lib/cjs.js';
 import { PACING_HEADER } from '../text/pacing.js';
 import type { WarmStep } from '../text/warmup.js';
 
-/** Requests sent at once in one step of the warm-up: a step is what a real request may have to wait behind. */
-const BATCH = 16;
 /**
  * Steps: about three hundred requests, enough for V8 to compile the request path and the stream writer's
  * per-event path to optimised code (docs/load-testing.md, "Where a first token waits"). Run cold, the first thousand
@@ -28,6 +26,7 @@ interface WarmRequest {
 /**
  * What a batch sends: paced streams (the pacer, the stream writer, the chunk frames), plain chat completions, and the
  * two refusals load tests see most (a 400 and a 401); every one on a connection of its own, as a load tool opens them.
+ * Sixteen, sent at once: a batch is what a real request may have to wait behind.
  */
 function batch(key: string): WarmRequest[] {
   const chat = (extra: object) =>
@@ -43,7 +42,7 @@ function batch(key: string): WarmRequest[] {
     { body: JSON.stringify({ model: MODEL }), headers: auth },
     { body: chat({}), headers: { ...auth, authorization: 'Bearer sk-not-a-key' } },
     ...Array<WarmRequest>(2).fill({ body: chat({ stream: true, max_tokens: 16 }), headers: auth }),
-  ].slice(0, BATCH);
+  ];
 }
 
 /** Sends one request and reads its answer to the end; resolves with its status (0 when the connection failed). */
