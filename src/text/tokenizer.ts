@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as EncodingModule from 'gpt-tokenizer/encoding/o200k_base';
 import type { GptEncoding } from 'gpt-tokenizer/GptEncoding';
-import { Lru } from '../lib/lru.js';
+import { Recent } from '../lib/memo.js';
 import { RankIndex } from './rankIndex.js';
 import { readRanks, type Ranks } from './ranks.js';
 import { slices } from './slices.js';
@@ -178,10 +178,11 @@ export function decode(tokens: readonly number[], enc: Encoding): string {
 
 // Clients send the same system prompt and the whole history again on every turn: counts of message
 // texts are kept, so a turn costs the tokens of its new messages. Bounded in entries and in characters
-// (a key holds its text alive). Short texts (roles, names, short turns) are kept in a plain map, which
-// is emptied when full: a lookup there costs a twentieth of counting "user" again.
+// (a key holds its text alive), the recently used ones kept (Recent). Short texts (roles, names, short
+// turns) are kept in a plain map, which is emptied when full: a lookup there costs a twentieth of
+// counting "user" again.
 const COUNT_CACHE = { entries: 4096, chars: 1_000_000, minChars: 16 };
-const counts = new Map<Encoding, Lru<number>>();
+const counts = new Map<Encoding, Recent<number>>();
 const shortCounts = new Map<Encoding, Map<string, number>>();
 
 function countShort(text: string, enc: Encoding): number {
@@ -199,14 +200,11 @@ function countShort(text: string, enc: Encoding): number {
 /** countTokens, answered from the cache of message texts when the same text was counted before. */
 export function countMessageTokens(text: string, enc: Encoding): number {
   if (text.length < COUNT_CACHE.minChars) return countShort(text, enc);
-  if (text.length > COUNT_CACHE.chars) return countTokens(text, enc);
   let cache = counts.get(enc);
-  if (!cache) counts.set(enc, (cache = new Lru<number>(COUNT_CACHE.entries, COUNT_CACHE.chars)));
-  return cache.getOrMake(
-    text,
-    () => countTokens(text, enc),
-    () => text.length,
-  );
+  if (!cache) counts.set(enc, (cache = new Recent<number>(COUNT_CACHE.entries, COUNT_CACHE.chars)));
+  let n = cache.get(text);
+  if (n === undefined) cache.set(text, (n = countTokens(text, enc)));
+  return n;
 }
 
 /** How many message texts have their count kept for an encoding: long ones (in the LRU) and short ones. */
