@@ -4,7 +4,7 @@ import { capture, concurrentStreams, load, send, sequentialCost, Tally, type Loa
 import { combine, compare, linearity, median, type Beside, type LoadFigures, type ScenarioResult } from './report.js';
 import { API_KEY, meScenario, type Pair, type Scenario } from './scenarios.js';
 import { join } from 'node:path';
-import { cliPath, startAimock, startMock, startReference, type Server } from './servers.js';
+import { cliPath, startAimock, startMock, startReference, startServe, type Server } from './servers.js';
 import type { BenchResults, LinearityResult, StreamsFigures } from './results.js';
 
 /** What every phase needs: where to pin, how long to load, and how to start each server. */
@@ -32,6 +32,8 @@ export interface Context {
   readonly aimockScript: string | null;
   /** The stack-floor server, measured where the issue names a floor (the chat scenarios); null to skip. */
   readonly floorScript: string | null;
+  /** Another build's dist/cli/main.js (`--before`), measured as `npm start` runs it in the chat scenarios; null to skip. */
+  readonly beforeCli?: string | null;
   readonly dir: string;
   readonly log: (line: string) => void;
 }
@@ -182,10 +184,13 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
   if (chat && ctx.unmeteredFlags !== null) beside.push('unmetered');
   if (chat && ctx.floorScript !== null) beside.push('floor');
   if (chat && ctx.aimockScript !== null) beside.push('aimock');
+  if (chat && ctx.beforeCli) beside.push('before');
   const mock: LoadFigures[] = [];
   const baseline: LoadFigures[] = [];
-  const others: Record<Beside, LoadFigures[]> = { silent: [], unmetered: [], floor: [], aimock: [] };
-  const paired: Record<Beside, number[]> = { silent: [], unmetered: [], floor: [], aimock: [] };
+  const others: Record<Beside, LoadFigures[]> = { silent: [], unmetered: [], floor: [], aimock: [], before: [] };
+  const paired: Record<Beside, number[]> = { silent: [], unmetered: [], floor: [], aimock: [], before: [] };
+  // The build before against the floor and aimock, round by round: its own targets, in the same run.
+  const beforePaired: Record<'floor' | 'aimock', number[]> = { floor: [], aimock: [] };
   let answer: Answer | undefined;
   let aimockStatus: number | undefined;
   for (let round = 0; round < Math.max(1, ctx.rounds); round++) {
@@ -198,6 +203,12 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
         if (who === 'silent')
           contenders.push({ who, server: await startMock(ctx.serverCore, ctx.silentFlags), scenario: s });
         else if (who === 'unmetered') contenders.push({ who, server: await startUnmetered(ctx), scenario: s });
+        else if (who === 'before')
+          contenders.push({
+            who,
+            server: await startServe(ctx.beforeCli!, ctx.serverCore, [], [], join(ctx.dir, 'before.stdout.log')),
+            scenario: s,
+          });
         else if (who === 'floor')
           contenders.push({
             who,
@@ -225,6 +236,12 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
         others[who].push(measured.get(who)!);
         paired[who].push(measured.get('mock')!.reqPerSec / measured.get(who)!.reqPerSec);
       }
+      const before = measured.get('before');
+      if (before)
+        for (const who of ['floor', 'aimock'] as const) {
+          const other = measured.get(who);
+          if (other) beforePaired[who].push(before.reqPerSec / other.reqPerSec);
+        }
     } finally {
       await Promise.all(contenders.map((c) => c.server.stop()));
     }
@@ -243,6 +260,7 @@ export async function scenario(ctx: Context, s: Scenario): Promise<ScenarioResul
     ...(chat ? { silent: combine(others.silent) } : {}),
     ...(beside.includes('unmetered') ? { unmetered: combine(others.unmetered) } : {}),
     ...(beside.includes('aimock') ? { aimock: combine(others.aimock), aimockStatus } : {}),
+    ...(beside.includes('before') ? { before: combine(others.before), beforePaired } : {}),
     ...(beside.length ? { paired: Object.fromEntries(beside.map((who) => [who, paired[who]])) } : {}),
   };
 }

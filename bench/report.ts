@@ -38,6 +38,11 @@ export interface ScenarioResult {
   /** aimock on its own path with the same request body, in the chat scenarios, and the status it answers. */
   readonly aimock?: LoadFigures;
   readonly aimockStatus?: number;
+  /** Another build of the mock (`--before`), as `npm start` runs it, in the chat scenarios: the build a change is
+   * measured against, in the same run. */
+  readonly before?: LoadFigures;
+  /** The build before's req/s over the floor's and aimock's, one ratio per round: its own targets in the same run. */
+  readonly beforePaired?: Partial<Record<'floor' | 'aimock', readonly number[]>>;
   /**
    * The mock's req/s over each server measured next to it, one ratio per round (the two measured seconds
    * apart, in turned order): the comparisons the targets make are the medians of these.
@@ -46,7 +51,7 @@ export interface ScenarioResult {
 }
 
 /** The servers measured beside the mock in the chat scenarios. */
-export type Beside = 'silent' | 'unmetered' | 'floor' | 'aimock';
+export type Beside = 'silent' | 'unmetered' | 'floor' | 'aimock' | 'before';
 
 /**
  * The mock's req/s over a server measured beside it: the median of the rounds' ratios where the run kept
@@ -56,6 +61,12 @@ export function besideRatio(s: ScenarioResult, who: Beside): number | null {
   const rounds = s.paired?.[who];
   if (rounds?.length) return median([...rounds]);
   return ratio(s.mock.reqPerSec, s[who]?.reqPerSec);
+}
+
+/** The build before's (`--before`) req/s over the floor's or aimock's: the median of the rounds' ratios. */
+export function beforeRatio(s: ScenarioResult, who: 'floor' | 'aimock'): number | null {
+  const rounds = s.beforePaired?.[who];
+  return rounds?.length ? median([...rounds]) : ratio(s.before?.reqPerSec, s[who]?.reqPerSec);
 }
 
 /** What logging every request costs: 1 - req/s with the default log over req/s with logging off. */
@@ -220,10 +231,10 @@ export function markdownTable(rows: readonly (readonly string[])[]): string {
  * logging off, the stack floor, bare node:http and aimock; then the ratios the targets are about.
  */
 export function floorRows(results: readonly ScenarioResult[]): string[][] | null {
-  const rows = results.filter((r) => r.floor || r.silent || r.unmetered || r.aimock);
+  const rows = results.filter((r) => r.floor || r.silent || r.unmetered || r.aimock || r.before);
   if (!rows.length) return null;
   const cell = (f: LoadFigures | null | undefined) => (f ? `${fmt(f.reqPerSec)} (${fmt(f.cpuUsPerReq)} µs)` : '-');
-  return [
+  const table = [
     [
       'scenario',
       'mock, default log',
@@ -232,6 +243,7 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
       'floor',
       'bare node:http',
       'aimock',
+      'build before',
       'mock/floor',
       'mock/aimock',
       'log cost',
@@ -239,6 +251,9 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
       'p99 mock/floor',
       'RSS mock/floor MiB',
       'status mock/aimock',
+      'mock/before',
+      'before/floor',
+      'before/aimock',
     ],
     ...rows.map((r) => [
       r.title,
@@ -248,6 +263,7 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
       cell(r.floor),
       cell(r.baseline),
       cell(r.aimock),
+      cell(r.before),
       fmtRatio(besideRatio(r, 'floor')),
       fmtRatio(besideRatio(r, 'aimock')),
       fmtPercent(logCost(r)),
@@ -255,8 +271,17 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
       fmtRatio(ratio(r.mock.p99Ms, r.floor?.p99Ms)),
       `${fmt(r.mock.peakRssMiB, 1)} / ${fmt(r.floor?.peakRssMiB, 1)}`,
       `${r.mock.unexpected ? 'UNEXPECTED' : 'as expected'} / ${r.aimockStatus ?? '-'}`,
+      r.before ? fmtRatio(besideRatio(r, 'before')) : '-',
+      r.before ? fmtRatio(beforeRatio(r, 'floor')) : '-',
+      r.before ? fmtRatio(beforeRatio(r, 'aimock')) : '-',
     ]),
   ];
+  // The build before's columns only when it was measured (--before).
+  if (rows.some((r) => r.before)) return table;
+  const drop = new Set(
+    ['build before', 'mock/before', 'before/floor', 'before/aimock'].map((h) => table[0]!.indexOf(h)),
+  );
+  return table.map((row) => row.filter((_, i) => !drop.has(i)));
 }
 
 /** The main table: one row per scenario, each server's figures and the mock's ratios. */

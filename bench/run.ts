@@ -4,7 +4,8 @@
  * slice at a time, by this load generator on core 1. Prints req/s, p50/p99 latency and peak
  * RSS per scenario with the mock's ratios to the baseline; asserts nothing about time.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { cpus, release, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { conformance, pair, scenario, startupPhase, streams, type Context } from './phases.js';
@@ -35,6 +36,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --markdown FILE   write the tables as Markdown
   --no-floor        skip the stack floor (minimal Koa + router + body parser + Ajv) in the chat scenarios
   --no-aimock       skip aimock (@copilotkit/aimock, on /v1/chat/completions) in the chat scenarios
+  --before PATH     another build's dist/cli/main.js (the build before a change), measured as \`npm start\`
+                    runs it beside the mock in the chat scenarios: both builds' targets in the same run
 The mock runs as \`npm start\` does, logging every request to stdout, which goes to a file; the chat
 scenarios also measure it with --log-level silent, with --metrics off (what the metrics cost; streams-paced
 too), the stack floor, bare node:http and aimock.
@@ -60,6 +63,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean' },
     'no-floor': { type: 'boolean' },
     'no-aimock': { type: 'boolean' },
+    before: { type: 'string' },
     help: { type: 'boolean' },
   },
 });
@@ -77,6 +81,11 @@ const quick = values.quick === true;
 const slice = num(values.slice, quick ? 0.5 : 1);
 if (!(slice > 0 && Number.isFinite(slice))) {
   process.stderr.write(`--slice must be a positive number of seconds, got ${values.slice}\n${USAGE}`);
+  process.exit(2);
+}
+const before = values.before === undefined ? null : resolve(values.before);
+if (before !== null && !existsSync(before)) {
+  process.stderr.write(`--before: no build at ${before} (give another checkout's dist/cli/main.js)\n${USAGE}`);
   process.exit(2);
 }
 const only = values.only?.split(',').map((s) => s.trim());
@@ -141,6 +150,7 @@ async function main(): Promise<void> {
     baselineScript: referenceScript('baseline'),
     floorScript: values['no-floor'] ? null : referenceScript('floor'),
     aimockScript: values['no-aimock'] ? null : referenceScript('aimock'),
+    beforeCli: before,
     dir,
     log,
   };

@@ -1,4 +1,4 @@
-import { besideRatio, fmt, fmtPercent, fmtRatio, logCost, ratio } from './report.js';
+import { beforeRatio, besideRatio, fmt, fmtPercent, fmtRatio, logCost, ratio } from './report.js';
 import type { BenchResults, PacedResult } from './results.js';
 
 /** One target of the performance issue and whether this run met it (null: not measured). */
@@ -51,6 +51,23 @@ export function verdicts(r: BenchResults): Verdict[] {
         limit: `>= ${minA.toFixed(2)}x`,
         met: vsAimock === null ? null : vsAimock >= minA,
       });
+    // The build before (`--before`), against the same floor and aimock in the same rounds: whether a target this
+    // build misses was met before it on the same host, minutes apart.
+    if (s.before)
+      for (const [who, limits, name] of [
+        ['floor', FLOOR_RATIO, 'stack floor'],
+        ['aimock', AIMOCK_RATIO, 'aimock'],
+      ] as const) {
+        const limit = limits[s.name];
+        if (limit === undefined) continue;
+        const r = beforeRatio(s, who);
+        out.push({
+          target: `${s.title}: req/s, build before / ${name}`,
+          value: fmtRatio(r),
+          limit: `>= ${limit.toFixed(2)}x`,
+          met: r === null ? null : r >= limit,
+        });
+      }
     const maxLog = LOG_COST[s.name];
     if (maxLog !== undefined)
       out.push({

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
+  beforeRatio,
   besideRatio,
   combine,
   compare,
@@ -165,6 +166,38 @@ test("comparisons beside the mock are the medians of the rounds' ratios, where t
   // The printed table shows the same figures as the verdicts.
   const row = floorRows([paired])![1]!;
   assert.ok(row.includes('0.93x') && row.includes('2.20x') && row.includes('12.0%'), row.join(' | '));
+});
+
+test('--before: the build before meets or misses its own targets against the same floor and aimock, round by round', () => {
+  const s = {
+    ...chatBase,
+    mock: figures(46, 2, 140),
+    floor: figures(50, 1, 80),
+    aimock: figures(20, 5, 90),
+    before: figures(44, 2, 140),
+    paired: { floor: [0.92, 0.91, 0.95], aimock: [2.3, 2.2, 2.4], before: [1.05, 1.02, 1.08] },
+    // The medians of the figures would say 0.88x the floor; the rounds say 0.89x: not met, where this build's 0.92x is.
+    beforePaired: { floor: [0.89, 0.87, 0.9], aimock: [1.4, 1.6, 1.55] },
+  };
+  assert.is(beforeRatio(s, 'floor'), 0.89);
+  assert.is(beforeRatio({ ...s, beforePaired: undefined }, 'floor'), 44 / 50);
+  const met = Object.fromEntries(verdicts({ machine: {}, options: {}, scenarios: [s] }).map((v) => [v.target, v]));
+  assert.equal(
+    [met['chat: req/s, build before / stack floor']!.met, met['chat: req/s, build before / stack floor']!.value],
+    [false, '0.89x'],
+  );
+  assert.equal(
+    [met['chat: req/s, build before / aimock']!.met, met['chat: req/s, build before / aimock']!.value],
+    [true, '1.55x'],
+  );
+  assert.is(met['chat: req/s, default log / stack floor']!.met, true);
+  // Without --before there are no such rows.
+  const without = verdicts({ machine: {}, options: {}, scenarios: [{ ...s, before: undefined }] });
+  assert.not.ok(without.some((v) => v.target.includes('build before')));
+  const [head, row] = floorRows([s])!;
+  assert.is(row![head!.indexOf('mock/before')], '1.05x');
+  assert.is(row![head!.indexOf('before/floor')], '0.89x');
+  assert.match(row![head!.indexOf('build before')]!, /^44 \(/);
 });
 
 test('the cost of the metrics is the mock against itself with --metrics off, in the same run', () => {
