@@ -3,6 +3,8 @@ import { strictId, type SchemaRegistry } from '../contract/schemas.js';
 import type { Limits } from '../domain/limits.js';
 import { invalidBody, toDetails } from '../contract/validation.js';
 import type { EchoMask } from '../domain/secrets.js';
+import type { ApiError } from '../contract/errors.js';
+import { REQUEST_TEXTS, kept } from '../lib/memo.js';
 import { addHeader } from './requestContext.js';
 import type { Step } from './steps.js';
 
@@ -30,6 +32,16 @@ export function validate(
   secrets?: Pick<EchoMask, 'text'>,
 ): Step {
   const name = secrets ? (key: string) => secrets.text(key) : undefined;
+  // A body refused once is refused again the same way: a client's retry, a test run's or a load test's repeated
+  // request. Its 400 depends on the schema and the body's text alone, so it is kept per schema, keyed by that text
+  // (bounded as every memo of request texts is), and answered again as it is, its envelope's JSON made once
+  // (ApiError.toJson).
+  const refusals = new Map<string, (raw: string, make: () => ApiError) => ApiError>();
+  const refusalsOf = (id: string) => {
+    let memo = refusals.get(id);
+    if (!memo) refusals.set(id, (memo = kept<ApiError>(REQUEST_TEXTS.entries, REQUEST_TEXTS.keyChars)));
+    return memo;
+  };
   return function validate(ctx, state) {
     const schema = state.operation!.requestSchema;
     if (!schema) return;
@@ -46,9 +58,12 @@ export function validate(
       }
       return;
     }
-    // Each value takes at least one character of the text: a short text cannot hold too many.
-    const many =
-      (state.raw ?? '').length > limits.maxValuesForAllErrors && holdsMoreThan(body, limits.maxValuesForAllErrors);
-    return invalidBody(toDetails(many ? firstError : schemas.check(id, body)), limits.maxDetails);
+    const refuse = (): ApiError => {
+      // Each value takes at least one character of the text: a short text cannot hold too many.
+      const many =
+        (state.raw ?? '').length > limits.maxValuesForAllErrors && holdsMoreThan(body, limits.maxValuesForAllErrors);
+      return invalidBody(toDetails(many ? firstError : schemas.check(id, body)), limits.maxDetails);
+    };
+    return state.raw === undefined ? refuse() : refusalsOf(id)(state.raw, refuse);
   };
 }

@@ -346,6 +346,8 @@ function laterAndAtOnce(records: RequestRecord[], capacity = records.length): [u
 
 test('every kind of record reads back as it came, whether the journal kept it in columns or as an object', () => {
   const long = 'x'.repeat(3000);
+  // A refusal answered again (validate keeps it) carries the same details array: their JSON is made once.
+  const shared = [{ param: 'model', code: 'invalid_type', message: 'Invalid type for model.' }];
   const records: RequestRecord[] = [
     chatRecord(1),
     chatRecord(2, { status: 0, latencyMs: 0.07, errorCode: null }),
@@ -380,6 +382,10 @@ test('every kind of record reads back as it came, whether the journal kept it in
       request: { headers: { 'x-key': 'sk-live-secret-0123456789' }, body: '{"k":"sk-live-secret-0123456789"}' },
     }),
     chatRecord(14, { path: '/v1/text-provider/chat/completions?q=1', model: 'gpt-4o' }),
+    record(19, { status: 400, details: shared }),
+    record(20, { status: 400, details: shared }),
+    record(21, { status: 400 }),
+    record(22, { status: 400, details: [{ ...shared[0]!, param: 'messages' }] }),
   ];
   const [later, atOnce] = laterAndAtOnce(records);
   assert.equal(later, atOnce);
@@ -400,6 +406,9 @@ test('every kind of record reads back as it came, whether the journal kept it in
     'a key in a request kept as an object is masked',
   );
   assert.ok(Object.is((byId('req_10').details as { n: number }[])[0]!.n, -0), 'JSON would make -0 a 0');
+  assert.equal(byId('req_20').details, shared);
+  assert.is(byId('req_21').details, undefined);
+  assert.is((byId('req_22').details as typeof shared)[0]!.param, 'messages');
 });
 
 test('a slot used in turn by a record kept in columns and one kept as an object reads back right after every write', () => {

@@ -2,6 +2,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { operations } from '../../src/contract/operations.js';
 import { assertError, pathOf, post, request, useMock, VALID, withMock } from '../support/index.js';
+import type { Context } from 'koa';
+import { boundOperations } from '../../src/app/bindings.js';
+import { ApiError } from '../../src/contract/errors.js';
+import { SchemaRegistry } from '../../src/contract/schemas.js';
+import { loadLimits } from '../../src/domain/limits.js';
+import { requestState } from '../../src/pipeline/steps.js';
+import { validate } from '../../src/pipeline/validate.js';
 
 const mock = useMock(test);
 
@@ -250,6 +257,39 @@ test('with strict: true an unknown field is a 400 naming it, on every operation 
     const video = await post(url, pathOf('video.generate'), { ...VALID['video.generate'], mode: 'image_to_video' });
     assertError(video, 400, 'image_url');
   });
+});
+
+test('a body refused once is refused again with the same 400: kept per schema, keyed by its whole text', async () => {
+  const limits = loadLimits().requests;
+  const step = validate(SchemaRegistry.shared(), false, limits);
+  const ctx = {} as Context;
+  const refuse = async (opId: string, body: unknown, raw = JSON.stringify(body)) => {
+    const state = requestState(
+      'req_1',
+      boundOperations.find((op) => op.id === opId),
+    );
+    state.body = body as Record<string, unknown>;
+    state.raw = raw;
+    const err = await step(ctx, state);
+    assert.instance(err, ApiError);
+    return err as ApiError;
+  };
+  const bad = { model: 5, messages: [] };
+  const first = await refuse('chat.completions', bad);
+  assert.is(first.param, 'model');
+  // The same text: the same answer, its envelope made once.
+  assert.is(await refuse('chat.completions', bad), first);
+  // Another text, even with the same value (a space more), is checked anew, and so is the same text under
+  // another schema.
+  const spaced = await refuse('chat.completions', bad, JSON.stringify(bad, null, 1));
+  assert.is.not(spaced, first);
+  assert.is(spaced.toJson(), first.toJson());
+  const image = await refuse('images.generate', bad);
+  assert.is.not(image, first);
+  assert.is.not(image.toJson(), first.toJson());
+  // A text longer than a memo's key is checked every time.
+  const long = { ...bad, user: 'u'.repeat(5000) };
+  assert.is.not(await refuse('chat.completions', long), await refuse('chat.completions', long));
 });
 
 test.run();

@@ -93,6 +93,9 @@ export class Columns {
   /** The path and model name of the last record: the next one most likely has the same, and keeps that copy. */
   private lastPath = '';
   private lastModel = '';
+  /** The details of the last 400 kept and their JSON: a refusal answered again (validate keeps them) has the same. */
+  private lastDetails: readonly unknown[] | undefined;
+  private lastDetailsJson = '';
 
   constructor(capacity: number) {
     this.numbers = new Float64Array(capacity * Num.Count);
@@ -103,8 +106,16 @@ export class Columns {
 
   /** Holds `r` in slot `i` and returns true, or returns false (changing nothing) when it is not of the common kind. */
   put(i: number, r: RequestRecord, texts: SharedTexts): boolean {
-    if (hasRare(r, false) || (r.details !== undefined && !jsonExact(r.details))) return false;
-    const details = r.details === undefined ? undefined : JSON.stringify(r.details);
+    if (hasRare(r, false)) return false;
+    let details: string | undefined;
+    if (r.details === undefined) details = undefined;
+    else if (r.details === this.lastDetails) details = this.lastDetailsJson;
+    else {
+      if (!jsonExact(r.details)) return false;
+      details = JSON.stringify(r.details);
+      this.lastDetails = r.details;
+      this.lastDetailsJson = details;
+    }
     const body = r.request?.body;
     const response = r.responseBody;
     let answer: CompletionText | undefined;
