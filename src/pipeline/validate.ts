@@ -33,15 +33,10 @@ export function validate(
 ): Step {
   const name = secrets ? (key: string) => secrets.text(key) : undefined;
   // A body refused once is refused again the same way: a client's retry, a test run's or a load test's repeated
-  // request. Its 400 depends on the schema and the body's text alone, so it is kept per schema, keyed by that text
-  // (bounded as every memo of request texts is), and answered again as it is, its envelope's JSON made once
-  // (ApiError.toJson).
-  const refusals = new Map<string, (raw: string, make: () => ApiError) => ApiError>();
-  const refusalsOf = (id: string) => {
-    let memo = refusals.get(id);
-    if (!memo) refusals.set(id, (memo = kept<ApiError>(REQUEST_TEXTS.entries, REQUEST_TEXTS.keyChars)));
-    return memo;
-  };
+  // request. Its 400 depends on the schema and the body's text alone, so it is kept, keyed by the two (one memo
+  // for every schema, bounded as every memo of request texts is), and answered again as it is, its envelope's
+  // JSON made once (ApiError.toJson).
+  const refusals = kept<ApiError>(REQUEST_TEXTS.entries, REQUEST_TEXTS.keyChars);
   return function validate(ctx, state) {
     const schema = state.operation!.requestSchema;
     if (!schema) return;
@@ -64,6 +59,6 @@ export function validate(
         (state.raw ?? '').length > limits.maxValuesForAllErrors && holdsMoreThan(body, limits.maxValuesForAllErrors);
       return invalidBody(toDetails(many ? firstError : schemas.check(id, body)), limits.maxDetails);
     };
-    return state.raw === undefined ? refuse() : refusalsOf(id)(state.raw, refuse);
+    return state.raw === undefined ? refuse() : refusals(`${id}\u0000${state.raw}`, refuse);
   };
 }
