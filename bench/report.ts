@@ -234,7 +234,9 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
   const rows = results.filter((r) => r.floor || r.silent || r.unmetered || r.aimock || r.before);
   if (!rows.length) return null;
   const cell = (f: LoadFigures | null | undefined) => (f ? `${fmt(f.reqPerSec)} (${fmt(f.cpuUsPerReq)} µs)` : '-');
-  const table = [
+  // The build before's columns only when it was measured (--before).
+  const withBefore = rows.some((r) => r.before);
+  return [
     [
       'scenario',
       'mock, default log',
@@ -243,7 +245,7 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
       'floor',
       'bare node:http',
       'aimock',
-      'build before',
+      ...(withBefore ? ['build before'] : []),
       'mock/floor',
       'mock/aimock',
       'log cost',
@@ -251,9 +253,7 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
       'p99 mock/floor',
       'RSS mock/floor MiB',
       'status mock/aimock',
-      'mock/before',
-      'before/floor',
-      'before/aimock',
+      ...(withBefore ? ['mock/before', 'before/floor', 'before/aimock'] : []),
     ],
     ...rows.map((r) => [
       r.title,
@@ -263,7 +263,7 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
       cell(r.floor),
       cell(r.baseline),
       cell(r.aimock),
-      cell(r.before),
+      ...(withBefore ? [cell(r.before)] : []),
       fmtRatio(besideRatio(r, 'floor')),
       fmtRatio(besideRatio(r, 'aimock')),
       fmtPercent(logCost(r)),
@@ -271,17 +271,13 @@ export function floorRows(results: readonly ScenarioResult[]): string[][] | null
       fmtRatio(ratio(r.mock.p99Ms, r.floor?.p99Ms)),
       `${fmt(r.mock.peakRssMiB, 1)} / ${fmt(r.floor?.peakRssMiB, 1)}`,
       `${r.mock.unexpected ? 'UNEXPECTED' : 'as expected'} / ${r.aimockStatus ?? '-'}`,
-      r.before ? fmtRatio(besideRatio(r, 'before')) : '-',
-      r.before ? fmtRatio(beforeRatio(r, 'floor')) : '-',
-      r.before ? fmtRatio(beforeRatio(r, 'aimock')) : '-',
+      ...(withBefore
+        ? r.before
+          ? [fmtRatio(besideRatio(r, 'before')), fmtRatio(beforeRatio(r, 'floor')), fmtRatio(beforeRatio(r, 'aimock'))]
+          : ['-', '-', '-']
+        : []),
     ]),
   ];
-  // The build before's columns only when it was measured (--before).
-  if (rows.some((r) => r.before)) return table;
-  const drop = new Set(
-    ['build before', 'mock/before', 'before/floor', 'before/aimock'].map((h) => table[0]!.indexOf(h)),
-  );
-  return table.map((row) => row.filter((_, i) => !drop.has(i)));
 }
 
 /** The main table: one row per scenario, each server's figures and the mock's ratios. */

@@ -198,6 +198,13 @@ test('--before: the build before meets or misses its own targets against the sam
   assert.is(row![head!.indexOf('mock/before')], '1.05x');
   assert.is(row![head!.indexOf('before/floor')], '0.89x');
   assert.match(row![head!.indexOf('build before')]!, /^44 \(/);
+  // Without it, the table has no such columns.
+  const [plainHead, plainRow] = floorRows([{ ...s, before: undefined }])!;
+  assert.not.ok(
+    plainHead!.some((h) => h.includes('before')),
+    plainHead!.join(' | '),
+  );
+  assert.is(plainRow!.length, plainHead!.length);
 });
 
 test('the cost of the metrics is the mock against itself with --metrics off, in the same run', () => {

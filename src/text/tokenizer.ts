@@ -207,7 +207,7 @@ export function countMessageTokens(text: string, enc: Encoding): number {
   return n;
 }
 
-/** How many message texts have their count kept for an encoding: long ones (in the LRU) and short ones. */
+/** How many message texts have their count kept for an encoding: long ones (in Recent) and short ones. */
 export const cachedCounts = (enc: Encoding): { long: number; short: number } => ({
   long: counts.get(enc)?.size ?? 0,
   short: shortCounts.get(enc)?.size ?? 0,
