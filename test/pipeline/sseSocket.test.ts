@@ -9,6 +9,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { StreamLog, writeSse, type StreamOutcome } from '../../src/pipeline/sse.js';
 import { EventList, type Reply, type SseEvent } from '../../src/contract/reply.js';
+import { waitFor } from '../support/index.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
@@ -50,6 +51,13 @@ async function sseServer(make: () => SseReply): Promise<{ server: Server; port: 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as AddressInfo).port, seen };
 }
+
+/** Resolves with the stream once its writer waits for 'drain' (it listens for it on the response or the socket). */
+const waitingForDrain = (seen: Seen[]): Promise<Seen> =>
+  waitFor('the writer to wait for the client', () => {
+    const s = seen[0];
+    return s && (s.socket.listenerCount('drain') > s.drainListenersBefore || s.res.listenerCount('drain') > 0) && s;
+  });
 
 /** Sends `head` on a new connection and returns the socket and every byte it receives until it closes. */
 function rawClient(port: number, head: string): { socket: Socket; bytes: Promise<Buffer> } {
@@ -170,8 +178,8 @@ test('a client that stops reading: the writer waits on the socket instead of buf
     const socket = connect(port, '127.0.0.1');
     socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     socket.pause();
-    await new Promise((r) => setTimeout(r, 300));
-    const s = seen[0]!;
+    // The client reads nothing: once the kernel's buffers are full, the writer waits for the socket to drain.
+    const s = await waitingForDrain(seen);
     const held = s.socket.writableLength;
     assert.ok(s.log.total < events.length, `the writer stopped (${s.log.total} of ${events.length} written)`);
     assert.ok(held < 1024 * 1024, `the server holds ${held} bytes for the client, not the stream`);
@@ -196,10 +204,9 @@ test('a stream that waited on the socket leaves no listener on it for the next r
     const socket = connect(port, '127.0.0.1');
     socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
     socket.pause();
-    await new Promise((r) => setTimeout(r, 200));
+    const s = await waitingForDrain(seen);
     socket.on('data', () => {});
     socket.resume();
-    const s = seen[0]!;
     assert.is(await s.outcome, 'completed');
     await new Promise((r) => setImmediate(r));
     assert.ok(!s.socket.destroyed, 'the connection stays open for the next request');
