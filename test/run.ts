@@ -10,9 +10,9 @@
 //   --bail (-b): stop at the first suite that fails (no file starts after it; those running finish)
 //   --jobs N (-j N): how many files run at once (default: os.availableParallelism(), the cores Node.js may use)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { dirname, relative } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, styleText } from 'node:util';
 import { parse } from 'uvu/parse';
@@ -124,6 +124,38 @@ function readDurations(): Record<string, number> {
   }
 }
 
+/**
+ * What the build generates (the schemas' validators as code, the tokenizer's tables as JSON), generated here from
+ * src/ for this run: each file's process loads them (src/lib/generatedDir.ts) instead of compiling every schema and
+ * reading the tables anew, a second of CPU a file. A run started by a test of this runner uses its parent's.
+ */
+async function generate(): Promise<(() => void) | undefined> {
+  if (process.env.UNIFIED_AI_MOCK_GENERATED_DIR) return undefined;
+  const into = mkdtempSync(join(tmpdir(), 'uam-generated-'));
+  const removed = () => rmSync(into, { recursive: true, force: true });
+  try {
+    process.env.UNIFIED_AI_MOCK_GENERATED_DIR = into;
+    const [{ writeGenerated }, { writeRanks }, { GENERATED_FILE }, { ENCODINGS }] = await Promise.all([
+      import('../src/contract/validators/generate.js'),
+      import('../src/text/ranks.js'),
+      import('../src/contract/validators/generated.js'),
+      import('../src/text/tokenizer.js'),
+    ]);
+    writeGenerated(GENERATED_FILE);
+    writeRanks(ENCODINGS);
+    return removed;
+  } catch (err) {
+    // The files compile and read what they need themselves, as without a build; a broken schema fails its tests.
+    delete process.env.UNIFIED_AI_MOCK_GENERATED_DIR;
+    removed();
+    process.stderr.write(
+      `test/run.ts: nothing generated for the run (${(err as Error).message}); each file computes it\n`,
+    );
+    return undefined;
+  }
+}
+const removeGenerated = await generate();
+
 const { suites } = await parse(dir, pattern);
 const known = readDurations();
 // The longest first, as far as the last runs tell: a long file started last would end the run alone. A file with no
@@ -158,6 +190,8 @@ try {
 } catch {
   // Only the order of the next run depends on it.
 }
+
+removeGenerated?.();
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 let summary = '';
