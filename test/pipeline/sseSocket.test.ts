@@ -9,7 +9,8 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { StreamLog, writeSse, type StreamOutcome } from '../../src/pipeline/sse.js';
 import { EventList, type Reply, type SseEvent } from '../../src/contract/reply.js';
-import { waitFor } from '../support/index.js';
+import { virtualTimers, waitFor, wireOf, type Wire } from '../support/index.js';
+import type { StreamTimers } from '../../src/pipeline/pacer.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
@@ -33,7 +34,10 @@ interface Seen {
 }
 
 /** A node:http server that answers each request with `make()` through writeSse. */
-async function sseServer(make: () => SseReply): Promise<{ server: Server; port: number; seen: Seen[] }> {
+async function sseServer(
+  make: () => SseReply,
+  timers?: StreamTimers,
+): Promise<{ server: Server; port: number; seen: Seen[] }> {
   const seen: Seen[] = [];
   const server = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -45,7 +49,7 @@ async function sseServer(make: () => SseReply): Promise<{ server: Server; port: 
     } as ServerResponse['write'];
     entry.drainListenersBefore = req.socket.listenerCount('drain');
     entry.log = new StreamLog({ maxStreamEvents: 0, maxStreamEventChars: 0 });
-    entry.outcome = writeSse(res, make(), 1000, undefined, Number.POSITIVE_INFINITY, entry.log);
+    entry.outcome = writeSse(res, make(), 1000, timers, Number.POSITIVE_INFINITY, entry.log);
     seen.push(entry);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -117,15 +121,21 @@ test('HTTP/1.1: paced events after the first leave as chunks written to the sock
     data: `{"n":${i},"t":"é ${'x'.repeat(i * 37)}"}`,
     tokens: 1,
   }));
-  const { server, port, seen } = await sseServer(() => reply(events, 200));
+  // Paced on a virtual clock that waits for the client to read each event before the next is due.
+  let wire: Wire | undefined;
+  const clock = virtualTimers(() => wire?.quiet() ?? true);
+  const { server, port, seen } = await sseServer(() => reply(events, 200), clock);
+  wire = wireOf(server);
   try {
-    const { bytes } = rawClient(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const { socket, bytes } = rawClient(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    wire.track(socket);
     const { head, rest } = split(await bytes);
     assert.match(head, /^HTTP\/1\.1 200 /);
     assert.match(head.toLowerCase(), /\r\ntransfer-encoding: chunked/);
     const decoded = dechunk(rest);
     same(decoded.body, body(events), 'the body');
-    assert.ok(decoded.chunks >= 25, `one chunk an event when paced, 5 ms apart (${decoded.chunks})`);
+    // The head with the first event, then one chunk an event, 5 ms apart, and the last one.
+    assert.is(decoded.chunks, 31, 'one chunk an event when paced');
     assert.is(await seen[0]!.outcome, 'completed');
     // The head and the first event go through the response; the paced ones after it straight to the socket.
     assert.ok(seen[0]!.resWrites <= 2, `the response's write ran ${seen[0]!.resWrites} times`);
