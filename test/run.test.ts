@@ -203,7 +203,9 @@ test("package.json's scripts run the tests through the project's runner, never t
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     scripts: Record<string, string>;
   };
-  assert.match(scripts.test, / node --import tsx test\/run\.ts test '/);
+  // npm test runs the test files (test:files) beside the type check, lint and format check.
+  assert.is(scripts.test, 'node scripts/together.mjs typecheck lint format:check test:files');
+  assert.match(scripts['test:files'], / node --import tsx test\/run\.ts test '/);
   assert.match(scripts['test:container'], /^node --import tsx test\/run\.ts test\/container '/);
   for (const [name, script] of Object.entries(scripts)) assert.not.match(script, /uvu\/bin|\buvu /, name);
 });
