@@ -122,10 +122,10 @@ test('HTTP/1.1: paced events after the first leave as chunks written to the sock
     tokens: 1,
   }));
   // Paced on a virtual clock that waits for the client to read each event before the next is due.
-  let wire: Wire | undefined;
-  const clock = virtualTimers(() => wire?.quiet() ?? true);
+  const link: { wire?: Wire } = {};
+  const clock = virtualTimers(() => link.wire?.quiet() ?? true);
   const { server, port, seen } = await sseServer(() => reply(events, 200), clock);
-  wire = wireOf(server);
+  const wire = (link.wire = wireOf(server));
   try {
     const { socket, bytes } = rawClient(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     wire.track(socket);
