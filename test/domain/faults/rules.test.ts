@@ -72,6 +72,25 @@ test('a rule matches on operation, key label, model, header and body fields', ()
   assert.is(r.pick({ ...CHAT })?.label, 'status=504 [rule nested]');
 });
 
+test('a whole number in a body path indexes a list, from the end when negative', () => {
+  const r = rules();
+  r.add({ id: 'last', match: { body: { 'messages.-1.content': 'uam-7 ping' } }, fault: { status: 503 } });
+  r.add({ id: 'first', match: { body: { 'messages.0.role': 'system' } }, fault: { status: 502 } });
+  const pick = (messages: unknown) => r.pick({ ...CHAT, body: { ...CHAT.body, messages } })?.fault.status;
+  const user = { role: 'user', content: 'uam-7 ping' };
+  assert.is(pick([user]), 503);
+  // A message put before the client's (a gateway's system prompt) does not move the last one.
+  assert.is(pick([{ role: 'system', content: 'Be brief.' }, user]), 503);
+  assert.is(pick([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'other' }]), 502);
+  assert.is(pick([{ role: 'user', content: 'other' }]), undefined);
+  assert.is(pick([]), undefined);
+  assert.is(pick({ '-1': { content: 'uam-7 ping' } }), 503, 'an object member named like an index still matches');
+  assert.is(pick('uam-7 ping'), undefined);
+  // A name that is not a whole number reaches nothing in a list.
+  r.add({ id: 'named', match: { body: { 'messages.last.content': 'uam-7 ping' } }, fault: { status: 504 } });
+  assert.is(pick([{ role: 'user', content: 'x' }]), undefined);
+});
+
 test('times: the first N matching requests fault, then the rule lets requests through', () => {
   const r = rules();
   r.add({ id: 'twice', match: { operation: 'chat.completions' }, fault: { status: 500, retryAfter: 0.01 }, times: 2 });
