@@ -51,7 +51,7 @@ const COMMAND = 'conformance';
 // Compiling every schema is the slowest step of a start; the compiled registry never changes, so one serves every run.
 let compiled: SchemaRegistry | undefined;
 
-const REPORTERS: Record<ReporterName, (write: (t: string) => void) => Reporter> = {
+export const REPORTERS: Record<ReporterName, (write: (t: string) => void) => Reporter> = {
   pretty: prettyReporter,
   json: jsonReporter,
   junit: junitReporter,

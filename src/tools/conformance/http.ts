@@ -227,6 +227,7 @@ class Sink {
 interface BodyRead {
   readonly body: Buffer;
   readonly reads?: number[];
+  readonly readMs?: number[];
   readonly incomplete?: Incomplete;
   /** A transport failure after the headers (a reset): the body is not the target's answer. */
   readonly error?: string;
@@ -236,11 +237,19 @@ interface BodyRead {
  * Reads a body up to `maxBytes`, then cancels the read. The deadline's signal, given to the fetch,
  * also ends a body that trickles or never ends (the read then rejects). Never throws.
  */
-async function readBody(res: Response, maxBytes: number, deadline: Deadline, countReads: boolean): Promise<BodyRead> {
+async function readBody(
+  res: Response,
+  maxBytes: number,
+  deadline: Deadline,
+  countReads: boolean,
+  started = performance.now(),
+): Promise<BodyRead> {
   const timeoutMs = deadline.ms;
   const sink = new Sink(maxBytes, Number(res.headers.get('content-length')) || 0);
   const reads: number[] | undefined = countReads ? [] : undefined;
-  if (!res.body) return { body: sink.finish(true), ...(reads ? { reads } : {}) };
+  const readMs: number[] = [];
+  const counted = () => (reads ? { reads, readMs } : {});
+  if (!res.body) return { body: sink.finish(true), ...counted() };
   const reader = res.body.getReader();
   let turn = false;
   try {
@@ -252,25 +261,30 @@ async function readBody(res: Response, maxBytes: number, deadline: Deadline, cou
         deadline.resume();
       }
       if (reads) {
-        if (reads.length === MAX_READS_KEPT) reads[reads.length - 2]! += reads.pop()!;
+        // A merged read keeps the time of its last part.
+        if (reads.length === MAX_READS_KEPT) {
+          reads[reads.length - 2]! += reads.pop()!;
+          readMs[readMs.length - 2] = readMs.pop()!;
+        }
         reads.push(r.value.length);
+        readMs.push(Math.round((performance.now() - started) * 10) / 10);
       }
       if (!sink.add(r.value)) {
         await reader.cancel().catch(() => {}); // closes the connection: nothing more is downloaded
         return {
           body: sink.finish(false),
-          ...(reads ? { reads } : {}),
+          ...counted(),
           incomplete: { cause: 'cap', detail: `exceeded the ${mib(maxBytes)} cap (--max-body) and was cut there` },
         };
       }
     }
-    return { body: sink.finish(true), ...(reads ? { reads } : {}) };
+    return { body: sink.finish(true), ...counted() };
   } catch (err) {
     const e = err as Error;
     if (e.name === 'TimeoutError' || e.name === 'AbortError') {
       return {
         body: sink.finish(false),
-        ...(reads ? { reads } : {}),
+        ...counted(),
         incomplete: {
           cause: 'timeout',
           detail: `did not end within the ${timeoutMs} ms timeout (${sink.length} bytes read)`,
@@ -279,6 +293,7 @@ async function readBody(res: Response, maxBytes: number, deadline: Deadline, cou
     }
     return {
       body: sink.finish(false),
+      ...counted(),
       error: `${describe(err, timeoutMs)} after the response headers (status ${res.status}, ${sink.length} bytes of the body read)`,
     };
   } finally {
@@ -315,7 +330,13 @@ export async function send(target: Target, req: OutgoingRequest): Promise<Exchan
       };
     }
     const headers = Object.fromEntries(res.headers);
-    const read = await readBody(res, target.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, deadline, req.streamed === true);
+    const read = await readBody(
+      res,
+      target.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      deadline,
+      req.streamed === true,
+      started,
+    );
     return { status: res.status, headers, ...read, ms: ms() };
   } finally {
     deadline.clear();

@@ -1,7 +1,7 @@
 import type { SchemaRegistry } from '../../contract/schemas.js';
 import { BODY_CHECKS, evaluate } from '../../verdict/checks.js';
 import { derivedSecrets } from './credentials.js';
-import { credentialOf, fetchMedia, headersOf, requestUrl, send, type Target } from './http.js';
+import { credentialOf, fetchMedia, headersOf, requestUrl, send, type OutgoingRequest, type Target } from './http.js';
 import { cleanResult, cleanText, maskHeaders, shortBody, type Secret } from './mask.js';
 import { maskKey } from '../../domain/keys.js';
 import { compareExchanges } from '../../verdict/baseline.js';
@@ -111,6 +111,23 @@ async function runCompared(c: Case, s: RunSettings, secrets: readonly Secret[]):
   return departures.length ? { ...result, departures } : result;
 }
 
+/** A request as a report shows it: its URL, its headers with the key masked, its body with long strings cut. */
+export function shownRequest(
+  target: Target,
+  request: OutgoingRequest,
+  secrets: readonly Secret[],
+  credential = credentialOf(target, request.auth),
+): CaseResult['request'] {
+  return {
+    method: request.method,
+    url: requestUrl(target, request, credential),
+    headers: maskHeaders(headersOf(target, request, credential), secrets),
+    ...(request.body !== undefined || request.raw !== undefined
+      ? { body: shortBody(request.raw ?? request.body) }
+      : {}),
+  };
+}
+
 /** Sends one case, retrying a free one after a 429 or transport error that it does not test, and judges it. */
 async function runCase(
   c: Case,
@@ -123,14 +140,7 @@ async function runCase(
   const streamed = c.expect.checks.includes('sse');
   const outgoing = { ...request, streamed };
   const credential = credentialOf(s, request.auth);
-  const shown = {
-    method: request.method,
-    url: requestUrl(s, outgoing, credential),
-    headers: maskHeaders(headersOf(s, outgoing, credential), secrets),
-    ...(request.body !== undefined || request.raw !== undefined
-      ? { body: shortBody(request.raw ?? request.body) }
-      : {}),
-  };
+  const shown = shownRequest(s, outgoing, secrets, credential);
   // Every result leaves through here, cleaned: no reporter sees the target's bytes raw, nor the key.
   const done = (rest: Omit<CaseResult, 'case' | 'request' | 'ms'>): CaseResult =>
     cleanResult({ case: c, request: shown, ms: Math.round(performance.now() - started), ...rest }, secrets);
