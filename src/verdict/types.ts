@@ -1,5 +1,8 @@
-/** The two depths of checking: what the API document states, or also the mock's wire decisions. */
-export type Profile = 'documented' | 'full';
+/**
+ * The depths of checking: what the API document states, or also the mock's wire decisions; `gateway` puts the mock
+ * behind the target as its upstream and compares both ends (docs/gateway.md).
+ */
+export type Profile = 'documented' | 'full' | 'gateway';
 
 /**
  * How a case authenticates: the configured key (as `Bearer`, or with the scheme in lower case), one of
@@ -35,7 +38,22 @@ export type CheckName =
   | 'error-param'
   | 'png-size'
   | 'audio'
-  | 'mp4';
+  | 'mp4'
+  | GatewayCheckName;
+
+/** The checks of the gateway profile: what reached the upstream, and when, against what the client sent and got. */
+export type GatewayCheckName =
+  | 'upstream'
+  | 'forwarded'
+  | 'answer'
+  | 'events'
+  | 'first-event'
+  | 'pacing'
+  | 'stream-end'
+  | 'isolation'
+  | 'timeout'
+  | 'retries'
+  | 'secret';
 
 /** Paid work a case asks for, in the units providers bill. */
 export interface Cost {
@@ -103,6 +121,8 @@ export interface Exchange {
   readonly body: Buffer;
   /** For event streams: the size of each read (past 4096 reads, the older ones are merged; the last stays exact). */
   readonly reads?: readonly number[];
+  /** For event streams: when each read arrived, in ms from the start of the request (a merged read: its last part). */
+  readonly readMs?: readonly number[];
   readonly incomplete?: Incomplete;
   readonly error?: string;
   readonly ms: number;
@@ -128,7 +148,8 @@ export interface Departure {
 export interface CaseResult {
   readonly case: Case;
   readonly verdict: Verdict;
-  /** Why a case was inconclusive or not applicable; for a pass, what was not judged (a body cut short). */
+  /** Why a case was inconclusive or not applicable; for a pass, what was not judged (a body cut short) or, in the
+   * gateway profile, what was measured (times, attempts). */
   readonly reason?: string;
   readonly status?: number;
   readonly failures: readonly CheckFailure[];

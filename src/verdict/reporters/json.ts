@@ -24,7 +24,7 @@ export function jsonReporter(): Reporter {
         attempts: r.attempts,
         ms: r.ms,
       }));
-      return `${JSON.stringify({ tool: 'unified-ai-mock conformance', target: info.target, profile: info.profile, faultHeaders: info.faultHeaders ?? null, ...(info.baseline !== undefined ? { baseline: { url: info.baseline, departedCases: results.filter((r) => r.departures?.length).length } } : {}), summary, cases }, null, 2)}\n`;
+      return `${JSON.stringify({ tool: 'unified-ai-mock conformance', target: info.target, profile: info.profile, faultHeaders: info.faultHeaders ?? null, ...(info.upstream !== undefined ? { upstream: info.upstream } : {}), ...(info.baseline !== undefined ? { baseline: { url: info.baseline, departedCases: results.filter((r) => r.departures?.length).length } } : {}), summary, cases }, null, 2)}\n`;
     },
   };
 }
