@@ -34,6 +34,7 @@ export const LAYERS = {
   'tools/openapi': { may: ['lib', 'contract', 'domain'] },
   'tools/conformance': { may: ['lib', 'contract', 'domain', 'verdict'] },
   'tools/clientCheck': { may: ['lib', 'contract', 'domain', 'verdict'] },
+  'tools/gateway': { may: ['lib', 'contract', 'domain', 'verdict', 'tools/conformance'] },
   cli: { may: '*' },
 };
 

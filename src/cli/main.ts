@@ -228,7 +228,17 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command === undefined || command.startsWith('-')) return await serve(argv);
     if (command === 'serve') return await serve(rest);
-    if (command === 'conformance') return await (await import('../tools/conformance/cli.js')).conformance(rest);
+    if (command === 'conformance') {
+      if ((await import('../tools/gateway/options.js')).asksForGateway(rest)) {
+        // The gateway profile starts the mock as the gateway's upstream: this layer hands it the way to.
+        const [{ gatewayConformance }, { startMockServer }] = await Promise.all([
+          import('../tools/gateway/cli.js'),
+          import('../server/programmatic.js'),
+        ]);
+        return await gatewayConformance(rest, { startUpstream: (config) => startMockServer(config) });
+      }
+      return await (await import('../tools/conformance/cli.js')).conformance(rest);
+    }
     if (command === 'client-check') {
       const [{ clientCheck }, { startMockServer }] = await Promise.all([
         import('../tools/clientCheck/cli.js'),

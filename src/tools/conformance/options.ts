@@ -50,8 +50,9 @@ Baseline (compare with another implementation):
 
 What to run:
   --profile NAME          documented: statuses of every rule, limit and auth case of the API
-                          document; full: also response shapes, SSE grammar, media bytes, faults
-                                                                           default documented
+                          document; full: also response shapes, SSE grammar, media bytes, faults;
+                          gateway: a gateway checked from both ends, the mock as its upstream
+                          (its options: --profile gateway --help)          default documented
   --only PATTERN          run only matching cases: a tag (auth, limits, chat, ...), an operation,
                           a case id or id prefix (chat.temperature), or a glob ('*.above-max*');
                           repeatable, or comma-separated

@@ -1,0 +1,536 @@
+// The gateway profile's cases, as data: each case names the probes it is judged on (requests the runner sends through
+// the gateway, with the fault the upstream answers them with) and the judge that reads both ends. A probe is sent once
+// however many cases read it.
+import { operation } from '../../contract/operations.js';
+import { zeroCost } from '../../verdict/cost.js';
+import type { Case, CheckName, Level } from '../../verdict/types.js';
+import type { OperationBase, SuiteValues } from '../conformance/suite.js';
+
+/**
+ * Where each operation's prompt text is, as a fault rule's dotted body path: the runner marks a request with a token
+ * there, the one part of a request every gateway forwards as it is. The last message of a chat, so that a system
+ * prompt a gateway puts first does not hide it.
+ */
+export const TEXT_FIELDS: Readonly<Record<string, string>> = {
+  'chat.completions': 'messages.-1.content',
+  'images.generate': 'prompt',
+  'images.edit': 'prompt',
+  'video.generate': 'prompt',
+  'voice.tts': 'text',
+  'cloud.speech': 'text',
+};
+
+/** A fault of the upstream, in the config form of a fault rule (docs/faults.md). */
+export interface UpstreamFault {
+  readonly status?: number;
+  readonly retryAfter?: number;
+  readonly malformed?: true;
+  readonly streamCut?: number;
+  readonly stall?: number;
+  readonly delayMs?: number;
+}
+
+/**
+ * When a probe runs: `parallel`, with --concurrency others; `streams`, one stream at a time, so nothing else on the
+ * client delays its reads; `gap` and `paced`, alone, with the upstream's streams paced (a long gap, or short steady
+ * ones); `hang`, last, its requests together, each waiting up to the gateway's timeout.
+ */
+export type Phase = 'parallel' | 'streams' | 'gap' | 'paced' | 'hang';
+
+/** One request of a probe: its body (its text marked with the token) and how the upstream answers it. */
+export interface ProbeRequest {
+  readonly operation: string;
+  readonly token: string;
+  /** The marked text: the fault rule matches the request whose TEXT_FIELDS field equals it. */
+  readonly text: string;
+  readonly body: Readonly<Record<string, unknown>>;
+  readonly streamed: boolean;
+  readonly fault?: UpstreamFault;
+  /** The fault applies to the first N attempts only, then the upstream answers. */
+  readonly times?: number;
+  /** A hung upstream: the runner waits the gateway's timeout (and its grace), not --timeout. */
+  readonly hangs?: boolean;
+}
+
+export interface Probe {
+  readonly key: string;
+  readonly phase: Phase;
+  readonly requests: readonly ProbeRequest[];
+}
+
+/** How a case is judged (src/tools/gateway/judge.ts has one function per name). */
+export type JudgeName =
+  | 'forward'
+  | 'answer'
+  | 'out-of-range'
+  | 'error-status'
+  | 'malformed'
+  | 'retry-after'
+  | 'envelope'
+  | 'events'
+  | 'first-event'
+  | 'pacing'
+  | 'cut'
+  | 'isolation'
+  | 'timeout'
+  | 'retries-retry-after'
+  | 'retries-backoff'
+  | 'secret';
+
+/** A case of the gateway profile: the case as every reporter sees it, its probes and its judge. */
+export interface GatewayCase {
+  readonly case: Case;
+  readonly probes: readonly string[];
+  readonly judge: JudgeName;
+  /** error-status: the client statuses the upstream's fault may become (500 stands for any 5xx). */
+  readonly accept?: readonly number[];
+  /** out-of-range: the field sent outside its range. */
+  readonly field?: string;
+}
+
+/** Upstream errors relayed, by the case id's last segment: the fault, the statuses the client may see, the rule. */
+const ERRORS: readonly {
+  readonly name: string;
+  readonly fault: UpstreamFault;
+  readonly accept: readonly number[];
+  readonly level: Level;
+  readonly description: string;
+  readonly rule: string;
+}[] = [
+  {
+    name: '400',
+    fault: { status: 400 },
+    accept: [400],
+    level: 'must',
+    description: "the upstream's 400 reaches the client as 400",
+    rule: 'Errors: 400 is a bad request, "Correct the request"; a 5xx would have the client retry a request that cannot succeed',
+  },
+  {
+    name: '401',
+    fault: { status: 401 },
+    accept: [401, 500],
+    level: 'must',
+    description:
+      "the upstream's 401 (the gateway's own key refused) reaches the client as 401 or a 5xx, never a success",
+    rule: "Errors: 401 is an invalid API key; the key refused is the gateway's, so a 401 or a server error (5xx) is the client's answer",
+  },
+  {
+    name: '429',
+    fault: { status: 429, retryAfter: 1 },
+    accept: [429],
+    level: 'must',
+    description: "the upstream's 429 reaches the client as 429",
+    rule: 'Errors and Limits: a request over the rate limit receives 429, "Slow down"; a 5xx would have the client retry at once',
+  },
+  {
+    name: '500',
+    fault: { status: 500 },
+    accept: [500],
+    level: 'must',
+    description: "the upstream's 500 reaches the client as a 5xx",
+    rule: 'Errors: 500 is a server error, "Retry with backoff"; a 4xx would blame the request, a 2xx would hide the failure',
+  },
+  {
+    name: '503',
+    fault: { status: 503, retryAfter: 1 },
+    accept: [500],
+    level: 'must',
+    description: "the upstream's 503 reaches the client as a 5xx",
+    rule: 'Errors: a server error is a 5xx, "Retry with backoff"; a 4xx would blame the request, a 2xx would hide the failure',
+  },
+];
+
+/** The upstream errors that carry retry-after, and those answered in the error envelope. */
+const WITH_RETRY_AFTER = ['429', '503'];
+
+const SHOULD = 'gateway practice (the API document is silent)';
+
+/** Fields of a forwarded chat besides the base's, each inside its documented range and not a default. */
+const CHAT_FORWARDED = { temperature: 1.7, top_p: 0.35, max_tokens: 7, stop: ['~uam-stop~'] };
+
+/** What a forwarding case sends beyond the suite's base request: every field of the operation's request table. */
+function forwarded(op: string, base: Readonly<Record<string, unknown>>, values: SuiteValues): Record<string, unknown> {
+  switch (op) {
+    case 'chat.completions':
+      return {
+        ...CHAT_FORWARDED,
+        messages: [{ role: 'system', content: 'Answer in one short sentence.' }, ...(base.messages as unknown[])],
+      };
+    case 'images.generate':
+      return { size: '1792x1024', quality: 'hd', style: 'natural', n: 1 };
+    case 'video.generate':
+      return { duration: 8, resolution: '768x1280', seed: 42 };
+    case 'voice.tts':
+      return { model_id: values.ttsModel, voice_settings: { stability: 0.4, similarity_boost: 0.7 } };
+    case 'cloud.speech':
+      return { style: 'cheerful', rate: 10, pitch: -5 };
+    default:
+      return {};
+  }
+}
+
+/** A copy of a body with the text at a TEXT_FIELDS path set (a negative index counts from the end of a list). */
+export function withText(body: Readonly<Record<string, unknown>>, path: string, text: string): Record<string, unknown> {
+  const copy = structuredClone(body) as Record<string, unknown>;
+  const parts = path.split('.');
+  let node: unknown = copy;
+  for (const part of parts.slice(0, -1)) {
+    node = Array.isArray(node) ? node.at(Number(part)) : (node as Record<string, unknown>)[part];
+  }
+  const last = parts[parts.length - 1]!;
+  if (Array.isArray(node)) node[(Number(last) + node.length) % node.length] = text;
+  else (node as Record<string, unknown>)[last] = text;
+  return copy;
+}
+
+/** The text a body carries at its operation's TEXT_FIELDS path. */
+export function textOf(op: string, body: Readonly<Record<string, unknown>>): string {
+  let node: unknown = body;
+  for (const part of TEXT_FIELDS[op]!.split('.'))
+    node = Array.isArray(node) ? node.at(Number(part)) : (node as Record<string, unknown> | undefined)?.[part];
+  return String(node);
+}
+
+/** What the case builder needs: the suite's requests, the run's values, its token prefix and its settings. */
+export interface CaseSource {
+  readonly bases: readonly OperationBase[];
+  readonly values: SuiteValues;
+  /** Unique to the run: every token starts with it. */
+  readonly run: string;
+  /** How many streams the isolation case sends at once. */
+  readonly streams: number;
+}
+
+/** Every case of the gateway profile and the probes they read, for the operations the suite has a request for. */
+export function gatewayCases(src: CaseSource): { cases: GatewayCase[]; probes: Map<string, Probe> } {
+  const probes = new Map<string, Probe>();
+  const cases: GatewayCase[] = [];
+  let n = 0;
+  const token = () => `uam-${src.run}-${++n}`;
+  const bases = src.bases.filter((b) => TEXT_FIELDS[b.operation]);
+  /** A request of `op`, its text marked with a new token. */
+  const request = (
+    b: OperationBase,
+    extra: Record<string, unknown> = {},
+    rest: Omit<ProbeRequest, 'operation' | 'token' | 'text' | 'body' | 'streamed'> & { streamed?: boolean } = {},
+  ): ProbeRequest => {
+    const t = token();
+    const original = textOf(b.operation, b.base);
+    const text = `${t} ${original}`;
+    return {
+      operation: b.operation,
+      token: t,
+      text,
+      body: withText({ ...b.base, ...extra }, TEXT_FIELDS[b.operation]!, text),
+      streamed: rest.streamed ?? false,
+      ...rest,
+    };
+  };
+  const probe = (key: string, phase: Phase, requests: ProbeRequest[]) => {
+    probes.set(key, { key, phase, requests });
+    return key;
+  };
+  const add = (
+    b: OperationBase,
+    id: string,
+    level: Level,
+    description: string,
+    rule: string,
+    tags: string[],
+    checks: CheckName[],
+    keys: string[],
+    judge: JudgeName,
+    more: Partial<Pick<GatewayCase, 'accept' | 'field'>> & { status?: number } = {},
+  ) => {
+    const first = probes.get(keys[0]!)!.requests[0]!;
+    const op = operation(first.operation);
+    cases.push({
+      case: {
+        id: `gateway.${id}`,
+        operation: b.operation,
+        description,
+        rule,
+        tags: [...new Set(['gateway', ...tags, b.prefix, ...(first.streamed ? ['stream'] : [])])],
+        profile: 'gateway',
+        level,
+        // The upstream is the mock: nothing a gateway case sends is paid for.
+        billable: false,
+        cost: zeroCost(),
+        request: { method: op.method as 'POST', path: op.path, auth: 'valid', headers: {}, body: first.body },
+        expect: { status: more.status ?? 200, checks },
+      },
+      probes: keys,
+      judge,
+      ...(more.accept ? { accept: more.accept } : {}),
+      ...(more.field ? { field: more.field } : {}),
+    });
+  };
+  for (const b of bases) {
+    const s = b.prefix;
+    const key = probe(`forward:${s}`, 'parallel', [request(b, forwarded(b.operation, b.base, src.values))]);
+    add(
+      b,
+      `forward.${s}`,
+      'must',
+      `what reaches the upstream carries the client's ${s} parameters unchanged (or as the gateway documents), and the client gets the upstream's success`,
+      "Resources and their fields: the request's fields mean what the document says only if the model gets them as sent",
+      ['forward'],
+      ['status', 'upstream', 'forwarded'],
+      [key],
+      'forward',
+    );
+    add(
+      b,
+      `answer.${s}`,
+      'should',
+      "the client's answer is the upstream's: every field and value the upstream answered, or its bytes",
+      `${SHOULD}: a gateway relays the model's answer; the document shows no response body`,
+      ['answer'],
+      ['answer'],
+      [key],
+      'answer',
+    );
+    const errorKeys: Record<string, string> = {};
+    for (const e of ERRORS) {
+      errorKeys[e.name] = probe(`error:${s}:${e.name}`, 'parallel', [request(b, {}, { fault: e.fault })]);
+      add(
+        b,
+        `error.${s}.${e.name}`,
+        e.level,
+        e.description,
+        e.rule,
+        ['error'],
+        ['status'],
+        [errorKeys[e.name]!],
+        'error-status',
+        {
+          accept: e.accept,
+          status: e.accept[0]!,
+        },
+      );
+    }
+    add(
+      b,
+      `error.${s}.retry-after`,
+      'should',
+      "the retry-after of the upstream's 429 and 503 reaches the client",
+      `${SHOULD}: retry-after tells the client when to come back; without it every client retries at once`,
+      ['error', 'retry-after'],
+      ['retry-after'],
+      WITH_RETRY_AFTER.map((name) => errorKeys[name]!),
+      'retry-after',
+      { status: 429 },
+    );
+    add(
+      b,
+      `error.${s}.envelope`,
+      'should',
+      'the upstream\'s errors reach the client in the error envelope {"error":{"message","type","param","code"}}',
+      `${SHOULD}: the envelope the upstream sent is what SDKs read; the document shows no error body`,
+      ['error', 'envelope'],
+      ['error-envelope'],
+      ERRORS.map((e) => errorKeys[e.name]!),
+      'envelope',
+      { status: 400 },
+    );
+    const broken = probe(`error:${s}:malformed`, 'parallel', [request(b, {}, { fault: { malformed: true } })]);
+    add(
+      b,
+      `error.${s}.malformed`,
+      'should',
+      "the upstream's 200 with a broken body reaches the client as a 5xx in the error envelope, or as the upstream's bytes unchanged",
+      `${SHOULD}: a gateway that reads the answer says it failed; one that relays bytes relays them as they came`,
+      ['error', 'malformed'],
+      ['status', 'error-envelope'],
+      [broken],
+      'malformed',
+      { status: 502 },
+    );
+  }
+  const chat = bases.find((b) => b.operation === 'chat.completions');
+  if (chat) chatCases(chat, request, probe, add, src);
+  const primary = chat ?? bases[0];
+  if (primary) commonCases(primary, request, probe, add);
+  return { cases, probes };
+}
+
+type RequestOf = (
+  b: OperationBase,
+  extra?: Record<string, unknown>,
+  rest?: Omit<ProbeRequest, 'operation' | 'token' | 'text' | 'body' | 'streamed'> & { streamed?: boolean },
+) => ProbeRequest;
+type ProbeOf = (key: string, phase: Phase, requests: ProbeRequest[]) => string;
+type AddOf = (
+  b: OperationBase,
+  id: string,
+  level: Level,
+  description: string,
+  rule: string,
+  tags: string[],
+  checks: CheckName[],
+  keys: string[],
+  judge: JudgeName,
+  more?: Partial<Pick<GatewayCase, 'accept' | 'field'>> & { status?: number },
+) => void;
+
+const STREAM = { stream: true, stream_options: { include_usage: true } };
+
+/** The cases only chat has: its stream, and values outside their documented range. */
+function chatCases(b: OperationBase, request: RequestOf, probe: ProbeOf, add: AddOf, src: CaseSource): void {
+  const { streams } = src;
+  const streamed = { streamed: true };
+  const forwardStream = probe('forward:chat@stream', 'streams', [
+    request(b, { ...forwarded(b.operation, b.base, src.values), ...STREAM }, streamed),
+  ]);
+  add(
+    b,
+    'forward.chat@stream',
+    'must',
+    "a streamed chat reaches the upstream with the client's parameters, and the client gets the upstream's event stream",
+    'Endpoints, note 1: when stream is true the reply is delivered in chunks; Resources and their fields: stream, as sent',
+    ['forward'],
+    ['status', 'upstream', 'forwarded'],
+    [forwardStream],
+    'forward',
+  );
+  for (const [field, value, range] of [
+    ['temperature', 2.5, '0 to 2'],
+    ['top_p', 1.5, '0 to 1'],
+  ] as const) {
+    const key = probe(`forward:chat.${field}`, 'parallel', [request(b, { [field]: value, max_tokens: 3 })]);
+    add(
+      b,
+      `forward.chat.${field}.above-maximum`,
+      'must',
+      `${field} ${value} (range ${range}) is answered 400, and reaches the upstream unchanged if it is sent on (not clamped)`,
+      `Limits: ${field} ${range}; a request that breaks these limits is an invalid-parameter case (400)`,
+      ['forward', 'limits'],
+      ['status', 'forwarded'],
+      [key],
+      'out-of-range',
+      { field, status: 400 },
+    );
+  }
+  const events = probe('stream:events', 'streams', [request(b, STREAM, streamed)]);
+  add(
+    b,
+    'stream.events',
+    'should',
+    "the client's stream carries the upstream's events: the content in order, the finish_reason, the usage and data: [DONE]",
+    `${SHOULD}: a gateway relays the model's stream; the document does not show the chunks`,
+    ['stream'],
+    ['events'],
+    [events],
+    'events',
+  );
+  const gap = probe('stream:gap', 'gap', [request(b, { ...STREAM, max_tokens: 2 }, streamed)]);
+  add(
+    b,
+    'stream.first-event',
+    'should',
+    "the client reads the stream's first event within the bound (--first-event-bound) of the upstream writing it: the stream is not buffered",
+    `${SHOULD}: a buffered stream makes the time to first token the time of the whole answer`,
+    ['stream', 'timing'],
+    ['first-event'],
+    [gap],
+    'first-event',
+  );
+  add(
+    b,
+    'stream.pacing',
+    'should',
+    "every later event of a paced stream reaches the client within the bound of the upstream writing it: the gateway keeps the upstream's pacing",
+    `${SHOULD}: events held and sent in batches make a steady stream arrive in jerks`,
+    ['stream', 'timing'],
+    ['pacing'],
+    [gap],
+    'pacing',
+  );
+  const cut = probe('stream:cut', 'streams', [request(b, STREAM, { streamed: true, fault: { streamCut: 3 } })]);
+  add(
+    b,
+    'stream.cut',
+    'must',
+    "a stream the upstream cuts ends the client's stream as an error, never with data: [DONE] and never left open",
+    'Errors: a failure is not a success; a cut reply ended as if complete is a partial answer the client takes as whole',
+    ['stream'],
+    ['stream-end'],
+    [cut],
+    'cut',
+  );
+  const isolation = probe(
+    'stream:isolation',
+    'paced',
+    Array.from({ length: streams }, () => request(b, { ...STREAM, max_tokens: 24 }, streamed)),
+  );
+  add(
+    b,
+    'stream.isolation',
+    'must',
+    `${streams} concurrent streams with distinct content each reach their own client whole and unmixed`,
+    "Endpoints, note 1: chat generates text for the request's messages; another request's text is no answer to it",
+    ['stream', 'concurrency'],
+    ['isolation'],
+    [isolation],
+    'isolation',
+  );
+}
+
+/** The cases of how the gateway treats its upstream, sent on the primary operation (chat when carried). */
+function commonCases(b: OperationBase, request: RequestOf, probe: ProbeOf, add: AddOf): void {
+  // The delay is the runner's to set: past its own wait (docs/gateway.md).
+  const hung = [request(b, {}, { fault: { delayMs: 0 }, hangs: true })];
+  if (b.operation === 'chat.completions')
+    hung.push(request(b, STREAM, { streamed: true, fault: { stall: 2 }, hangs: true }));
+  const timeout = probe('timeout', 'hang', hung);
+  add(
+    b,
+    'timeout.hung-upstream',
+    'should',
+    "an upstream that hangs before its answer (and, for chat, in the middle of a stream) gets the client an error within the gateway's timeout (--gateway-timeout), not a hang",
+    `${SHOULD}: a gateway bounds its wait for a provider; the document states no timeout`,
+    ['timeout'],
+    ['timeout'],
+    [timeout],
+    'timeout',
+    { status: 504 },
+  );
+  const after = probe('retries:retry-after', 'parallel', [
+    request(b, {}, { fault: { status: 503, retryAfter: 1 }, times: 1 }),
+  ]);
+  add(
+    b,
+    'retries.retry-after',
+    'should',
+    "a gateway that retries an upstream 503 waits the retry-after the upstream asked for (the attempts are counted in the upstream's journal)",
+    `${SHOULD}: a retry before retry-after adds load to an overloaded provider`,
+    ['retries'],
+    ['retries'],
+    [after],
+    'retries-retry-after',
+  );
+  const backoff = probe('retries:backoff', 'parallel', [request(b, {}, { fault: { status: 500 }, times: 2 })]);
+  add(
+    b,
+    'retries.backoff',
+    'should',
+    "a gateway that retries an upstream 500 backs off between attempts (the attempts are counted in the upstream's journal)",
+    `${SHOULD} and Errors: 500 "Retry with backoff"; retries at once multiply a provider's overload`,
+    ['retries'],
+    ['retries'],
+    [backoff],
+    'retries-backoff',
+  );
+  const secret = probe('secrets', 'parallel', [request(b)]);
+  add(
+    b,
+    'secrets.key',
+    'should',
+    "the client's key does not reach the upstream (unless the gateway is documented to pass it through: --key-passthrough)",
+    'Authentication 4: keep the key secret, store keys on the server side only; a gateway uses its own key upstream',
+    ['secrets'],
+    ['secret'],
+    [secret],
+    'secret',
+  );
+}
