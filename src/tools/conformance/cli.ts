@@ -1,6 +1,5 @@
 import { Catalogue } from '../../domain/catalogue.js';
-import { operation } from '../../contract/operations.js';
-import { looksSecret } from './gateway.js';
+import { routesByPath, secretHeaderValues } from './gateway.js';
 import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
 import { mediaAllowsPrivate } from './addresses.js';
 import { checksFor } from '../../verdict/checks.js';
@@ -131,11 +130,9 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     maxBodyBytes: options.maxBodyBytes,
     // A target on loopback or private addresses (a local gateway, the mock) links to itself there.
     mediaAllowPrivate: await mediaAllowsPrivate(options.baseUrl!, options.mediaAllowPrivate),
-    routes: Object.fromEntries(Object.entries(options.routes).map(([id, path]) => [operation(id).path, path])),
+    routes: routesByPath(options.routes),
     headers: options.headers,
-    headerSecrets: Object.entries(options.headers)
-      .filter(([name, value]) => looksSecret(name, value))
-      .map(([, value]) => value),
+    headerSecrets: secretHeaderValues(options.headers),
   };
   const baseline: Target | undefined = options.baseline && {
     ...target,

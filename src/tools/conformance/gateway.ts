@@ -1,6 +1,6 @@
 // For gateways that serve the API their own way: an operation mounted at another path (--route), and
 // headers every request must carry (--header), such as a routing header that names the provider.
-import { operations } from '../../contract/operations.js';
+import { operation, operations } from '../../contract/operations.js';
 import { UsageError } from '../../verdict/commandLine.js';
 
 const documented = (): string[] => operations.filter((op) => op.documented).map((op) => op.id);
@@ -93,3 +93,13 @@ export function parseHeaders(values: readonly string[]): Record<string, string> 
   }
   return headers;
 }
+
+/** The --route paths by the document's path (as a target takes them), from the paths by operation id. */
+export const routesByPath = (routes: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(routes).map(([id, path]) => [operation(id).path, path]));
+
+/** The --header values every report masks like the key (see looksSecret). */
+export const secretHeaderValues = (headers: Readonly<Record<string, string>>): string[] =>
+  Object.entries(headers)
+    .filter(([name, value]) => looksSecret(name, value))
+    .map(([, value]) => value);

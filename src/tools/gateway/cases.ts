@@ -191,7 +191,7 @@ export function textOf(op: string, body: Readonly<Record<string, unknown>>): str
   return String(node);
 }
 
-/** What the case builder needs: the suite's requests, the run's values, its token prefix and its settings. */
+/** What the case table is built from: the suite's requests, the run's values, its token prefix and its settings. */
 export interface CaseSource {
   readonly bases: readonly OperationBase[];
   readonly values: SuiteValues;
@@ -201,336 +201,327 @@ export interface CaseSource {
   readonly streams: number;
 }
 
-/** Every case of the gateway profile and the probes they read, for the operations the suite has a request for. */
-export function gatewayCases(src: CaseSource): { cases: GatewayCase[]; probes: Map<string, Probe> } {
-  const probes = new Map<string, Probe>();
-  const cases: GatewayCase[] = [];
-  let n = 0;
-  const token = () => `uam-${src.run}-${++n}`;
-  const bases = src.bases.filter((b) => TEXT_FIELDS[b.operation]);
-  /** A request of `op`, its text marked with a new token. */
-  const request = (
-    b: OperationBase,
-    extra: Record<string, unknown> = {},
-    rest: Omit<ProbeRequest, 'operation' | 'token' | 'text' | 'body' | 'streamed'> & { streamed?: boolean } = {},
-  ): ProbeRequest => {
-    const t = token();
-    const original = textOf(b.operation, b.base);
-    const text = `${t} ${original}`;
+/** A case as the table below writes it (its id without `gateway.`; its request is its first probe's first). */
+interface CaseSpec {
+  readonly id: string;
+  readonly level: Level;
+  readonly description: string;
+  readonly rule: string;
+  readonly tags: readonly string[];
+  readonly checks: readonly CheckName[];
+  readonly probes: readonly string[];
+  readonly judge: JudgeName;
+  /** The status the client should get, for the plan and the reports (200 when absent). */
+  readonly status?: number;
+  readonly accept?: readonly number[];
+  readonly field?: string;
+}
+
+/** What a probe request adds to its operation's request: its fault, whether it streams, hangs, ... */
+type RequestOptions = Omit<ProbeRequest, 'operation' | 'token' | 'text' | 'body' | 'streamed'> & {
+  readonly streamed?: boolean;
+};
+
+/** The cases and probes being written, and the run's tokens. */
+class CaseTable {
+  readonly probes = new Map<string, Probe>();
+  readonly cases: GatewayCase[] = [];
+  private n = 0;
+
+  constructor(private readonly run: string) {}
+
+  /** A request of the operation, `extra` on its base request, its text marked with a new token. */
+  request(b: OperationBase, extra: Record<string, unknown> = {}, options: RequestOptions = {}): ProbeRequest {
+    const token = `uam-${this.run}-${++this.n}`;
+    const text = `${token} ${textOf(b.operation, b.base)}`;
     return {
       operation: b.operation,
-      token: t,
+      token,
       text,
       body: withText({ ...b.base, ...extra }, TEXT_FIELDS[b.operation]!, text),
-      streamed: rest.streamed ?? false,
-      ...rest,
+      streamed: options.streamed ?? false,
+      ...options,
     };
-  };
-  const probe = (key: string, phase: Phase, requests: ProbeRequest[]) => {
-    probes.set(key, { key, phase, requests });
+  }
+
+  /** Adds a probe; returns its key. */
+  probe(key: string, phase: Phase, requests: ProbeRequest[]): string {
+    this.probes.set(key, { key, phase, requests });
     return key;
-  };
-  const add = (
-    b: OperationBase,
-    id: string,
-    level: Level,
-    description: string,
-    rule: string,
-    tags: string[],
-    checks: CheckName[],
-    keys: string[],
-    judge: JudgeName,
-    more: Partial<Pick<GatewayCase, 'accept' | 'field'>> & { status?: number } = {},
-  ) => {
-    const first = probes.get(keys[0]!)!.requests[0]!;
+  }
+
+  add(b: OperationBase, spec: CaseSpec): void {
+    const first = this.probes.get(spec.probes[0]!)!.requests[0]!;
     const op = operation(first.operation);
-    cases.push({
+    this.cases.push({
       case: {
-        id: `gateway.${id}`,
+        id: `gateway.${spec.id}`,
         operation: b.operation,
-        description,
-        rule,
-        tags: [...new Set(['gateway', ...tags, b.prefix, ...(first.streamed ? ['stream'] : [])])],
+        description: spec.description,
+        rule: spec.rule,
+        tags: [...new Set(['gateway', ...spec.tags, b.prefix, ...(first.streamed ? ['stream'] : [])])],
         profile: 'gateway',
-        level,
+        level: spec.level,
         // The upstream is the mock: nothing a gateway case sends is paid for.
         billable: false,
         cost: zeroCost(),
         request: { method: op.method as 'POST', path: op.path, auth: 'valid', headers: {}, body: first.body },
-        expect: { status: more.status ?? 200, checks },
+        expect: { status: spec.status ?? 200, checks: spec.checks },
       },
-      probes: keys,
-      judge,
-      ...(more.accept ? { accept: more.accept } : {}),
-      ...(more.field ? { field: more.field } : {}),
+      probes: spec.probes,
+      judge: spec.judge,
+      ...(spec.accept ? { accept: spec.accept } : {}),
+      ...(spec.field ? { field: spec.field } : {}),
     });
-  };
-  for (const b of bases) {
-    const s = b.prefix;
-    const key = probe(`forward:${s}`, 'parallel', [request(b, forwarded(b.operation, b.base, src.values))]);
-    add(
-      b,
-      `forward.${s}`,
-      'must',
-      `what reaches the upstream carries the client's ${s} parameters unchanged (or as the gateway documents), and the client gets the upstream's success`,
-      "Resources and their fields: the request's fields mean what the document says only if the model gets them as sent",
-      ['forward'],
-      ['status', 'upstream', 'forwarded'],
-      [key],
-      'forward',
-    );
-    add(
-      b,
-      `answer.${s}`,
-      'should',
-      "the client's answer is the upstream's: every field and value the upstream answered, or its bytes",
-      `${SHOULD}: a gateway relays the model's answer; the document shows no response body`,
-      ['answer'],
-      ['answer'],
-      [key],
-      'answer',
-    );
-    const errorKeys: Record<string, string> = {};
-    for (const e of ERRORS) {
-      errorKeys[e.name] = probe(`error:${s}:${e.name}`, 'parallel', [request(b, {}, { fault: e.fault })]);
-      add(
-        b,
-        `error.${s}.${e.name}`,
-        e.level,
-        e.description,
-        e.rule,
-        ['error'],
-        ['status'],
-        [errorKeys[e.name]!],
-        'error-status',
-        {
-          accept: e.accept,
-          status: e.accept[0]!,
-        },
-      );
-    }
-    add(
-      b,
-      `error.${s}.retry-after`,
-      'should',
-      "the retry-after of the upstream's 429 and 503 reaches the client",
-      `${SHOULD}: retry-after tells the client when to come back; without it every client retries at once`,
-      ['error', 'retry-after'],
-      ['retry-after'],
-      WITH_RETRY_AFTER.map((name) => errorKeys[name]!),
-      'retry-after',
-      { status: 429 },
-    );
-    add(
-      b,
-      `error.${s}.envelope`,
-      'should',
-      'the upstream\'s errors reach the client in the error envelope {"error":{"message","type","param","code"}}',
-      `${SHOULD}: the envelope the upstream sent is what SDKs read; the document shows no error body`,
-      ['error', 'envelope'],
-      ['error-envelope'],
-      ERRORS.map((e) => errorKeys[e.name]!),
-      'envelope',
-      { status: 400 },
-    );
-    const broken = probe(`error:${s}:malformed`, 'parallel', [request(b, {}, { fault: { malformed: true } })]);
-    add(
-      b,
-      `error.${s}.malformed`,
-      'should',
-      "the upstream's 200 with a broken body reaches the client as a 5xx in the error envelope, or as the upstream's bytes unchanged",
-      `${SHOULD}: a gateway that reads the answer says it failed; one that relays bytes relays them as they came`,
-      ['error', 'malformed'],
-      ['status', 'error-envelope'],
-      [broken],
-      'malformed',
-      { status: 502 },
-    );
   }
-  const chat = bases.find((b) => b.operation === 'chat.completions');
-  if (chat) chatCases(chat, request, probe, add, src);
-  const primary = chat ?? bases[0];
-  if (primary) commonCases(primary, request, probe, add);
-  return { cases, probes };
 }
 
-type RequestOf = (
-  b: OperationBase,
-  extra?: Record<string, unknown>,
-  rest?: Omit<ProbeRequest, 'operation' | 'token' | 'text' | 'body' | 'streamed'> & { streamed?: boolean },
-) => ProbeRequest;
-type ProbeOf = (key: string, phase: Phase, requests: ProbeRequest[]) => string;
-type AddOf = (
-  b: OperationBase,
-  id: string,
-  level: Level,
-  description: string,
-  rule: string,
-  tags: string[],
-  checks: CheckName[],
-  keys: string[],
-  judge: JudgeName,
-  more?: Partial<Pick<GatewayCase, 'accept' | 'field'>> & { status?: number },
-) => void;
+/** Every case of the gateway profile and the probes they read, for the operations the suite has a request for. */
+export function gatewayCases(src: CaseSource): { cases: GatewayCase[]; probes: Map<string, Probe> } {
+  const t = new CaseTable(src.run);
+  const bases = src.bases.filter((b) => TEXT_FIELDS[b.operation]);
+  for (const b of bases) operationCases(t, b, src.values);
+  const chat = bases.find((b) => b.operation === 'chat.completions');
+  if (chat) chatCases(t, chat, src);
+  const primary = chat ?? bases[0];
+  if (primary) commonCases(t, primary);
+  return { cases: t.cases, probes: t.probes };
+}
+
+/** The cases of every operation: its parameters and answer forwarded, the upstream's errors relayed. */
+function operationCases(t: CaseTable, b: OperationBase, values: SuiteValues): void {
+  const s = b.prefix;
+  const forward = t.probe(`forward:${s}`, 'parallel', [t.request(b, forwarded(b.operation, b.base, values))]);
+  t.add(b, {
+    id: `forward.${s}`,
+    level: 'must',
+    description: `what reaches the upstream carries the client's ${s} parameters unchanged (or as the gateway documents), and the client gets the upstream's success`,
+    rule: "Resources and their fields: the request's fields mean what the document says only if the model gets them as sent",
+    tags: ['forward'],
+    checks: ['status', 'upstream', 'forwarded'],
+    probes: [forward],
+    judge: 'forward',
+  });
+  t.add(b, {
+    id: `answer.${s}`,
+    level: 'should',
+    description: "the client's answer is the upstream's: every field and value the upstream answered, or its bytes",
+    rule: `${SHOULD}: a gateway relays the model's answer; the document shows no response body`,
+    tags: ['answer'],
+    checks: ['answer'],
+    probes: [forward],
+    judge: 'answer',
+  });
+  const errors: Record<string, string> = {};
+  for (const e of ERRORS) {
+    errors[e.name] = t.probe(`error:${s}:${e.name}`, 'parallel', [t.request(b, {}, { fault: e.fault })]);
+    t.add(b, {
+      id: `error.${s}.${e.name}`,
+      level: e.level,
+      description: e.description,
+      rule: e.rule,
+      tags: ['error'],
+      checks: ['status'],
+      probes: [errors[e.name]!],
+      judge: 'error-status',
+      accept: e.accept,
+      status: e.accept[0]!,
+    });
+  }
+  t.add(b, {
+    id: `error.${s}.retry-after`,
+    level: 'should',
+    description: "the retry-after of the upstream's 429 and 503 reaches the client",
+    rule: `${SHOULD}: retry-after tells the client when to come back; without it every client retries at once`,
+    tags: ['error', 'retry-after'],
+    checks: ['retry-after'],
+    probes: WITH_RETRY_AFTER.map((name) => errors[name]!),
+    judge: 'retry-after',
+    status: 429,
+  });
+  t.add(b, {
+    id: `error.${s}.envelope`,
+    level: 'should',
+    description:
+      'the upstream\'s errors reach the client in the error envelope {"error":{"message","type","param","code"}}',
+    rule: `${SHOULD}: the envelope the upstream sent is what SDKs read; the document shows no error body`,
+    tags: ['error', 'envelope'],
+    checks: ['error-envelope'],
+    probes: ERRORS.map((e) => errors[e.name]!),
+    judge: 'envelope',
+    status: 400,
+  });
+  const broken = t.probe(`error:${s}:malformed`, 'parallel', [t.request(b, {}, { fault: { malformed: true } })]);
+  t.add(b, {
+    id: `error.${s}.malformed`,
+    level: 'should',
+    description:
+      "the upstream's 200 with a broken body reaches the client as a 5xx in the error envelope, or as the upstream's bytes unchanged",
+    rule: `${SHOULD}: a gateway that reads the answer says it failed; one that relays bytes relays them as they came`,
+    tags: ['error', 'malformed'],
+    checks: ['status', 'error-envelope'],
+    probes: [broken],
+    judge: 'malformed',
+    status: 502,
+  });
+}
 
 const STREAM = { stream: true, stream_options: { include_usage: true } };
 
 /** The cases only chat has: its stream, and values outside their documented range. */
-function chatCases(b: OperationBase, request: RequestOf, probe: ProbeOf, add: AddOf, src: CaseSource): void {
-  const { streams } = src;
+function chatCases(t: CaseTable, b: OperationBase, src: CaseSource): void {
   const streamed = { streamed: true };
-  const forwardStream = probe('forward:chat@stream', 'streams', [
-    request(b, { ...forwarded(b.operation, b.base, src.values), ...STREAM }, streamed),
+  const forwardStream = t.probe('forward:chat@stream', 'streams', [
+    t.request(b, { ...forwarded(b.operation, b.base, src.values), ...STREAM }, streamed),
   ]);
-  add(
-    b,
-    'forward.chat@stream',
-    'must',
-    "a streamed chat reaches the upstream with the client's parameters, and the client gets the upstream's event stream",
-    'Endpoints, note 1: when stream is true the reply is delivered in chunks; Resources and their fields: stream, as sent',
-    ['forward'],
-    ['status', 'upstream', 'forwarded'],
-    [forwardStream],
-    'forward',
-  );
+  t.add(b, {
+    id: 'forward.chat@stream',
+    level: 'must',
+    description:
+      "a streamed chat reaches the upstream with the client's parameters, and the client gets the upstream's event stream",
+    rule: 'Endpoints, note 1: when stream is true the reply is delivered in chunks; Resources and their fields: stream, as sent',
+    tags: ['forward'],
+    checks: ['status', 'upstream', 'forwarded'],
+    probes: [forwardStream],
+    judge: 'forward',
+  });
   for (const [field, value, range] of [
     ['temperature', 2.5, '0 to 2'],
     ['top_p', 1.5, '0 to 1'],
   ] as const) {
-    const key = probe(`forward:chat.${field}`, 'parallel', [request(b, { [field]: value, max_tokens: 3 })]);
-    add(
-      b,
-      `forward.chat.${field}.above-maximum`,
-      'must',
-      `${field} ${value} (range ${range}) is answered 400, and reaches the upstream unchanged if it is sent on (not clamped)`,
-      `Limits: ${field} ${range}; a request that breaks these limits is an invalid-parameter case (400)`,
-      ['forward', 'limits'],
-      ['status', 'forwarded'],
-      [key],
-      'out-of-range',
-      { field, status: 400 },
-    );
+    const key = t.probe(`forward:chat.${field}`, 'parallel', [t.request(b, { [field]: value, max_tokens: 3 })]);
+    t.add(b, {
+      id: `forward.chat.${field}.above-maximum`,
+      level: 'must',
+      description: `${field} ${value} (range ${range}) is answered 400, and reaches the upstream unchanged if it is sent on (not clamped)`,
+      rule: `Limits: ${field} ${range}; a request that breaks these limits is an invalid-parameter case (400)`,
+      tags: ['forward', 'limits'],
+      checks: ['status', 'forwarded'],
+      probes: [key],
+      judge: 'out-of-range',
+      field,
+      status: 400,
+    });
   }
-  const events = probe('stream:events', 'streams', [request(b, STREAM, streamed)]);
-  add(
-    b,
-    'stream.events',
-    'should',
-    "the client's stream carries the upstream's events: the content in order, the finish_reason, the usage and data: [DONE]",
-    `${SHOULD}: a gateway relays the model's stream; the document does not show the chunks`,
-    ['stream'],
-    ['events'],
-    [events],
-    'events',
-  );
-  const gap = probe('stream:gap', 'gap', [request(b, { ...STREAM, max_tokens: 2 }, streamed)]);
-  add(
-    b,
-    'stream.first-event',
-    'should',
-    "the client reads the stream's first event within the bound (--first-event-bound) of the upstream writing it: the stream is not buffered",
-    `${SHOULD}: a buffered stream makes the time to first token the time of the whole answer`,
-    ['stream', 'timing'],
-    ['first-event'],
-    [gap],
-    'first-event',
-  );
-  add(
-    b,
-    'stream.pacing',
-    'should',
-    "every later event of a paced stream reaches the client within the bound of the upstream writing it: the gateway keeps the upstream's pacing",
-    `${SHOULD}: events held and sent in batches make a steady stream arrive in jerks`,
-    ['stream', 'timing'],
-    ['pacing'],
-    [gap],
-    'pacing',
-  );
-  const cut = probe('stream:cut', 'streams', [request(b, STREAM, { streamed: true, fault: { streamCut: 3 } })]);
-  add(
-    b,
-    'stream.cut',
-    'must',
-    "a stream the upstream cuts ends the client's stream as an error, never with data: [DONE] and never left open",
-    'Errors: a failure is not a success; a cut reply ended as if complete is a partial answer the client takes as whole',
-    ['stream'],
-    ['stream-end'],
-    [cut],
-    'cut',
-  );
-  const isolation = probe(
+  const events = t.probe('stream:events', 'streams', [t.request(b, STREAM, streamed)]);
+  t.add(b, {
+    id: 'stream.events',
+    level: 'should',
+    description:
+      "the client's stream carries the upstream's events: the content in order, the finish_reason, the usage and data: [DONE]",
+    rule: `${SHOULD}: a gateway relays the model's stream; the document does not show the chunks`,
+    tags: ['stream'],
+    checks: ['events'],
+    probes: [events],
+    judge: 'events',
+  });
+  const gap = t.probe('stream:gap', 'gap', [t.request(b, { ...STREAM, max_tokens: 2 }, streamed)]);
+  t.add(b, {
+    id: 'stream.first-event',
+    level: 'should',
+    description:
+      "the client reads the stream's first event within the bound (--first-event-bound) of the upstream writing it: the stream is not buffered",
+    rule: `${SHOULD}: a buffered stream makes the time to first token the time of the whole answer`,
+    tags: ['stream', 'timing'],
+    checks: ['first-event'],
+    probes: [gap],
+    judge: 'first-event',
+  });
+  t.add(b, {
+    id: 'stream.pacing',
+    level: 'should',
+    description:
+      "every later event of a paced stream reaches the client within the bound of the upstream writing it: the gateway keeps the upstream's pacing",
+    rule: `${SHOULD}: events held and sent in batches make a steady stream arrive in jerks`,
+    tags: ['stream', 'timing'],
+    checks: ['pacing'],
+    probes: [gap],
+    judge: 'pacing',
+  });
+  const cut = t.probe('stream:cut', 'streams', [t.request(b, STREAM, { streamed: true, fault: { streamCut: 3 } })]);
+  t.add(b, {
+    id: 'stream.cut',
+    level: 'must',
+    description:
+      "a stream the upstream cuts ends the client's stream as an error, never with data: [DONE] and never left open",
+    rule: 'Errors: a failure is not a success; a cut reply ended as if complete is a partial answer the client takes as whole',
+    tags: ['stream'],
+    checks: ['stream-end'],
+    probes: [cut],
+    judge: 'cut',
+  });
+  const isolation = t.probe(
     'stream:isolation',
     'paced',
-    Array.from({ length: streams }, () => request(b, { ...STREAM, max_tokens: 24 }, streamed)),
+    Array.from({ length: src.streams }, () => t.request(b, { ...STREAM, max_tokens: 24 }, streamed)),
   );
-  add(
-    b,
-    'stream.isolation',
-    'must',
-    `${streams} concurrent streams with distinct content each reach their own client whole and unmixed`,
-    "Endpoints, note 1: chat generates text for the request's messages; another request's text is no answer to it",
-    ['stream', 'concurrency'],
-    ['isolation'],
-    [isolation],
-    'isolation',
-  );
+  t.add(b, {
+    id: 'stream.isolation',
+    level: 'must',
+    description: `${src.streams} concurrent streams with distinct content each reach their own client whole and unmixed`,
+    rule: "Endpoints, note 1: chat generates text for the request's messages; another request's text is no answer to it",
+    tags: ['stream', 'concurrency'],
+    checks: ['isolation'],
+    probes: [isolation],
+    judge: 'isolation',
+  });
 }
 
 /** The cases of how the gateway treats its upstream, sent on the primary operation (chat when carried). */
-function commonCases(b: OperationBase, request: RequestOf, probe: ProbeOf, add: AddOf): void {
+function commonCases(t: CaseTable, b: OperationBase): void {
   // The delay is the runner's to set: past its own wait (docs/gateway.md).
-  const hung = [request(b, {}, { fault: { delayMs: 0 }, hangs: true })];
+  const hung = [t.request(b, {}, { fault: { delayMs: 0 }, hangs: true })];
   if (b.operation === 'chat.completions')
-    hung.push(request(b, STREAM, { streamed: true, fault: { stall: 2 }, hangs: true }));
-  const timeout = probe('timeout', 'hang', hung);
-  add(
-    b,
-    'timeout.hung-upstream',
-    'should',
-    "an upstream that hangs before its answer (and, for chat, in the middle of a stream) gets the client an error within the gateway's timeout (--gateway-timeout), not a hang",
-    `${SHOULD}: a gateway bounds its wait for a provider; the document states no timeout`,
-    ['timeout'],
-    ['timeout'],
-    [timeout],
-    'timeout',
-    { status: 504 },
-  );
-  const after = probe('retries:retry-after', 'parallel', [
-    request(b, {}, { fault: { status: 503, retryAfter: 1 }, times: 1 }),
+    hung.push(t.request(b, STREAM, { streamed: true, fault: { stall: 2 }, hangs: true }));
+  const timeout = t.probe('timeout', 'hang', hung);
+  t.add(b, {
+    id: 'timeout.hung-upstream',
+    level: 'should',
+    description:
+      "an upstream that hangs before its answer (and, for chat, in the middle of a stream) gets the client an error within the gateway's timeout (--gateway-timeout), not a hang",
+    rule: `${SHOULD}: a gateway bounds its wait for a provider; the document states no timeout`,
+    tags: ['timeout'],
+    checks: ['timeout'],
+    probes: [timeout],
+    judge: 'timeout',
+    status: 504,
+  });
+  const after = t.probe('retries:retry-after', 'parallel', [
+    t.request(b, {}, { fault: { status: 503, retryAfter: 1 }, times: 1 }),
   ]);
-  add(
-    b,
-    'retries.retry-after',
-    'should',
-    "a gateway that retries an upstream 503 waits the retry-after the upstream asked for (the attempts are counted in the upstream's journal)",
-    `${SHOULD}: a retry before retry-after adds load to an overloaded provider`,
-    ['retries'],
-    ['retries'],
-    [after],
-    'retries-retry-after',
-  );
-  const backoff = probe('retries:backoff', 'parallel', [request(b, {}, { fault: { status: 500 }, times: 2 })]);
-  add(
-    b,
-    'retries.backoff',
-    'should',
-    "a gateway that retries an upstream 500 backs off between attempts (the attempts are counted in the upstream's journal)",
-    `${SHOULD} and Errors: 500 "Retry with backoff"; retries at once multiply a provider's overload`,
-    ['retries'],
-    ['retries'],
-    [backoff],
-    'retries-backoff',
-  );
-  const secret = probe('secrets', 'parallel', [request(b)]);
-  add(
-    b,
-    'secrets.key',
-    'should',
-    "the client's key does not reach the upstream (unless the gateway is documented to pass it through: --key-passthrough)",
-    'Authentication 4: keep the key secret, store keys on the server side only; a gateway uses its own key upstream',
-    ['secrets'],
-    ['secret'],
-    [secret],
-    'secret',
-  );
+  t.add(b, {
+    id: 'retries.retry-after',
+    level: 'should',
+    description:
+      "a gateway that retries an upstream 503 waits the retry-after the upstream asked for (the attempts are counted in the upstream's journal)",
+    rule: `${SHOULD}: a retry before retry-after adds load to an overloaded provider`,
+    tags: ['retries'],
+    checks: ['retries'],
+    probes: [after],
+    judge: 'retries-retry-after',
+  });
+  const backoff = t.probe('retries:backoff', 'parallel', [t.request(b, {}, { fault: { status: 500 }, times: 2 })]);
+  t.add(b, {
+    id: 'retries.backoff',
+    level: 'should',
+    description:
+      "a gateway that retries an upstream 500 backs off between attempts (the attempts are counted in the upstream's journal)",
+    rule: `${SHOULD} and Errors: 500 "Retry with backoff"; retries at once multiply a provider's overload`,
+    tags: ['retries'],
+    checks: ['retries'],
+    probes: [backoff],
+    judge: 'retries-backoff',
+  });
+  const secret = t.probe('secrets', 'parallel', [t.request(b)]);
+  t.add(b, {
+    id: 'secrets.key',
+    level: 'should',
+    description:
+      "the client's key does not reach the upstream (unless the gateway is documented to pass it through: --key-passthrough)",
+    rule: 'Authentication 4: keep the key secret, store keys on the server side only; a gateway uses its own key upstream',
+    tags: ['secrets'],
+    checks: ['secret'],
+    probes: [secret],
+    judge: 'secret',
+  });
 }

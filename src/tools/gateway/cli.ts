@@ -1,6 +1,5 @@
 // `unified-ai-mock conformance --profile gateway`: the runner as a gateway's client, the mock as its upstream.
 import { randomBytes } from 'node:crypto';
-import { operation } from '../../contract/operations.js';
 import { SchemaRegistry } from '../../contract/schemas.js';
 import { Catalogue } from '../../domain/catalogue.js';
 import { defaultKeys, type KeyConfig } from '../../domain/config.js';
@@ -8,7 +7,7 @@ import { commandError, EXIT, isUsageError, processIo, usageFailure, type Io } fr
 import { summarize, type RunInfo } from '../../verdict/report.js';
 import { openReporters } from '../../verdict/reporting.js';
 import { REPORTERS } from '../conformance/cli.js';
-import { looksSecret } from '../conformance/gateway.js';
+import { routesByPath, secretHeaderValues } from '../conformance/gateway.js';
 import { send, type Target } from '../conformance/http.js';
 import { redact } from '../conformance/mask.js';
 import { runSecrets } from '../conformance/run.js';
@@ -84,7 +83,10 @@ async function openUpstream(options: GatewayOptions, deps: GatewayDeps, hangWait
     // A hung upstream holds its answer past the runner's wait, so that only the gateway can end it.
     timeouts: { stallMaxMs: Math.max(60_000, hangWaitMs + HANG_MARGIN_MS) },
   });
-  return new Upstream(mock.url, undefined, mock);
+  // A mock listening on every address is steered on loopback: its admin API answers loopback names only.
+  const url = new URL(mock.url);
+  if (['0.0.0.0', '[::]', '::'].includes(url.hostname)) url.hostname = '127.0.0.1';
+  return new Upstream(url.origin, undefined, mock);
 }
 
 /**
@@ -175,11 +177,9 @@ export async function gatewayConformance(argv: string[], deps: GatewayDeps = {},
       timeoutMs: c.timeoutMs,
       unknownKey: '',
       maxBodyBytes: c.maxBodyBytes,
-      routes: Object.fromEntries(Object.entries(c.routes).map(([id, path]) => [operation(id).path, path])),
+      routes: routesByPath(c.routes),
       headers: c.headers,
-      headerSecrets: Object.entries(c.headers)
-        .filter(([name, value]) => looksSecret(name, value))
-        .map(([, value]) => value),
+      headerSecrets: secretHeaderValues(c.headers),
     };
     const baseline: Target | undefined = c.baseline && {
       ...target,
