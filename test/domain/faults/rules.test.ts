@@ -81,7 +81,13 @@ test('a whole number in a body path indexes a list, from the end when negative',
   assert.is(pick([user]), 503);
   // A message put before the client's (a gateway's system prompt) does not move the last one.
   assert.is(pick([{ role: 'system', content: 'Be brief.' }, user]), 503);
-  assert.is(pick([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'other' }]), 502);
+  assert.is(
+    pick([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'other' },
+    ]),
+    502,
+  );
   assert.is(pick([{ role: 'user', content: 'other' }]), undefined);
   assert.is(pick([]), undefined);
   assert.is(pick({ '-1': { content: 'uam-7 ping' } }), 503, 'an object member named like an index still matches');
