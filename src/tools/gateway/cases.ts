@@ -48,7 +48,8 @@ export interface ProbeRequest {
   readonly fault?: UpstreamFault;
   /** The fault applies to the first N attempts only, then the upstream answers. */
   readonly times?: number;
-  /** A hung upstream: the runner waits the gateway's timeout (and its grace), not --timeout. */
+  /** The upstream may leave the gateway hanging: the runner waits the gateway's timeout and its grace, not --timeout
+   * (a delay in its fault is set past that wait). */
   readonly hangs?: boolean;
 }
 
@@ -133,14 +134,14 @@ const ERRORS: readonly {
   {
     name: '503',
     fault: { status: 503, retryAfter: 1 },
-    accept: [500],
+    accept: [500, 429],
     level: 'must',
-    description: "the upstream's 503 reaches the client as a 5xx",
-    rule: 'Errors: a server error is a 5xx, "Retry with backoff"; a 4xx would blame the request, a 2xx would hide the failure',
+    description: "the upstream's 503 (overloaded, with retry-after) reaches the client as a 5xx, or as a 429",
+    rule: 'Errors: a server error is a 5xx, "Retry with backoff", and the document lists no 503: a 429 ("Slow down") is as true; a 400 would blame the request, a 2xx would hide the failure',
   },
 ];
 
-/** The upstream errors that carry retry-after, and those answered in the error envelope. */
+/** The upstream errors that carry retry-after. */
 const WITH_RETRY_AFTER = ['429', '503'];
 
 const SHOULD = 'gateway practice (the API document is silent)';
@@ -199,6 +200,8 @@ export interface CaseSource {
   readonly run: string;
   /** How many streams the isolation case sends at once. */
   readonly streams: number;
+  /** The chat model's output limit in the mock's catalogue (max_tokens at its maximum), when it lists the model. */
+  readonly maxOutputTokens?: number;
 }
 
 /** A case as the table below writes it (its id without `gateway.`; its request is its first probe's first). */
@@ -385,6 +388,27 @@ function chatCases(t: CaseTable, b: OperationBase, src: CaseSource): void {
     probes: [forwardStream],
     judge: 'forward',
   });
+  // The documented ranges' own edges: a gateway that clamps to a narrower range (a provider's 0 to 1) changes them.
+  for (const [edge, values] of [
+    ['maximum', { temperature: 2, top_p: 1, ...(src.maxOutputTokens ? { max_tokens: src.maxOutputTokens } : {}) }],
+    ['minimum', { temperature: 0, top_p: 0, max_tokens: 1 }],
+  ] as const) {
+    const key = t.probe(`forward:chat@${edge}`, 'parallel', [t.request(b, values)]);
+    t.add(b, {
+      id: `forward.chat.at-${edge}`,
+      level: 'must',
+      description: `temperature, top_p and max_tokens at the ${edge} of their documented ranges (${Object.entries(
+        values,
+      )
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}) reach the upstream unchanged`,
+      rule: `Limits: temperature 0 to 2, top_p 0 to 1, max_tokens at least 1${src.maxOutputTokens ? ` (the model's output limit ${src.maxOutputTokens})` : ''}; each edge is a valid value`,
+      tags: ['forward', 'limits'],
+      checks: ['status', 'upstream', 'forwarded'],
+      probes: [key],
+      judge: 'forward',
+    });
+  }
   for (const [field, value, range] of [
     ['temperature', 2.5, '0 to 2'],
     ['top_p', 1.5, '0 to 1'],
@@ -438,7 +462,10 @@ function chatCases(t: CaseTable, b: OperationBase, src: CaseSource): void {
     probes: [gap],
     judge: 'pacing',
   });
-  const cut = t.probe('stream:cut', 'streams', [t.request(b, STREAM, { streamed: true, fault: { streamCut: 3 } })]);
+  // A cut the gateway does not pass on is waited for as a hung upstream is: up to the gateway's timeout.
+  const cut = t.probe('stream:cut', 'streams', [
+    t.request(b, STREAM, { streamed: true, fault: { streamCut: 3 }, hangs: true }),
+  ]);
   t.add(b, {
     id: 'stream.cut',
     level: 'must',

@@ -52,6 +52,12 @@ function selectGatewayCases(all: readonly GatewayCase[], o: GatewayOptions['conf
   );
 }
 
+/** The chat model's output limit, as the catalogue has it (a model it does not list has none here). */
+function maxOutput(catalogue: Catalogue, model: string): { maxOutputTokens?: number } {
+  const limit = catalogue.ofKind('text').find((m) => m.id === model)?.limits.max_output_tokens;
+  return limit === undefined ? {} : { maxOutputTokens: limit };
+}
+
 /** The keys the mock the runner starts accepts: its defaults, the gateway's upstream keys, the client's key. */
 function upstreamKeyConfigs(clientKey: string, upstreamKeys: readonly string[]): KeyConfig[] {
   const defaults = defaultKeys();
@@ -142,6 +148,7 @@ export async function gatewayConformance(argv: string[], deps: GatewayDeps = {},
     values: c.values,
     run,
     streams: options.streams,
+    ...maxOutput(catalogue, c.values.chatModel),
   });
   let cases: GatewayCase[];
   try {

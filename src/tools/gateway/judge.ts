@@ -11,6 +11,7 @@ import {
   first,
   inconclusive,
   isEnvelope,
+  isErrorObject,
   json,
   mime,
   passed,
@@ -227,14 +228,15 @@ async function sameBody(up: EntryJson, body: Buffer, ctx: JudgeContext): Promise
   return (await ctx.upstreamBody(up))?.equals(body) ?? false;
 }
 
-const malformed: Judge = async (gc, obs, ctx) => {
+const malformed: Judge = async (_gc, obs, ctx) => {
   const x = first(obs)!;
   const up = x.upstream[x.upstream.length - 1];
   if (!up) return inconclusive(`the request never reached the upstream: the client got ${answered(x)}`);
-  const expected = "a 5xx in the error envelope, or the upstream's broken body unchanged";
+  const expected =
+    'a 5xx whose JSON body has an "error" object with a "message", or the upstream\'s broken body unchanged';
   if (!x.ex.error && x.ex.status >= 500 && x.ex.status <= 599) {
-    if (isEnvelope(x.ex, ctx.registry)) return passed(`answered ${x.ex.status} in the envelope`);
-    return failed([{ check: 'error-envelope', expected, actual: `${answered(x)} (not the envelope)` }]);
+    if (isErrorObject(x.ex)) return passed(`answered ${x.ex.status} with an error a client can read`);
+    return failed([{ check: 'error-envelope', expected, actual: `${answered(x)} (no "error" object with a message)` }]);
   }
   if (!x.ex.error && x.ex.status === up.status && (await sameBody(up, x.ex.body, ctx)))
     return passed("relayed the upstream's broken body unchanged");
@@ -343,7 +345,7 @@ const secret: Judge = (gc, obs, ctx) => {
     );
   if (!e.keyLabel && e.status === 401)
     return inconclusive(
-      'the upstream refused the key it got (401), so its journal cannot name it; give the mock the key your gateway sends upstream (--upstream-key)',
+      "the upstream refused the key it got (401), so its journal cannot name it: the mock must accept the keys in play (--upstream-key for the gateway's; a mock of your own: serve --api-key for each, the client's too)",
     );
   return passed(`the upstream got ${e.keyLabel ? `the key ${e.keyLabel}` : 'no key it knows'}, not the client's`);
 };

@@ -105,6 +105,16 @@ export function unjudged(obs: readonly Observation[]): string | undefined {
   return obs.some((o) => !o.sent.length) ? 'nothing was sent' : undefined;
 }
 
+/**
+ * Whether an answer is an error a client can read: JSON whose `error` is an object with a message, the one member of
+ * the envelope every SDK reads (a gateway's own errors need not have the mock's type, param and code).
+ */
+export function isErrorObject(ex: Exchange): boolean {
+  if (!/json/.test(mime(ex.headers['content-type']))) return false;
+  const error = (json(ex.body.toString('utf8')) as { error?: { message?: unknown } } | undefined)?.error;
+  return typeof error === 'object' && error !== null && typeof error.message === 'string' && error.message !== '';
+}
+
 /** Whether an answer is the error envelope as application/json. */
 export function isEnvelope(ex: Exchange, registry: SchemaRegistry): boolean {
   if (mime(ex.headers['content-type']) !== 'application/json') return false;

@@ -210,6 +210,18 @@ test('errors: the statuses a case accepts, retry-after kept, and why a case cann
   assert.equal((await judge(e401, observed(e401, exchange({ status: 401, json: {} }), up))).failures, []);
   const hidden = await judge(e401, observed(e401, exchange({ status: 200, json: {} }), up));
   assert.match(hidden.failures[0]!.expected, /^status 401 or a 5xx \(the upstream answered 401 \(1 attempt\)\)$/);
+  const e503 = byId('gateway.error.chat.503');
+  for (const [status, fails] of [
+    [502, 0],
+    [429, 0],
+    [400, 1],
+    [200, 1],
+  ] as const)
+    assert.is(
+      (await judge(e503, observed(e503, exchange({ status, json: {} }), [entry({ status: 503 })]))).failures.length,
+      fails,
+      String(status),
+    );
   const e429 = byId('gateway.error.chat.429');
   assert.is(
     (await judge(e429, observed(e429, exchange({ status: 503, json: {} }), [entry({ status: 429 })]))).failures.length,
@@ -245,6 +257,9 @@ test('malformed: a 5xx in the envelope, or the upstream bytes unchanged; a repai
   const up = [entry({ responseBody: broken, responseBodyChars: broken.length })];
   const envelope = { error: { message: 'bad upstream', type: 'server_error', param: null, code: null } };
   assert.equal((await judge(gc, observed(gc, exchange({ status: 502, json: envelope }), up))).failures, []);
+  // A gateway's own error needs the message only.
+  const own = exchange({ status: 502, json: { error: { message: 'upstream sent invalid JSON' } } });
+  assert.equal((await judge(gc, observed(gc, own, up))).failures, []);
   const bare = await judge(gc, observed(gc, exchange({ status: 500, json: { status: 'failure' } }), up));
   assert.equal(
     bare.failures.map((f) => f.check),
