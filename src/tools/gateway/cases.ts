@@ -359,7 +359,7 @@ function operationCases(t: CaseTable, b: OperationBase, values: SuiteValues): vo
     id: `error.${s}.malformed`,
     level: 'should',
     description:
-      "the upstream's 200 with a broken body reaches the client as a 5xx in the error envelope, or as the upstream's bytes unchanged",
+      "the upstream's 200 with a broken body reaches the client as a 5xx with an error object and its message, or as the upstream's bytes unchanged",
     rule: `${SHOULD}: a gateway that reads the answer says it failed; one that relays bytes relays them as they came`,
     tags: ['error', 'malformed'],
     checks: ['status', 'error-envelope'],
