@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../lib/paths.js';
 import { forbiddenKeyAt, forbiddenKeyMessage } from '../lib/keys.js';
+import { allowedHostProblem } from './allowedHosts.js';
 import { schemaFile, schemaNumber } from '../contract/schemaData.js';
 import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
 import { toDetails } from '../contract/validation.js';
@@ -181,6 +182,11 @@ export function resolveConfig(input: ConfigInput, schemas: SchemaRegistry): Conf
     const lines = toDetails(errors).map((d) => `  ${d.param ?? '(root)'}: ${d.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
+  const hosts = (input.allowedHosts ?? []).flatMap((name, i) => {
+    const problem = allowedHostProblem(name);
+    return problem ? [`  allowedHosts[${i}]: ${problem}`] : [];
+  });
+  if (hosts.length) throw new ConfigError(`invalid configuration:\n${hosts.join('\n')}`);
   const base = defaultConfig() as unknown as Record<string, unknown>;
   const given = input as Record<string, unknown>;
   const config: Record<string, unknown> = { ...base, ...given };
