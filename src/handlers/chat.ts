@@ -69,15 +69,22 @@ export const chatCompletions: Handler = (req) => {
   const encoding = model.limits.tokenizer ?? 'cl100k_base';
   if (promptChars(messages) <= LONG_PROMPT_CHARS)
     return answer(req, model, maxTokens, countChatPromptTokens(messages, encoding));
-  return countChatPromptTokensPaused(messages, encoding).then((n) => answer(req, model, maxTokens, n));
+  // Past twice the context window the exact count says nothing more: it stops there (a prompt of random words of a
+  // few MB is millions of tokens, seconds of CPU and tens of MB of garbage to count whole).
+  const window = model.limits.context_window;
+  const stop = window === undefined ? Infinity : 2 * window;
+  return countChatPromptTokensPaused(messages, encoding, undefined, stop).then((n) =>
+    answer(req, model, maxTokens, n, n > stop ? stop : undefined),
+  );
 };
 
-/** The answer to a chat request whose prompt counts `promptTokens`. */
+/** The answer to a chat request whose prompt counts `promptTokens` (or more than `countedTo`, where the count stopped). */
 function answer(
   { body, raw, headers, services }: HandlerRequest,
   model: Model,
   maxTokens: number | undefined,
   promptTokens: number,
+  countedTo?: number,
 ): Reply {
   const messages = body.messages as Message[];
   const encoding = model.limits.tokenizer ?? 'cl100k_base';
@@ -86,7 +93,7 @@ function answer(
     throw new ApiError(ERRORS.VALIDATION, {
       param: 'messages',
       code: 'context_length_exceeded',
-      message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+      message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${countedTo === undefined ? promptTokens : `more than ${countedTo}`} tokens. Please reduce the length of the messages.`,
     });
   }
   // With control headers off (--no-fault-headers) no header changes a response: rules choose by the messages alone.

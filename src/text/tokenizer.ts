@@ -217,12 +217,13 @@ export const TOKENS_PER_TURN = 4096;
 /**
  * countMessageTokens for a long text, counted piece by piece with a pause (by default a turn of the event loop) every
  * TOKENS_PER_TURN tokens, so that a prompt of megabytes does not hold every other request for seconds. Exactly the
- * count of countTokens, kept as it keeps it.
+ * count of countTokens, kept as it keeps it; or, given `stopAbove`, a count past it as soon as one is found (not kept).
  */
 export async function countMessageTokensPaused(
   text: string,
   enc: Encoding,
   pause: () => Promise<unknown> = nextTurn,
+  stopAbove = Infinity,
 ): Promise<number> {
   if (text.length < COUNT_CACHE.minChars) return countShort(text, enc);
   let cache = counts.get(enc);
@@ -235,6 +236,7 @@ export async function countMessageTokensPaused(
   for (const part of slices(text, split)) {
     for (const tokens of api.encodeGenerator(part, ORDINARY)) {
       total += tokens.length;
+      if (total > stopAbove) return total;
       if (total < due) continue;
       due = total + TOKENS_PER_TURN;
       await pause();
@@ -244,17 +246,24 @@ export async function countMessageTokensPaused(
   return total;
 }
 
-/** countChatPromptTokens for a long prompt: its messages counted with countMessageTokensPaused. */
+/**
+ * countChatPromptTokens for a long prompt: its messages counted with countMessageTokensPaused. With `stopAbove`, the
+ * count stops once it passes that many tokens, and the result is only known to be more than it.
+ */
 export async function countChatPromptTokensPaused(
   messages: readonly CountableMessage[],
   enc: Encoding,
   pause?: () => Promise<unknown>,
+  stopAbove = Infinity,
 ): Promise<number> {
   let total = 3;
+  const count = async (text: string) => countMessageTokensPaused(text, enc, pause, stopAbove - total);
   for (const m of messages) {
-    total += 3 + (await countMessageTokensPaused(m.role, enc, pause));
-    total += await countMessageTokensPaused(m.content, enc, pause);
-    if (m.name !== undefined) total += (await countMessageTokensPaused(m.name, enc, pause)) + 1;
+    total += 3;
+    total += await count(m.role);
+    total += await count(m.content);
+    if (m.name !== undefined) total += (await count(m.name)) + 1;
+    if (total > stopAbove) return total;
   }
   return total;
 }

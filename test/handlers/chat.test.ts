@@ -215,6 +215,21 @@ test('a long prompt is counted with pauses (the handler answers later), to the s
   });
 });
 
+test('a prompt past twice the context window is counted only that far: the 400 says "more than" it', async () => {
+  // gpt-4: a window of 8192 tokens. Just past it, the count is exact; far past, it stops at twice the window.
+  const words = (n: number) => Array.from({ length: n }, (_, i) => `w${(i * 7919) % 100_003}`).join(' ');
+  const near = words(4000);
+  const nearTokens = countChatPromptTokens([{ role: 'user', content: near }], 'cl100k_base');
+  assert.ok(nearTokens > 8192 && nearTokens < 2 * 8192 && near.length > LONG_PROMPT_CHARS, String(nearTokens));
+  const exact = await post(mock().url, CHAT, { model: 'gpt-4', messages: [{ role: 'user', content: near }] });
+  assertError(exact, 400, 'messages');
+  assert.match(exact.json.error.message, new RegExp(`resulted in ${nearTokens} tokens`));
+  const far = await post(mock().url, CHAT, { model: 'gpt-4', messages: [{ role: 'user', content: words(200_000) }] });
+  assertError(far, 400, 'messages');
+  assert.is(far.json.error.code, 'context_length_exceeded');
+  assert.match(far.json.error.message, /However, your messages resulted in more than 16384 tokens\./);
+});
+
 test('determinism: identical requests give byte-identical bodies, streamed or not; sampling parameters change nothing', async () => {
   const { url } = mock();
   for (const body of [

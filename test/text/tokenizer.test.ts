@@ -175,6 +175,15 @@ test('a long count pauses every TOKENS_PER_TURN tokens and comes to exactly the 
     await countChatPromptTokensPaused(messages, 'o200k_base', async () => undefined),
     countChatPromptTokens(messages, 'o200k_base'),
   );
+  // Asked to stop past a count, it stops as soon as it is past it, and keeps nothing.
+  const stopped = await countMessageTokensPaused(`${texts[0]!} stopped`, 'o200k_base', async () => undefined, 100);
+  assert.ok(stopped > 100 && stopped < 120, String(stopped));
+  const fresh = [{ role: 'user', content: `${texts[0]!} not counted before` }];
+  const prompt = await countChatPromptTokensPaused(fresh, 'o200k_base', async () => undefined, 1000);
+  assert.ok(prompt > 1000 && prompt < 1100, String(prompt));
+  // A count kept from before is exact and free: it is taken whole, and the prompt's count stops after that message.
+  const kept = await countChatPromptTokensPaused(messages, 'o200k_base', async () => undefined, 1000);
+  assert.is(kept, 3 + 3 + countTokens('system', 'o200k_base') + countTokens(texts[0]!, 'o200k_base'));
   // By default a pause is a turn of the event loop: what was due meanwhile runs before the count ends.
   let ran = false;
   setImmediate(() => (ran = true));
