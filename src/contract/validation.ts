@@ -131,10 +131,11 @@ export function toDetail(e: ErrorObject): Detail | undefined {
       const why = parent?.description;
       // A reserved property name (propertyNames) is that property's fault: it is named (a reserved word is short).
       const name = (e as { propertyName?: string }).propertyName;
+      const param = reserved && name !== undefined ? pointerToParam(e.instancePath, name) : at;
       return {
-        param: reserved && name !== undefined ? pointerToParam(e.instancePath, name) : at,
+        param,
         code: 'invalid_value',
-        message: `Invalid value for ${q(at)}: ${show(e.data)} is ${reserved ? 'reserved' : 'not allowed'}${why ? ` (${why})` : ''}.`,
+        message: `Invalid value for ${q(param)}: ${show(e.data)} is ${reserved ? 'reserved' : 'not allowed'}${why ? ` (${why})` : ''}.`,
       };
     }
     case 'if':
