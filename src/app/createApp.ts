@@ -102,7 +102,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const perOperation: Step[] = [
     authenticate(services.keys, config),
     rateLimit(services),
-    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget, services.limits.messages),
+    parseBody(config.bodyLimit, services.limits.requests, services.bodyBudget, services.limits.messages),
     faults(services),
     ...(relay ? [relay.step(check, handle(services))] : [check, handle(services), admit(services, pacer)]),
   ];

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../lib/paths.js';
+import { forbiddenKeyAt, forbiddenKeyMessage } from '../lib/keys.js';
+import { allowedHostProblem } from './allowedHosts.js';
 import { schemaFile, schemaNumber } from '../contract/schemaData.js';
 import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
 import { toDetails } from '../contract/validation.js';
@@ -173,11 +175,18 @@ export class ConfigError extends Error {
 
 /** Checks a partial configuration against schemas/config.json and fills in the defaults. */
 export function resolveConfig(input: ConfigInput, schemas: SchemaRegistry): Config {
+  const forbidden = forbiddenKeyAt(input);
+  if (forbidden !== undefined) throw new ConfigError(`invalid configuration:\n  ${forbiddenKeyMessage(forbidden)}`);
   const errors = schemas.check(schemaId('config.json'), input);
   if (errors.length) {
     const lines = toDetails(errors).map((d) => `  ${d.param ?? '(root)'}: ${d.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
+  const hosts = (input.allowedHosts ?? []).flatMap((name, i) => {
+    const problem = allowedHostProblem(name);
+    return problem ? [`  allowedHosts[${i}]: ${problem}`] : [];
+  });
+  if (hosts.length) throw new ConfigError(`invalid configuration:\n${hosts.join('\n')}`);
   const base = defaultConfig() as unknown as Record<string, unknown>;
   const given = input as Record<string, unknown>;
   const config: Record<string, unknown> = { ...base, ...given };

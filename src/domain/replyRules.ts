@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from './config.js';
 import { FIXTURES_DIR } from '../lib/paths.js';
+import { forbiddenKeyAt, forbiddenKeyMessage } from '../lib/keys.js';
 import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
 import { pointerToParam } from '../contract/validation.js';
 import { compileRules, type CompiledRule, type ReplyRule } from '../text/replies.js';
@@ -34,6 +35,8 @@ function readRules(path: string, schemas: SchemaRegistry): CompiledRule[] {
   } catch (err) {
     throw fail((err as Error).message);
   }
+  const forbidden = forbiddenKeyAt(data);
+  if (forbidden !== undefined) throw fail(forbiddenKeyMessage(forbidden));
   const errors = schemas.check(schemaId('reply-rules.json'), data);
   if (errors.length) throw fail(describe(errors));
   const rules = (data as { rules: ReplyRule[] }).rules;

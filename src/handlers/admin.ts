@@ -1,5 +1,5 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
-import { schemaId } from '../contract/schemas.js';
+import { SUBSCHEMA_IDS } from '../contract/schemas.js';
 import { invalidBody, toDetails } from '../contract/validation.js';
 import { RuleError } from '../domain/faults/rules.js';
 import type { Handler } from '../pipeline/handler.js';
@@ -122,7 +122,7 @@ export const latencyView: Handler = (req) => latencyBody(req, req.services.laten
 // The profiles of a change are checked against the catalogue's own definition here rather than in the request schema:
 // there its validator (a distribution is one of five shapes, three times over) would be built into every variant
 // of the request validators the server loads at start-up.
-const PROFILES = `${schemaId('catalogue.json')}#/properties/profiles`;
+const PROFILES = SUBSCHEMA_IDS.latencyProfiles;
 
 /** PUT /__admin/latency: changes the settings from the next request on (the body checked against its schema). */
 export const updateLatency: Handler = (req) => {

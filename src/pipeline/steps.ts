@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ApiError } from '../contract/errors.js';
 import type { BoundOperation } from './handler.js';
 import type { KeyState } from '../domain/keys.js';
@@ -14,6 +15,8 @@ export interface RequestState {
   /** The parsed JSON body and its exact text (ids are derived from the text). */
   body?: Record<string, unknown>;
   raw?: string;
+  /** True for a body of requests.largeBodyBytes or more: its steps take turns with other requests (runSteps). */
+  large?: boolean;
   reply?: Reply;
   error?: ApiError;
   /** The injected fault, as the journal shows it, and as applied (a relayed stream applies it as it goes). */
@@ -56,6 +59,7 @@ export function requestState(
     key,
     body: undefined,
     raw: undefined,
+    large: undefined,
     reply: undefined,
     error,
     fault: undefined,
@@ -92,7 +96,7 @@ export type Step = (ctx: Context, state: RequestState) => StepResult | Promise<S
 
 /**
  * Runs the steps in order, then the work they left, last first: the same order as nested middleware,
- * without an async frame and a promise per layer. A refusal or a thrown error skips the work left, as
+ * without an async frame and a promise per layer (a large body's steps wait a turn between them). A refusal or a thrown error skips the work left, as
  * it would skip the rest of an outer middleware; the refusal is returned.
  */
 export async function runSteps(
@@ -107,6 +111,9 @@ export async function runSteps(
     if (result === STOP) break;
     if (result instanceof ApiError) return result;
     if (result) (after ??= []).push(result);
+    // Each step of a large body takes milliseconds (decoding, validating, hashing megabytes): between them, a turn
+    // of the event loop for the other requests, so that they wait for one step at most, not for all of them.
+    if (state.large) await nextTurn();
   }
   if (!after) return undefined;
   for (let i = after.length - 1; i >= 0; i--) {

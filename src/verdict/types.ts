@@ -144,6 +144,19 @@ export interface Departure {
   readonly baseline: string;
 }
 
+/** An answer as reports show it: cleaned, the secrets masked, the body cut to its start. */
+export interface ShownAnswer {
+  /** 0 when no answer came (`error` says why). */
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The start of the body: JSON, text and event streams as text (their lines kept), other types as size and type. */
+  readonly body?: string;
+  /** Why the body is not whole: "the body exceeded the 16 MiB cap (--max-body) and was cut there". */
+  readonly incomplete?: string;
+  /** The transport error, when no whole answer came. */
+  readonly error?: string;
+}
+
 /** The outcome of one case, as every reporter sees it (keys already masked). */
 export interface CaseResult {
   readonly case: Case;
@@ -162,8 +175,12 @@ export interface CaseResult {
     readonly headers: Readonly<Record<string, string>>;
     readonly body?: unknown;
   };
+  /** The answer to the last attempt (absent when the case was not sent). */
+  readonly response?: ShownAnswer;
   /** Where the answer departs from the baseline's (only with --baseline, and only when it does). */
   readonly departures?: readonly Departure[];
+  /** The baseline's answer to the same request (only with --baseline, for a case that was sent). */
+  readonly baselineResponse?: ShownAnswer;
 }
 
 /** How many results got each verdict, in the order the reports print them. */

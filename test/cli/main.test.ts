@@ -125,6 +125,12 @@ test('--help and serve --help print usage and exit 0', async () => {
   assert.match(serve.stdout, /--api-key KEY/);
 });
 
+test('--allowed-host with a wildcard over a top-level domain or a public suffix exits 2 at start-up, saying why', async () => {
+  const refused = await run(['serve', '--port', '0', '--allowed-host', 'dev.test', '--allowed-host', '*.com']);
+  assert.is(refused.code, 2);
+  assert.match(refused.stderr, /allowedHosts\[1\]: '\*\.com' covers a whole top-level domain: .*DNS rebinding/);
+});
+
 test('a bad --config exits 2 with a message naming the file or the field', async () => {
   await inTempDir(async (dir) => {
     const broken = join(dir, 'broken.json');

@@ -222,4 +222,31 @@ test('a rate limit without a window uses the schema default; readers ask windowM
   assert.is(windowMsOf({ requests: 1, windowMs: 5 }), 5);
 });
 
+test('allowedHosts may not cover a public suffix nor be one: *.com, *.co.uk, *.github.io, *.lan, com', () => {
+  for (const [name, why] of [
+    ['*.com', /covers a whole top-level domain/],
+    ['*.COM', /covers a whole top-level domain/],
+    ['*.lan', /covers a whole top-level domain/],
+    ['*.co.uk', /covers a public suffix, where anyone can own a name/],
+    ['*.github.io', /covers a public suffix/],
+    ['com', /is a whole top-level domain/],
+    ['co.uk', /is a public suffix/],
+  ] as const) {
+    const message = configError({ allowedHosts: ['ok.example.com', name] });
+    assert.match(message, new RegExp(`allowedHosts\\[1\\]: '${name.replace(/[.*]/g, '\\$&')}' `), message);
+    assert.match(message, why, message);
+  }
+  const allowed = [
+    '*.example.com',
+    'mock',
+    'dev.test',
+    '*.corp.example',
+    '*.localhost',
+    '127.0.0.1',
+    '[::1]',
+    'a.co.uk',
+  ];
+  assert.equal(resolveConfig({ allowedHosts: allowed }, schemas()).allowedHosts, allowed);
+});
+
 test.run();

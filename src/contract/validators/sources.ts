@@ -10,6 +10,16 @@ export const SCHEMA_BASE = 'https://unified-ai-mock.dev/schemas/';
 export const schemaId = (file: string): string => SCHEMA_BASE + file;
 
 /** The `$id` of the strict variant of a request schema (unknown fields rejected). */
+/**
+ * Parts of schemas the mock checks values against by themselves at run time (`id#/pointer`): the build generates
+ * their validators with the schemas', since compiling one on its first use compiled every schema (half a second of
+ * the event loop, on the first latency change).
+ */
+export const SUBSCHEMA_IDS = {
+  /** The profiles of a latency change, each checked as the catalogue checks its own. */
+  latencyProfiles: `${SCHEMA_BASE}catalogue.json#/properties/profiles`,
+} as const;
+
 export const strictId = (id: string): string => id.replace(/\.json$/, '.strict.json');
 
 /** True for the `$id` of a strict variant. */

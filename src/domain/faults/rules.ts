@@ -1,5 +1,6 @@
 import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
-import { toDetails } from '../../contract/validation.js';
+import { pointerToParam, toDetails } from '../../contract/validation.js';
+import { forbiddenKeyAt, forbiddenKeyMessage } from '../../lib/keys.js';
 import { mulberry32 } from '../../lib/prng.js';
 import { matches, type RequestFacts, type RuleMatch } from './match.js';
 import { describeFault, faultProblem, type FaultLimits, type FaultSpec } from './spec.js';
@@ -76,6 +77,10 @@ export class FaultRules {
 
   /** Checks a rule (schema, then what the schema cannot say) and adds it after the others. */
   add(input: unknown): RuleView {
+    // Whatever the rule came from (the admin API, a configuration, code): its match.body and match.headers included.
+    const forbidden = forbiddenKeyAt(input);
+    if (forbidden !== undefined)
+      throw new RuleError(`Invalid rule: ${forbiddenKeyMessage(forbidden)}.`, pointerToParam(forbidden));
     const errors = this.schemas.check(schemaId('fault-rule.json'), input);
     if (errors.length) {
       const first = toDetails(errors)[0];

@@ -10,6 +10,9 @@ import type { Profile } from '../../verdict/types.js';
 // The defaults of the runner's own options; the models' and voices' come from the catalogue.
 const DEFAULTS = { timeoutMs: 60_000, concurrency: 4, retries: 2, imageUrl: 'https://example.com/image.png' } as const;
 const MIB = 1024 * 1024;
+// What an Authorization header can carry as the key: fetch sends header values as Latin-1 bytes, refuses controls, and
+// HTTP strips the blanks at the ends of a value.
+const SENDABLE = /^[\x21-\x7e\x80-\xff]([\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/;
 
 type Kind = Parameters<Catalogue['ofKind']>[0];
 const firstOf = (catalogue: Catalogue, kind: Kind): string => catalogue.ofKind(kind)[0]!.id;
@@ -22,8 +25,8 @@ export const conformanceHelp = (
 Sends the conformance suite to an implementation of the API and reports, case by case, where it
 departs from the API document. A case is a must (a rule the document states) or a should (a
 shape it only describes): a departure from a should case is a warning. Exit code: 0 no case
-failed (warnings or not), 1 a case failed (or warned, with --strict), 2 bad usage or unreachable
-target.
+failed (warnings or not), 1 a case failed (or warned, with --strict), 2 bad usage, an unreachable
+target or a refused key.
 
 Target:
   --base-url URL          the implementation to check, e.g. https://staging.example.com
@@ -39,6 +42,9 @@ Target:
                           chat.completions=/v1/chat/completions (repeatable)
   --header NAME:VALUE     added to every request to the target, e.g. x-portkey-provider:openai;
                           a value that looks like a secret is masked like the key (repeatable)
+  --continue-on-refused-key
+                          run the cases even when the target refuses the key on GET /v1/me (401);
+                          without it such a run stops at once with exit code 2
 
 Baseline (compare with another implementation):
   --baseline URL          also send every case there and list, case by case, where the target's
@@ -77,13 +83,13 @@ Models and voices (default: the first of each kind in the mock's catalogue):
   --image-url URL         source image for image_to_video, default ${DEFAULTS.imageUrl}
 
 Reports:
-  --reporter NAME         pretty, json, junit or tap (repeatable)              default pretty
+  --reporter NAME         pretty, json, junit, tap or html (repeatable)        default pretty
   --output FILE           write the reporter named just before it to FILE (else standard output)
   --help                  show this help
 `;
 
 /** Reporter names. */
-export type ReporterName = 'pretty' | 'json' | 'junit' | 'tap';
+export type ReporterName = 'pretty' | 'json' | 'junit' | 'tap' | 'html';
 
 /** Everything the conformance command was asked to do. */
 export interface ConformanceOptions {
@@ -116,9 +122,11 @@ export interface ConformanceOptions {
   reporters: ReporterChoice<ReporterName>[];
   /** The implementation to compare with (--baseline), and its key. */
   baseline?: { url: string; apiKey: string; reportOnly: boolean };
+  /** Run the cases even when the target refuses the key on GET /v1/me. */
+  continueOnRefusedKey: boolean;
 }
 
-const REPORTERS: readonly ReporterName[] = ['pretty', 'json', 'junit', 'tap'];
+const REPORTERS: readonly ReporterName[] = ['pretty', 'json', 'junit', 'tap', 'html'];
 
 function count(flag: string, value: string | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback;
@@ -147,6 +155,7 @@ export function parseConformanceArgs(
       'baseline-api-key': S,
       'baseline-report-only': B,
       'path-prefix': S,
+      'continue-on-refused-key': B,
       timeout: S,
       concurrency: S,
       retries: S,
@@ -182,6 +191,14 @@ export function parseConformanceArgs(
   const apiKey = v['api-key'] ?? env.CONFORMANCE_API_KEY;
   if (!plan && !v['base-url']) throw new UsageError('--base-url is required');
   if (!plan && !apiKey) throw new UsageError('--api-key (or CONFORMANCE_API_KEY) is required');
+  for (const [flag, key] of [
+    ['--api-key', apiKey],
+    ['--baseline-api-key', v['baseline-api-key']],
+  ] as const)
+    if (key && !SENDABLE.test(key))
+      throw new UsageError(
+        `${flag} must be text an HTTP header can carry: no control character, none past U+00FF, no blank at either end`,
+      );
   if (v['base-url'] && !/^https?:\/\/[^/]/.test(v['base-url']))
     throw new UsageError(`--base-url must be an http or https URL, got '${v['base-url']}'`);
   const baseline = v.baseline;
@@ -202,6 +219,7 @@ export function parseConformanceArgs(
     retries: count('retries', v.retries, DEFAULTS.retries, 0),
     maxBodyBytes: count('max-body', v['max-body'], DEFAULT_MAX_BODY_BYTES / MIB, 1) * MIB,
     mediaAllowPrivate: v['media-allow-private'] ?? false,
+    continueOnRefusedKey: v['continue-on-refused-key'] ?? false,
     routes: parseRoutes(listValues(v.route)),
     headers: parseHeaders(v.header ?? []),
     profile: oneOf('profile', v.profile, ['documented', 'full'] as const, 'documented'),

@@ -9,7 +9,6 @@ import { openReporters } from '../../verdict/reporting.js';
 import { REPORTERS } from '../conformance/cli.js';
 import { routesByPath, secretHeaderValues } from '../conformance/gateway.js';
 import { send, type Target } from '../conformance/http.js';
-import { redact } from '../conformance/mask.js';
 import { runSecrets } from '../conformance/run.js';
 import { matches } from '../conformance/select.js';
 import { operationBases } from '../conformance/suite.js';
@@ -186,7 +185,7 @@ export async function gatewayConformance(argv: string[], deps: GatewayDeps = {},
       maxBodyBytes: c.maxBodyBytes,
       routes: routesByPath(c.routes),
       headers: c.headers,
-      headerSecrets: secretHeaderValues(c.headers),
+      headerSecrets: secretHeaderValues(c.headers, c.apiKey!),
     };
     const baseline: Target | undefined = c.baseline && {
       ...target,
@@ -209,7 +208,7 @@ export async function gatewayConformance(argv: string[], deps: GatewayDeps = {},
       ...options.upstreamKeys,
       ...('admin' in options.upstream! && options.upstream.adminToken ? [options.upstream.adminToken] : []),
     ];
-    const reporters = openReporters(c.reporters, REPORTERS, io.stdout, (t) => redact(t, secrets));
+    const reporters = openReporters(c.reporters, REPORTERS, io.stdout);
     const info: RunInfo = {
       target: target.baseUrl,
       profile: 'gateway',

@@ -4,7 +4,7 @@ import { compareExchanges } from '../../verdict/baseline.js';
 import type { CaseResult, Departure, Verdict } from '../../verdict/types.js';
 import type { Target } from '../conformance/http.js';
 import { cleanResult, cleanText, type Secret } from '../conformance/mask.js';
-import { notApplicable, shownRequest } from '../conformance/run.js';
+import { notApplicable, shownCaseRequest } from '../conformance/run.js';
 import type { GatewayCase, Phase, Probe } from './cases.js';
 import { JUDGES } from './judge.js';
 import { inconclusive, unjudged, type Judgement, type JudgeContext } from './judging.js';
@@ -169,8 +169,8 @@ function result(
   const verdict: Verdict =
     j.verdict ?? (j.failures.length ? (gc.case.level === 'should' && s.shouldWarns ? 'warn' : 'fail') : 'pass');
   const request = x
-    ? shownRequest(s.target, outgoing(x.request), s.secrets)
-    : shownRequest(s.target, { ...gc.case.request }, s.secrets);
+    ? shownCaseRequest(s.target, outgoing(x.request)).shown
+    : shownCaseRequest(s.target, { ...gc.case.request }).shown;
   return cleanResult(
     {
       case: gc.case,

@@ -9,6 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startMockServer } from '../../../src/server/programmatic.js';
 import { freePort } from '../../support/index.js';
+import { jsonReportProblems, junitProblems, junitTestcases, parseTap } from '../../support/reports.js';
 import {
   CLIENT_KEY,
   GATEWAY_TIMEOUT_MS,
@@ -239,6 +240,30 @@ test('the pretty report names the upstream and what the passes measured; no repo
     );
     assert.match(out.stdout, /7 passed, 0 failed, 0 warnings, 0 inconclusive, 0 not applicable/);
     for (const key of [CLIENT_KEY, UPSTREAM_KEY]) assert.not.ok(out.stdout.includes(key), key);
+  } finally {
+    await gateway.close();
+  }
+});
+
+test('every reporter of a gateway run parses: JSON by the published schema, JUnit by its XSD, TAP by tap-parser', async () => {
+  const { gateway, args } = await gatewayInFront();
+  const only = ['--only', 'gateway.error.chat.500,gateway.secrets'];
+  try {
+    const json = await runGatewayJson([...args, ...only]);
+    assert.is(json.code, 0, json.stderr);
+    assert.equal(jsonReportProblems(json.report), []);
+    assert.is((json.report as unknown as { profile: string }).profile, 'gateway');
+    const junit = await runGatewayCli([...args, ...only, '--reporter', 'junit']);
+    const problems = junitProblems(junit.stdout);
+    if (problems === undefined)
+      console.log(
+        '!!! xmllint is missing: the gateway JUnit report was not checked (apt-get install -y libxml2-utils)',
+      );
+    else assert.equal(problems, []);
+    assert.is(junitTestcases(junit.stdout).length, json.report.cases.length);
+    const tap = parseTap((await runGatewayCli([...args, ...only, '--reporter', 'tap'])).stdout);
+    assert.equal(tap.problems, []);
+    assert.is(tap.points.length, json.report.cases.length);
   } finally {
     await gateway.close();
   }
