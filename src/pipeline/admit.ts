@@ -130,22 +130,24 @@ export function admit(services: Services, clock: { now(): number }): Step {
     state.profile = choice.name;
     if (latency.timing === 'task') return; // the video handler timed the task itself
     const profile = choice.profile;
+    const end = state.end!;
+    if (end.closed) return leftEarly(ctx, state);
     let leaving: AbortController | undefined;
     const gone = () => leaving!.abort();
     if (profile.maxRunning !== undefined) {
       leaving = new AbortController();
-      ctx.res.once('close', gone);
+      end.onClose(gone);
     }
     const got = services.load.acquire(model, profile, leaving?.signal);
     if (got === FULL) {
-      ctx.res.off('close', gone);
+      end.offClose(gone);
       return overloaded(services, model, profile);
     }
     const run = (slot: Slot | undefined): StepResult | Promise<StepResult> => {
-      ctx.res.off('close', gone);
+      end.offClose(gone);
       if (!slot) return leftEarly(ctx, state);
       hold(state, slot);
-      if (ctx.res.destroyed) return leftEarly(ctx, state);
+      if (end.closed) return leftEarly(ctx, state);
       return timed(ctx, state, services, new Timing(services, model, profile, services.latency.draws()), asked, clock);
     };
     if (!(got instanceof Promise)) {
@@ -184,7 +186,7 @@ function timed(
     if (gap !== undefined) ms += timing.gaps(gap, usage?.completionTokens ?? 0);
   } else ms = timing.duration();
   if (!(ms > 0)) return;
-  return waitOrLeave(ctx, services, ms).then((left) => (left ? leftEarly(ctx, state) : undefined));
+  return waitOrLeave(state.end!, services, ms).then((left) => (left ? leftEarly(ctx, state) : undefined));
 }
 
 /** A stream's pacing under a profile: the header's ttft and tps replace the profile's ttft and gaps. */

@@ -75,7 +75,7 @@ export function responder(
       case 'sse':
         return stream(ctx, state, records, stallMaxMs, timers, streamMaxMs, stats, metrics);
       case 'feed':
-        return writeFeed(ctx, reply, timers?.stopping);
+        return writeFeed(ctx, reply, timers?.stopping, state.end);
     }
   };
 }
@@ -106,13 +106,7 @@ async function stream(
   // to first token counts a wait for one of the model's slots, as vLLM's does (the stream's own runs from the slot).
   const arrived = state.arrived ?? timers?.now() ?? performance.now();
   if (metrics) log.timing = metrics.stream(state.body?.model, arrived - (state.queuedMs ?? 0));
-  if (stats) {
-    stats.open++;
-    stats.started++;
-  }
-  try {
-    state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers, streamMaxMs, log, state.arrived);
-  } finally {
-    if (stats) stats.open--;
-  }
+  // Open until the request's end (endRequest), however the stream ends.
+  if (stats) state.end?.countStream(stats);
+  state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers, streamMaxMs, log, state.arrived, state.end);
 }

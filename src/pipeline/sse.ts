@@ -6,6 +6,7 @@ import type { Limits } from '../domain/limits.js';
 import type { StreamStats } from '../domain/lateness.js';
 import type { StreamTiming } from '../domain/metrics/metrics.js';
 import { Pacer, realTimers, type Paced, type StreamTimers } from './pacer.js';
+import { RequestEnd } from './requestEnd.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
@@ -98,7 +99,8 @@ export const timeLimitEvent = (streamMaxMs: number): string =>
  * `log`, when given, notes each event as it is written, with its time and how late it was (see StreamLog).
  * Every wait goes through `timers`; given the server's Pacer, a stream costs no timer of its own. The time to
  * first token runs from `arrived`, when the request arrived on the timers' clock (by default now), as a
- * model's does: the time the request took to read, check and answer is part of it, not added to it.
+ * model's does: the time the request took to read, check and answer is part of it, not added to it. `end` is the
+ * request's (what tells the writer that the client is gone, a response pipelined behind another included).
  */
 export function writeSse(
   res: ServerResponse,
@@ -108,10 +110,11 @@ export function writeSse(
   streamMaxMs = Number.POSITIVE_INFINITY,
   log?: StreamLog,
   arrived?: number,
+  end: RequestEnd = new RequestEnd(res),
 ): Promise<StreamOutcome> {
   const pacer = timers instanceof Pacer ? timers : new Pacer(timers);
   return new Promise((resolve) =>
-    new SseWriter(res, reply, stallMaxMs, pacer, streamMaxMs, log, resolve).begin(arrived ?? pacer.now()),
+    new SseWriter(res, reply, stallMaxMs, pacer, streamMaxMs, log, end, resolve).begin(arrived ?? pacer.now()),
   );
 }
 
@@ -156,6 +159,7 @@ class SseWriter implements Paced {
     private readonly pacer: Pacer,
     private readonly streamMaxMs: number,
     private readonly log: StreamLog | undefined,
+    private readonly requestEnd: RequestEnd,
     private readonly resolve: (outcome: StreamOutcome) => void,
   ) {
     const { events, pacing, schedule } = reply;
@@ -174,7 +178,9 @@ class SseWriter implements Paced {
   }
 
   begin(arrived: number): void {
-    this.res.on('close', this.onClose);
+    // A client gone already (before the head, or from behind another pipelined response) gets nothing.
+    if (this.requestEnd.closed) return this.closed();
+    this.requestEnd.onClose(this.onClose);
     const ttft = this.reply.pacing.timeToFirstTokenMs;
     if (ttft > 0) {
       this.next = arrived + ttft;
@@ -208,7 +214,7 @@ class SseWriter implements Paced {
     this.settled = true;
     this.pacer.cancel(this);
     if (this.immediate !== undefined) this.pacer.clearImmediate(this.immediate);
-    this.res.off('close', this.onClose);
+    this.requestEnd.offClose(this.onClose);
     this.unwatchDrain();
     this.resolve(outcome);
   }
@@ -359,7 +365,8 @@ class SseWriter implements Paced {
   private write(first = false): void {
     this.immediate = undefined;
     const { res, reply, stop } = this;
-    if (this.settled || res.destroyed) return;
+    if (this.settled) return;
+    if (this.requestEnd.closed) return this.closed();
     const now = this.pacer.now();
     if (now >= this.deadline) return this.timeUp();
     if (this.needDrain()) {

@@ -5,6 +5,7 @@ import type { KeyState } from '../domain/keys.js';
 import type { Reply, TextRecipe } from '../contract/reply.js';
 import type { SentEvents, Violation } from '../domain/journal.js';
 import type { FaultSpec } from '../domain/faults/spec.js';
+import type { RequestEnd } from './requestEnd.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
 export interface RequestState {
@@ -20,8 +21,12 @@ export interface RequestState {
   fault?: string;
   faultSpec?: FaultSpec;
   stream?: string;
-  /** Gives back the room the request's body holds in the body budget; called once the request is over. */
+  /** Gives back what the request holds (room in the body budget, its model's slot); called once, by endRequest. */
   release?: () => void;
+  /** The end of the request: what its waits watch to learn that the client is gone (requestEnd.ts). */
+  end?: RequestEnd;
+  /** Set by endRequest: the request is over and reported. */
+  ended: boolean;
   /** 0 when no HTTP status reached the client (connection dropped or left); overrides ctx.status in the record. */
   transportStatus?: number;
   /** Body fields the request schema does not list, accepted and ignored (JSON pointers, masked, bounded). */
@@ -62,6 +67,8 @@ export function requestState(
     faultSpec: undefined,
     stream: undefined,
     release: undefined,
+    end: undefined,
+    ended: false,
     transportStatus: undefined,
     ignoredFields: undefined,
     violations: undefined,

@@ -508,7 +508,7 @@ test('a feed whose reader falls behind is dropped, and stops listening', async (
       return () => stopped++;
     },
   };
-  const done = writeFeed({ res } as never, reply as Extract<Reply, { kind: 'feed' }>, undefined, 1000);
+  const done = writeFeed({ res } as never, reply as Extract<Reply, { kind: 'feed' }>, undefined, undefined, 1000);
   for (let i = 0; i < 100; i++) send('entry', JSON.stringify({ i, pad: 'z'.repeat(50) }));
   await done;
   assert.ok(destroyed);
