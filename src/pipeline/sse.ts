@@ -5,7 +5,7 @@ import type { SentEvent, SentEvents } from '../domain/journal.js';
 import type { Limits } from '../domain/limits.js';
 import type { StreamStats } from '../domain/lateness.js';
 import type { StreamTiming } from '../domain/metrics/metrics.js';
-import { Pacer, realTimers, type Paced, type StreamTimers } from './pacer.js';
+import { EARLY_MS, Pacer, realTimers, type Paced, type StreamTimers } from './pacer.js';
 import { RequestEnd } from './requestEnd.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
@@ -81,6 +81,13 @@ export class StreamLog implements SentEvents {
     return this.texts.map((data, i) => ({ ms: this.times[i]!, data }));
   }
 }
+
+/**
+ * How long the last event of a stream at its time limit has to leave before the connection is closed: bytes a client
+ * takes leave within a turn; these are held by a full buffer toward the client, or by a response pipelined behind
+ * another that has not had its turn.
+ */
+export const LAST_EVENT_MS = 1000;
 
 /**
  * The last event of a stream that ran past the stream time limit: the error envelope as a data event,
@@ -205,8 +212,10 @@ class SseWriter implements Paced {
     this.pacer.at(this, Math.min(at, this.deadline));
   }
 
-  private pastDeadline(): boolean {
-    return this.pacer.now() >= this.deadline;
+  // The pacer runs a job due within EARLY_MS in the turn at hand: a wait cut to the deadline may run that much before
+  // it, and must find the deadline reached, or nothing would ever wake the stream again.
+  private pastDeadline(now = this.pacer.now()): boolean {
+    return now + EARLY_MS >= this.deadline;
   }
 
   private finish(outcome: StreamOutcome): void {
@@ -222,13 +231,13 @@ class SseWriter implements Paced {
   private closed(): void {
     const { res, reply } = this;
     this.finish(
-      res.writableFinished
-        ? this.timedOut
-          ? 'timed-out'
-          : 'completed'
-        : reply.ending === 'stall' && this.i >= this.stop
-          ? 'stalled'
-          : 'aborted',
+      this.timedOut
+        ? 'timed-out'
+        : res.writableFinished
+          ? 'completed'
+          : reply.ending === 'stall' && this.i >= this.stop
+            ? 'stalled'
+            : 'aborted',
     );
   }
 
@@ -318,17 +327,28 @@ class SseWriter implements Paced {
     return parts.length === 1 ? parts[0]! : Buffer.concat(parts, this.bytes);
   }
 
-  /** The time limit is reached: the error event ends the stream, or, for a client that reads nothing, the connection. */
+  /**
+   * The time limit is reached: the error event ends the stream, or, for a client that has not taken what was sent
+   * (its buffer full, or bytes still waiting in the socket for it), the connection. The event has LAST_EVENT_MS to
+   * leave; then the connection is closed all the same.
+   */
   private timeUp(): void {
     this.timedOut = true;
-    if (this.needDrain()) {
+    const { res } = this;
+    if (this.needDrain() || (res.socket?.writableLength ?? 0) > 0) {
       this.finish('timed-out');
-      this.res.destroy();
+      res.destroy();
       return;
     }
     const last = timeLimitEvent(this.streamMaxMs);
     this.log?.note(last, this.pacer.now());
-    this.res.end(`data: ${last}\n\n`); // 'close' reports it
+    res.end(`data: ${last}\n\n`); // 'close' reports it
+    this.action = () => {
+      if (this.pacer.stopping?.aborted) return; // at shutdown, the grace period ends it
+      res.destroy();
+      this.finish('timed-out');
+    };
+    this.pacer.at(this, this.pacer.now() + LAST_EVENT_MS);
   }
 
   /** Ends the stream after `out`, the last events not yet written. */
@@ -368,7 +388,7 @@ class SseWriter implements Paced {
     if (this.settled) return;
     if (this.requestEnd.closed) return this.closed();
     const now = this.pacer.now();
-    if (now >= this.deadline) return this.timeUp();
+    if (this.pastDeadline(now)) return this.timeUp();
     if (this.needDrain()) {
       // The client reads slowly: hold the rest instead of buffering it. The response tells of 'drain' when its
       // own write found the socket full, the socket when a write straight to it did (see send).
