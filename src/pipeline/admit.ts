@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
-import { FULL, loadFactor, type Slot } from '../domain/latency/slots.js';
+import { FULL, loadFactor, type Cap, type Slot } from '../domain/latency/slots.js';
 import type { Dist, Draws, Profile, ProfileChoice } from '../domain/latency/types.js';
 import type { Services } from '../domain/services.js';
 import { PACING_HEADER, pacingHeader, type PacingRequest } from '../text/pacing.js';
@@ -37,7 +37,7 @@ export function profileFor(
 }
 
 /** The refusal of a request whose model has every slot running and its queue full. */
-function overloaded(services: Services, model: string, profile: Profile): ApiError {
+function overloaded(services: Services, model: string, profile: Cap): ApiError {
   const { queueFullStatus, retryAfterMs } = services.latency.view();
   const seconds = Math.ceil(retryAfterMs / 1000);
   return new ApiError(ERRORS.MODEL_OVERLOADED, {
@@ -67,18 +67,23 @@ function hold(state: RequestState, slot: Slot): void {
     : () => slot.release();
 }
 
-/** The timing of one admitted request: its draws, in order, each slowed by the model's load when drawn. */
+/**
+ * The timing of one admitted request: its draws, in order, from the request's profile (`profile`: the header's
+ * choice, else the model's), each slowed by the model's load when drawn (`lane`: the model's own profile, whose
+ * cap and load factor say how the model slows, whatever a request chose for its own timing).
+ */
 class Timing {
   constructor(
     private readonly services: Services,
     private readonly model: string,
     readonly profile: Profile,
+    private readonly lane: Profile | undefined,
     private readonly draws: Draws,
   ) {}
 
   /** How much slower the model answers now. */
   factor(): number {
-    return loadFactor(this.profile, this.services.load.running(this.model));
+    return this.lane ? loadFactor(this.lane, this.services.load.running(this.model)) : 1;
   }
 
   /** The time to first token: the drawn ttft and the prompt's prefill, slowed by the load at admission. */
@@ -129,26 +134,29 @@ export function admit(services: Services, clock: { now(): number }): Step {
     const { choice, asked } = chosen;
     state.profile = choice.name;
     if (latency.timing === 'task') return; // the video handler timed the task itself
-    const profile = choice.profile;
+    // The model's own profile (without the header's choice) holds its lane: its cap, its queue and how it slows.
+    const lane = choice.from === 'header' ? services.latency.choose(model)?.profile : choice.profile;
+    const cap = services.load.cap(model);
     const end = state.end!;
     if (end.closed) return leftEarly(ctx, state);
     let leaving: AbortController | undefined;
     const gone = () => leaving!.abort();
-    if (profile.maxRunning !== undefined) {
+    if (cap.maxRunning !== undefined) {
       leaving = new AbortController();
       end.onClose(gone);
     }
-    const got = services.load.acquire(model, profile, leaving?.signal);
+    const got = services.load.acquire(model, leaving?.signal);
     if (got === FULL) {
       end.offClose(gone);
-      return overloaded(services, model, profile);
+      return overloaded(services, model, cap);
     }
     const run = (slot: Slot | undefined): StepResult | Promise<StepResult> => {
       end.offClose(gone);
       if (!slot) return leftEarly(ctx, state);
       hold(state, slot);
       if (end.closed) return leftEarly(ctx, state);
-      return timed(ctx, state, services, new Timing(services, model, profile, services.latency.draws()), asked, clock);
+      const timing = new Timing(services, model, choice.profile, lane, services.latency.draws());
+      return timed(ctx, state, services, timing, asked, clock);
     };
     if (!(got instanceof Promise)) {
       state.queuedMs = 0;

@@ -26,7 +26,7 @@ export interface RequestState {
   /** The end of the request: what its waits watch to learn that the client is gone (requestEnd.ts). */
   end?: RequestEnd;
   /** Set by endRequest: the request is over and reported. */
-  ended: boolean;
+  ended?: boolean;
   /** 0 when no HTTP status reached the client (connection dropped or left); overrides ctx.status in the record. */
   transportStatus?: number;
   /** Body fields the request schema does not list, accepted and ignored (JSON pointers, masked, bounded). */
