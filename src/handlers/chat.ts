@@ -2,7 +2,7 @@ import { completionLimitParam } from '../contract/completionLimit.js';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, hexFrom, idOf } from '../lib/ids.js';
 import { REQUEST_TEXTS, kept } from '../lib/memo.js';
-import { pacingFor } from '../text/pacing.js';
+import { pacingOf } from '../text/pacing.js';
 import { DEFAULT_RULE_ID, selectReply } from '../text/replies.js';
 import { countChatPromptTokens } from '../text/tokenizer.js';
 import { CompletionText, chunkEvents, usageOf } from '../text/wire.js';
@@ -51,7 +51,7 @@ function maxTokensOf(body: Record<string, unknown>, model: Model): number | unde
 }
 
 /** POST /text-provider/chat/completions: OpenAI's chat.completion, or chat.completion.chunk events when streamed. */
-export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
+export const chatCompletions: Handler = ({ body, raw, headers, services, pacing }) => {
   const model = services.catalogue.require(body.model as string, 'text');
   const maxTokens = maxTokensOf(body, model);
   const messages = body.messages as Message[];
@@ -107,14 +107,8 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
     kind: 'sse',
     events: chunkEvents(head, result, usage, includeUsage),
     ending: 'done',
-    pacing: controls
-      ? pacingFor(
-          headers,
-          services.config.pacing,
-          services.config.timeouts.streamMaxMs,
-          services.limits.messages.maxPacingPartChars,
-        )
-      : services.config.pacing,
+    // The header's ttft and tps over the server's pacing (none with control headers off: askedPacing reads none).
+    pacing: pacingOf(services.config.pacing, pacing),
     headers: replyHeaders,
     usage: counted,
   };

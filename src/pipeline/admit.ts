@@ -4,36 +4,49 @@ import type { Reply } from '../contract/reply.js';
 import { FULL, loadFactor, type Cap, type Slot } from '../domain/latency/slots.js';
 import type { Dist, Draws, Profile, ProfileChoice } from '../domain/latency/types.js';
 import type { Services } from '../domain/services.js';
+import type { Operation } from '../contract/operations.js';
 import { PACING_HEADER, pacingHeader, type PacingRequest } from '../text/pacing.js';
 import { waitOrLeave } from './faults.js';
 import { STOP, type RequestState, type Step, type StepResult } from './steps.js';
 
 type Headers = Record<string, string | string[] | undefined>;
+/** The header as the operations table names it (the operations whose answers it times). */
+const PACING_NAME = 'X-Mock-Pacing';
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
 /**
- * What the request's X-Mock-Pacing header asks for (with control headers on). One it cannot read is ignored
- * here: a streamed chat request's header was checked by its handler (a 400 names it), and the other requests
- * never refused one, so a malformed header changes nothing it did not change before profiles.
+ * What the request's X-Mock-Pacing header asks for, read once (by the handle step) on the operations whose answers a
+ * latency profile times (their rows list the header), with control headers on; undefined without a header. One it cannot read, a part out of its
+ * bounds or a part given twice is a 400 naming the part, for a plain answer as for a stream: the header is never
+ * dropped in silence. A ttft may not pass the time limit of the answer: a stream's (timeouts.streamMaxMs) or a plain
+ * answer's (timeouts.answerMaxMs).
  */
-export function askedPacing(services: Services, headers: Headers): PacingRequest | undefined {
-  if (!services.config.faultHeaders || headers[PACING_HEADER] === undefined) return undefined;
-  try {
-    return pacingHeader(headers, services.config.timeouts.streamMaxMs, services.limits.messages.maxPacingPartChars);
-  } catch {
+export function askedPacing(
+  services: Services,
+  op: Operation,
+  body: Record<string, unknown> | undefined,
+  headers: Headers,
+): PacingRequest | undefined {
+  if (!services.config.faultHeaders || headers[PACING_HEADER] === undefined || !op.headers?.includes(PACING_NAME))
     return undefined;
-  }
+  const { timeouts } = services.config;
+  const limit =
+    body?.stream === true
+      ? { ms: timeouts.streamMaxMs, name: 'stream time limit' }
+      : { ms: timeouts.answerMaxMs, name: 'answer time limit' };
+  return pacingHeader(headers, limit, services.limits.messages.maxPacingPartChars);
 }
 
-/** The profile in force for a request of `model` (a catalogue id), the header's choice first; undefined: none. */
+/**
+ * The profile that times a request of `model` (a catalogue id): the one `asked` names (the header's, read once by
+ * askedPacing), else the model's own; undefined: none. A name that is not a profile is a 400 listing them.
+ */
 export function profileFor(
   services: Services,
   model: string,
-  headers: Headers,
-): { choice: ProfileChoice; asked: PacingRequest | undefined } | undefined {
-  const asked = askedPacing(services, headers);
-  const choice = services.latency.choose(model, asked?.profile);
-  return choice && { choice, asked };
+  asked: PacingRequest | undefined,
+): ProfileChoice | undefined {
+  return services.latency.choose(model, asked?.profile);
 }
 
 /** The refusal of a request whose model has every slot running and its queue full. */
@@ -115,7 +128,8 @@ function gapOf(profile: Profile, asked: PacingRequest | undefined): Dist | undef
  * the request's model (the body field its operation's `latency` row names) gets its profile; with a cap the
  * request takes a slot, waits for one in order, or is refused (429, or 503 per queueFullStatus, with
  * retry-after); then its answer is timed: a stream's time to first token from the slot and a gap drawn per
- * token, a plain chat answer waits the same in full, media wait their duration. The slot is given back when the
+ * token, a plain chat answer waits the same in full, media wait their duration, a plain answer at most
+ * timeouts.answerMaxMs. The slot is given back when the
  * request is over. Without a profile nothing changes. Relayed and replayed answers keep their recorded timing:
  * with a relay this step is not in the pipeline. `clock` is the stream timers' (a stream's ttft runs on it).
  */
@@ -129,9 +143,9 @@ export function admit(services: Services, clock: { now(): number }): Step {
     const model = state.body?.[latency.model];
     // Only catalogue ids take slots: a name the handler did not check (an SSML voice wins over the field) does not.
     if (typeof model !== 'string' || !known.has(model)) return;
-    const chosen = profileFor(services, model, ctx.req.headers);
-    if (!chosen) return;
-    const { choice, asked } = chosen;
+    const asked = state.pacing;
+    const choice = profileFor(services, model, asked);
+    if (!choice) return;
     state.profile = choice.name;
     if (latency.timing === 'task') return; // the video handler timed the task itself
     // The model's own profile (without the header's choice) holds its lane: its cap, its queue and how it slows.
@@ -194,6 +208,9 @@ function timed(
     if (gap !== undefined) ms += timing.gaps(gap, usage?.completionTokens ?? 0);
   } else ms = timing.duration();
   if (!(ms > 0)) return;
+  // A plain answer is held at most its time limit: a longer draw (an hour a token, say) is cut to it, never passed to
+  // a timer that would overflow and fire at once.
+  ms = Math.min(ms, services.config.timeouts.answerMaxMs);
   return waitOrLeave(state.end!, services, ms).then((left) => (left ? leftEarly(ctx, state) : undefined));
 }
 

@@ -6,6 +6,7 @@ import type { Reply, TextRecipe } from '../contract/reply.js';
 import type { SentEvents, Violation } from '../domain/journal.js';
 import type { FaultSpec } from '../domain/faults/spec.js';
 import type { RequestEnd } from './requestEnd.js';
+import type { PacingRequest } from '../text/pacing.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
 export interface RequestState {
@@ -40,6 +41,8 @@ export interface RequestState {
   sse?: SentEvents;
   /** When the request arrived, on the stream timers' clock: a stream's time to first token runs from it. */
   arrived?: number;
+  /** What the X-Mock-Pacing header asks for, read once by the handle step (admit.ts askedPacing). */
+  pacing?: PacingRequest;
   /** The latency profile in force for the request (its name), and how long it waited for a slot of its model. */
   profile?: string;
   queuedMs?: number;
@@ -75,6 +78,7 @@ export function requestState(
     responseBody: undefined,
     sse: undefined,
     arrived: undefined,
+    pacing: undefined,
     profile: undefined,
     queuedMs: undefined,
     head: undefined,

@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MockApp } from '../../src/app/createApp.js';
+import { operations } from '../../src/contract/operations.js';
 import type { RequestRecord } from '../../src/domain/journal.js';
 import type { Dist, LatencyControl, LatencyView, Profile } from '../../src/domain/latency/types.js';
 import type { Slot } from '../../src/domain/latency/slots.js';
@@ -197,6 +198,11 @@ test("the admin API taking a model's cap away lets its waiters in at once; putti
     for (const res of await Promise.all(all)) assert.is(res.status, 200);
     assert.is(load.running(MODEL), 0);
   });
+});
+
+test('the operations a latency profile times are those that read X-Mock-Pacing (their rows list it), and only they', () => {
+  for (const op of operations)
+    assert.is(op.headers?.includes('X-Mock-Pacing') === true, op.latency !== undefined, op.id);
 });
 
 test('queueFullStatus 503: a full queue answers 503, with the same headers', async () => {
@@ -471,13 +477,15 @@ test('without a profile nothing changes: no wait, no slot, no profile in the rec
     const sleeps = heldSleeps(app);
     assert.is((await chat(url)).status, 200);
     assert.is((await chat(url, { stream: true })).status, 200);
-    // A pacing header a plain answer never read is still not read.
-    assert.is((await chat(url, {}, { 'x-mock-pacing': 'fast please' })).status, 200);
+    // A pacing header is read on a plain answer too: one it cannot read is a 400, never dropped in silence.
+    assert.is((await chat(url, {}, { 'x-mock-pacing': 'fast please' })).status, 400);
+    // A valid one without a profile: pacing paces streams, a plain answer is written at once.
+    assert.is((await chat(url, {}, { 'x-mock-pacing': 'ttft=5000' })).status, 200);
     const video = await post(url, pathOf('video.generate'), VALID['video.generate']);
     assert.is(video.json.status, 'completed');
     assert.is(sleeps.length, 0);
     assert.equal([...app.services.load.models()], []);
-    await waitFor('recorded', () => records.length === 4);
+    await waitFor('recorded', () => records.length === 5);
     assert.ok(records.every((r) => r.profile === undefined && r.queuedMs === undefined));
   });
 });
