@@ -16,10 +16,10 @@ type SseReply = Extract<Reply, { kind: 'sse' }>;
 
 /**
  * What the request's X-Mock-Pacing header asks for, read once (by the handle step) on the operations whose answers a
- * latency profile times (their rows list the header), with control headers on; undefined without a header. One it cannot read, a part out of its
- * bounds or a part given twice is a 400 naming the part, for a plain answer as for a stream: the header is never
- * dropped in silence. A ttft may not pass the time limit of the answer: a stream's (timeouts.streamMaxMs) or a plain
- * answer's (timeouts.answerMaxMs).
+ * latency profile times (their rows list the header), with control headers on; undefined without a header. One it
+ * cannot read, a part out of its bounds or a part given twice is a 400 naming the part, for a plain answer as for a
+ * stream: the header is never dropped in silence. A ttft may not pass the time limit of the answer: a stream's
+ * (timeouts.streamMaxMs) or a plain answer's (timeouts.answerMaxMs).
  */
 export function askedPacing(
   services: Services,
@@ -50,12 +50,12 @@ export function profileFor(
 }
 
 /** The refusal of a request whose model has every slot running and its queue full. */
-function overloaded(services: Services, model: string, profile: Cap): ApiError {
+function overloaded(services: Services, model: string, cap: Cap): ApiError {
   const { queueFullStatus, retryAfterMs } = services.latency.view();
   const seconds = Math.ceil(retryAfterMs / 1000);
   return new ApiError(ERRORS.MODEL_OVERLOADED, {
     status: queueFullStatus,
-    message: `The model '${model}' is at capacity (${profile.maxRunning ?? 0} running, ${profile.maxWaiting ?? 0} waiting); retry after ${seconds} s.`,
+    message: `The model '${model}' is at capacity (${cap.maxRunning ?? 0} running, ${cap.maxWaiting ?? 0} waiting); retry after ${seconds} s.`,
     headers: { 'retry-after': String(seconds), 'retry-after-ms': String(retryAfterMs) },
   });
 }
@@ -69,7 +69,7 @@ function leftEarly(ctx: Context, state: RequestState): typeof STOP {
   return STOP;
 }
 
-/** Gives `slot` back once the request is over (serve's finally; for a stream, after its end), with what else is. */
+/** Gives `slot` back when the request is over (endRequest: a stream's after its end), with what else it holds. */
 function hold(state: RequestState, slot: Slot): void {
   const before = state.release;
   state.release = before
@@ -128,10 +128,11 @@ function gapOf(profile: Profile, asked: PacingRequest | undefined): Dist | undef
  * the request's model (the body field its operation's `latency` row names) gets its profile; with a cap the
  * request takes a slot, waits for one in order, or is refused (429, or 503 per queueFullStatus, with
  * retry-after); then its answer is timed: a stream's time to first token from the slot and a gap drawn per
- * token, a plain chat answer waits the same in full, media wait their duration, a plain answer at most
- * timeouts.answerMaxMs. The slot is given back when the
- * request is over. Without a profile nothing changes. Relayed and replayed answers keep their recorded timing:
- * with a relay this step is not in the pipeline. `clock` is the stream timers' (a stream's ttft runs on it).
+ * token, a plain chat answer waits the same in full, media wait their duration (a plain answer at most
+ * timeouts.answerMaxMs). The cap, the queue and the slowdown are the model's own profile's, whatever profile times
+ * the request. The slot is given back when the request is over (endRequest). Without a profile nothing changes.
+ * Relayed and replayed answers keep their recorded timing: with a relay this step is not in the pipeline. `clock` is
+ * the stream timers' (a stream's ttft runs on it).
  */
 export function admit(services: Services, clock: { now(): number }): Step {
   const known = new Set(services.catalogue.models.map((m) => m.id));

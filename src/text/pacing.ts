@@ -78,7 +78,7 @@ export function pacingHeader(
   return out;
 }
 
-/** The pacing of one stream: the configured default, with the parts the request's header asked for (see pacingHeader). */
+/** The pacing of one stream: the configured default, with the parts the request's header asked for (pacingHeader). */
 export function pacingOf(base: Pacing, asked: PacingRequest | undefined): Pacing {
   if (!asked || (asked.ttft === undefined && asked.tps === undefined)) return base;
   return {

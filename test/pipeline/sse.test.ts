@@ -465,19 +465,18 @@ test('a paced wait or a stall cut to the deadline and run early ends the stream 
   }
 });
 
+/** Three events at a token a second against a limit of 1.5 s, run to the limit: the stream's promise. */
+function toTheLimit(res: FakeRes, timers: FakeTimers): Promise<string> {
+  const pacing = { timeToFirstTokenMs: 0, tokensPerSecond: 1 };
+  const done = writeSse(asRes(res), reply([ev('a'), ev('b'), ev('c')], { pacing }), 1000, timers, 1500);
+  timers.fire();
+  timers.fire();
+  return done;
+}
+
 test('at the time limit, a client with bytes still waiting in its socket is behind: its connection is closed', async () => {
   const res = Object.assign(new FakeRes(), { socket: { writableLength: 120, writableNeedDrain: false } });
-  const timers = new FakeTimers();
-  const done = writeSse(
-    asRes(res),
-    reply([ev('a'), ev('b'), ev('c')], { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 1 } }),
-    1000,
-    timers,
-    1500,
-  );
-  timers.fire();
-  timers.fire();
-  assert.is(await done, 'timed-out');
+  assert.is(await toTheLimit(res, new FakeTimers()), 'timed-out');
   assert.ok(res.destroyed);
   assert.is(timeLimitError(res), undefined, 'no last event written for a client that would not read it');
 });
@@ -486,15 +485,7 @@ test('the last event of a stream at its limit that cannot leave: the connection 
   const res = new FakeRes();
   res.stuck = true;
   const timers = new FakeTimers();
-  const done = writeSse(
-    asRes(res),
-    reply([ev('a'), ev('b'), ev('c')], { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 1 } }),
-    1000,
-    timers,
-    1500,
-  );
-  timers.fire();
-  timers.fire();
+  const done = toTheLimit(res, timers);
   assert.is(timeLimitError(res)?.code, 'stream_time_limit');
   assert.not.ok(res.destroyed);
   assert.equal(timers.requested.at(-1), LAST_EVENT_MS);

@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
-import type { RunningMock } from '../../src/server/server.js';
+import { start, type RunningMock } from '../../src/server/server.js';
 import { KEY, post, useMock, waitFor } from '../support/index.js';
 
 const records: RequestRecord[] = [];
@@ -27,6 +27,14 @@ function streamed(model: string): string {
     'POST /v1/text-provider/chat/completions HTTP/1.1\r\nHost: localhost\r\n' +
     `Authorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nX-Mock-Pacing: ttft=60000\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
+}
+
+/** A streamed request for the long reply, paced at 20 tokens a second: a minute of stream. */
+function streamedLong(model: string): string {
+  return streamed(model).replace(
+    'X-Mock-Pacing: ttft=60000',
+    'X-Mock-Pacing: ttft=0; tps=20\r\nX-Mock-Reply-Rule: long',
   );
 }
 
@@ -91,6 +99,53 @@ test("on a capped model: the running slots and the queue's places come back, and
     () => `resting values (${resting(m) ?? 'resting'})`,
     () => !resting(m),
   );
+});
+
+test('shutdown: pipelined paced streams of a client that reads end at once, each recorded once, none left open', async () => {
+  const own: RequestRecord[] = [];
+  const m = await start({ port: 0 }, { observers: [(r) => void own.push(r)] });
+  const socket = pipelined(m, 'gpt-4o-mini', 5);
+  let text = '';
+  socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+  await waitFor('five streams open', () => m.services.streams.open === 5);
+  await m.shutdown(30_000); // the pacer runs every wait at once: the streams end long before the grace period
+  assert.equal(
+    own.map((r) => r.stream),
+    Array(5).fill('completed'),
+  );
+  assert.is(m.services.streams.open, 0);
+  assert.is(text.split('data: [DONE]').length - 1, 5, 'all five answers reached the client, in turn');
+  socket.destroy();
+});
+
+test('shutdown: pipelined streams of a client that reads nothing end when the grace period closes the connection', async () => {
+  const own: RequestRecord[] = [];
+  const m = await start(
+    {
+      port: 0,
+      latency: { profile: 'off', profiles: { one: { maxRunning: 1, maxWaiting: 9 } }, models: { 'gpt-4o': 'one' } },
+    },
+    { observers: [(r) => void own.push(r)] },
+  );
+  const socket = connect(m.port, '127.0.0.1', () => {
+    socket.write(streamedLong('gpt-4o').repeat(4));
+    socket.pause();
+  });
+  socket.on('error', () => {});
+  await waitFor(
+    'one running, three waiting',
+    () => m.services.load.running('gpt-4o') === 1 && m.services.load.waiting('gpt-4o') === 3,
+  );
+  await m.shutdown(200);
+  await waitFor(
+    () => `four records (${own.length})`,
+    () => own.length === 4,
+  );
+  assert.equal(
+    [m.services.streams.open, m.services.load.running('gpt-4o'), m.services.load.waiting('gpt-4o')],
+    [0, 0, 0],
+  );
+  socket.destroy();
 });
 
 test.run();

@@ -123,7 +123,7 @@ export class Slots implements ModelLoad {
     }
   }
 
-  /** A slot of `lane` (its running count already taken): giving it back lets the next waiter in, if the cap has room. */
+  /** A slot of `lane` (its running count already taken): given back, it lets the next waiter in if the cap has room. */
   private slot(model: string, lane: Lane): Slot {
     let held = true;
     return {
