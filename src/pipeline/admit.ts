@@ -7,6 +7,7 @@ import type { Services } from '../domain/services.js';
 import type { Operation } from '../contract/operations.js';
 import { PACING_HEADER, pacingHeader, type PacingRequest } from '../text/pacing.js';
 import { waitOrLeave } from './faults.js';
+import { endOf } from './requestEnd.js';
 import { STOP, type RequestState, type Step, type StepResult } from './steps.js';
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -152,7 +153,7 @@ export function admit(services: Services, clock: { now(): number }): Step {
     // The model's own profile (without the header's choice) holds its lane: its cap, its queue and how it slows.
     const lane = choice.from === 'header' ? services.latency.choose(model)?.profile : choice.profile;
     const cap = services.load.cap(model);
-    const end = state.end!;
+    const end = endOf(state, ctx.res);
     if (end.closed) return leftEarly(ctx, state);
     let leaving: AbortController | undefined;
     const gone = () => leaving!.abort();
@@ -212,7 +213,7 @@ function timed(
   // A plain answer is held at most its time limit: a longer draw (an hour a token, say) is cut to it, never passed to
   // a timer that would overflow and fire at once.
   ms = Math.min(ms, services.config.timeouts.answerMaxMs);
-  return waitOrLeave(state.end!, services, ms).then((left) => (left ? leftEarly(ctx, state) : undefined));
+  return waitOrLeave(endOf(state, ctx.res), services, ms).then((left) => (left ? leftEarly(ctx, state) : undefined));
 }
 
 /** A stream's pacing under a profile: the header's ttft and tps replace the profile's ttft and gaps. */

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { alterReply, dropConnection, injectedError } from '../domain/faults/apply.js';
 import { faultFromHeaders } from '../domain/faults/header.js';
 import { writePartial } from './partial.js';
-import type { RequestEnd } from './requestEnd.js';
+import { endOf, type RequestEnd } from './requestEnd.js';
 import { addHeader, openHead } from './requestContext.js';
 import { describeFault, type FaultSpec } from '../domain/faults/spec.js';
 import { faultable, type Operation } from '../contract/operations.js';
@@ -55,7 +55,7 @@ function inject(ctx: Context, state: RequestState, fault: FaultSpec, services: S
       openHead(ctx.res, state);
       state.stream = await writePartial(
         ctx,
-        state.end!,
+        endOf(state, ctx.res),
         alterReply(reply, fault) as typeof reply,
         cut,
         fault.streamCut !== undefined ? 'cut' : 'stall',
@@ -96,7 +96,7 @@ function apply(
   state.fault = chosen.label;
   state.faultSpec = fault;
   if (!fault.delayMs) return inject(ctx, state, fault, services);
-  return waitOrLeave(state.end!, services, fault.delayMs).then((left): StepResult => {
+  return waitOrLeave(endOf(state, ctx.res), services, fault.delayMs).then((left): StepResult => {
     if (!left) return inject(ctx, state, fault, services);
     ctx.respond = false;
     state.transportStatus = 0;

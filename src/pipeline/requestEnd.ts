@@ -128,3 +128,8 @@ export class RequestEnd {
     connection[QUEUED]?.delete(this);
   }
 }
+
+/** The request's end: serve makes it as the request arrives; one made here, on first use, serves a step run on its own. */
+export function endOf(state: { end?: RequestEnd }, res: ServerResponse): RequestEnd {
+  return (state.end ??= new RequestEnd(res));
+}

@@ -13,7 +13,7 @@ import type { ErrorSink } from '../pipeline/errors.js';
 import { baseUrlOf } from '../pipeline/handle.js';
 import { openHead } from '../pipeline/requestContext.js';
 import { realTimers, type StreamTimers } from '../pipeline/pacer.js';
-import type { RequestEnd } from '../pipeline/requestEnd.js';
+import { endOf, type RequestEnd } from '../pipeline/requestEnd.js';
 import { STOP, type RequestState, type Step, type StepResult } from '../pipeline/steps.js';
 import type { Services } from '../domain/services.js';
 import type { Report } from '../verdict/report.js';
@@ -203,7 +203,7 @@ export function createRelay(
     };
     const left = new AbortController();
     const onClose = () => left.abort();
-    const end = state.end!;
+    const end = endOf(state, ctx.res);
     end.onClose(onClose);
     let res: Response;
     try {
