@@ -146,12 +146,14 @@ export function admit(services: Services, clock: { now(): number }): Step {
     // Only catalogue ids take slots: a name the handler did not check (an SSML voice wins over the field) does not.
     if (typeof model !== 'string' || !known.has(model)) return;
     const asked = state.pacing;
+    // What times the request (the header's choice, else the model's own; none: it answers at once), and the model's
+    // own profile, which holds its lane: its cap, its queue and how it slows. A header that picks another profile, or
+    // none (`profile=off`), still runs in its model's lane.
     const choice = profileFor(services, model, asked);
-    if (!choice) return;
-    state.profile = choice.name;
+    const lane = asked?.profile === undefined ? choice : services.latency.choose(model);
+    if (!choice && !lane) return;
+    if (choice) state.profile = choice.name;
     if (latency.timing === 'task') return; // the video handler timed the task itself
-    // The model's own profile (without the header's choice) holds its lane: its cap, its queue and how it slows.
-    const lane = choice.from === 'header' ? services.latency.choose(model)?.profile : choice.profile;
     const cap = services.load.cap(model);
     const end = endOf(state, ctx.res);
     if (end.closed) return leftEarly(ctx, state);
@@ -171,7 +173,8 @@ export function admit(services: Services, clock: { now(): number }): Step {
       if (!slot) return leftEarly(ctx, state);
       hold(state, slot);
       if (end.closed) return leftEarly(ctx, state);
-      const timing = new Timing(services, model, choice.profile, lane, services.latency.draws());
+      if (!choice) return; // answered at once (a stream paced as the server and the header say), holding its slot
+      const timing = new Timing(services, model, choice.profile, lane?.profile, services.latency.draws());
       return timed(ctx, state, services, timing, asked, clock);
     };
     if (!(got instanceof Promise)) {

@@ -158,6 +158,38 @@ test("a header's profile times its request and never lifts the model's cap: the 
   });
 });
 
+test('profile=off on a capped model: answered at once once it has a slot, but it waits for one as any request does', async () => {
+  const records: RequestRecord[] = [];
+  const config = {
+    latency: {
+      profile: 'off',
+      profiles: { one: { ttft: 5, maxRunning: 1, maxWaiting: 5 } },
+      models: { [MODEL]: 'one' },
+    },
+  };
+  await withApp(config, { observers: [(r) => void records.push(r)] }, async (url, app) => {
+    const sleeps = heldSleeps(app);
+    const load = app.services.load;
+    const timed = chat(url);
+    await waitFor('the first holds the only slot', () => sleeps.length === 1);
+    const untimed = chat(url, {}, { 'x-mock-pacing': 'profile=off' });
+    await waitFor('profile=off waits for the slot', () => load.waiting(MODEL) === 1);
+    sleeps[0]!.go();
+    assert.is((await timed).status, 200);
+    assert.is((await untimed).status, 200);
+    assert.is(sleeps.length, 1, 'profile=off was not timed');
+    await waitFor('both recorded', () => records.length === 2);
+    assert.equal(
+      records.map((r) => [r.profile, typeof r.queuedMs]),
+      [
+        ['one', 'number'],
+        [undefined, 'number'],
+      ],
+    );
+    assert.equal([load.running(MODEL), load.waiting(MODEL)], [0, 0]);
+  });
+});
+
 test("a header's profile on a model without one: the request is timed and counted, and runs at once (no cap)", async () => {
   await withApp({ latency: { profile: 'off' } }, {}, async (url, app) => {
     const sleeps = heldSleeps(app);
@@ -387,18 +419,24 @@ test("a queued stream's time to first token runs from when it got its slot, not 
   });
 });
 
-test('the header picks the profile: profile=off answers at once, with nothing drawn and no slot', async () => {
+test("the header picks the profile: profile=off answers at once, with nothing drawn, in its model's lane", async () => {
   await withAdmission(async (url, app, records) => {
     const { control, asked, chosen } = scripted({ ttft: 100, maxRunning: 1 });
     use(app, control);
     const sleeps = heldSleeps(app);
     const res = await chat(url, {}, { 'x-mock-pacing': 'profile=off' });
     assert.is(res.status, 200);
-    assert.equal(chosen, [{ model: MODEL, header: 'off' }]);
+    assert.equal(chosen[0], { model: MODEL, header: 'off' });
+    assert.ok(
+      chosen.slice(1).every((c) => c.header === undefined),
+      "the rest ask for the model's own (its cap)",
+    );
     assert.equal(asked, []);
     assert.is(sleeps.length, 0);
     await waitFor('recorded', () => records.length === 1);
     assert.is(records[0]!.profile, undefined);
+    assert.is(records[0]!.queuedMs, 0, 'it took a slot of its model, at once, and gave it back');
+    assert.is(app.services.load.running(MODEL), 0);
   });
 });
 
