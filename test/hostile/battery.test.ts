@@ -38,7 +38,7 @@ const pacing = fc.oneof(
   fc
     .record({ ttft: fc.integer({ min: 0, max: 300 }), tps: fc.integer({ min: 20, max: 400 }) })
     .map(({ ttft, tps }) => `ttft=${ttft}; tps=${tps}`),
-  fc.constantFrom('profile=small-fast', 'profile=capped', 'profile=small-fast; tps=50'),
+  fc.constantFrom('profile=small-fast', 'profile=capped', 'profile=small-fast; tps=50', 'profile=off'),
 );
 const ask = fc.record<Ask>({ model, stream: fc.boolean(), pacing, long: fc.boolean() });
 // A long stream that takes longer than the limit: paced at 200 tokens a second at most (1,300 tokens: 6.5 s).
