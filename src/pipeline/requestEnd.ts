@@ -109,10 +109,12 @@ export class RequestEnd {
   private watch(): void {
     if (this.watching) return;
     this.watching = true;
-    this.res.once('close', this.close);
+    // `on`, and taken off by `close`: `once` would wrap it in an object and a function of its own, per request.
+    this.res.on('close', this.close);
   }
 
   private readonly close = (): void => {
+    if (this.watching) this.res.off('close', this.close);
     if (this.ended) return;
     this.ended = true;
     this.unqueue();

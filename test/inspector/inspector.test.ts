@@ -499,6 +499,8 @@ test('a feed whose reader falls behind is dropped, and stops listening', async (
     },
     end() {},
     once() {},
+    on() {},
+    off() {},
   };
   let send: (event: string, data: string) => void = () => {};
   const reply: Reply = {
@@ -529,6 +531,8 @@ test('a feed ends when the server shuts down', async () => {
     destroy() {},
     end: () => (ended = true),
     once() {},
+    on() {},
+    off() {},
   };
   const done = writeFeed({ res } as never, { kind: 'feed', open: () => () => stopped++ }, stopping.signal);
   stopping.abort();
