@@ -83,8 +83,10 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
     videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
   };
   const streams = new StreamStats();
-  const load = new Slots();
-  return {
+  // Each model's cap is the profile it has without a request's choice (read from the services' latency control, which
+  // tests may replace): a header changes a request's timing only.
+  const load = new Slots((model) => services.latency.choose(model)?.profile);
+  const services: Services = {
     ...parts,
     streams,
     latency: new Latency(config.latency, catalogue, {
@@ -122,4 +124,5 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
     replyRules: loadReplyRules(schemas, config.replyRules),
     secrets: echoMask(configSecrets(config)),
   };
+  return services;
 }

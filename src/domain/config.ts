@@ -68,6 +68,7 @@ export interface Config {
     keepAliveMs: number;
     stallMaxMs: number;
     streamMaxMs: number;
+    answerMaxMs: number;
     shutdownGraceMs: number;
   };
   video: { progress: boolean };

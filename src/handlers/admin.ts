@@ -136,8 +136,14 @@ export const updateLatency: Handler = (req) => {
         services.limits.requests.maxDetails,
       );
   }
-  return latencyBody(req, services.latency.update(change));
+  const view = services.latency.update(change);
+  services.load.settle(); // a cap raised (or taken away) lets the waiters it makes room for in now
+  return latencyBody(req, view);
 };
 
 /** DELETE /__admin/latency: back to the configuration's settings. */
-export const resetLatency: Handler = (req) => latencyBody(req, req.services.latency.reset());
+export const resetLatency: Handler = (req) => {
+  const view = req.services.latency.reset();
+  req.services.load.settle();
+  return latencyBody(req, view);
+};

@@ -13,6 +13,7 @@ import type { ErrorSink } from '../pipeline/errors.js';
 import { baseUrlOf } from '../pipeline/handle.js';
 import { openHead } from '../pipeline/requestContext.js';
 import { realTimers, type StreamTimers } from '../pipeline/pacer.js';
+import { endOf, type RequestEnd } from '../pipeline/requestEnd.js';
 import { STOP, type RequestState, type Step, type StepResult } from '../pipeline/steps.js';
 import type { Services } from '../domain/services.js';
 import type { Report } from '../verdict/report.js';
@@ -202,7 +203,8 @@ export function createRelay(
     };
     const left = new AbortController();
     const onClose = () => left.abort();
-    ctx.res.once('close', onClose);
+    const end = endOf(state, ctx.res);
+    end.onClose(onClose);
     let res: Response;
     try {
       res = await fetch(base + url, {
@@ -213,8 +215,8 @@ export function createRelay(
         signal: left.signal,
       });
     } catch (err) {
-      ctx.res.off('close', onClose);
-      if (ctx.res.destroyed) {
+      end.offClose(onClose);
+      if (end.closed) {
         ctx.respond = false;
         state.transportStatus = 0;
         state.stream = 'aborted';
@@ -287,7 +289,7 @@ export function createRelay(
           }
         read = true;
         if (fault?.ending)
-          state.stream = await endEarly(out, fault.end(), fault.ending, config.timeouts.stallMaxMs, timers);
+          state.stream = await endEarly(out, end, fault.end(), fault.ending, config.timeouts.stallMaxMs, timers);
         else {
           state.stream = 'completed';
           out.end(fault?.end() ?? '');
@@ -296,7 +298,7 @@ export function createRelay(
         state.stream = out.destroyed ? 'aborted' : 'cut';
         out.destroy();
       }
-      ctx.res.off('close', onClose);
+      end.offClose(onClose);
       const endMs = Math.round(performance.now() - head);
       // As the runner counts it: from the request, so a stream held back whole shows its wait.
       const ms = Math.round(performance.now() - started);
@@ -323,13 +325,13 @@ export function createRelay(
     try {
       body = await readCapped(res, MAX_UPSTREAM_BODY);
     } catch (err) {
-      ctx.res.off('close', onClose);
+      end.offClose(onClose);
       return new ApiError(templateForStatus(502), {
         code: 'upstream_failed',
         message: `The upstream's answer could not be read: ${scrubPlain((err as Error).message)}`,
       });
     }
-    ctx.res.off('close', onClose);
+    end.offClose(onClose);
     const exchange: Exchange = {
       status: res.status,
       headers: rawHeaders,
@@ -380,27 +382,39 @@ export function createRelay(
  */
 function endEarly(
   out: ServerResponse,
+  end: RequestEnd,
   rest: string,
   ending: 'cut' | 'stall',
   stallMaxMs: number,
   timers: StreamTimers = realTimers,
 ): Promise<'cut' | 'stalled' | 'aborted'> {
-  if (out.destroyed) return Promise.resolve('aborted');
+  if (end.closed) return Promise.resolve('aborted');
   return new Promise((resolve) => {
     if (ending === 'cut') {
-      // Destroying in the same tick as the writes would drop them: cut once they have left.
+      // Destroying in the same tick as the writes would drop them: cut once they have left. A response pipelined
+      // behind another writes nothing until its turn: its client leaving first ends it.
+      const gone = () => resolve('aborted');
+      end.onClose(gone);
       out.write(rest, () => {
+        end.offClose(gone);
         out.destroy();
         resolve('cut');
       });
       return;
     }
     if (rest) out.write(rest);
-    const timer = timers.setTimeout(() => (timers.stopping?.aborted ? out.end() : out.destroy()), stallMaxMs);
-    out.once('close', () => {
+    const done = () => {
       timers.clearTimeout(timer);
+      end.offClose(done);
       resolve('stalled');
-    });
+    };
+    // Ended here, not by the 'close' it brings: a response still queued behind another is told nothing.
+    const timer = timers.setTimeout(() => {
+      if (timers.stopping?.aborted) out.end();
+      else out.destroy();
+      done();
+    }, stallMaxMs);
+    end.onClose(done);
   });
 }
 
