@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { FIXTURES_DIR } from '../lib/paths.js';
 import { schemaFile, schemaNumber } from '../contract/schemaData.js';
 import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
-import { toDetails } from '../contract/validation.js';
+import { problemLines, type ProblemSource } from './problems.js';
 import type { Profile } from './latency/types.js';
 
 /** One API key the mock accepts. */
@@ -105,6 +105,12 @@ export interface SettingSchema {
   readonly description?: string;
   /** The command-line flag of `serve` that sets the field, with its value placeholder: `--body-limit BYTES`. */
   readonly 'x-flag'?: string;
+  /** The flag's one-letter form: `-p`. */
+  readonly 'x-short'?: string;
+  /** The flag's one sentence in `serve --help`. */
+  readonly 'x-help'?: string;
+  /** The heading `serve --help` lists the flag under. */
+  readonly 'x-group'?: 'server' | 'access' | 'answers' | 'timing' | 'relay';
 }
 
 /** schemas/config.json: the one table of settings. */
@@ -171,13 +177,21 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Checks a partial configuration against schemas/config.json; a ConfigError names every problem, each by what the
+ * user wrote when the source says (the flag, or the file and its key). */
+export function checkConfig(input: ConfigInput, schemas: SchemaRegistry, source: ProblemSource = {}): void {
+  const errors = schemas.check(schemaId('config.json'), input);
+  if (errors.length)
+    throw new ConfigError(
+      `invalid configuration:\n${problemLines(errors, source)
+        .map((l) => `  ${l}`)
+        .join('\n')}`,
+    );
+}
+
 /** Checks a partial configuration against schemas/config.json and fills in the defaults. */
 export function resolveConfig(input: ConfigInput, schemas: SchemaRegistry): Config {
-  const errors = schemas.check(schemaId('config.json'), input);
-  if (errors.length) {
-    const lines = toDetails(errors).map((d) => `  ${d.param ?? '(root)'}: ${d.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
+  checkConfig(input, schemas);
   const base = defaultConfig() as unknown as Record<string, unknown>;
   const given = input as Record<string, unknown>;
   const config: Record<string, unknown> = { ...base, ...given };

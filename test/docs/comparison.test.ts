@@ -105,11 +105,7 @@ const ROWS: Readonly<Record<string, Row>> = {
     denied: /record|replay|proxy/i,
   },
   'Stateful scenarios': {
-    evidence: [
-      { route: 'GET /video-provider/generate/:id' },
-      { ruleField: 'times' },
-      { flag: '--state memory|redis://HOST:PORT' },
-    ],
+    evidence: [{ route: 'GET /video-provider/generate/:id' }, { ruleField: 'times' }, { flag: '--state STORE' }],
   },
   'Checks another implementation (conformance)': {
     evidence: [{ command: 'conformance' }, { file: 'docs/conformance.md' }, { flag: '--violations-report FILE' }],

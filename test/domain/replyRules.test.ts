@@ -51,14 +51,22 @@ test('a user file goes first: its rule wins over a built-in one for the same mes
 test('invalid files: each start-up error names the file and the problem', () => {
   rejects(join(dir, 'missing.json'), /ENOENT|no such file/);
   rejects(file('{"rules": ['), /JSON/);
-  rejects(file({ rule: [] }), /\(root\): unknown property "rule"/);
-  rejects(file({ rules: [{ id: 'x', match: { exact: 'a' } }] }), /rules\[0\]: must have required property 'reply'/);
+  rejects(file({ rule: [] }), /unknown key 'rule' in .*; did you mean 'rules'\?/);
+  rejects(file({ rules: [{ id: 'x', match: { exact: 'a' } }] }), /missing key 'rules\[0\]\.reply' in /);
   rejects(
     file({ rules: [{ id: 'x', match: { model: 'gpt-4o' }, reply: 'r' }] }),
-    /rules\[0\]\.match: needs at least one of exact, contains, regex/,
+    /rules\[0\]\.match in .*: needs at least one of exact, contains, regex/,
   );
   rejects(file({ rules: [{ id: 'x', match: { regex: 'a', flags: 'g' }, reply: 'r' }] }), /rules\[0\]\.match\.flags/);
-  rejects(file({ rules: [{ id: 'x', match: { regex: '(' }, reply: 'r' }] }), /reply rule "x": invalid regex/);
+  rejects(
+    file({ rules: [{ id: 'x', match: { regex: '(' }, reply: 'r' }] }),
+    /rules\[0\]\.match\.regex in .*: not a valid regular expression/,
+  );
+  // A bad regular expression is told together with the schema's problems, not after they are fixed.
+  rejects(
+    file({ rules: [{ id: 'x y', match: { regex: '(' }, reply: 'r' }] }),
+    /^invalid reply rules:\n {2}rules\[0\]\.id in .*: must be 1 to 64 .*\n {2}rules\[0\]\.match\.regex in .*: not a valid/,
+  );
   rejects(
     file({
       rules: [
@@ -66,7 +74,7 @@ test('invalid files: each start-up error names the file and the problem', () => 
         { id: 'x', match: { exact: 'b' }, reply: 's' },
       ],
     }),
-    /duplicate rule id "x"/,
+    /rules\[1\]\.id in .*: "x" names an earlier rule too/,
   );
 });
 
@@ -79,7 +87,7 @@ test('start() with replyRules: an invalid file stops start-up, a valid one answe
     assert.instance(err, ConfigError);
     assert.match(
       (err as Error).message,
-      new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: rules\\[0\\]\\.id`),
+      new RegExp(`rules\\[0\\]\\.id in ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `),
     );
   }
   const good = file({

@@ -145,19 +145,21 @@ basics('a bad reply rule throws an Error naming the field, and adds nothing', as
   await throws(
     bad({ id: 'has space', match: { exact: 'a' }, reply: 'x' }),
     Error,
-    /^invalid reply rule: id: must match pattern/,
+    /^invalid reply rule: id: must be 1 to 64 letters, digits, '\.', '_' or '-'$/,
   );
-  await throws(
-    bad({ id: 'r', match: { exact: 'a' } }),
-    Error,
-    /^invalid reply rule: must have required property 'reply'$/,
-  );
+  await throws(bad({ id: 'r', match: { exact: 'a' } }), Error, /^invalid reply rule: missing key 'reply'$/);
   await throws(
     bad({ id: 'r', match: { regex: '(' }, reply: 'x' }),
     Error,
-    /^invalid reply rule: reply rule "r": invalid regex/,
+    /^invalid reply rule: match\.regex: not a valid regular expression/,
   );
-  await throws(bad(undefined), Error, /^invalid reply rule: must be object$/);
+  await throws(bad(undefined), Error, /^invalid reply rule: expected an object/);
+  // Every problem at once: the schema's and the regular expression's.
+  await throws(
+    bad({ id: 'r', match: { regex: '(' }, colour: 1 }),
+    Error,
+    /^invalid reply rule: missing key 'reply'; unknown key 'colour'; match\.regex: not a valid regular expression/,
+  );
   mock.addReplyRule({ id: 'r', match: { exact: 'a' }, reply: 'x' });
   await throws(
     bad({ id: 'r', match: { exact: 'b' }, reply: 'y' }),
@@ -201,7 +203,7 @@ lifecycle('options are the configuration; undefined fields count as absent', asy
 });
 
 lifecycle('bad options reject with a ConfigError naming the field', async () => {
-  await throws(() => startMockServer({ port: -1 }), ConfigError, /port: .*'port'/);
+  await throws(() => startMockServer({ port: -1 }), ConfigError, /port: .*>= 0, but got -1/);
   await throws(() => startMockServer({ bogus: true } as never), ConfigError, /bogus/);
   await throws(() => startMockServer({ faultRules: [{ fault: { status: 99 } }] }), ConfigError, /faultRules\[0\]/);
 });

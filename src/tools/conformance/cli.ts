@@ -4,7 +4,16 @@ import { looksSecret } from './gateway.js';
 import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
 import { mediaAllowsPrivate } from './addresses.js';
 import { checksFor } from '../../verdict/checks.js';
-import { commandError, EXIT, isUsageError, processIo, usageFailure, type Io } from '../../verdict/commandLine.js';
+import {
+  commandError,
+  commandWarning,
+  EXIT,
+  isUsageError,
+  processIo,
+  usageFailure,
+  versionText,
+  type Io,
+} from '../../verdict/commandLine.js';
 import { send, type Target } from './http.js';
 import { redact } from './mask.js';
 import { conformanceHelp, parseConformanceArgs, type ConformanceOptions, type ReporterName } from './options.js';
@@ -72,15 +81,15 @@ function baseMount(baseUrl: string): string | undefined {
 export async function conformance(argv: string[], io: Io = processIo): Promise<number> {
   const registry = (compiled ??= new SchemaRegistry());
   const catalogue = new Catalogue(registry);
-  let options: ConformanceOptions | 'help';
+  let options: ConformanceOptions | 'help' | 'version';
   try {
     options = parseConformanceArgs(argv, catalogue, io.env ?? process.env);
   } catch (err) {
     if (!isUsageError(err)) throw err;
     return usageFailure(io, COMMAND, err.message);
   }
-  if (options === 'help') {
-    io.stdout(conformanceHelp(catalogue));
+  if (options === 'help' || options === 'version') {
+    io.stdout(options === 'help' ? conformanceHelp(catalogue) : versionText());
     return EXIT.ok;
   }
   let suite: ReturnType<typeof loadSuite>;
@@ -117,9 +126,10 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   if (mounted && !options.pathPrefix) {
     // The OpenAI SDK's base URL ends in /v1; this one does not: the document's paths are from the root (and /v1/me
     // already has it).
-    io.stderr(
-      `unified-ai-mock conformance: warning: --base-url ends in '${mounted}', so GET /v1/me is asked at ${mounted}/v1/me. ` +
-        `If the API is served under '${mounted}', pass --base-url ${options.baseUrl!.replace(/\/+$/, '').slice(0, -mounted.length)} --path-prefix ${mounted} instead.\n`,
+    commandWarning(
+      io,
+      `--base-url ends in '${mounted}', so GET /v1/me is asked at ${mounted}/v1/me. ` +
+        `If the API is served under '${mounted}', pass --base-url ${options.baseUrl!.replace(/\/+$/, '').slice(0, -mounted.length)} --path-prefix ${mounted} instead.`,
     );
   }
   const target: Target = {
@@ -146,8 +156,9 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   const probed = await probe(target, options.faultHeaders, registry);
   if ('error' in probed) return commandError(io, COMMAND, `cannot reach ${options.baseUrl}: ${probed.error}`);
   if (probed.keyRefused)
-    io.stderr(
-      `unified-ai-mock conformance: warning: ${options.baseUrl} refused the API key on GET /v1/me (401); cases that need a valid key will fail\n`,
+    commandWarning(
+      io,
+      `${options.baseUrl} refused the API key on GET /v1/me (401); cases that need a valid key will fail`,
     );
   if (baseline) {
     const reached = await send(baseline, { method: 'GET', path: '/v1/me', auth: 'valid', headers: {} });

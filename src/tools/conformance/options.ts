@@ -1,9 +1,8 @@
-import { parseArgs } from 'node:util';
 import type { Catalogue } from '../../domain/catalogue.js';
 import { parseHeaders, parseRoutes } from './gateway.js';
 import { DEFAULT_MAX_BODY_BYTES } from './http.js';
 import type { SuiteValues } from './suite.js';
-import { listValues, oneOf, UsageError } from '../../verdict/commandLine.js';
+import { COMMON_OPTIONS, listValues, oneOf, parseCommandLine, UsageError } from '../../verdict/commandLine.js';
 import { reporterChoices, type ReporterChoice } from '../../verdict/reporting.js';
 import type { Profile } from '../../verdict/types.js';
 
@@ -78,7 +77,8 @@ Models and voices (default: the first of each kind in the mock's catalogue):
 Reports:
   --reporter NAME         pretty, json, junit or tap (repeatable)              default pretty
   --output FILE           write the reporter named just before it to FILE (else standard output)
-  --help                  show this help
+  -h, --help              show this help
+  -v, --version           print the version
 `;
 
 /** Reporter names. */
@@ -126,16 +126,16 @@ function count(flag: string, value: string | undefined, fallback: number, min: n
   return Number(value);
 }
 
-/** Parses the command line of `conformance`; 'help' for --help. Throws UsageError on a mistake. */
+/** Parses the command line of `conformance`; 'help' for --help, 'version' for --version. Throws UsageError on a mistake. */
 export function parseConformanceArgs(
   argv: string[],
   catalogue: Catalogue,
   env: NodeJS.ProcessEnv = process.env,
-): ConformanceOptions | 'help' {
+): ConformanceOptions | 'help' | 'version' {
   const S = { type: 'string' } as const;
   const M = { type: 'string', multiple: true } as const;
   const B = { type: 'boolean' } as const;
-  const parsed = parseArgs({
+  const parsed = parseCommandLine({
     args: argv,
     strict: true,
     tokens: true,
@@ -171,11 +171,12 @@ export function parseConformanceArgs(
       'image-url': S,
       reporter: M,
       output: M,
-      help: B,
+      ...COMMON_OPTIONS,
     },
   });
   const v = parsed.values;
   if (v.help) return 'help';
+  if (v.version) return 'version';
   const reporters = reporterChoices(parsed.tokens ?? [], REPORTERS);
   const plan = v.plan ?? false;
   const apiKey = v['api-key'] ?? env.CONFORMANCE_API_KEY;

@@ -50,7 +50,8 @@ test('usage errors exit 2 and say what is wrong', async () => {
     [['--output', 'x.json', '--', 'node'], /--output must follow the --reporter it is for/],
     [['--reporter', 'json', '--reporter', 'junit', '--', 'node'], /only one reporter can write to standard output/],
     [['--scenario', 'stream,nope', '--', 'node'], /no scenario or tag named 'nope'; scenarios: /],
-    [['--bogus', '--', 'node'], /Unknown option '--bogus'/],
+    [['--bogus', '--', 'node'], /unknown option '--bogus'/],
+    [['--scenaro', 'x', '--', 'node'], /unknown option '--scenaro'; did you mean '--scenario'\?/],
   ];
   for (const [argv, message] of cases) {
     const out = await run(argv);

@@ -127,7 +127,7 @@ test('bad usage exits 2 with a message; --help exits 0', async () => {
   ]) {
     const out = await runCli(argv);
     assert.is(out.code, 2, argv.join(' '));
-    assert.match(out.stderr, /unified-ai-mock conformance: /);
+    assert.match(out.stderr, /^unified-ai-mock: /);
   }
   const help = await runCli(['--help']);
   assert.is(help.code, 0);
