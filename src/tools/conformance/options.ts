@@ -61,7 +61,8 @@ What to run:
   --fault-headers MODE    auto: probe for the mock's Prefer/X-Mock-Fault headers; on; off
                                                                            default auto
   --plan                  print the cases, how many are billable and the paid units; send nothing
-  --strict                fail the run on should cases too (a warning is then a failure)
+  --strict                fail the run on should cases too (a warning is then a failure); not serve's
+                          --strict, which refuses unknown body fields
 
 Models and voices (default: the first of each kind in the mock's catalogue):
   --chat-model ID         default ${firstOf(catalogue, 'text')}
