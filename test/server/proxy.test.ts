@@ -825,7 +825,7 @@ test('the upstream key comes from the environment when not given, and never from
   }
   const file = join(tempDir(), 'config.json');
   writeFileSync(file, JSON.stringify({ proxy: 'http://127.0.0.1:9', upstreamKey: UPSTREAM_KEY }));
-  assert.throws(() => serveConfig(["--config", file]), /upstreamKey in .*: not allowed in a file/);
+  assert.throws(() => serveConfig(['--config', file]), /upstreamKey in .*: not allowed in a file/);
   assert.equal(serveConfig(['--proxy', 'http://127.0.0.1:9', '--upstream-key', 'k', '--replay-tps', '30']), {
     proxy: 'http://127.0.0.1:9',
     upstreamKey: 'k',
