@@ -119,14 +119,14 @@ test('the paths well-known clients call by default get a 404 that says what to c
 
 test('the openai SDK: audio.speech.create and embeddings.create are NotFoundErrors that say what to call', async () => {
   const client = new OpenAI({ apiKey: KEY, baseURL: `${mock().url}/text-provider`, maxRetries: 0 });
-  const failed = async (call: () => Promise<unknown>) => {
+  const failed = async (call: () => Promise<unknown>): Promise<string> => {
     try {
       await call();
     } catch (err) {
       assert.instance(err, OpenAI.NotFoundError);
       return (err as Error).message;
     }
-    return assert.unreachable('should have thrown');
+    throw new Error('should have thrown');
   };
   assert.match(
     await failed(() => client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'hi' })),
