@@ -90,7 +90,7 @@ const ALL_SCOPES = defaultKeys()[0]?.scopes ?? [];
 
 // A repeatable flag's values as its setting: the one thing the schema cannot say.
 const LISTS: Readonly<Record<string, (values: string[]) => unknown>> = {
-  keys: (values) => values.map((key, i) => ({ key, label: `cli-${i + 1}`, scopes: ALL_SCOPES })),
+  keys: (values) => values.map((key, i) => ({ key, name: `cli-${i + 1}`, scopes: ALL_SCOPES })),
   allowedHosts: (values) => values,
 };
 
@@ -288,7 +288,7 @@ async function serve(argv: string[]): Promise<number> {
       : '';
     // The default keys are public fixtures and printed whole; keys given by the user are masked.
     const shown = input.keys ? maskKey(k.key) : k.key;
-    return `  ${shown}${input.keys && k.label ? ` (${k.label})` : ''}${limit}`;
+    return `  ${shown}${input.keys && k.name ? ` (${k.name})` : ''}${limit}`;
   });
   const { proxy, record, replay } = mock.config;
   // The upstream's URL is shown without any user:password part; its key never is.

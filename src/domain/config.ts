@@ -9,6 +9,9 @@ import type { Profile } from './latency/types.js';
 /** One API key the mock accepts. */
 export interface KeyConfig {
   readonly key: string;
+  /** The key's name (`/v1/me`'s `name`, a fault rule's `match.key`). */
+  readonly name?: string;
+  /** The old spelling of `name`: a resolved configuration carries both, with the same value. */
   readonly label?: string;
   readonly scopes?: readonly string[];
   readonly rateLimit?: { readonly requests: number; readonly windowMs?: number; readonly tokensPerMinute?: number };
@@ -146,9 +149,15 @@ const DEFAULT_WINDOW_MS = schemaNumber(
 /** The request window of a key's rate limit: its own, else the default. Every reader of a window asks here. */
 export const windowMsOf = (limit: NonNullable<KeyConfig['rateLimit']>): number => limit.windowMs ?? DEFAULT_WINDOW_MS;
 
+/** A key's name, written `name` or (the old spelling) `label`: both fields hold it from here on. */
+const named = (k: KeyConfig): KeyConfig => {
+  const name = k.name ?? k.label;
+  return name === undefined ? k : { ...k, name, label: name };
+};
+
 /** The default keys from fixtures/keys.json. */
 export function defaultKeys(dir: string = FIXTURES_DIR): KeyConfig[] {
-  return (JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')) as { keys: KeyConfig[] }).keys;
+  return (JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')) as { keys: KeyConfig[] }).keys.map(named);
 }
 
 /** The `default` of every field of a schema node, in the schema's order; a group gets an object of its members'
@@ -201,6 +210,7 @@ export function resolveConfig(input: ConfigInput, schemas: SchemaRegistry): Conf
   }
   // A rule across two fields, which the schema cannot state: no stream outlasts the stream time limit,
   // so a first token due later could never be sent.
+  config.keys = (config.keys as KeyConfig[]).map(named);
   const { pacing, timeouts } = config as unknown as Config;
   if (pacing.timeToFirstTokenMs > timeouts.streamMaxMs) {
     throw new ConfigError(

@@ -310,8 +310,8 @@ test('serveConfig maps every flag to its configuration field', () => {
       port: 0,
       host: '::1',
       keys: [
-        { key: 'a', label: 'cli-1', scopes: ['text', 'image', 'video', 'voice', 'speech'] },
-        { key: 'b', label: 'cli-2', scopes: ['text', 'image', 'video', 'voice', 'speech'] },
+        { key: 'a', name: 'cli-1', scopes: ['text', 'image', 'video', 'voice', 'speech'] },
+        { key: 'b', name: 'cli-2', scopes: ['text', 'image', 'video', 'voice', 'speech'] },
       ],
       strict: true,
       faultHeaders: false,

@@ -137,6 +137,7 @@ const EVERY_FIELD: Complete<Config> = {
   keys: [
     {
       key: 'sk-every-field',
+      name: 'every',
       label: 'every',
       scopes: ['text'],
       rateLimit: { requests: 1, windowMs: 1000, tokensPerMinute: 100 },

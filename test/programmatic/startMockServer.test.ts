@@ -202,6 +202,48 @@ lifecycle('options are the configuration; undefined fields count as absent', asy
   assert.is.not(unset.port, 0);
 });
 
+lifecycle(
+  "a key's name, written name or label (its old spelling): /v1/me's name and a rule's match.key; label is the masked key",
+  async () => {
+    const m = await startMockServer({
+      keys: [
+        { key: 'sk-old-spelling-1', label: 'team-old', scopes: [] },
+        { key: 'sk-new-spelling-2', name: 'team-new', scopes: [] },
+      ],
+    });
+    try {
+      assert.equal(
+        m.keys.map((k) => [k.name, k.label]),
+        [
+          ['team-old', 'team-old'],
+          ['team-new', 'team-new'],
+        ],
+      );
+      m.addFaultRule({ match: { key: 'team-old' }, fault: { status: 503 } });
+      m.addFaultRule({ match: { key: 'team-new' }, fault: { status: 502 } });
+      for (const [key, name, status] of [
+        ['sk-old-spelling-1', 'team-old', 503],
+        ['sk-new-spelling-2', 'team-new', 502],
+      ] as const) {
+        const me = await fetch(`${m.url}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+        assert.is(me.status, status, `${name}: the rule matched by the name`);
+      }
+      m.clearFaultRules();
+      const me = (await (
+        await fetch(`${m.url}/v1/me`, { headers: { authorization: 'Bearer sk-old-spelling-1' } })
+      ).json()) as { name: string; label: string };
+      assert.is(me.name, 'team-old');
+      assert.is(me.label, 'sk-o...ng-1');
+      assert.throws(
+        () => m.addFaultRule({ match: { key: 'nobody' }, fault: { status: 500 } }),
+        /has the name 'nobody'/,
+      );
+    } finally {
+      await m.close();
+    }
+  },
+);
+
 lifecycle('bad options reject with a ConfigError naming the field', async () => {
   await throws(() => startMockServer({ port: -1 }), ConfigError, /port: .*>= 0, but got -1/);
   await throws(() => startMockServer({ bogus: true } as never), ConfigError, /bogus/);
