@@ -148,6 +148,29 @@ test('--help and serve --help print usage and exit 0', async () => {
   assert.is((await run(['-h'])).stdout, top.stdout);
 });
 
+test("every command's help: lines of at most 100 characters, defaults written '(default: X)', the doc for the rest", async () => {
+  for (const args of [
+    ['--help'],
+    ['serve', '--help'],
+    ['conformance', '--help'],
+    ['client-check', '--help'],
+    ['openapi', '--help'],
+  ]) {
+    const { code, stdout } = await run(args);
+    assert.is(code, 0, args.join(' '));
+    for (const line of stdout.split('\n')) assert.ok(line.length <= 100, `${args.join(' ')}: ${line}`);
+    const other = stdout.match(/.{0,30}\bdefault\b(?!: )(?! command).{0,30}/g) ?? [];
+    assert.equal(other, [], `${args.join(' ')}: a default not written '(default: X)'`);
+    assert.match(
+      stdout,
+      /README\.md|docs\/[\w-]+\.md|A running mock serves the same document/,
+      `${args.join(' ')}: no doc named`,
+    );
+    assert.match(stdout, /-h, --help/, args.join(' '));
+    assert.match(stdout, /-v, --version/, args.join(' '));
+  }
+});
+
 test('--version and -v print the version, for every command and none', async () => {
   for (const args of [
     ['--version'],

@@ -49,16 +49,19 @@ off, gave up and timed out as it should. Exit code: 0 no scenario failed, 1 a sc
 
 Options:
   --scenario NAME        run only this scenario, or those with this tag (retry, no-retry,
-                         connection, stream, timeout, concurrency, body); repeatable or comma-separated
+                         connection, stream, timeout, concurrency, body); repeatable or
+                         comma-separated
   --client-timeout MS    the client's own request timeout; the timeout scenarios need it
-  --reporter NAME        pretty, json or junit (repeatable)                   default pretty
+  --reporter NAME        pretty, json or junit (repeatable; default: pretty)
   --output FILE          write the reporter named just before it to FILE (else standard output)
   --list                 list the scenarios and what each checks, and run nothing
   -h, --help             show this help
   -v, --version          print the version
 
 Example:
-  unified-ai-mock client-check --client-timeout 5000 -- node scripts/ask.mjs
+  npx unified-ai-mock client-check --client-timeout 5000 -- node scripts/ask.mjs
+
+The scenarios and recipes for the openai SDK, the AI SDK and LangChain: docs/client-check.md.
 `;
 
 /** Everything the command was asked to do. */
