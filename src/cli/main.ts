@@ -210,8 +210,24 @@ Every flag is also a key of the --config file; each flag and key in full: docs/c
 `;
 }
 
-/** How `serve` was asked to run: its configuration, with where each setting came from, or help or version. */
+/** How `serve` was asked to run: its configuration, or help or version. */
 export type ServeRequest = ConfigInput | 'help' | 'version';
+
+/** Where a configuration's settings came from: the flag of each, as the user wrote it, by the setting's dotted path;
+ * the others from the file. */
+const WRITTEN = new WeakMap<ConfigInput, { readonly flags: ReadonlyMap<string, string>; readonly file?: string }>();
+
+/** The lines of a configuration problem found after start-up's schema check (a latency profile the catalogue lacks,
+ * ...) that name a setting a flag set, named by that flag instead. */
+function inFlagTerms(message: string, input: ConfigInput): string {
+  const source = WRITTEN.get(input);
+  if (!source) return message;
+  return message.replace(/^ {2}([\w.[\]]+):/gm, (line, path: string) => {
+    const dotted = path.replace(/\[(\d+)\]/g, '.$1');
+    const flag = [...source.flags].find(([at]) => dotted === at || dotted.startsWith(`${at}.`))?.[1];
+    return flag ? `  ${flag}:` : source.file ? `  ${path} in ${source.file}:` : line;
+  });
+}
 
 /** Turns command-line flags into configuration, over the config file's values; checks it and names what the user
  * wrote (the flag, or the file's key) in every problem. */
@@ -262,6 +278,7 @@ export function serveConfig(argv: string[], io: Io = processIo): ServeRequest {
     if (Array.isArray(raw)) raw.forEach((v, i) => written.set(`${dotted(f)}.${i}`, quoted(v)));
     else written.set(dotted(f), quoted(raw));
   }
+  WRITTEN.set(input, { flags: written, file });
   checkConfig(input, SchemaRegistry.shared(), {
     file,
     flagAt: (path) => {
@@ -281,7 +298,12 @@ async function serve(argv: string[]): Promise<number> {
     process.stdout.write(input === 'help' ? serveHelp() : versionText());
     return 0;
   }
-  const mock = await start(input, { log: true, warmPath: true });
+  let mock: Awaited<ReturnType<typeof start>>;
+  try {
+    mock = await start(input, { log: true, warmPath: true });
+  } catch (err) {
+    throw err instanceof ConfigError ? new ConfigError(inFlagTerms(err.message, input)) : err;
+  }
   const keys = mock.config.keys.map((k) => {
     const limit = k.rateLimit
       ? ` (rate limit: ${k.rateLimit.requests} requests per ${windowMsOf(k.rateLimit) / 1000} s)`

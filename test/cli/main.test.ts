@@ -232,6 +232,22 @@ test('messages name what the user wrote: the flag and its value, or the file and
   });
 });
 
+test("a problem found after the schema's check names the flag or the file too", async () => {
+  const flag = await run(['serve', '--latency', 'fast', '-p', '0']);
+  assert.is(flag.code, 2);
+  assert.match(
+    flag.stderr,
+    /^unified-ai-mock: invalid configuration:\n {2}--latency 'fast': 'fast' is not a profile \(off, catalogue, /,
+  );
+  await inTempDir(async (dir) => {
+    const file = join(dir, 'mock.json');
+    writeFileSync(file, JSON.stringify({ latency: { profile: 'fast' } }));
+    const r = await run(['serve', '--config', file, '-p', '0']);
+    assert.is(r.code, 2);
+    assert.ok(r.stderr.includes(`  latency.profile in ${file}: 'fast' is not a profile`), r.stderr);
+  });
+});
+
 test('--profile, the old name of --validation-profile, still works and warns', () => {
   let err = '';
   const io = { stdout: () => undefined, stderr: (t: string) => void (err += t) };
