@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,6 +100,15 @@ test('serve prints its URL, the default keys, the SDK base URL, the inspector an
     assert.is((await fetch(at('Metrics')!)).status, 200);
   });
   await serving(['--metrics', 'off'], async (_url, banner) => assert.not.match(banner, /^Metrics:/m));
+});
+
+test("README's start banner is the one serve prints", async () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const shown = /It listens on http:\/\/127\.0\.0\.1:4010 and prints[^\n]*\n\n```\n([\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(shown, 'README.md shows no banner');
+  await serving([], async (url, banner) => {
+    assert.is(banner.replaceAll(url, 'http://127.0.0.1:4010'), shown);
+  });
 });
 
 test('--api-key replaces the default keys; the banner masks keys given by the user', async () => {
