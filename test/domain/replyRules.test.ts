@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadReplyRules } from '../../src/domain/replyRules.js';
@@ -8,6 +8,7 @@ import { selectReply } from '../../src/text/replies.js';
 import { ConfigError } from '../../src/domain/config.js';
 import { start } from '../../src/server/server.js';
 import { KEY, pathOf, post, schemas } from '../support/index.js';
+import { ROOT } from '../../src/lib/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'reply-rules-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -76,6 +77,28 @@ test('invalid files: each start-up error names the file and the problem', () => 
     }),
     /rules\[1\]\.id in .*: "x" names an earlier rule too/,
   );
+});
+
+test("docs/mock.md's example of a broken rules file is the message the server gives", () => {
+  const doc = readFileSync(join(ROOT, 'docs/mock.md'), 'utf8');
+  const shown = /```\n(unified-ai-mock: invalid reply rules:\n[\s\S]*?)```/.exec(doc)?.[1];
+  assert.ok(shown, 'docs/mock.md shows no broken rules file');
+  const path = join(dir, 'rules.json');
+  writeFileSync(
+    path,
+    JSON.stringify({
+      rules: [
+        { id: 'bad id', match: { regex: '[a-' }, reply: 'x' },
+        { id: 'r2', match: {}, reply: 'y' },
+      ],
+    }),
+  );
+  try {
+    loadReplyRules(schemas(), path);
+    assert.unreachable('should have thrown');
+  } catch (err) {
+    assert.is(`unified-ai-mock: ${(err as Error).message.replaceAll(path, 'rules.json')}\n`, shown);
+  }
 });
 
 test('start() with replyRules: an invalid file stops start-up, a valid one answers', async () => {
