@@ -30,7 +30,7 @@ import { Completions } from '../text/complete.js';
 function faultRulesOf(config: Config, schemas: SchemaRegistry, limits: Limits): FaultRules {
   const faultRules = new FaultRules(schemas, {
     operations: operations.filter(faultable).map((op) => op.id),
-    keyLabels: config.keys.flatMap((k) => (k.label ? [k.label] : [])),
+    keyNames: config.keys.flatMap((k) => (k.name ? [k.name] : [])),
     limits: { maxDelayMs: config.timeouts.stallMaxMs },
     maxRules: limits.faults.maxRules,
   });

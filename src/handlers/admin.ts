@@ -97,7 +97,9 @@ export const listRateLimits: Handler = ({ services }) =>
     object: 'list',
     data: snapshot.map(({ key, requests, tokens }) => ({
       key: key.masked,
-      label: key.config.label ?? null,
+      name: key.config.name ?? null,
+      // The old spelling of name, kept for the scripts that read it.
+      label: key.config.name ?? null,
       requests,
       tokens: tokens ?? null,
     })),

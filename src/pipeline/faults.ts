@@ -24,7 +24,7 @@ function chooseFault(
     const fault = faultFromHeaders(headers, limits);
     if (fault) return { fault, label: `${describeFault(fault)} [header]` };
   }
-  return services.state.claimFault({ operation: op.id, keyLabel: state.key?.config.label, headers, body: state.body });
+  return services.state.claimFault({ operation: op.id, keyName: state.key?.config.name, headers, body: state.body });
 }
 
 /** Waits `ms` unless the client leaves first (`end`, the request's, tells); true when the client is gone. */

@@ -497,9 +497,14 @@ function replayStep(
     if (!cassette) {
       stats.misses++;
       if (config.replayFallback === 'mock') return both(validate, handle, ctx, state);
+      // A media link is in a recorded answer, but its bytes are only recorded when a client fetched them through the
+      // proxy: most tests never download the image or video they are given.
+      const message = op.id.startsWith('media.')
+        ? `No cassette for this media file (hash ${hash}) in ${store.dir}: the answer that links to it was recorded, but no client downloaded the file through the proxy while recording, and only what a client fetched is recorded. Download the link during the recording, or let the mock make the file with '--replay-fallback mock'.`
+        : `No cassette for this ${op.id} request (hash ${hash}) in ${store.dir}. Record it against a real upstream with 'npx unified-ai-mock serve --proxy URL --record ${store.dir}', or let the mock answer with '--replay-fallback mock'.`;
       return new ApiError(ERRORS.NOT_FOUND, {
         code: 'cassette_not_found',
-        message: `No cassette for this ${op.id} request (hash ${hash}) in ${store.dir}. Record it against a real upstream with 'unified-ai-mock serve --proxy URL --record ${store.dir}', or let the mock answer with '--replay-fallback mock'.`,
+        message,
         headers: { 'x-mock-cassette': hash },
       });
     }
