@@ -25,7 +25,7 @@ export const LAYERS = {
   domain: { may: ['lib', 'contract', 'media', 'text'] },
   pipeline: { may: ['lib', 'contract', 'text', 'domain'] },
   handlers: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline'], peers: false },
-  verdict: { may: ['contract', 'domain'] },
+  verdict: { may: ['lib', 'contract', 'domain'] },
   relay: { may: ['lib', 'contract', 'text', 'domain', 'pipeline', 'verdict'] },
   app: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline', 'handlers', 'relay', 'tools/openapi'] },
   server: {

@@ -97,7 +97,9 @@ export const listRateLimits: Handler = ({ services }) =>
     object: 'list',
     data: snapshot.map(({ key, requests, tokens }) => ({
       key: key.masked,
-      label: key.config.label ?? null,
+      name: key.config.name ?? null,
+      // The old spelling of name, kept for the scripts that read it.
+      label: key.config.name ?? null,
       requests,
       tokens: tokens ?? null,
     })),
@@ -136,8 +138,14 @@ export const updateLatency: Handler = (req) => {
         services.limits.requests.maxDetails,
       );
   }
-  return latencyBody(req, services.latency.update(change));
+  const view = services.latency.update(change);
+  services.load.settle(); // a cap raised (or taken away) lets the waiters it makes room for in now
+  return latencyBody(req, view);
 };
 
 /** DELETE /__admin/latency: back to the configuration's settings. */
-export const resetLatency: Handler = (req) => latencyBody(req, req.services.latency.reset());
+export const resetLatency: Handler = (req) => {
+  const view = req.services.latency.reset();
+  req.services.load.settle();
+  return latencyBody(req, view);
+};

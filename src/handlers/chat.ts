@@ -2,7 +2,7 @@ import { completionLimitParam } from '../contract/completionLimit.js';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, hexFrom, idOf } from '../lib/ids.js';
 import { REQUEST_TEXTS, kept } from '../lib/memo.js';
-import { pacingFor } from '../text/pacing.js';
+import { pacingOf } from '../text/pacing.js';
 import { DEFAULT_RULE_ID, selectReply } from '../text/replies.js';
 import { countChatPromptTokens, countChatPromptTokensPaused } from '../text/tokenizer.js';
 import { CompletionText, chunkEvents, usageOf } from '../text/wire.js';
@@ -80,7 +80,7 @@ export const chatCompletions: Handler = (req) => {
 
 /** The answer to a chat request whose prompt counts `promptTokens` (or more than `countedTo`, where the count stopped). */
 function answer(
-  { body, raw, headers, services }: HandlerRequest,
+  { body, raw, headers, services, pacing }: HandlerRequest,
   model: Model,
   maxTokens: number | undefined,
   promptTokens: number,
@@ -138,14 +138,8 @@ function answer(
     kind: 'sse',
     events: chunkEvents(head, result, usage, includeUsage),
     ending: 'done',
-    pacing: controls
-      ? pacingFor(
-          headers,
-          services.config.pacing,
-          services.config.timeouts.streamMaxMs,
-          services.limits.messages.maxPacingPartChars,
-        )
-      : services.config.pacing,
+    // The header's ttft and tps over the server's pacing (none with control headers off: askedPacing reads none).
+    pacing: pacingOf(services.config.pacing, pacing),
     headers: replyHeaders,
     usage: counted,
   };

@@ -6,6 +6,8 @@ import type { KeyState } from '../domain/keys.js';
 import type { Reply, TextRecipe } from '../contract/reply.js';
 import type { SentEvents, Violation } from '../domain/journal.js';
 import type { FaultSpec } from '../domain/faults/spec.js';
+import type { RequestEnd } from './requestEnd.js';
+import type { PacingRequest } from '../text/pacing.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
 export interface RequestState {
@@ -23,8 +25,12 @@ export interface RequestState {
   fault?: string;
   faultSpec?: FaultSpec;
   stream?: string;
-  /** Gives back the room the request's body holds in the body budget; called once the request is over. */
+  /** Gives back what the request holds (room in the body budget, its model's slot); called once, by endRequest. */
   release?: () => void;
+  /** The end of the request: what its waits watch to learn that the client is gone (requestEnd.ts). */
+  end?: RequestEnd;
+  /** Set by endRequest: the request is over and reported. */
+  ended?: boolean;
   /** 0 when no HTTP status reached the client (connection dropped or left); overrides ctx.status in the record. */
   transportStatus?: number;
   /** Body fields the request schema does not list, accepted and ignored (JSON pointers, masked, bounded). */
@@ -38,6 +44,8 @@ export interface RequestState {
   sse?: SentEvents;
   /** When the request arrived, on the stream timers' clock: a stream's time to first token runs from it. */
   arrived?: number;
+  /** What the X-Mock-Pacing header asks for, read once by the handle step (admit.ts askedPacing). */
+  pacing?: PacingRequest;
   /** The latency profile in force for the request (its name), and how long it waited for a slot of its model. */
   profile?: string;
   queuedMs?: number;
@@ -66,12 +74,15 @@ export function requestState(
     faultSpec: undefined,
     stream: undefined,
     release: undefined,
+    end: undefined,
+    ended: false,
     transportStatus: undefined,
     ignoredFields: undefined,
     violations: undefined,
     responseBody: undefined,
     sse: undefined,
     arrived: undefined,
+    pacing: undefined,
     profile: undefined,
     queuedMs: undefined,
     head: undefined,

@@ -298,19 +298,21 @@ test('pacing: the config sets the default, X-Mock-Pacing overrides it, and each 
       stream: true,
       stream_options: { include_usage: true },
     };
-    const call = (headers: Record<string, string>) =>
+    const call = (pacing?: { tps: number }) =>
       chatCompletions({
         body,
         raw: JSON.stringify(body),
-        headers,
+        headers: {},
         params: {},
         key: undefined,
         baseUrl: m.url,
         services: m.services,
+        ...(pacing ? { pacing } : {}),
       });
-    const byConfig = (await call({})) as Extract<Reply, { kind: 'sse' }>;
+    const byConfig = (await call()) as Extract<Reply, { kind: 'sse' }>;
     assert.equal(byConfig.pacing, { timeToFirstTokenMs: 5, tokensPerSecond: 2000 });
-    assert.equal(((await call({ 'x-mock-pacing': 'tps=20' })) as typeof byConfig).pacing, {
+    // What the request's X-Mock-Pacing asked for (read once, before the handler) over the server's pacing.
+    assert.equal(((await call({ tps: 20 })) as typeof byConfig).pacing, {
       timeToFirstTokenMs: 5,
       tokensPerSecond: 20,
     });

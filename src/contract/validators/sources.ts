@@ -30,9 +30,11 @@ export const AJV_OPTIONS = { verbose: true, strict: true, strictRequired: false,
 
 /**
  * Keywords of our own that schemas may carry as annotations (strict mode rejects unknown ones): `x-flag`
- * names the command-line flag of a config.json field (the serve command builds its flags and help from it).
+ * names the command-line flag of a config.json field, `x-short` its one-letter form, `x-help` its one sentence in
+ * `serve --help` and `x-group` the heading it is listed under (the serve command builds its flags and help from them);
+ * `x-rule` says a `pattern` in words, for the messages of a bad configuration or rules file.
  */
-export const EXTENSION_KEYWORDS = ['x-flag'] as const;
+export const EXTENSION_KEYWORDS = ['x-flag', 'x-short', 'x-help', 'x-group', 'x-rule'] as const;
 
 /** One schema the registry serves: a file of schemas/, or the strict variant of a request schema. */
 export interface SchemaVariant {

@@ -16,7 +16,7 @@ export interface RuleMatch {
 /** What a rule can look at in a request. */
 export interface RequestFacts {
   readonly operation: string;
-  readonly keyLabel: string | undefined;
+  readonly keyName: string | undefined;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: Readonly<Record<string, unknown>> | undefined;
 }
@@ -57,7 +57,7 @@ export function matches(match: RuleMatch | undefined, req: RequestFacts): boolea
         ? [match.operation]
         : match.operation;
   if (ops && !ops.includes(req.operation)) return false;
-  if (match.key !== undefined && match.key !== req.keyLabel) return false;
+  if (match.key !== undefined && match.key !== req.keyName) return false;
   if (match.model !== undefined && fieldAt(req.body, 'model') !== match.model) return false;
   for (const [name, want] of Object.entries(match.headers ?? {})) {
     const got = req.headers[name.toLowerCase()];

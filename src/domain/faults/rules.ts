@@ -41,7 +41,7 @@ export class RuleError extends Error {
 /** What rules are checked against besides their schema. */
 export interface RuleContext {
   readonly operations: readonly string[];
-  readonly keyLabels: readonly string[];
+  readonly keyNames: readonly string[];
   readonly limits: FaultLimits;
   /** Most rules held at once (`faults.maxRules` of fixtures/limits.json): rule state stays bounded whatever a client posts. */
   readonly maxRules: number;
@@ -106,9 +106,9 @@ export class FaultRules {
         );
     }
     const key = rule.match?.key;
-    if (key !== undefined && !this.context.keyLabels.includes(key)) {
+    if (key !== undefined && !this.context.keyNames.includes(key)) {
       throw new RuleError(
-        `No configured key has the label '${key.slice(0, 64)}'. Labels: ${this.context.keyLabels.join(', ') || '(none)'}.`,
+        `No configured key has the name '${key.slice(0, 64)}'. Names: ${this.context.keyNames.join(', ') || '(none)'}.`,
         'match.key',
       );
     }

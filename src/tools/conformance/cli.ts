@@ -4,7 +4,16 @@ import { routesByPath, secretHeaderValues } from './gateway.js';
 import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
 import { mediaAllowsPrivate } from './addresses.js';
 import { checksFor } from '../../verdict/checks.js';
-import { commandError, EXIT, isUsageError, processIo, usageFailure, type Io } from '../../verdict/commandLine.js';
+import {
+  commandError,
+  commandWarning,
+  EXIT,
+  isUsageError,
+  processIo,
+  usageFailure,
+  versionText,
+  type Io,
+} from '../../verdict/commandLine.js';
 import { send, type Target } from './http.js';
 import { conformanceHelp, parseConformanceArgs, type ConformanceOptions, type ReporterName } from './options.js';
 import { renderPlan } from './plan.js';
@@ -102,15 +111,15 @@ export function baseUrlHint(baseUrl: string): string | undefined {
 export async function conformance(argv: string[], io: Io = processIo): Promise<number> {
   const registry = (compiled ??= new SchemaRegistry());
   const catalogue = new Catalogue(registry);
-  let options: ConformanceOptions | 'help';
+  let options: ConformanceOptions | 'help' | 'version';
   try {
     options = parseConformanceArgs(argv, catalogue, io.env ?? process.env);
   } catch (err) {
     if (!isUsageError(err)) throw err;
     return usageFailure(io, COMMAND, err.message);
   }
-  if (options === 'help') {
-    io.stdout(conformanceHelp(catalogue));
+  if (options === 'help' || options === 'version') {
+    io.stdout(options === 'help' ? conformanceHelp(catalogue) : versionText());
     return EXIT.ok;
   }
   let suite: ReturnType<typeof loadSuite>;
@@ -144,7 +153,7 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     return EXIT.ok;
   }
   const hint = options.pathPrefix ? undefined : baseUrlHint(options.baseUrl!);
-  if (hint) io.stderr(`unified-ai-mock conformance: warning: ${hint}\n`);
+  if (hint) commandWarning(io, hint);
   const target: Target = {
     baseUrl: options.baseUrl!,
     apiKey: options.apiKey!,
@@ -169,9 +178,7 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   // A target that does not offer GET /v1/me may refuse it whatever the key: then the refusal proves nothing.
   const refusedKey = (url: string) => {
     if (options.continueOnRefusedKey || unsupported.has('me')) {
-      io.stderr(
-        `unified-ai-mock conformance: warning: ${url} refused the API key on GET /v1/me (401); cases that need a valid key will fail\n`,
-      );
+      commandWarning(io, `${url} refused the API key on GET /v1/me (401); cases that need a valid key will fail`);
       return undefined;
     }
     return commandError(

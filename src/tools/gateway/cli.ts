@@ -3,7 +3,16 @@ import { randomBytes } from 'node:crypto';
 import { SchemaRegistry } from '../../contract/schemas.js';
 import { Catalogue } from '../../domain/catalogue.js';
 import { defaultKeys, type KeyConfig } from '../../domain/config.js';
-import { commandError, EXIT, isUsageError, processIo, usageFailure, type Io } from '../../verdict/commandLine.js';
+import {
+  commandError,
+  commandWarning,
+  EXIT,
+  isUsageError,
+  processIo,
+  usageFailure,
+  versionText,
+  type Io,
+} from '../../verdict/commandLine.js';
 import { summarize, type RunInfo } from '../../verdict/report.js';
 import { openReporters } from '../../verdict/reporting.js';
 import { REPORTERS } from '../conformance/cli.js';
@@ -129,15 +138,15 @@ async function preflight(
 export async function gatewayConformance(argv: string[], deps: GatewayDeps = {}, io: Io = processIo): Promise<number> {
   const registry = SchemaRegistry.shared();
   const catalogue = new Catalogue(registry);
-  let options: GatewayOptions | 'help';
+  let options: GatewayOptions | 'help' | 'version';
   try {
     options = parseGatewayArgs(argv, catalogue, io.env ?? process.env);
   } catch (err) {
     if (!isUsageError(err)) throw err;
     return usageFailure(io, COMMAND, err.message);
   }
-  if (options === 'help') {
-    io.stdout(gatewayHelp());
+  if (options === 'help' || options === 'version') {
+    io.stdout(options === 'help' ? gatewayHelp() : versionText());
     return EXIT.ok;
   }
   const c = options.conformance;
@@ -200,7 +209,7 @@ export async function gatewayConformance(argv: string[], deps: GatewayDeps = {},
     for (const gateway of [target, ...(baseline ? [baseline] : [])]) {
       const checked = await preflight(plain, gateway, upstream, journal);
       if (checked.error) return commandError(io, COMMAND, checked.error);
-      if (checked.warning) io.stderr(`unified-ai-mock ${COMMAND}: warning: ${checked.warning}\n`);
+      if (checked.warning) commandWarning(io, checked.warning);
     }
     const upstreamKeys = options.upstreamKeys.length ? options.upstreamKeys : defaultKeys().map((k) => k.key);
     const secrets = [

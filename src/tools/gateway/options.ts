@@ -81,7 +81,7 @@ export function parseGatewayArgs(
   argv: readonly string[],
   catalogue: Catalogue,
   env: NodeJS.ProcessEnv = process.env,
-): GatewayOptions | 'help' {
+): GatewayOptions | 'help' | 'version' {
   const { values: v, tokens } = parseArgs({
     args: [...argv],
     options: OPTIONS,
@@ -104,7 +104,7 @@ export function parseGatewayArgs(
     catalogue,
     env,
   );
-  if (conformance === 'help') return 'help';
+  if (conformance === 'help' || conformance === 'version') return conformance;
   const str = (name: keyof typeof OPTIONS) => v[name] as string | undefined;
   const port = str('upstream-port');
   const admin = str('upstream-admin');
@@ -204,29 +204,35 @@ gateway or upstream unreachable.
 
 Upstream:
   --upstream-port PORT    start the mock on this port for the run (the gateway's upstream URL)
-  --upstream-host HOST    the address it listens on                    default ${GATEWAY_DEFAULTS.host}
+  --upstream-host HOST    the address it listens on (default: ${GATEWAY_DEFAULTS.host})
   --upstream-admin URL    use a mock already running at URL instead (its /__admin API must answer
                           the runner: loopback, or --upstream-admin-token)
   --upstream-admin-token TOKEN  that mock's --admin-token (or CONFORMANCE_UPSTREAM_ADMIN_TOKEN)
   --upstream-key KEY      a key the gateway sends upstream; the mock the runner starts accepts it
-                          (repeatable; default: the mock's default keys)
+                          (repeatable) (default: the mock's own keys)
 
 What the gateway is documented to do:
-  --key-passthrough       it sends the client's own key upstream (gateway.secrets.key does not apply)
+  --key-passthrough       it sends the client's own key upstream (then gateway.secrets.key does
+                          not apply)
   --model-alias C=U       it sends model U upstream when the client names model C (repeatable)
   --rewrites FIELD        it changes this request field on the way: not compared (repeatable)
-  --gateway-timeout MS    its timeout for a hung upstream                default ${GATEWAY_DEFAULTS.gatewayTimeoutMs}
+  --gateway-timeout MS    its timeout for a hung upstream (default: ${GATEWAY_DEFAULTS.gatewayTimeoutMs})
 
 Bounds:
   --first-event-bound MS  how much later than the upstream wrote an event the client may read it
-                          default ${GATEWAY_DEFAULTS.firstEventBoundMs}, or half the gap when that is less
+                          (default: ${GATEWAY_DEFAULTS.firstEventBoundMs}, or half the gap when that is less)
   --upstream-gap MS       the gap between the paced upstream's events: at least twice the bound,
                           two of them shorter than the gateway's timeout
-                          default ${GATEWAY_DEFAULTS.upstreamGapMs}, or a third of --gateway-timeout when that is less
-  --streams N             concurrent streams of the isolation case (2-${MAX_STREAMS})     default ${GATEWAY_DEFAULTS.streams}
+                          (default: ${GATEWAY_DEFAULTS.upstreamGapMs}, or a third of --gateway-timeout when less)
+  --streams N             concurrent streams of the isolation case, 2-${MAX_STREAMS} (default: ${GATEWAY_DEFAULTS.streams})
+
+  -h, --help              show this help
+  -v, --version           print the version
 
 The runner's options apply as in the other profiles: --base-url (the gateway), --api-key (the
 client's key), --path-prefix, --route, --header, --timeout, --concurrency, --only, --skip,
 --unsupported, --strict, --plan, --baseline, --reporter, --output, --chat-model and the other
-models ('unified-ai-mock conformance --help'). See docs/gateway.md.
+models ('unified-ai-mock conformance --help').
+
+Every option in full, with recipes for Portkey and for a gateway set by a base URL: docs/gateway.md.
 `;

@@ -8,7 +8,7 @@ import { schemas } from '../../support/index.js';
 
 const CONTEXT = {
   operations: ['chat.completions', 'images.generate', 'me'],
-  keyLabels: ['default', 'limited'],
+  keyNames: ['default', 'limited'],
   limits: { maxDelayMs: 1000 },
   maxRules: loadLimits().faults.maxRules,
 };
@@ -16,7 +16,7 @@ const MAX_RULES = CONTEXT.maxRules;
 const rules = () => new FaultRules(schemas(), CONTEXT);
 const CHAT: RequestFacts = {
   operation: 'chat.completions',
-  keyLabel: 'default',
+  keyName: 'default',
   headers: {},
   body: { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true } },
 };
@@ -61,7 +61,7 @@ test('a rule matches on operation, key label, model, header and body fields', ()
   });
   const pick = (facts: Partial<RequestFacts>) => r.pick({ ...CHAT, ...facts })?.fault.status;
   assert.is(pick({ operation: 'images.generate' }), 500);
-  assert.is(pick({ keyLabel: 'limited' }), 501);
+  assert.is(pick({ keyName: 'limited' }), 501);
   assert.is(pick({ headers: { 'x-tenant': 'acme' } }), 502);
   assert.is(pick({ headers: { 'x-tenant': ['acme'] } }), 502);
   assert.is(pick({ body: { ...CHAT.body, model: 'gpt-4o' } }), 503);
@@ -168,7 +168,7 @@ test('a bad rule is refused with a message and the field it concerns', () => {
   );
   refused(
     () => r.add({ match: { key: 'nobody' }, fault: { status: 500 } }),
-    /No configured key has the label 'nobody'/,
+    /No configured key has the name 'nobody'/,
     'match.key',
   );
   r.add({ id: 'x', fault: { status: 500 } });

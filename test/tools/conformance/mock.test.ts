@@ -123,7 +123,7 @@ test("a base URL ending in an operation's prefix (the SDK base URL /text-provide
   assert.is(warned.code, 1, 'the chat cases go to /text-provider/text-provider/...');
   assert.is(
     warned.stderr,
-    `unified-ai-mock conformance: warning: --base-url ends in '/text-provider', so POST /text-provider/chat/completions is asked at /text-provider/text-provider/chat/completions. The API document's paths start at the root and the runner adds '/text-provider' itself: pass --base-url ${url} instead.\n`,
+    `unified-ai-mock: warning: --base-url ends in '/text-provider', so POST /text-provider/chat/completions is asked at /text-provider/text-provider/chat/completions. The API document's paths start at the root and the runner adds '/text-provider' itself: pass --base-url ${url} instead.\n`,
   );
   // Every prefix of the operations table, and nothing else.
   const prefixes = [

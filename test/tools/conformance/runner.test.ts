@@ -110,7 +110,7 @@ test('a key the target refuses stops the run at the probe: exit 2, one line, no 
   assert.is(out.stderr.split('\n').filter(Boolean).length, 1, out.stderr);
   assert.match(
     out.stderr,
-    /^unified-ai-mock conformance: http:\/\/127\.0\.0\.1:\d+ refused the API key on GET \/v1\/me \(401\), so every case that needs a valid key would fail: check the key \(--api-key, CONFORMANCE_API_KEY\), or pass --continue-on-refused-key to run the cases anyway\n$/,
+    /^unified-ai-mock: http:\/\/127\.0\.0\.1:\d+ refused the API key on GET \/v1\/me \(401\), so every case that needs a valid key would fail: check the key \(--api-key, CONFORMANCE_API_KEY\), or pass --continue-on-refused-key to run the cases anyway\n$/,
   );
   assert.not.ok(out.stderr.includes('sk-not-a-key-of-the-mock'));
   const after = (await (await fetch(`${mock.url}/__admin/requests`)).json()) as { data: unknown[] };
@@ -159,7 +159,7 @@ test('bad usage exits 2 with a message; --help exits 0', async () => {
   ]) {
     const out = await runCli(argv);
     assert.is(out.code, 2, argv.join(' '));
-    assert.match(out.stderr, /unified-ai-mock conformance: /);
+    assert.match(out.stderr, /^unified-ai-mock: /);
   }
   const help = await runCli(['--help']);
   assert.is(help.code, 0);
