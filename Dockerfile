@@ -37,6 +37,8 @@ COPY schemas ./schemas
 COPY fixtures ./fixtures
 COPY conformance ./conformance
 COPY client-check ./client-check
+# The documents, which `--help` and the messages point to.
+COPY docs/*.md ./docs/
 # The image's own unprivileged user; the files stay root-owned, so the server cannot change them.
 USER node
 EXPOSE 4010

@@ -25,7 +25,7 @@ export const LAYERS = {
   domain: { may: ['lib', 'contract', 'media', 'text'] },
   pipeline: { may: ['lib', 'contract', 'text', 'domain'] },
   handlers: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline'], peers: false },
-  verdict: { may: ['contract', 'domain'] },
+  verdict: { may: ['lib', 'contract', 'domain'] },
   relay: { may: ['lib', 'contract', 'text', 'domain', 'pipeline', 'verdict'] },
   app: { may: ['lib', 'contract', 'media', 'text', 'domain', 'pipeline', 'handlers', 'relay', 'tools/openapi'] },
   server: {
@@ -34,6 +34,7 @@ export const LAYERS = {
   'tools/openapi': { may: ['lib', 'contract', 'domain'] },
   'tools/conformance': { may: ['lib', 'contract', 'domain', 'verdict'] },
   'tools/clientCheck': { may: ['lib', 'contract', 'domain', 'verdict'] },
+  'tools/gateway': { may: ['lib', 'contract', 'domain', 'verdict', 'tools/conformance'] },
   cli: { may: '*' },
 };
 

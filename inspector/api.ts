@@ -39,7 +39,7 @@ export interface LimitView {
 }
 export interface KeyLimits {
   key: string;
-  label: string | null;
+  name: string | null;
   requests: LimitView;
   tokens: LimitView | null;
 }

@@ -247,7 +247,7 @@ export function FaultsPanel({ operations, onError }: { operations: string[]; onE
               {limits.map((k) => (
                 <tr key={k.key}>
                   <td>
-                    {k.label ?? '—'} <span class="mono muted">{k.key}</span>
+                    {k.name ?? '—'} <span class="mono muted">{k.key}</span>
                   </td>
                   <td>
                     {k.requests.remaining} / {k.requests.limit}

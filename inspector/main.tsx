@@ -149,9 +149,29 @@ const TABS: readonly (readonly [View, string])[] = [
   ['latency', 'Latency'],
 ];
 
+/** The journal the server wrote into the page (a JSON data block): the first paint lists it, before the feed is up. */
+function journalInPage(): Entry[] {
+  try {
+    const list = JSON.parse(document.getElementById('journal')?.textContent ?? '[]') as unknown;
+    return Array.isArray(list) ? (list as Entry[]).slice(-MAX_ENTRIES) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The live feed: not up yet (the page has just loaded), up, or lost and being tried again. */
+type Feed = 'connecting' | 'live' | 'reconnecting';
+const FEED_TEXT: Readonly<Record<Feed, string>> = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+};
+
 function App() {
-  const [entries, setEntries] = useState<Entry[]>([]);
-  const [live, setLive] = useState(false);
+  const [initial] = useState(journalInPage);
+  const [entries, setEntries] = useState<Entry[]>(initial);
+  const [feed, setFeed] = useState<Feed>('connecting');
+  const live = feed === 'live';
   const [tab, setTab] = useState<View>('requests');
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const [open, setOpen] = useState<string | undefined>();
@@ -163,7 +183,7 @@ function App() {
   const listRef = useRef<HTMLUListElement>(null);
 
   useEffect(() => {
-    const seen = new Set<string>();
+    const seen = new Set<string>(initial.map(entryId));
     const add = (list: Entry[]) =>
       setEntries((prev) => {
         const fresh = list.filter((e) => !seen.has(entryId(e)));
@@ -183,7 +203,7 @@ function App() {
     const stop = follow(
       (e) => add([e]),
       (on) => {
-        setLive(on);
+        setFeed(on ? 'live' : 'reconnecting');
         if (on && dropped) void read();
         dropped = !on;
       },
@@ -261,7 +281,7 @@ function App() {
           ))}
         </nav>
         <span class={live ? 'live on' : 'live'} role="status" aria-live="polite">
-          {live ? 'Live' : 'Reconnecting…'}
+          {FEED_TEXT[feed]}
           {waiting > 0 && ` · ${waiting} new, listed when the pointer leaves the list`}
         </span>
       </header>

@@ -150,10 +150,12 @@ export function flagsTable(): string {
     // A switch turns its field on, or off when its name says so (--no-fault-headers), as in src/cli/main.ts.
     const sets = node.type === 'boolean' ? `${path}: ${!flag.startsWith('--no-')}` : path;
     const values = node.enum ? `: ${node.enum.map(code).join(', ')}` : '';
-    const usage = code(flag) + (node.type === 'array' ? ' (repeatable)' : '');
+    const short = node['x-short'] ? ` (\`${node['x-short']}\`)` : '';
+    const usage = code(flag) + short + (node.type === 'array' ? ' (repeatable)' : '');
     rows.push([usage, code(sets), defaultOf(field), meaningOf(field) + values + (path === 'keys' ? API_KEYS : '')]);
   }
-  rows.push(['`--help`', '', '', 'prints this list']);
+  rows.push(['`--help` (`-h`)', '', '', 'prints the flags, one sentence each']);
+  rows.push(['`--version` (`-v`)', '', '', 'prints the version']);
   return table(['Flag', 'Config field', 'Default', 'Meaning'], rows);
 }
 

@@ -85,7 +85,7 @@ function suite(): { cases: readonly Case[]; of: (p: Profile) => Case[] } {
     new Catalogue(registry),
     {},
   );
-  if (options === 'help') throw new Error('unexpected help');
+  if (options === 'help' || options === 'version') throw new Error(`unexpected ${options}`);
   const { cases } = loadSuite(registry, options.values);
   return { cases, of: (profile) => selectCases(cases, { profile, only: [], skip: [], skipBillable: false }).cases };
 }

@@ -170,6 +170,7 @@ const SERVER_PARTS = ['handlers', 'media', 'pipeline', 'app', 'server'];
 const VERDICT = tsFiles(join(SRC, 'verdict')).map(inSrc);
 for (const [name, entries] of [
   ['src/tools/conformance/cli.ts', ['tools/conformance/cli.ts']],
+  ['src/tools/gateway/cli.ts', ['tools/gateway/cli.ts']],
   ['src/tools/openapi/index.ts', ['tools/openapi/index.ts']],
   ['src/verdict/', VERDICT],
 ] as const) {

@@ -14,8 +14,8 @@ import { parseBody } from '../pipeline/parseBody.js';
 import { rateLimit } from '../pipeline/rateLimit.js';
 import {
   beginResponse,
+  endRequest,
   openHead,
-  reportRequest,
   requestIdFor,
   type IdRule,
   type Reporting,
@@ -23,6 +23,7 @@ import {
 } from '../pipeline/requestContext.js';
 import { responder } from '../pipeline/respond.js';
 import { pathOfUrl, routeTable } from '../pipeline/route.js';
+import { RequestEnd } from '../pipeline/requestEnd.js';
 import { requestState, runSteps, type Step } from '../pipeline/steps.js';
 import { validate } from '../pipeline/validate.js';
 import { operations } from '../contract/operations.js';
@@ -103,7 +104,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const perOperation: Step[] = [
     authenticate(services.keys, config),
     rateLimit(services),
-    parseBody(config.bodyLimit, services.limits.requests.maxJsonDepth, services.bodyBudget, services.limits.messages),
+    parseBody(config.bodyLimit, services.limits.requests, services.bodyBudget, services.limits.messages),
     faults(services),
     ...(relay ? [relay.step(check, handle(services))] : [check, handle(services), admit(services, pacer)]),
   ];
@@ -143,6 +144,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
       checked?.key,
     ));
     state.arrived = pacer.now();
+    state.end = new RequestEnd(ctx.res);
     beginResponse(state);
     let path = checked?.path;
     try {
@@ -164,10 +166,9 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     } catch (thrown) {
       renderError(ctx, state, thrown, report, services.secrets.json);
     } finally {
-      state.release?.();
       // An answer Koa writes after this (or none, the connection gone) carries the request's headers too.
       if (!ctx.res.headersSent) openHead(ctx.res, state);
-      reportRequest(reporting, ctx.req, path ?? ctx.path, state, ctx.status, started, ctx.res);
+      endRequest(reporting, ctx.req, path ?? ctx.path, state, ctx.status, started, ctx.res);
     }
   };
 
@@ -183,7 +184,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
    * 2. what renderError does for an ApiError there: the envelope and its headers, in one writeHead and
    *    end (sendError); Koa's own respond is turned off for it there (ctx.respond = false), so Koa adds
    *    nothing to the answer but what it did to the response before serve ran;
-   * 3. serve's finally: the record for the journal and the log (reportRequest), an observer's failure
+   * 3. serve's finally: the record for the journal and the log (endRequest), an observer's failure
    *    reported as Koa's error path reports one.
    * It skips what such a request never needs: the Koa context, the route lookup Koa would redo, the
    * steps after the key check. test/app/createApp.test.ts compares its answers and records with Koa's,
@@ -202,7 +203,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     beginResponse(state);
     state.responseBody = sendError(res, state, err);
     try {
-      reportRequest(reporting, req, path, state, err.status, started, res);
+      endRequest(reporting, req, path, state, err.status, started, res);
     } catch (thrown) {
       report(thrown, { method: req.method ?? '', url: req.url ?? '', requestId: state.requestId });
     }

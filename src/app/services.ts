@@ -30,7 +30,7 @@ import { Completions } from '../text/complete.js';
 function faultRulesOf(config: Config, schemas: SchemaRegistry, limits: Limits): FaultRules {
   const faultRules = new FaultRules(schemas, {
     operations: operations.filter(faultable).map((op) => op.id),
-    keyLabels: config.keys.flatMap((k) => (k.label ? [k.label] : [])),
+    keyNames: config.keys.flatMap((k) => (k.name ? [k.name] : [])),
     limits: { maxDelayMs: config.timeouts.stallMaxMs },
     maxRules: limits.faults.maxRules,
   });
@@ -83,8 +83,10 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
     videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
   };
   const streams = new StreamStats();
-  const load = new Slots();
-  return {
+  // Each model's cap is the profile it has without a request's choice (read from the services' latency control, which
+  // tests may replace): a header changes a request's timing only.
+  const load = new Slots((model) => services.latency.choose(model)?.profile);
+  const services: Services = {
     ...parts,
     streams,
     latency: new Latency(config.latency, catalogue, {
@@ -122,4 +124,5 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
     replyRules: loadReplyRules(schemas, config.replyRules),
     secrets: echoMask(configSecrets(config)),
   };
+  return services;
 }

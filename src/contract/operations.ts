@@ -86,7 +86,8 @@ export interface Operation {
   readonly billing?: Billing;
   /** True when the operation's requests count their tokens against a key's tokens-per-minute limit. */
   readonly countsTokens?: true;
-  /** How a latency profile times the operation (docs/load-testing.md); none: it always answers at once. */
+  /** How a latency profile times the operation (docs/load-testing.md); none: it always answers at once. An operation
+   * with one lists X-Mock-Pacing in `headers`: the header times its answer. */
   readonly latency?: Latency;
   readonly doc: OperationDoc;
 }
@@ -131,6 +132,7 @@ const ROWS = [
     auth: 'key',
     requestSchema: schemaId('image-generation-request.json'),
     success: { ...json('images-response.json'), media: 'png' },
+    headers: ['X-Mock-Pacing'],
     billing: { unit: 'images', field: 'n' },
     latency: { model: 'model', timing: 'duration' },
     doc: {
@@ -165,6 +167,7 @@ const ROWS = [
     auth: 'key',
     requestSchema: schemaId('video-request.json'),
     success: { ...json('video-task.json'), media: 'mp4', seedAt: '/video/seed' },
+    headers: ['X-Mock-Pacing'],
     billing: { unit: 'videoSeconds', field: 'duration' },
     latency: { model: 'model', timing: 'task' },
     doc: {
@@ -183,6 +186,7 @@ const ROWS = [
     auth: 'key',
     requestSchema: schemaId('voice-tts-request.json'),
     success: { contentType: 'audio/mpeg', media: 'audio' },
+    headers: ['X-Mock-Pacing'],
     billing: { unit: 'characters', field: 'text' },
     latency: { model: 'model_id', timing: 'duration' },
     doc: {
@@ -202,7 +206,7 @@ const ROWS = [
     auth: 'key',
     requestSchema: schemaId('cloud-speech-request.json'),
     success: { contentType: 'audio/wav', media: 'audio' },
-    headers: ['X-Microsoft-OutputFormat'],
+    headers: ['X-Microsoft-OutputFormat', 'X-Mock-Pacing'],
     billing: { unit: 'characters', field: 'text' },
     latency: { model: 'voice', timing: 'duration' },
     doc: {

@@ -17,6 +17,16 @@ export interface PathHint {
 }
 
 const chat = operation('chat.completions').path;
+const tts = operation('voice.tts').path;
+const speech = operation('cloud.speech').path;
+const edit = operation('images.edit').path;
+
+/** An OpenAI SDK path as the SDK composes it from the base URL this API's docs give (`<server>/text-provider`), and
+ * from the server itself. */
+const sdk = (path: string) => [path, `/text-provider${path}`];
+/** The hint of an OpenAI endpoint this API has nothing like. */
+const none = (what: string) =>
+  `This API has no ${what}: it offers chat completions (POST ${chat}), images, video and speech (GET /openapi.json lists every path).`;
 
 /** The hint table. */
 export const PATH_HINTS: readonly PathHint[] = [
@@ -28,6 +38,25 @@ export const PATH_HINTS: readonly PathHint[] = [
       `This is OpenAI's Responses API, which this API does not have: use chat completions, POST ${chat} (or /v1${chat}). ` +
       "With the Vercel AI SDK, call openai.chat('gpt-4o') instead of openai('gpt-4o'), which uses the Responses API.",
   },
+  {
+    // The openai SDK's client.audio.speech.create().
+    paths: sdk('/audio/speech'),
+    hint: `This API has no /audio/speech: text to speech is POST ${tts} (a voice_id and the text; MP3 and other formats) or POST ${speech} (SSML, Azure-style).`,
+  },
+  { paths: [...sdk('/audio/transcriptions'), ...sdk('/audio/translations')], hint: none('speech to text') },
+  { paths: sdk('/embeddings'), hint: none('embeddings') },
+  { paths: sdk('/moderations'), hint: none('moderations') },
+  { paths: [...sdk('/files'), ...sdk('/batches'), ...sdk('/uploads')], hint: none('files or batches') },
+  {
+    // The legacy completions endpoint (client.completions.create()).
+    paths: sdk('/completions'),
+    hint: `This API has no legacy completions endpoint: use chat completions, POST ${chat} (or /v1${chat}).`,
+  },
+  {
+    paths: sdk('/images/edits'),
+    hint: `Image edits are POST ${edit} here (a JSON body with the image in base64), not OpenAI's multipart /images/edits.`,
+  },
+  { paths: sdk('/images/variations'), hint: none('image variations') },
   {
     // A client whose base URL is the server itself, or the server + /v1, as for api.openai.com.
     paths: ['/chat/completions', '/images/generations'],

@@ -5,7 +5,7 @@ import { GENERATED_FILE, loadGenerated, type Lookup } from './validators/generat
 import { readSchemas, type SchemaVariant } from './validators/sources.js';
 
 export { base64Offset, base64Start } from './validators/formats.js';
-export { SCHEMA_BASE, schemaId, strictId } from './validators/sources.js';
+export { SCHEMA_BASE, schemaId, strictId, SUBSCHEMA_IDS } from './validators/sources.js';
 
 // Ready at start-up: what every start and every request needs. Response schemas (read by tests and
 // the conformance runner), the conformance case schema and the strict variants (createApp prepares

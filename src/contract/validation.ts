@@ -53,6 +53,13 @@ export function toDetail(e: ErrorObject): Detail | undefined {
       return { param, code: 'missing_required_parameter', message: `Missing required parameter: ${q(param)}.` };
     }
     case 'type':
+      // JSON.parse makes a number past ±1.8e308 (1e400) Infinity: a number, but none a field can take.
+      if (typeof e.data === 'number' && !Number.isFinite(e.data))
+        return {
+          param: at,
+          code: 'invalid_value',
+          message: `Invalid ${q(at)}: the number is out of range (too large to be represented: it reads as ${e.data > 0 ? '' : '-'}infinity). Expected ${article(String(p.type))} within ±1.7976931348623157e308.`,
+        };
       return {
         param: at,
         code: 'invalid_type',
@@ -117,10 +124,25 @@ export function toDetail(e: ErrorObject): Detail | undefined {
       const param = pointerToParam(e.instancePath, String(p.additionalProperty));
       return { param, code: 'unknown_parameter', message: `Unrecognized request argument supplied: ${param}.` };
     }
+    case 'not': {
+      // A value the schema names as not allowed (`off` and `catalogue` as a profile's name): its description says why.
+      const parent = e.parentSchema as { description?: string; not?: { enum?: unknown[] } } | undefined;
+      const reserved = parent?.not?.enum?.includes(e.data) === true;
+      const why = parent?.description;
+      // A reserved property name (propertyNames) is that property's fault: it is named (a reserved word is short).
+      const name = (e as { propertyName?: string }).propertyName;
+      const param = reserved && name !== undefined ? pointerToParam(e.instancePath, name) : at;
+      return {
+        param,
+        code: 'invalid_value',
+        message: `Invalid value for ${q(param)}: ${show(e.data)} is ${reserved ? 'reserved' : 'not allowed'}${why ? ` (${why})` : ''}.`,
+      };
+    }
     case 'if':
     case 'oneOf':
     case 'anyOf':
-      return undefined; // the branch errors that follow say what is wrong
+    case 'propertyNames':
+      return undefined; // the branch errors that follow (or the name's, before) say what is wrong
     default:
       return {
         param: at,

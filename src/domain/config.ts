@@ -1,14 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../lib/paths.js';
+import { forbiddenKeyAt, forbiddenKeyMessage } from '../lib/keys.js';
+import { allowedHostProblem } from './allowedHosts.js';
 import { schemaFile, schemaNumber } from '../contract/schemaData.js';
 import { schemaId, type SchemaRegistry } from '../contract/schemas.js';
-import { toDetails } from '../contract/validation.js';
+import { problemLines, type ProblemSource } from './problems.js';
 import type { Profile } from './latency/types.js';
 
 /** One API key the mock accepts. */
 export interface KeyConfig {
   readonly key: string;
+  /** The key's name (`/v1/me`'s `name`, a fault rule's `match.key`). */
+  readonly name?: string;
+  /** The old spelling of `name`: a resolved configuration carries both, with the same value. */
   readonly label?: string;
   readonly scopes?: readonly string[];
   readonly rateLimit?: { readonly requests: number; readonly windowMs?: number; readonly tokensPerMinute?: number };
@@ -66,6 +71,7 @@ export interface Config {
     keepAliveMs: number;
     stallMaxMs: number;
     streamMaxMs: number;
+    answerMaxMs: number;
     shutdownGraceMs: number;
   };
   video: { progress: boolean };
@@ -105,6 +111,12 @@ export interface SettingSchema {
   readonly description?: string;
   /** The command-line flag of `serve` that sets the field, with its value placeholder: `--body-limit BYTES`. */
   readonly 'x-flag'?: string;
+  /** The flag's one-letter form: `-p`. */
+  readonly 'x-short'?: string;
+  /** The flag's one sentence in `serve --help`. */
+  readonly 'x-help'?: string;
+  /** The heading `serve --help` lists the flag under. */
+  readonly 'x-group'?: 'server' | 'access' | 'answers' | 'timing' | 'relay';
 }
 
 /** schemas/config.json: the one table of settings. */
@@ -140,9 +152,15 @@ const DEFAULT_WINDOW_MS = schemaNumber(
 /** The request window of a key's rate limit: its own, else the default. Every reader of a window asks here. */
 export const windowMsOf = (limit: NonNullable<KeyConfig['rateLimit']>): number => limit.windowMs ?? DEFAULT_WINDOW_MS;
 
+/** A key's name, written `name` or (the old spelling) `label`: both fields hold it from here on. */
+const named = (k: KeyConfig): KeyConfig => {
+  const name = k.name ?? k.label;
+  return name === undefined ? k : { ...k, name, label: name };
+};
+
 /** The default keys from fixtures/keys.json. */
 export function defaultKeys(dir: string = FIXTURES_DIR): KeyConfig[] {
-  return (JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')) as { keys: KeyConfig[] }).keys;
+  return (JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')) as { keys: KeyConfig[] }).keys.map(named);
 }
 
 /** The `default` of every field of a schema node, in the schema's order; a group gets an object of its members'
@@ -171,13 +189,27 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Checks a partial configuration against schemas/config.json; a ConfigError names every problem, each by what the
+ * user wrote when the source says (the flag, or the file and its key). */
+export function checkConfig(input: ConfigInput, schemas: SchemaRegistry, source: ProblemSource = {}): void {
+  const fail = (lines: readonly string[]) =>
+    new ConfigError(`invalid configuration:\n${lines.map((l) => `  ${l}`).join('\n')}`);
+  const forbidden = forbiddenKeyAt(input);
+  if (forbidden !== undefined) throw fail([forbiddenKeyMessage(forbidden)]);
+  const errors = schemas.check(schemaId('config.json'), input);
+  if (errors.length) throw fail(problemLines(errors, source));
+  const hosts = (input.allowedHosts ?? []).flatMap((name, i) => {
+    const problem = allowedHostProblem(name);
+    const where =
+      source.flagAt?.(['allowedHosts', String(i)]) ?? `allowedHosts[${i}]${source.file ? ` in ${source.file}` : ''}`;
+    return problem ? [`${where}: ${problem}`] : [];
+  });
+  if (hosts.length) throw fail(hosts);
+}
+
 /** Checks a partial configuration against schemas/config.json and fills in the defaults. */
 export function resolveConfig(input: ConfigInput, schemas: SchemaRegistry): Config {
-  const errors = schemas.check(schemaId('config.json'), input);
-  if (errors.length) {
-    const lines = toDetails(errors).map((d) => `  ${d.param ?? '(root)'}: ${d.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
+  checkConfig(input, schemas);
   const base = defaultConfig() as unknown as Record<string, unknown>;
   const given = input as Record<string, unknown>;
   const config: Record<string, unknown> = { ...base, ...given };
@@ -187,6 +219,7 @@ export function resolveConfig(input: ConfigInput, schemas: SchemaRegistry): Conf
   }
   // A rule across two fields, which the schema cannot state: no stream outlasts the stream time limit,
   // so a first token due later could never be sent.
+  config.keys = (config.keys as KeyConfig[]).map(named);
   const { pacing, timeouts } = config as unknown as Config;
   if (pacing.timeToFirstTokenMs > timeouts.streamMaxMs) {
     throw new ConfigError(

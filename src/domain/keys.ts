@@ -8,10 +8,12 @@ export interface KeyState {
   readonly usage: { requests: number; byOperation: Record<string, number> };
 }
 
-/** A key as shown to people: its first four and last four characters at most, never the whole key. */
+/** A key as shown to people: its first four and last four characters at most, never the whole key. Characters are
+ * code points, so a mask never holds half of a pair (lone surrogates, which no encoder writes). */
 export function maskKey(key: string): string {
-  if (key.length >= 16) return `${key.slice(0, 4)}...${key.slice(-4)}`;
-  if (key.length >= 8) return `${key.slice(0, 2)}...${key.slice(-2)}`;
+  const chars = Array.from(key);
+  if (chars.length >= 16) return `${chars.slice(0, 4).join('')}...${chars.slice(-4).join('')}`;
+  if (chars.length >= 8) return `${chars.slice(0, 2).join('')}...${chars.slice(-2).join('')}`;
   return '***';
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { findOperation } from '../contract/operations.js';
 import { SchemaRegistry, schemaId } from '../contract/schemas.js';
 import { toDetails } from '../contract/validation.js';
 import { FIXTURES_DIR } from '../lib/paths.js';
@@ -19,6 +20,9 @@ export interface AudioFormat {
 export interface Limits {
   readonly requests: {
     maxJsonDepth: number;
+    maxJsonValues: number;
+    /** By operation id; an operation not listed takes the configured bodyLimit. */
+    maxBodyBytes: Readonly<Record<string, number>>;
     maxDetails: number;
     maxValuesForAllErrors: number;
     largeBodyBytes: number;
@@ -92,6 +96,10 @@ export function checkLimits(data: unknown, schemas: SchemaRegistry, file = 'fixt
   const { defaultOutputFormat, outputFormats } = limits.speech;
   if (!Object.hasOwn(outputFormats, defaultOutputFormat))
     throw new Error(`${file}: speech.defaultOutputFormat ${defaultOutputFormat} is not one of speech.outputFormats`);
+  // And that each body limit names an operation that takes a body.
+  for (const id of Object.keys(limits.requests.maxBodyBytes))
+    if (!findOperation(id)?.requestSchema)
+      throw new Error(`${file}: requests.maxBodyBytes names ${id}, which is no operation that takes a body`);
   return limits;
 }
 

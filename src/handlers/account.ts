@@ -10,7 +10,7 @@ export const me: Handler = ({ key }) => {
     body: {
       object: 'api_key',
       label: k.masked,
-      name: k.config.label ?? null,
+      name: k.config.name ?? null,
       scopes: k.config.scopes ?? [],
       rate_limit: limit
         ? {

@@ -1,5 +1,5 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
-import { schemaId } from '../contract/schemas.js';
+import { SUBSCHEMA_IDS } from '../contract/schemas.js';
 import { invalidBody, toDetails } from '../contract/validation.js';
 import { RuleError } from '../domain/faults/rules.js';
 import type { Handler } from '../pipeline/handler.js';
@@ -97,7 +97,9 @@ export const listRateLimits: Handler = ({ services }) =>
     object: 'list',
     data: snapshot.map(({ key, requests, tokens }) => ({
       key: key.masked,
-      label: key.config.label ?? null,
+      name: key.config.name ?? null,
+      // The old spelling of name, kept for the scripts that read it.
+      label: key.config.name ?? null,
       requests,
       tokens: tokens ?? null,
     })),
@@ -122,7 +124,7 @@ export const latencyView: Handler = (req) => latencyBody(req, req.services.laten
 // The profiles of a change are checked against the catalogue's own definition here rather than in the request schema:
 // there its validator (a distribution is one of five shapes, three times over) would be built into every variant
 // of the request validators the server loads at start-up.
-const PROFILES = `${schemaId('catalogue.json')}#/properties/profiles`;
+const PROFILES = SUBSCHEMA_IDS.latencyProfiles;
 
 /** PUT /__admin/latency: changes the settings from the next request on (the body checked against its schema). */
 export const updateLatency: Handler = (req) => {
@@ -136,8 +138,14 @@ export const updateLatency: Handler = (req) => {
         services.limits.requests.maxDetails,
       );
   }
-  return latencyBody(req, services.latency.update(change));
+  const view = services.latency.update(change);
+  services.load.settle(); // a cap raised (or taken away) lets the waiters it makes room for in now
+  return latencyBody(req, view);
 };
 
 /** DELETE /__admin/latency: back to the configuration's settings. */
-export const resetLatency: Handler = (req) => latencyBody(req, req.services.latency.reset());
+export const resetLatency: Handler = (req) => {
+  const view = req.services.latency.reset();
+  req.services.load.settle();
+  return latencyBody(req, view);
+};

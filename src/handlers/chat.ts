@@ -2,12 +2,13 @@ import { completionLimitParam } from '../contract/completionLimit.js';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, hexFrom, idOf } from '../lib/ids.js';
 import { REQUEST_TEXTS, kept } from '../lib/memo.js';
-import { pacingFor } from '../text/pacing.js';
+import { pacingOf } from '../text/pacing.js';
 import { DEFAULT_RULE_ID, selectReply } from '../text/replies.js';
-import { countChatPromptTokens } from '../text/tokenizer.js';
+import { countChatPromptTokens, countChatPromptTokensPaused } from '../text/tokenizer.js';
 import { CompletionText, chunkEvents, usageOf } from '../text/wire.js';
 import type { Model } from '../domain/catalogue.js';
-import type { Handler } from '../pipeline/handler.js';
+import type { Handler, HandlerRequest } from '../pipeline/handler.js';
+import type { Reply } from '../contract/reply.js';
 
 /** The header that picks a reply rule by id for one request, e.g. `X-Mock-Reply-Rule: long`. */
 const RULE_HEADER = 'x-mock-reply-rule';
@@ -50,19 +51,49 @@ function maxTokensOf(body: Record<string, unknown>, model: Model): number | unde
   return value;
 }
 
+/**
+ * Characters of a prompt counted at once; a longer prompt is counted with pauses that let other requests through (a
+ * few MB of text take seconds to count). The ones of an ordinary chat are counted at once, as fast as ever.
+ */
+export const LONG_PROMPT_CHARS = 16_384;
+
+const promptChars = (messages: readonly Message[]): number =>
+  messages.reduce((n, m) => n + m.role.length + m.content.length + (m.name?.length ?? 0), 0);
+
 /** POST /text-provider/chat/completions: OpenAI's chat.completion, or chat.completion.chunk events when streamed. */
-export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
+export const chatCompletions: Handler = (req) => {
+  const { body, services } = req;
   const model = services.catalogue.require(body.model as string, 'text');
   const maxTokens = maxTokensOf(body, model);
   const messages = body.messages as Message[];
   const encoding = model.limits.tokenizer ?? 'cl100k_base';
-  const promptTokens = countChatPromptTokens(messages, encoding);
+  if (promptChars(messages) <= LONG_PROMPT_CHARS)
+    return answer(req, model, maxTokens, countChatPromptTokens(messages, encoding));
+  // Past twice the context window the exact count says nothing more: it stops there (a prompt of random words of a
+  // few MB is millions of tokens, seconds of CPU and tens of MB of garbage to count whole).
+  const window = model.limits.context_window;
+  const stop = window === undefined ? Infinity : 2 * window;
+  return countChatPromptTokensPaused(messages, encoding, undefined, stop).then((n) =>
+    answer(req, model, maxTokens, n, n > stop ? stop : undefined),
+  );
+};
+
+/** The answer to a chat request whose prompt counts `promptTokens` (or more than `countedTo`, where the count stopped). */
+function answer(
+  { body, raw, headers, services, pacing }: HandlerRequest,
+  model: Model,
+  maxTokens: number | undefined,
+  promptTokens: number,
+  countedTo?: number,
+): Reply {
+  const messages = body.messages as Message[];
+  const encoding = model.limits.tokenizer ?? 'cl100k_base';
   const window = model.limits.context_window;
   if (window !== undefined && promptTokens > window) {
     throw new ApiError(ERRORS.VALIDATION, {
       param: 'messages',
       code: 'context_length_exceeded',
-      message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+      message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${countedTo === undefined ? promptTokens : `more than ${countedTo}`} tokens. Please reduce the length of the messages.`,
     });
   }
   // With control headers off (--no-fault-headers) no header changes a response: rules choose by the messages alone.
@@ -107,15 +138,9 @@ export const chatCompletions: Handler = ({ body, raw, headers, services }) => {
     kind: 'sse',
     events: chunkEvents(head, result, usage, includeUsage),
     ending: 'done',
-    pacing: controls
-      ? pacingFor(
-          headers,
-          services.config.pacing,
-          services.config.timeouts.streamMaxMs,
-          services.limits.messages.maxPacingPartChars,
-        )
-      : services.config.pacing,
+    // The header's ttft and tps over the server's pacing (none with control headers off: askedPacing reads none).
+    pacing: pacingOf(services.config.pacing, pacing),
     headers: replyHeaders,
     usage: counted,
   };
-};
+}

@@ -25,15 +25,15 @@ function view(task: VideoTask, services: Services): Record<string, unknown> {
 }
 
 /** Under a latency profile, the task's generation time drawn from the model's `duration`; otherwise none. */
-function timingOf(services: Services, model: string, headers: HandlerRequest['headers']): VideoTiming | undefined {
-  const chosen = profileFor(services, model, headers);
+function timingOf(services: Services, model: string, pacing: HandlerRequest['pacing']): VideoTiming | undefined {
+  const chosen = profileFor(services, model, pacing);
   if (!chosen) return undefined;
-  const durationMs = services.latency.draws().draw(chosen.choice.profile.duration ?? 0);
+  const durationMs = services.latency.draws().draw(chosen.profile.duration ?? 0);
   return { startMs: services.clock.now(), durationMs };
 }
 
 /** POST /video-provider/generate: a task, completed at once by default, whose URL serves a real MP4. */
-export const generateVideo: Handler = ({ body, raw, baseUrl, headers, services }) => {
+export const generateVideo: Handler = ({ body, raw, baseUrl, pacing, services }) => {
   const model = services.catalogue.require(body.model as string, 'video');
   const { video } = services.limits;
   const duration = (body.duration as number | undefined) ?? video.defaultDuration;
@@ -59,7 +59,7 @@ export const generateVideo: Handler = ({ body, raw, baseUrl, headers, services }
       error: null,
     },
   };
-  const timing = timingOf(services, model.id, headers);
+  const timing = timingOf(services, model.id, pacing);
   if (timing) task.timing = timing;
   const stored = services.state.putVideo(id, task);
   const reply: Reply = { kind: 'json', body: view(task, services) };

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,3 +21,8 @@ export const SCHEMAS_DIR = join(ROOT, 'schemas');
 export const FIXTURES_DIR = join(ROOT, 'fixtures');
 /** Folder of the conformance suite's case files. */
 export const CONFORMANCE_DIR = join(ROOT, 'conformance');
+
+let version: string | undefined;
+/** The version in the installed package's package.json. */
+export const packageVersion = (): string =>
+  (version ??= (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);

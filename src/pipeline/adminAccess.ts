@@ -39,11 +39,16 @@ export interface AdminRule {
   readonly allowedHosts?: readonly string[] | undefined;
 }
 
-/** The host name of a Host header, lower case, without its port (`[::1]` keeps its brackets, as a URL's hostname does).
- * */
-export function hostName(host: string): string {
-  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '');
-  return name.toLowerCase();
+// A Host header is a name or an IP literal, then a port or nothing (RFC 9110 7.2): `[::1]evil.com`, `a:1:2` or a name
+// with brackets inside is none, and names no host.
+const HOST = /^(\[[0-9A-Fa-f:.]+\]|[^[\]:@/\s]*)(?::\d*)?$/;
+
+/**
+ * The host name of a Host header, lower case, without its port (`[::1]` keeps its brackets, as a URL's hostname does);
+ * undefined when the header is not a host and port.
+ */
+export function hostName(host: string): string | undefined {
+  return HOST.exec(host)?.[1]!.toLowerCase();
 }
 
 /** True for a host name that can only mean this machine: `localhost`, an address of 127/8, `[::1]`. */
@@ -69,6 +74,7 @@ export function hostCheck(
     // No Host at all is HTTP/1.0 from a script: a browser always sends one.
     if (host === undefined) return true;
     const name = hostName(host);
+    if (name === undefined) return false;
     return isLoopbackName(name) || exact.has(name) || suffixes.some((s) => name.endsWith(s) && name.length > s.length);
   };
 }
@@ -121,6 +127,27 @@ function simpleBody(ctx: Context): boolean {
   if (type !== undefined) return !JSON_TYPE.test(type);
   const length = headers['content-length'];
   return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+// HTTP's own blanks (SP and HTAB): those around the token are not part of it. String.prototype.trim would
+// also strip a no-break space and other Unicode spaces, so `Bearer KEY\u00a0` would pass as the key.
+const isBlank = (code: number): boolean => code === 0x20 || code === 0x09;
+
+/**
+ * The token of `Authorization: Bearer <token>`, or why there is none: no header, another scheme, or an empty token.
+ * The scheme ends at the first space (RFC 9110 11.4: `Bearer<TAB>token` is no bearer credential); blanks around the
+ * token are not part of it. The one reading of the header for API keys and the admin token alike.
+ */
+export function bearerToken(header: string | undefined): string | { readonly missing: 'header' | 'scheme' | 'token' } {
+  if (!header) return { missing: 'header' };
+  const space = header.indexOf(' ');
+  const scheme = space < 0 ? header : header.slice(0, space);
+  if (scheme.toLowerCase() !== 'bearer') return { missing: 'scheme' };
+  let start = space < 0 ? header.length : space + 1;
+  let end = header.length;
+  while (start < end && isBlank(header.charCodeAt(start))) start++;
+  while (end > start && isBlank(header.charCodeAt(end - 1))) end--;
+  return start < end ? header.slice(start, end) : { missing: 'token' };
 }
 
 /** The checks every admin request passes in both modes, before its credentials are looked at. */
@@ -223,8 +250,8 @@ export function adminAccess(rule: AdminRule = {}): (ctx: Context, state: Request
         return STOP;
       }
     }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
-    if (match && same(match[1]!, token)) return;
+    const sent = bearerToken(headers.authorization);
+    if (typeof sent === 'string' && same(sent, token)) return;
     const cookie = cookieValue(headers.cookie, cookieName(ctx));
     if (cookie !== undefined && same(cookie, sessionDigest)) {
       if (!SAFE.has(method ?? '') && !fromThisOrigin(ctx)) throw CROSS_ORIGIN;

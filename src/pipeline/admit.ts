@@ -1,48 +1,62 @@
 import type { Context } from 'koa';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
-import { FULL, loadFactor, type Slot } from '../domain/latency/slots.js';
+import { FULL, loadFactor, type Cap, type Slot } from '../domain/latency/slots.js';
 import type { Dist, Draws, Profile, ProfileChoice } from '../domain/latency/types.js';
 import type { Services } from '../domain/services.js';
+import type { Operation } from '../contract/operations.js';
 import { PACING_HEADER, pacingHeader, type PacingRequest } from '../text/pacing.js';
 import { waitOrLeave } from './faults.js';
+import { endOf } from './requestEnd.js';
 import { STOP, type RequestState, type Step, type StepResult } from './steps.js';
 
 type Headers = Record<string, string | string[] | undefined>;
+/** The header as the operations table names it (the operations whose answers it times). */
+const PACING_NAME = 'X-Mock-Pacing';
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
 /**
- * What the request's X-Mock-Pacing header asks for (with control headers on). One it cannot read is ignored
- * here: a streamed chat request's header was checked by its handler (a 400 names it), and the other requests
- * never refused one, so a malformed header changes nothing it did not change before profiles.
+ * What the request's X-Mock-Pacing header asks for, read once (by the handle step) on the operations whose answers a
+ * latency profile times (their rows list the header), with control headers on; undefined without a header. One it
+ * cannot read, a part out of its bounds or a part given twice is a 400 naming the part, for a plain answer as for a
+ * stream: the header is never dropped in silence. A ttft may not pass the time limit of the answer: a stream's
+ * (timeouts.streamMaxMs) or a plain answer's (timeouts.answerMaxMs).
  */
-export function askedPacing(services: Services, headers: Headers): PacingRequest | undefined {
-  if (!services.config.faultHeaders || headers[PACING_HEADER] === undefined) return undefined;
-  try {
-    return pacingHeader(headers, services.config.timeouts.streamMaxMs, services.limits.messages.maxPacingPartChars);
-  } catch {
+export function askedPacing(
+  services: Services,
+  op: Operation,
+  body: Record<string, unknown> | undefined,
+  headers: Headers,
+): PacingRequest | undefined {
+  if (!services.config.faultHeaders || headers[PACING_HEADER] === undefined || !op.headers?.includes(PACING_NAME))
     return undefined;
-  }
+  const { timeouts } = services.config;
+  const limit =
+    body?.stream === true
+      ? { ms: timeouts.streamMaxMs, name: 'stream time limit' }
+      : { ms: timeouts.answerMaxMs, name: 'answer time limit' };
+  return pacingHeader(headers, limit, services.limits.messages.maxPacingPartChars);
 }
 
-/** The profile in force for a request of `model` (a catalogue id), the header's choice first; undefined: none. */
+/**
+ * The profile that times a request of `model` (a catalogue id): the one `asked` names (the header's, read once by
+ * askedPacing), else the model's own; undefined: none. A name that is not a profile is a 400 listing them.
+ */
 export function profileFor(
   services: Services,
   model: string,
-  headers: Headers,
-): { choice: ProfileChoice; asked: PacingRequest | undefined } | undefined {
-  const asked = askedPacing(services, headers);
-  const choice = services.latency.choose(model, asked?.profile);
-  return choice && { choice, asked };
+  asked: PacingRequest | undefined,
+): ProfileChoice | undefined {
+  return services.latency.choose(model, asked?.profile);
 }
 
 /** The refusal of a request whose model has every slot running and its queue full. */
-function overloaded(services: Services, model: string, profile: Profile): ApiError {
+function overloaded(services: Services, model: string, cap: Cap): ApiError {
   const { queueFullStatus, retryAfterMs } = services.latency.view();
   const seconds = Math.ceil(retryAfterMs / 1000);
   return new ApiError(ERRORS.MODEL_OVERLOADED, {
     status: queueFullStatus,
-    message: `The model '${model}' is at capacity (${profile.maxRunning ?? 0} running, ${profile.maxWaiting ?? 0} waiting); retry after ${seconds} s.`,
+    message: `The model '${model}' is at capacity (${cap.maxRunning ?? 0} running, ${cap.maxWaiting ?? 0} waiting); retry after ${seconds} s.`,
     headers: { 'retry-after': String(seconds), 'retry-after-ms': String(retryAfterMs) },
   });
 }
@@ -56,7 +70,7 @@ function leftEarly(ctx: Context, state: RequestState): typeof STOP {
   return STOP;
 }
 
-/** Gives `slot` back once the request is over (serve's finally; for a stream, after its end), with what else is. */
+/** Gives `slot` back when the request is over (endRequest: a stream's after its end), with what else it holds. */
 function hold(state: RequestState, slot: Slot): void {
   const before = state.release;
   state.release = before
@@ -67,18 +81,23 @@ function hold(state: RequestState, slot: Slot): void {
     : () => slot.release();
 }
 
-/** The timing of one admitted request: its draws, in order, each slowed by the model's load when drawn. */
+/**
+ * The timing of one admitted request: its draws, in order, from the request's profile (`profile`: the header's
+ * choice, else the model's), each slowed by the model's load when drawn (`lane`: the model's own profile, whose
+ * cap and load factor say how the model slows, whatever a request chose for its own timing).
+ */
 class Timing {
   constructor(
     private readonly services: Services,
     private readonly model: string,
     readonly profile: Profile,
+    private readonly lane: Profile | undefined,
     private readonly draws: Draws,
   ) {}
 
   /** How much slower the model answers now. */
   factor(): number {
-    return loadFactor(this.profile, this.services.load.running(this.model));
+    return this.lane ? loadFactor(this.lane, this.services.load.running(this.model)) : 1;
   }
 
   /** The time to first token: the drawn ttft and the prompt's prefill, slowed by the load at admission. */
@@ -110,9 +129,11 @@ function gapOf(profile: Profile, asked: PacingRequest | undefined): Dist | undef
  * the request's model (the body field its operation's `latency` row names) gets its profile; with a cap the
  * request takes a slot, waits for one in order, or is refused (429, or 503 per queueFullStatus, with
  * retry-after); then its answer is timed: a stream's time to first token from the slot and a gap drawn per
- * token, a plain chat answer waits the same in full, media wait their duration. The slot is given back when the
- * request is over. Without a profile nothing changes. Relayed and replayed answers keep their recorded timing:
- * with a relay this step is not in the pipeline. `clock` is the stream timers' (a stream's ttft runs on it).
+ * token, a plain chat answer waits the same in full, media wait their duration (a plain answer at most
+ * timeouts.answerMaxMs). The cap, the queue and the slowdown are the model's own profile's, whatever profile times
+ * the request. The slot is given back when the request is over (endRequest). Without a profile nothing changes.
+ * Relayed and replayed answers keep their recorded timing: with a relay this step is not in the pipeline. `clock` is
+ * the stream timers' (a stream's ttft runs on it).
  */
 export function admit(services: Services, clock: { now(): number }): Step {
   const known = new Set(services.catalogue.models.map((m) => m.id));
@@ -124,29 +145,37 @@ export function admit(services: Services, clock: { now(): number }): Step {
     const model = state.body?.[latency.model];
     // Only catalogue ids take slots: a name the handler did not check (an SSML voice wins over the field) does not.
     if (typeof model !== 'string' || !known.has(model)) return;
-    const chosen = profileFor(services, model, ctx.req.headers);
-    if (!chosen) return;
-    const { choice, asked } = chosen;
-    state.profile = choice.name;
+    const asked = state.pacing;
+    // What times the request (the header's choice, else the model's own; none: it answers at once), and the model's
+    // own profile, which holds its lane: its cap, its queue and how it slows. A header that picks another profile, or
+    // none (`profile=off`), still runs in its model's lane.
+    const choice = profileFor(services, model, asked);
+    const lane = asked?.profile === undefined ? choice : services.latency.choose(model);
+    if (!choice && !lane) return;
+    if (choice) state.profile = choice.name;
     if (latency.timing === 'task') return; // the video handler timed the task itself
-    const profile = choice.profile;
+    const cap = services.load.cap(model);
+    const end = endOf(state, ctx.res);
+    if (end.closed) return leftEarly(ctx, state);
     let leaving: AbortController | undefined;
     const gone = () => leaving!.abort();
-    if (profile.maxRunning !== undefined) {
+    if (cap.maxRunning !== undefined) {
       leaving = new AbortController();
-      ctx.res.once('close', gone);
+      end.onClose(gone);
     }
-    const got = services.load.acquire(model, profile, leaving?.signal);
+    const got = services.load.acquire(model, leaving?.signal);
     if (got === FULL) {
-      ctx.res.off('close', gone);
-      return overloaded(services, model, profile);
+      end.offClose(gone);
+      return overloaded(services, model, cap);
     }
     const run = (slot: Slot | undefined): StepResult | Promise<StepResult> => {
-      ctx.res.off('close', gone);
+      end.offClose(gone);
       if (!slot) return leftEarly(ctx, state);
       hold(state, slot);
-      if (ctx.res.destroyed) return leftEarly(ctx, state);
-      return timed(ctx, state, services, new Timing(services, model, profile, services.latency.draws()), asked, clock);
+      if (end.closed) return leftEarly(ctx, state);
+      if (!choice) return; // answered at once (a stream paced as the server and the header say), holding its slot
+      const timing = new Timing(services, model, choice.profile, lane?.profile, services.latency.draws());
+      return timed(ctx, state, services, timing, asked, clock);
     };
     if (!(got instanceof Promise)) {
       state.queuedMs = 0;
@@ -184,7 +213,10 @@ function timed(
     if (gap !== undefined) ms += timing.gaps(gap, usage?.completionTokens ?? 0);
   } else ms = timing.duration();
   if (!(ms > 0)) return;
-  return waitOrLeave(ctx, services, ms).then((left) => (left ? leftEarly(ctx, state) : undefined));
+  // A plain answer is held at most its time limit: a longer draw (an hour a token, say) is cut to it, never passed to
+  // a timer that would overflow and fire at once.
+  ms = Math.min(ms, services.config.timeouts.answerMaxMs);
+  return waitOrLeave(endOf(state, ctx.res), services, ms).then((left) => (left ? leftEarly(ctx, state) : undefined));
 }
 
 /** A stream's pacing under a profile: the header's ttft and tps replace the profile's ttft and gaps. */

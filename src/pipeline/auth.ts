@@ -2,7 +2,7 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import { findKey } from '../domain/keys.js';
 import type { KeyState } from '../domain/keys.js';
 import type { Step } from './steps.js';
-import { adminAccess, type AdminRule } from './adminAccess.js';
+import { adminAccess, bearerToken, type AdminRule } from './adminAccess.js';
 
 // The admin rule (loopback, the admin token, the inspector's session cookie) lives in adminAccess.ts.
 export { isLoopback } from './adminAccess.js';
@@ -21,22 +21,12 @@ const EMPTY = new ApiError(ERRORS.MISSING_KEY, {
 });
 const WRONG_KEY = new ApiError(ERRORS.INVALID_KEY, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
 
-// HTTP's own blanks (SP and HTAB): those around the token are not part of it. String.prototype.trim would
-// also strip a no-break space and other Unicode spaces, so `Bearer KEY\u00a0` would pass as the key.
-const isBlank = (code: number): boolean => code === 0x20 || code === 0x09;
+const REFUSALS = { header: MISSING, scheme: NOT_BEARER, token: EMPTY } as const;
 
 /** The token of `Authorization: Bearer <token>`, or the 401 that fits what was sent instead. */
 function tokenOf(header: string | undefined): string | ApiError {
-  if (!header) return MISSING;
-  const space = header.indexOf(' ');
-  const scheme = space < 0 ? header : header.slice(0, space);
-  if (scheme.toLowerCase() !== 'bearer') return NOT_BEARER;
-  if (space < 0) return EMPTY;
-  let start = space + 1;
-  let end = header.length;
-  while (start < end && isBlank(header.charCodeAt(start))) start++;
-  while (end > start && isBlank(header.charCodeAt(end - 1))) end--;
-  return start < end ? header.slice(start, end) : EMPTY;
+  const token = bearerToken(header);
+  return typeof token === 'string' ? token : REFUSALS[token.missing];
 }
 
 /** The key state for an Authorization header, or the 401 that fits it (returned, not thrown); usage is not counted

@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import { alterReply, dropConnection, injectedError } from '../domain/faults/apply.js';
 import { faultFromHeaders } from '../domain/faults/header.js';
 import { writePartial } from './partial.js';
+import { endOf, type RequestEnd } from './requestEnd.js';
 import { addHeader, openHead } from './requestContext.js';
 import { describeFault, type FaultSpec } from '../domain/faults/spec.js';
 import { faultable, type Operation } from '../contract/operations.js';
@@ -23,17 +24,17 @@ function chooseFault(
     const fault = faultFromHeaders(headers, limits);
     if (fault) return { fault, label: `${describeFault(fault)} [header]` };
   }
-  return services.state.claimFault({ operation: op.id, keyLabel: state.key?.config.label, headers, body: state.body });
+  return services.state.claimFault({ operation: op.id, keyName: state.key?.config.name, headers, body: state.body });
 }
 
-/** Waits `ms` unless the client leaves first; true when the client is gone. */
-export async function waitOrLeave(ctx: Context, services: Services, ms: number): Promise<boolean> {
-  if (ctx.res.destroyed) return true;
+/** Waits `ms` unless the client leaves first (`end`, the request's, tells); true when the client is gone. */
+export async function waitOrLeave(end: RequestEnd, services: Services, ms: number): Promise<boolean> {
+  if (end.closed) return true;
   const left = new AbortController();
   const gone = () => left.abort();
-  ctx.res.once('close', gone);
+  end.onClose(gone);
   await services.clock.sleep(ms, left.signal);
-  ctx.res.off('close', gone);
+  end.offClose(gone);
   return left.signal.aborted;
 }
 
@@ -54,6 +55,7 @@ function inject(ctx: Context, state: RequestState, fault: FaultSpec, services: S
       openHead(ctx.res, state);
       state.stream = await writePartial(
         ctx,
+        endOf(state, ctx.res),
         alterReply(reply, fault) as typeof reply,
         cut,
         fault.streamCut !== undefined ? 'cut' : 'stall',
@@ -94,7 +96,7 @@ function apply(
   state.fault = chosen.label;
   state.faultSpec = fault;
   if (!fault.delayMs) return inject(ctx, state, fault, services);
-  return waitOrLeave(ctx, services, fault.delayMs).then((left): StepResult => {
+  return waitOrLeave(endOf(state, ctx.res), services, fault.delayMs).then((left): StepResult => {
     if (!left) return inject(ctx, state, fault, services);
     ctx.respond = false;
     state.transportStatus = 0;

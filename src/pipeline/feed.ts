@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import type { Reply } from '../contract/reply.js';
+import { RequestEnd } from './requestEnd.js';
 
 type FeedReply = Extract<Reply, { kind: 'feed' }>;
 
@@ -11,12 +12,14 @@ const HEARTBEAT_MS = 15_000;
 
 /**
  * Writes a live text/event-stream (the journal feed): open until the client leaves or the server shuts
- * down. Each event is one `event:` and one `data:` line; data is JSON, which holds no raw newline.
+ * down. Each event is one `event:` and one `data:` line; data is JSON, which holds no raw newline. `end` (the
+ * request's) tells when the client is gone.
  */
 export function writeFeed(
   ctx: Context,
   reply: FeedReply,
   stopping: AbortSignal | undefined,
+  end: RequestEnd = new RequestEnd(ctx.res),
   maxBuffered = MAX_BUFFERED_BYTES,
 ): Promise<void> {
   const res = ctx.res;
@@ -46,6 +49,7 @@ export function writeFeed(
     function finish(): void {
       if (done) return;
       done = true;
+      end.offClose(finish);
       clearInterval(beat);
       stopping?.removeEventListener('abort', close);
       stop();
@@ -55,10 +59,10 @@ export function writeFeed(
       res.end();
       finish();
     }
-    res.once('close', finish);
+    end.onClose(finish);
     stopping?.addEventListener('abort', close, { once: true });
     // A client gone already, or a server stopping already, sends no 'close' or 'abort' any more.
-    if (res.destroyed) finish();
+    if (end.closed) finish();
     else if (stopping?.aborted) close();
   });
 }

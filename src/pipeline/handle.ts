@@ -4,6 +4,8 @@ import type { KeyState } from '../domain/keys.js';
 import type { Reply } from '../contract/reply.js';
 import type { Services } from '../domain/services.js';
 import type { Step } from './steps.js';
+import type { PacingRequest } from '../text/pacing.js';
+import { askedPacing } from './admit.js';
 
 const SAFE_HOST = /^[A-Za-z0-9.-]{1,253}(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](?::\d{1,5})?$/;
 
@@ -17,6 +19,7 @@ class Request implements HandlerRequest {
     readonly key: KeyState | undefined,
     readonly services: Services,
     private readonly ctx: Context,
+    readonly pacing: PacingRequest | undefined,
   ) {}
 
   get baseUrl(): string {
@@ -36,11 +39,18 @@ export function baseUrlOf(ctx: Context, services: Services): string {
   return services.config.publicUrl?.replace(/\/$/, '') ?? `${ctx.protocol}://${host}`;
 }
 
-/** Calls the operation's handler and leaves its reply in state.reply; synchronous when the handler is. */
+/**
+ * Calls the operation's handler and leaves its reply in state.reply; synchronous when the handler is. The request's
+ * X-Mock-Pacing header is read here, once, after validation (a 400 when it cannot be read): the handler and the
+ * steps after it (admit) read what it asks from state.pacing.
+ */
 export function handle(services: Services): Step {
   return function handle(ctx, state) {
-    const reply = state.operation!.handler(
-      new Request(state.body ?? {}, ctx.params ?? {}, ctx.req.headers, state.raw ?? '', state.key, services, ctx),
+    const op = state.operation!;
+    const headers = ctx.req.headers;
+    const pacing = (state.pacing = askedPacing(services, op, state.body, headers));
+    const reply = op.handler(
+      new Request(state.body ?? {}, ctx.params ?? {}, headers, state.raw ?? '', state.key, services, ctx, pacing),
     );
     if (!(reply instanceof Promise)) {
       state.reply = reply;

@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from '../lib/timers.js';
+
 /** The time functions the writer uses; tests pass their own to check pacing and clean-up without waiting. */
 export interface StreamTimers {
   now(): number;
@@ -182,7 +184,8 @@ export class Pacer implements StreamTimers {
     if (this.immediate !== undefined || first.due >= this.armedFor) return;
     if (this.armed !== undefined) this.base.clearTimeout(this.armed);
     this.armedFor = first.due;
-    this.armed = this.base.setTimeout(this.turn, Math.max(0, first.due - this.base.now()));
+    // A job further away than a timer can wait (none is, with the time limits) wakes the pacer early, which arms again.
+    this.armed = this.base.setTimeout(this.turn, Math.min(MAX_TIMER_MS, Math.max(0, first.due - this.base.now())));
   }
 
   private remove(job: Paced): void {

@@ -1,6 +1,8 @@
 import { isAscii } from 'node:buffer';
 import { ApiError, ERRORS } from '../contract/errors.js';
+import { pointerToParam } from '../contract/validation.js';
 import type { BodyBudget } from '../domain/bodyBudget.js';
+import { forbiddenKeyAt, forbiddenKeyMessage, mayHoldForbiddenKey } from '../lib/keys.js';
 import { readBody } from './readBody.js';
 import type { Step } from './steps.js';
 import type { Limits } from '../domain/limits.js';
@@ -22,33 +24,45 @@ const jsonKind = (v: unknown): string =>
           ? 'an object'
           : `a ${typeof v}`;
 
-/** Refuses a `__proto__` key, as the JSON parsers of web frameworks do, so no later merge can be poisoned. */
-const noProto = (key: string, value: unknown): unknown => {
-  if (key === '__proto__') throw new SyntaxError('the key "__proto__" is not allowed');
-  return value;
-};
+/** The bound of a JSON text broken, found before it is parsed. */
+export type BrokenBound = 'depth' | 'values';
 
 /**
- * True when the JSON text nests objects/arrays deeper than `limit`: one pass that counts brackets outside
- * strings; invalid JSON is left for JSON.parse to report. A string is skipped with indexOf, at native
- * speed: a base64 image is one multi-megabyte string, and a character-by-character loop over it cost
- * more than parsing it.
+ * The first bound the JSON text breaks: nesting objects/arrays deeper than `maxDepth`, or holding more than
+ * `maxValues` values (objects, arrays, strings, numbers, literals; an object's keys are not counted). One pass
+ * that counts brackets and commas outside strings, stopped at the first bound passed; invalid JSON is left for
+ * JSON.parse to report. A string is skipped with indexOf, at native speed: a base64 image is one multi-megabyte
+ * string, and a character-by-character loop over it cost more than parsing it.
  */
-export function nestsDeeperThan(text: string, limit: number): boolean {
-  // Each level needs its own bracket, so shorter texts cannot nest too deep.
-  if (text.length <= limit) return false;
+export function brokenBound(text: string, maxDepth: number, maxValues: number): BrokenBound | undefined {
+  // Each level needs its own bracket and each value a character at least, so shorter texts break neither bound.
+  if (text.length <= maxDepth && text.length <= maxValues) return undefined;
   let depth = 0;
+  // The root, then one per comma and one per container that is not empty (its first item).
+  let values = 1;
+  let opened = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
+    if (c <= 0x20) continue; // whitespace
+    if (opened) {
+      opened = false;
+      if (c !== 0x7d && c !== 0x5d && ++values > maxValues) return 'values';
+    }
     if (c === 0x22) {
       i = closingQuote(text, i);
-      if (i < 0) return false; // an unterminated string
+      if (i < 0) return undefined; // an unterminated string
+    } else if (c === 0x2c) {
+      if (++values > maxValues) return 'values';
     } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > limit) return true;
+      if (++depth > maxDepth) return 'depth';
+      opened = true;
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
-  return false;
+  return undefined;
 }
+
+/** True when the JSON text nests objects/arrays deeper than `limit` (brokenBound for depth alone). */
+export const nestsDeeperThan = (text: string, limit: number): boolean => brokenBound(text, limit, Infinity) === 'depth';
 
 /** Index of the quote that closes the string opened at `open`: the next one after an even run of backslashes; -1 if
  * none. */
@@ -70,7 +84,11 @@ function closingQuote(text: string, open: number): number {
 const EXTERNAL_STRING_BYTES = 1024 * 1024;
 
 /** Decodes and parses the body bytes; undefined for an empty body. */
-function parseJson(bytes: Buffer, maxDepth: number, maxErrorChars: number): { text: string; value: unknown } {
+function parseJson(
+  bytes: Buffer,
+  bounds: Pick<Limits['requests'], 'maxJsonDepth' | 'maxJsonValues'>,
+  maxErrorChars: number,
+): { text: string; value: unknown } {
   let text: string;
   try {
     text = bytes.length < EXTERNAL_STRING_BYTES && isAscii(bytes) ? bytes.toString('latin1') : UTF8.decode(bytes);
@@ -81,34 +99,59 @@ function parseJson(bytes: Buffer, maxDepth: number, maxErrorChars: number): { te
     });
   }
   if (!text.trim()) return { text, value: undefined };
-  if (nestsDeeperThan(text, maxDepth)) {
+  const { maxJsonDepth, maxJsonValues } = bounds;
+  const broken = brokenBound(text, maxJsonDepth, maxJsonValues);
+  if (broken === 'depth') {
     throw new ApiError(ERRORS.INVALID_JSON, {
       code: 'nesting_too_deep',
-      message: `The request body nests objects and arrays more than ${maxDepth} levels deep; the limit is ${maxDepth} levels.`,
+      message: `The request body nests objects and arrays more than ${maxJsonDepth} levels deep; the limit is ${maxJsonDepth} levels.`,
     });
   }
+  if (broken === 'values') {
+    throw new ApiError(ERRORS.INVALID_JSON, {
+      code: 'too_many_values',
+      message: `The request body holds more than ${maxJsonValues} JSON values (objects, arrays, strings, numbers, true, false and null); the limit is ${maxJsonValues} values.`,
+    });
+  }
+  let value: unknown;
   try {
-    return { text, value: JSON.parse(text, text.includes('__proto__') ? noProto : undefined) };
+    value = JSON.parse(text);
   } catch (err) {
     throw new ApiError(ERRORS.INVALID_JSON, {
       message: `The request body is not valid JSON: ${(err as Error).message.slice(0, maxErrorChars)}.`,
     });
   }
+  // The keys are looked at as parsed, not as written ("__pro\u0074o__" is __proto__ too); only in a text that may
+  // hold one, which one search tells (a reviver would cost every body a call per value).
+  const forbidden = mayHoldForbiddenKey(text) ? forbiddenKeyAt(value) : undefined;
+  if (forbidden !== undefined) {
+    // The keys on the way are the client's: cut, as every quote of a request is.
+    const at = forbidden.length > maxErrorChars ? `...${forbidden.slice(-maxErrorChars)}` : forbidden;
+    throw new ApiError(ERRORS.INVALID_JSON, {
+      code: 'forbidden_key',
+      param: pointerToParam(at),
+      message: `The request body is refused: ${forbiddenKeyMessage(at)}.`,
+    });
+  }
+  return { text, value };
 }
 
 /**
  * Reads the JSON body of operations that take one: content type, encoding and size are checked first.
- * `messages` (of fixtures/limits.json): how much of a refused Content-Type, Content-Encoding or JSON
- * parser message the refusal quotes.
+ * `bodyLimit` (the configured one) is the limit of an operation that `requests.maxBodyBytes` does not list
+ * lower; `requests` bounds the JSON's depth and values too. `messages` (of fixtures/limits.json): how much of a
+ * refused Content-Type, Content-Encoding or JSON parser message the refusal quotes.
  */
 export function parseBody(
-  limitBytes: number,
-  maxDepth: number,
+  bodyLimit: number,
+  requests: Pick<Limits['requests'], 'maxJsonDepth' | 'maxJsonValues' | 'maxBodyBytes' | 'largeBodyBytes'>,
   budget: BodyBudget,
   messages: Pick<Limits['messages'], 'maxQuotedChars' | 'maxEncodingChars' | 'maxJsonErrorChars'>,
 ): Step {
+  const limitOf = (id: string): number => Math.min(bodyLimit, requests.maxBodyBytes[id] ?? bodyLimit);
   return async function parseBody(ctx, state) {
-    if (!state.operation!.requestSchema) return;
+    const op = state.operation!;
+    if (!op.requestSchema) return;
     const headers = ctx.req.headers;
     const encoding = headers['content-encoding']?.toLowerCase();
     if (encoding && encoding !== 'identity') {
@@ -116,11 +159,13 @@ export function parseBody(
         message: `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, messages.maxEncodingChars)}). Send the JSON uncompressed.`,
       });
     }
-    const declared = Number(headers['content-length']);
-    if (declared > limitBytes)
-      return new ApiError(ERRORS.BODY_TOO_LARGE, {
-        message: `The request body is ${declared} bytes; the limit is ${limitBytes} bytes.`,
+    const limit = limitOf(op.id);
+    const tooLarge = (size: string) =>
+      new ApiError(ERRORS.BODY_TOO_LARGE, {
+        message: `The request body is ${size} bytes; the limit is ${limit} bytes for ${op.id}.`,
       });
+    const declared = Number(headers['content-length']);
+    if (declared > limit) return tooLarge(String(declared));
     const type = headers['content-type'] ?? '';
     if (!JSON_TYPE.test(type)) {
       return new ApiError(ERRORS.UNSUPPORTED_CONTENT_TYPE, {
@@ -137,7 +182,9 @@ export function parseBody(
     }
     // Only the bytes are read (size limit, Content-Length, aborted uploads); decoding and parsing are
     // done here, strictly.
-    const { text, value } = parseJson(await readBody(ctx.req, limitBytes), maxDepth, messages.maxJsonErrorChars);
+    const bytes = await readBody(ctx.req, limit, () => tooLarge(`more than ${limit}`));
+    state.large = bytes.length >= requests.largeBodyBytes;
+    const { text, value } = parseJson(bytes, requests, messages.maxJsonErrorChars);
     if (!value || typeof value !== 'object' || Array.isArray(value)) {
       return new ApiError(ERRORS.BODY_NOT_OBJECT, {
         message: `The request body must be a JSON object, but got ${jsonKind(value)}.`,

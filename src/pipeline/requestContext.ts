@@ -93,6 +93,31 @@ export function openHead(res: ServerResponse, state: RequestState): void {
 }
 
 /**
+ * The one end of every request, whatever ended it (its answer written, a fault, the stream time limit, the client
+ * gone before or after the head or from behind another pipelined request, the server shutting down): gives back what
+ * it held (`state.release`: room in the body budget, its model's slot or place), closes the stream it counted and
+ * stops watching its connection (`state.end`), and tells the observers (the journal, /metrics, the log). Once: a
+ * second call does nothing. Its timers are its waits', each cleared as it ends (RequestEnd tells them).
+ */
+export function endRequest(
+  reporting: Reporting,
+  req: IncomingMessage,
+  path: string,
+  state: RequestState,
+  status: number,
+  started: number,
+  res?: ServerResponse,
+): void {
+  if (state.ended) return;
+  state.ended = true;
+  const release = state.release;
+  state.release = undefined;
+  state.end?.finish();
+  release?.();
+  reportRequest(reporting, req, path, state, status, started, res);
+}
+
+/**
  * Tells each observer about a finished request; `started` is its performance.now() on arrival. The
  * record carries the request's headers and body text and the response's headers as they are: the
  * journal bounds and masks what it keeps of them, and hashes the body (bodyHash) when it keeps the entry.

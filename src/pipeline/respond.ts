@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { writeFeed } from './feed.js';
 import { StreamLog, writeSse, type StreamLogBounds } from './sse.js';
 import type { StreamTimers } from './pacer.js';
+import { endOf } from './requestEnd.js';
 import type { RequestState } from './steps.js';
 import { addHeader, openHead, takeHead } from './requestContext.js';
 import type { Limits } from '../domain/limits.js';
@@ -75,7 +76,7 @@ export function responder(
       case 'sse':
         return stream(ctx, state, records, stallMaxMs, timers, streamMaxMs, stats, metrics);
       case 'feed':
-        return writeFeed(ctx, reply, timers?.stopping);
+        return writeFeed(ctx, reply, timers?.stopping, endOf(state, res));
     }
   };
 }
@@ -106,13 +107,16 @@ async function stream(
   // to first token counts a wait for one of the model's slots, as vLLM's does (the stream's own runs from the slot).
   const arrived = state.arrived ?? timers?.now() ?? performance.now();
   if (metrics) log.timing = metrics.stream(state.body?.model, arrived - (state.queuedMs ?? 0));
-  if (stats) {
-    stats.open++;
-    stats.started++;
-  }
-  try {
-    state.stream = await writeSse(ctx.res, reply, stallMaxMs, timers, streamMaxMs, log, state.arrived);
-  } finally {
-    if (stats) stats.open--;
-  }
+  // Open until the request's end (endRequest), however the stream ends.
+  if (stats) endOf(state, ctx.res).countStream(stats);
+  state.stream = await writeSse(
+    ctx.res,
+    reply,
+    stallMaxMs,
+    timers,
+    streamMaxMs,
+    log,
+    state.arrived,
+    endOf(state, ctx.res),
+  );
 }

@@ -5,7 +5,8 @@ import type { SentEvent, SentEvents } from '../domain/journal.js';
 import type { Limits } from '../domain/limits.js';
 import type { StreamStats } from '../domain/lateness.js';
 import type { StreamTiming } from '../domain/metrics/metrics.js';
-import { Pacer, realTimers, type Paced, type StreamTimers } from './pacer.js';
+import { EARLY_MS, Pacer, realTimers, type Paced, type StreamTimers } from './pacer.js';
+import { RequestEnd } from './requestEnd.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
@@ -82,6 +83,13 @@ export class StreamLog implements SentEvents {
 }
 
 /**
+ * How long the last event of a stream at its time limit has to leave before the connection is closed: bytes a client
+ * takes leave within a turn; these are held by a full buffer toward the client, or by a response pipelined behind
+ * another that has not had its turn.
+ */
+export const LAST_EVENT_MS = 1000;
+
+/**
  * The last event of a stream that ran past the stream time limit: the error envelope as a data event,
  * which the OpenAI SDKs throw as an APIError and the Vercel AI SDK reports as an error part.
  */
@@ -98,7 +106,8 @@ export const timeLimitEvent = (streamMaxMs: number): string =>
  * `log`, when given, notes each event as it is written, with its time and how late it was (see StreamLog).
  * Every wait goes through `timers`; given the server's Pacer, a stream costs no timer of its own. The time to
  * first token runs from `arrived`, when the request arrived on the timers' clock (by default now), as a
- * model's does: the time the request took to read, check and answer is part of it, not added to it.
+ * model's does: the time the request took to read, check and answer is part of it, not added to it. `end` is the
+ * request's (what tells the writer that the client is gone, a response pipelined behind another included).
  */
 export function writeSse(
   res: ServerResponse,
@@ -108,10 +117,11 @@ export function writeSse(
   streamMaxMs = Number.POSITIVE_INFINITY,
   log?: StreamLog,
   arrived?: number,
+  end: RequestEnd = new RequestEnd(res),
 ): Promise<StreamOutcome> {
   const pacer = timers instanceof Pacer ? timers : new Pacer(timers);
   return new Promise((resolve) =>
-    new SseWriter(res, reply, stallMaxMs, pacer, streamMaxMs, log, resolve).begin(arrived ?? pacer.now()),
+    new SseWriter(res, reply, stallMaxMs, pacer, streamMaxMs, log, end, resolve).begin(arrived ?? pacer.now()),
   );
 }
 
@@ -156,6 +166,7 @@ class SseWriter implements Paced {
     private readonly pacer: Pacer,
     private readonly streamMaxMs: number,
     private readonly log: StreamLog | undefined,
+    private readonly requestEnd: RequestEnd,
     private readonly resolve: (outcome: StreamOutcome) => void,
   ) {
     const { events, pacing, schedule } = reply;
@@ -174,7 +185,9 @@ class SseWriter implements Paced {
   }
 
   begin(arrived: number): void {
-    this.res.on('close', this.onClose);
+    // A client gone already (before the head, or from behind another pipelined response) gets nothing.
+    if (this.requestEnd.closed) return this.closed();
+    this.requestEnd.onClose(this.onClose);
     const ttft = this.reply.pacing.timeToFirstTokenMs;
     if (ttft > 0) {
       this.next = arrived + ttft;
@@ -199,8 +212,10 @@ class SseWriter implements Paced {
     this.pacer.at(this, Math.min(at, this.deadline));
   }
 
-  private pastDeadline(): boolean {
-    return this.pacer.now() >= this.deadline;
+  // The pacer runs a job due within EARLY_MS in the turn at hand: a wait cut to the deadline may run that much before
+  // it, and must find the deadline reached, or nothing would ever wake the stream again.
+  private pastDeadline(now = this.pacer.now()): boolean {
+    return now + EARLY_MS >= this.deadline;
   }
 
   private finish(outcome: StreamOutcome): void {
@@ -208,7 +223,7 @@ class SseWriter implements Paced {
     this.settled = true;
     this.pacer.cancel(this);
     if (this.immediate !== undefined) this.pacer.clearImmediate(this.immediate);
-    this.res.off('close', this.onClose);
+    this.requestEnd.offClose(this.onClose);
     this.unwatchDrain();
     this.resolve(outcome);
   }
@@ -216,13 +231,13 @@ class SseWriter implements Paced {
   private closed(): void {
     const { res, reply } = this;
     this.finish(
-      res.writableFinished
-        ? this.timedOut
-          ? 'timed-out'
-          : 'completed'
-        : reply.ending === 'stall' && this.i >= this.stop
-          ? 'stalled'
-          : 'aborted',
+      this.timedOut
+        ? 'timed-out'
+        : res.writableFinished
+          ? 'completed'
+          : reply.ending === 'stall' && this.i >= this.stop
+            ? 'stalled'
+            : 'aborted',
     );
   }
 
@@ -312,17 +327,28 @@ class SseWriter implements Paced {
     return parts.length === 1 ? parts[0]! : Buffer.concat(parts, this.bytes);
   }
 
-  /** The time limit is reached: the error event ends the stream, or, for a client that reads nothing, the connection. */
+  /**
+   * The time limit is reached: the error event ends the stream, or, for a client that has not taken what was sent
+   * (its buffer full, or bytes still waiting in the socket for it), the connection. The event has LAST_EVENT_MS to
+   * leave; then the connection is closed all the same.
+   */
   private timeUp(): void {
     this.timedOut = true;
-    if (this.needDrain()) {
+    const { res } = this;
+    if (this.needDrain() || (res.socket?.writableLength ?? 0) > 0) {
       this.finish('timed-out');
-      this.res.destroy();
+      res.destroy();
       return;
     }
     const last = timeLimitEvent(this.streamMaxMs);
     this.log?.note(last, this.pacer.now());
-    this.res.end(`data: ${last}\n\n`); // 'close' reports it
+    res.end(`data: ${last}\n\n`); // 'close' reports it
+    this.action = () => {
+      if (this.pacer.stopping?.aborted) return; // at shutdown, the grace period ends it
+      res.destroy();
+      this.finish('timed-out');
+    };
+    this.pacer.at(this, this.pacer.now() + LAST_EVENT_MS);
   }
 
   /** Ends the stream after `out`, the last events not yet written. */
@@ -359,9 +385,10 @@ class SseWriter implements Paced {
   private write(first = false): void {
     this.immediate = undefined;
     const { res, reply, stop } = this;
-    if (this.settled || res.destroyed) return;
+    if (this.settled) return;
+    if (this.requestEnd.closed) return this.closed();
     const now = this.pacer.now();
-    if (now >= this.deadline) return this.timeUp();
+    if (this.pastDeadline(now)) return this.timeUp();
     if (this.needDrain()) {
       // The client reads slowly: hold the rest instead of buffering it. The response tells of 'drain' when its
       // own write found the socket full, the socket when a write straight to it did (see send).

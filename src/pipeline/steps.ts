@@ -1,10 +1,13 @@
 import type { Context } from 'koa';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ApiError } from '../contract/errors.js';
 import type { BoundOperation } from './handler.js';
 import type { KeyState } from '../domain/keys.js';
 import type { Reply, TextRecipe } from '../contract/reply.js';
 import type { SentEvents, Violation } from '../domain/journal.js';
 import type { FaultSpec } from '../domain/faults/spec.js';
+import type { RequestEnd } from './requestEnd.js';
+import type { PacingRequest } from '../text/pacing.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
 export interface RequestState {
@@ -14,14 +17,20 @@ export interface RequestState {
   /** The parsed JSON body and its exact text (ids are derived from the text). */
   body?: Record<string, unknown>;
   raw?: string;
+  /** True for a body of requests.largeBodyBytes or more: its steps take turns with other requests (runSteps). */
+  large?: boolean;
   reply?: Reply;
   error?: ApiError;
   /** The injected fault, as the journal shows it, and as applied (a relayed stream applies it as it goes). */
   fault?: string;
   faultSpec?: FaultSpec;
   stream?: string;
-  /** Gives back the room the request's body holds in the body budget; called once the request is over. */
+  /** Gives back what the request holds (room in the body budget, its model's slot); called once, by endRequest. */
   release?: () => void;
+  /** The end of the request: what its waits watch to learn that the client is gone (requestEnd.ts). */
+  end?: RequestEnd;
+  /** Set by endRequest: the request is over and reported. */
+  ended?: boolean;
   /** 0 when no HTTP status reached the client (connection dropped or left); overrides ctx.status in the record. */
   transportStatus?: number;
   /** Body fields the request schema does not list, accepted and ignored (JSON pointers, masked, bounded). */
@@ -35,6 +44,8 @@ export interface RequestState {
   sse?: SentEvents;
   /** When the request arrived, on the stream timers' clock: a stream's time to first token runs from it. */
   arrived?: number;
+  /** What the X-Mock-Pacing header asks for, read once by the handle step (admit.ts askedPacing). */
+  pacing?: PacingRequest;
   /** The latency profile in force for the request (its name), and how long it waited for a slot of its model. */
   profile?: string;
   queuedMs?: number;
@@ -56,18 +67,22 @@ export function requestState(
     key,
     body: undefined,
     raw: undefined,
+    large: undefined,
     reply: undefined,
     error,
     fault: undefined,
     faultSpec: undefined,
     stream: undefined,
     release: undefined,
+    end: undefined,
+    ended: false,
     transportStatus: undefined,
     ignoredFields: undefined,
     violations: undefined,
     responseBody: undefined,
     sse: undefined,
     arrived: undefined,
+    pacing: undefined,
     profile: undefined,
     queuedMs: undefined,
     head: undefined,
@@ -92,7 +107,7 @@ export type Step = (ctx: Context, state: RequestState) => StepResult | Promise<S
 
 /**
  * Runs the steps in order, then the work they left, last first: the same order as nested middleware,
- * without an async frame and a promise per layer. A refusal or a thrown error skips the work left, as
+ * without an async frame and a promise per layer (a large body's steps wait a turn between them). A refusal or a thrown error skips the work left, as
  * it would skip the rest of an outer middleware; the refusal is returned.
  */
 export async function runSteps(
@@ -107,6 +122,9 @@ export async function runSteps(
     if (result === STOP) break;
     if (result instanceof ApiError) return result;
     if (result) (after ??= []).push(result);
+    // Each step of a large body takes milliseconds (decoding, validating, hashing megabytes): between them, a turn
+    // of the event loop for the other requests, so that they wait for one step at most, not for all of them.
+    if (state.large) await nextTurn();
   }
   if (!after) return undefined;
   for (let i = after.length - 1; i >= 0; i--) {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Operation } from '../contract/operations.js';
+import { forbiddenKeyAt, forbiddenKeyMessage } from '../lib/keys.js';
 
 /** The version of the cassette format; a reader refuses others. */
 export const CASSETTE_VERSION = 1;
@@ -179,6 +180,9 @@ export class CassetteStore {
       throw err;
     }
     const cassette = JSON.parse(text) as Cassette;
+    const forbidden = forbiddenKeyAt(cassette);
+    if (forbidden !== undefined)
+      throw new Error(`cassette ${cassetteName(operationId, hash)}: ${forbiddenKeyMessage(forbidden)}`);
     if (cassette.version !== CASSETTE_VERSION)
       throw new Error(
         `cassette ${cassetteName(operationId, hash)} has version ${cassette.version}; this mock reads version ${CASSETTE_VERSION}`,

@@ -13,6 +13,7 @@ import type { ErrorSink } from '../pipeline/errors.js';
 import { baseUrlOf } from '../pipeline/handle.js';
 import { openHead } from '../pipeline/requestContext.js';
 import { realTimers, type StreamTimers } from '../pipeline/pacer.js';
+import { endOf, type RequestEnd } from '../pipeline/requestEnd.js';
 import { STOP, type RequestState, type Step, type StepResult } from '../pipeline/steps.js';
 import type { Services } from '../domain/services.js';
 import type { Report } from '../verdict/report.js';
@@ -202,7 +203,8 @@ export function createRelay(
     };
     const left = new AbortController();
     const onClose = () => left.abort();
-    ctx.res.once('close', onClose);
+    const end = endOf(state, ctx.res);
+    end.onClose(onClose);
     let res: Response;
     try {
       res = await fetch(base + url, {
@@ -213,8 +215,8 @@ export function createRelay(
         signal: left.signal,
       });
     } catch (err) {
-      ctx.res.off('close', onClose);
-      if (ctx.res.destroyed) {
+      end.offClose(onClose);
+      if (end.closed) {
         ctx.respond = false;
         state.transportStatus = 0;
         state.stream = 'aborted';
@@ -287,7 +289,7 @@ export function createRelay(
           }
         read = true;
         if (fault?.ending)
-          state.stream = await endEarly(out, fault.end(), fault.ending, config.timeouts.stallMaxMs, timers);
+          state.stream = await endEarly(out, end, fault.end(), fault.ending, config.timeouts.stallMaxMs, timers);
         else {
           state.stream = 'completed';
           out.end(fault?.end() ?? '');
@@ -296,7 +298,7 @@ export function createRelay(
         state.stream = out.destroyed ? 'aborted' : 'cut';
         out.destroy();
       }
-      ctx.res.off('close', onClose);
+      end.offClose(onClose);
       const endMs = Math.round(performance.now() - head);
       // As the runner counts it: from the request, so a stream held back whole shows its wait.
       const ms = Math.round(performance.now() - started);
@@ -323,13 +325,13 @@ export function createRelay(
     try {
       body = await readCapped(res, MAX_UPSTREAM_BODY);
     } catch (err) {
-      ctx.res.off('close', onClose);
+      end.offClose(onClose);
       return new ApiError(templateForStatus(502), {
         code: 'upstream_failed',
         message: `The upstream's answer could not be read: ${scrubPlain((err as Error).message)}`,
       });
     }
-    ctx.res.off('close', onClose);
+    end.offClose(onClose);
     const exchange: Exchange = {
       status: res.status,
       headers: rawHeaders,
@@ -380,27 +382,39 @@ export function createRelay(
  */
 function endEarly(
   out: ServerResponse,
+  end: RequestEnd,
   rest: string,
   ending: 'cut' | 'stall',
   stallMaxMs: number,
   timers: StreamTimers = realTimers,
 ): Promise<'cut' | 'stalled' | 'aborted'> {
-  if (out.destroyed) return Promise.resolve('aborted');
+  if (end.closed) return Promise.resolve('aborted');
   return new Promise((resolve) => {
     if (ending === 'cut') {
-      // Destroying in the same tick as the writes would drop them: cut once they have left.
+      // Destroying in the same tick as the writes would drop them: cut once they have left. A response pipelined
+      // behind another writes nothing until its turn: its client leaving first ends it.
+      const gone = () => resolve('aborted');
+      end.onClose(gone);
       out.write(rest, () => {
+        end.offClose(gone);
         out.destroy();
         resolve('cut');
       });
       return;
     }
     if (rest) out.write(rest);
-    const timer = timers.setTimeout(() => (timers.stopping?.aborted ? out.end() : out.destroy()), stallMaxMs);
-    out.once('close', () => {
+    const done = () => {
       timers.clearTimeout(timer);
+      end.offClose(done);
       resolve('stalled');
-    });
+    };
+    // Ended here, not by the 'close' it brings: a response still queued behind another is told nothing.
+    const timer = timers.setTimeout(() => {
+      if (timers.stopping?.aborted) out.end();
+      else out.destroy();
+      done();
+    }, stallMaxMs);
+    end.onClose(done);
   });
 }
 
@@ -483,9 +497,14 @@ function replayStep(
     if (!cassette) {
       stats.misses++;
       if (config.replayFallback === 'mock') return both(validate, handle, ctx, state);
+      // A media link is in a recorded answer, but its bytes are only recorded when a client fetched them through the
+      // proxy: most tests never download the image or video they are given.
+      const message = op.id.startsWith('media.')
+        ? `No cassette for this media file (hash ${hash}) in ${store.dir}: the answer that links to it was recorded, but no client downloaded the file through the proxy while recording, and only what a client fetched is recorded. Download the link during the recording, or let the mock make the file with '--replay-fallback mock'.`
+        : `No cassette for this ${op.id} request (hash ${hash}) in ${store.dir}. Record it against a real upstream with 'npx unified-ai-mock serve --proxy URL --record ${store.dir}', or let the mock answer with '--replay-fallback mock'.`;
       return new ApiError(ERRORS.NOT_FOUND, {
         code: 'cassette_not_found',
-        message: `No cassette for this ${op.id} request (hash ${hash}) in ${store.dir}. Record it against a real upstream with 'unified-ai-mock serve --proxy URL --record ${store.dir}', or let the mock answer with '--replay-fallback mock'.`,
+        message,
         headers: { 'x-mock-cassette': hash },
       });
     }

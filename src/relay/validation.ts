@@ -87,14 +87,22 @@ export async function responseViolations(
   return failures.map((f) => ({ rule: `response.${f.check}`, expected: f.expected, actual: f.actual }));
 }
 
+/** Whether a violation is the client's own (a request the request schema refuses), not the upstream's departure. */
+export const isClientMistake = (v: Violation): boolean => v.rule.startsWith('request.');
+
 /** The x-mock-violations header: how many, and the first rule (the upstream's departures first). */
 export const violationsHeader = (vs: readonly Violation[]): string => `${vs.length}; ${vs[0]!.rule}`;
 
-/** Collects the exchanges the proxy judged and writes them as the conformance runner's JSON and JUnit reports. */
+/**
+ * Collects the exchanges the proxy judged and writes them as the conformance runner's JSON and JUnit reports. An
+ * exchange with a departure of the upstream is a failed case; one whose only violation is the client's (an invalid
+ * request the upstream refused as it should) is a warning, so that a report's failures are the upstream's alone.
+ */
 export class ViolationLog {
   private readonly kept: CaseResult[] = [];
   private seen = 0;
   private failed = 0;
+  private warned = 0;
   private readonly started = Date.now();
 
   constructor(
@@ -109,13 +117,16 @@ export class ViolationLog {
   add(j: Judged, status: number, violations: readonly Violation[], ms: number): void {
     this.seen++;
     if (!violations.length) return;
-    this.failed++;
+    const upstream = violations.some((v) => !isClientMistake(v));
+    if (upstream) this.failed++;
+    else this.warned++;
     if (this.kept.length >= this.bounds.maxRequests) return;
     const body = j.body === undefined ? undefined : JSON.stringify(j.body);
     const maxBody = this.bounds.maxBodyChars;
     this.kept.push({
-      case: caseOf(j, this.profile),
-      verdict: 'fail',
+      // The client's mistake breaks no rule of the upstream's: a should case, a warning.
+      case: { ...caseOf(j, this.profile), ...(upstream ? {} : { level: 'should' as const }) },
+      verdict: upstream ? 'fail' : 'warn',
       status,
       failures: violations.map((v) => ({ check: v.rule as CheckName, expected: v.expected, actual: v.actual })),
       attempts: 1,
@@ -129,17 +140,19 @@ export class ViolationLog {
     });
   }
 
-  /** Exchanges judged, and those with at least one violation. */
-  get counts(): { exchanges: number; withViolations: number } {
-    return { exchanges: this.seen, withViolations: this.failed };
+  /** Exchanges judged, those with at least one violation, and those whose only violations were the client's. */
+  get counts(): { exchanges: number; withViolations: number; clientMistakes: number } {
+    return { exchanges: this.seen, withViolations: this.failed + this.warned, clientMistakes: this.warned };
   }
 
-  /** The report as the conformance runner's reporters see it: every exchange with a violation is a failed case. */
+  /** The report as the conformance runner's reporters see it: an upstream's departure is a failed case, a client's
+   * invalid request the upstream refused is a warning. */
   report(): Report {
     const summary = summarize(this.kept, Date.now() - this.started);
     summary.total = this.seen;
     summary.failed = this.failed;
-    summary.passed = this.seen - this.failed;
+    summary.warnings = this.warned;
+    summary.passed = this.seen - this.failed - this.warned;
     return { info: { target: this.target, profile: this.profile, cases: [] }, results: this.kept, summary };
   }
 

@@ -110,6 +110,13 @@ function faultRuleError(err: unknown): unknown {
   return new RuleError(`invalid fault rule: ${where}${err.message}`, err.param, err.status);
 }
 
+/** Where a client finds things on a mock at `url`: the OpenAI SDK's base URL, the inspector and the metrics. */
+export const addressesOf = (url: string) => ({
+  openaiBaseURL: `${url}/text-provider`,
+  inspectorURL: `${url}/__admin/`,
+  metricsURL: `${url}/metrics`,
+});
+
 /**
  * Starts a mock on a free port of 127.0.0.1 (unless `port` or `host` say otherwise) and resolves once it listens.
  * Bad options reject with a ConfigError that names the field.
@@ -125,8 +132,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   return {
     url: running.url,
     port: running.port,
-    openaiBaseURL: `${running.url}/text-provider`,
-    inspectorURL: `${running.url}/__admin/`,
+    openaiBaseURL: addressesOf(running.url).openaiBaseURL,
+    inspectorURL: addressesOf(running.url).inspectorURL,
     apiKey: running.config.keys[0]!.key,
     keys: running.config.keys,
     config: running.config,

@@ -80,7 +80,7 @@ export function warmPathSteps(): {
   let port = 0;
   const key = `sk-warm-${randomBytes(16).toString('hex')}`;
   const open = async () => {
-    const mock = createApp({ keys: [{ key, label: 'warm-up', scopes: ['text'] }], state: 'memory' });
+    const mock = createApp({ keys: [{ key, name: 'warm-up', scopes: ['text'] }], state: 'memory' });
     const s = http.createServer(mock.handler);
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);

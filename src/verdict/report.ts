@@ -11,6 +11,8 @@ export interface RunInfo {
   readonly cases: readonly Case[];
   /** The implementation the target is compared with (--baseline), if any. */
   readonly baseline?: string;
+  /** The gateway profile's upstream: the mock behind the target (its URL), if any. */
+  readonly upstream?: string;
 }
 
 /** A finished run. */

@@ -50,21 +50,18 @@ export interface Reporter<Info, Result, Summary> {
 
 /**
  * The reporters chosen on the command line, each writing to standard output or to its --output
- * file. What goes to a file is kept until `finish`, so a run that stops early writes no file;
- * `scrub` sees every piece of text first (the conformance runner masks its API key with it).
+ * file. What goes to a file is kept until `finish`, so a run that stops early writes no file.
+ * The text is written as the reporter made it: secrets are masked in the values a reporter is
+ * given, never in its serialised text, whose syntax (an element name, a JSON key) a mask would break.
  */
 export function openReporters<Name extends string, Info, Result, Summary extends { readonly failed: number }>(
   choices: readonly ReporterChoice<Name>[],
   make: Record<Name, (write: (text: string) => void) => Reporter<Info, Result, Summary>>,
   stdout: (text: string) => void,
-  scrub: (text: string) => string = (text) => text,
 ) {
   const files = new Map<string, string>();
   const open = choices.map(({ name, output }) => {
-    const write =
-      output === undefined
-        ? (t: string) => stdout(scrub(t))
-        : (t: string) => files.set(output, (files.get(output) ?? '') + scrub(t));
+    const write = output === undefined ? stdout : (t: string) => files.set(output, (files.get(output) ?? '') + t);
     return { reporter: make[name](write), write };
   });
   return {

@@ -1,5 +1,8 @@
-/** The two depths of checking: what the API document states, or also the mock's wire decisions. */
-export type Profile = 'documented' | 'full';
+/**
+ * The depths of checking: what the API document states, or also the mock's wire decisions; `gateway` puts the mock
+ * behind the target as its upstream and compares both ends (docs/gateway.md).
+ */
+export type Profile = 'documented' | 'full' | 'gateway';
 
 /**
  * How a case authenticates: the configured key (as `Bearer`, or with the scheme in lower case), one of
@@ -35,7 +38,22 @@ export type CheckName =
   | 'error-param'
   | 'png-size'
   | 'audio'
-  | 'mp4';
+  | 'mp4'
+  | GatewayCheckName;
+
+/** The checks of the gateway profile: what reached the upstream, and when, against what the client sent and got. */
+export type GatewayCheckName =
+  | 'upstream'
+  | 'forwarded'
+  | 'answer'
+  | 'events'
+  | 'first-event'
+  | 'pacing'
+  | 'stream-end'
+  | 'isolation'
+  | 'timeout'
+  | 'retries'
+  | 'secret';
 
 /** Paid work a case asks for, in the units providers bill. */
 export interface Cost {
@@ -103,6 +121,8 @@ export interface Exchange {
   readonly body: Buffer;
   /** For event streams: the size of each read (past 4096 reads, the older ones are merged; the last stays exact). */
   readonly reads?: readonly number[];
+  /** For event streams: when each read arrived, in ms from the start of the request (a merged read: its last part). */
+  readonly readMs?: readonly number[];
   readonly incomplete?: Incomplete;
   readonly error?: string;
   readonly ms: number;
@@ -124,11 +144,25 @@ export interface Departure {
   readonly baseline: string;
 }
 
+/** An answer as reports show it: cleaned, the secrets masked, the body cut to its start. */
+export interface ShownAnswer {
+  /** 0 when no answer came (`error` says why). */
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The start of the body: JSON, text and event streams as text (their lines kept), other types as size and type. */
+  readonly body?: string;
+  /** Why the body is not whole: "the body exceeded the 16 MiB cap (--max-body) and was cut there". */
+  readonly incomplete?: string;
+  /** The transport error, when no whole answer came. */
+  readonly error?: string;
+}
+
 /** The outcome of one case, as every reporter sees it (keys already masked). */
 export interface CaseResult {
   readonly case: Case;
   readonly verdict: Verdict;
-  /** Why a case was inconclusive or not applicable; for a pass, what was not judged (a body cut short). */
+  /** Why a case was inconclusive or not applicable; for a pass, what was not judged (a body cut short) or, in the
+   * gateway profile, what was measured (times, attempts). */
   readonly reason?: string;
   readonly status?: number;
   readonly failures: readonly CheckFailure[];
@@ -141,8 +175,12 @@ export interface CaseResult {
     readonly headers: Readonly<Record<string, string>>;
     readonly body?: unknown;
   };
+  /** The answer to the last attempt (absent when the case was not sent). */
+  readonly response?: ShownAnswer;
   /** Where the answer departs from the baseline's (only with --baseline, and only when it does). */
   readonly departures?: readonly Departure[];
+  /** The baseline's answer to the same request (only with --baseline, for a case that was sent). */
+  readonly baselineResponse?: ShownAnswer;
 }
 
 /** How many results got each verdict, in the order the reports print them. */

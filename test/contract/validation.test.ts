@@ -196,6 +196,45 @@ test('if/anyOf/oneOf noise is dropped; the branch error remains', () => {
   assert.ok(clock.every((d) => d.param === 'clock'));
 });
 
+test('a number JSON.parse reads as infinity (1e400) is out of range, not "a number instead of a number"', () => {
+  const body = JSON.parse(
+    '{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":1e400,"max_tokens":-1e999}',
+  );
+  const [temperature, maxTokens] = toDetails(errorsOf('chat-request.json', body));
+  assert.equal(temperature, {
+    param: 'temperature',
+    code: 'invalid_value',
+    message:
+      "Invalid 'temperature': the number is out of range (too large to be represented: it reads as infinity). Expected a number within ±1.7976931348623157e308.",
+  });
+  assert.match(
+    maxTokens!.message,
+    /^Invalid 'max_tokens': the number is out of range .* -infinity\). Expected an integer within/,
+  );
+  assert.is(maxTokens!.param, 'max_tokens');
+});
+
+test("a reserved name says so and why, naming the property: a latency profile called 'off' or 'catalogue'", () => {
+  for (const name of ['off', 'catalogue']) {
+    const details = detailsOf('config.json', { latency: { profiles: { [name]: { ttft: 1 } } } });
+    assert.equal(details.length, 1, JSON.stringify(details));
+    assert.is(details[0]!.param, `latency.profiles.${name}`);
+    assert.match(
+      details[0]!.message,
+      new RegExp(`'${name}' is reserved \\(.*\`off\` and \`catalogue\` are settings, not names\\)`),
+    );
+    assert.not.match(details[0]!.message, /must NOT be valid/);
+  }
+  // A `not` that is no list of names is "not allowed", with the schema's description when it has one.
+  const ajv = new Ajv2020({ allErrors: true, verbose: true });
+  const fn = ajv.compile({ type: 'object', description: 'no x with y', not: { required: ['x'] } });
+  fn({ x: 1 });
+  assert.match(
+    toDetails(fn.errors!)[0]!.message,
+    /^Invalid value for 'body': \{"x":1\} is not allowed \(no x with y\)\.$/,
+  );
+});
+
 test('other keywords fall back to Ajv wording; two rules on one field stay two details, exact duplicates merge', () => {
   const ajv = new Ajv2020({ allErrors: true, verbose: true });
   const fn = ajv.compile({ type: 'array', uniqueItems: true, maxItems: 1 });

@@ -6,7 +6,7 @@
 // A row whose evidence exists may not say "no", and no paragraph of either section may say we do not do
 // it; a row that says "yes" must have evidence, and every piece of evidence named must exist.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -84,7 +84,15 @@ const ROWS: Readonly<Record<string, Row>> = {
     denied: /fault rule|random/i,
   },
   'Latency with jitter or a distribution': {
-    evidence: [{ fault: 'delay=100' }, { flag: '--ttft MS' }, { flag: '--tps N' }],
+    evidence: [
+      { fault: 'delay=100' },
+      { flag: '--ttft MS' },
+      { flag: '--tps N' },
+      { flag: '--latency PROFILE' },
+      { flag: '--latency-seed N' },
+      { file: 'docs/load-testing.md' },
+    ],
+    denied: /latenc|distribution|jitter/i,
   },
   'Request journal and admin API': {
     evidence: [
@@ -105,11 +113,7 @@ const ROWS: Readonly<Record<string, Row>> = {
     denied: /record|replay|proxy/i,
   },
   'Stateful scenarios': {
-    evidence: [
-      { route: 'GET /video-provider/generate/:id' },
-      { ruleField: 'times' },
-      { flag: '--state memory|redis://HOST:PORT' },
-    ],
+    evidence: [{ route: 'GET /video-provider/generate/:id' }, { ruleField: 'times' }, { flag: '--state STORE' }],
   },
   'Checks another implementation (conformance)': {
     evidence: [{ command: 'conformance' }, { file: 'docs/conformance.md' }, { flag: '--violations-report FILE' }],
@@ -272,6 +276,62 @@ test('no sentence of README.md or docs/mock.md under "How it compares" denies a 
     }
   }
   assert.equal(problems, [], problems.join('\n'));
+});
+
+/** Every document a newcomer reads. */
+const DOCUMENTS = [
+  README,
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join(ROOT, 'docs', f)),
+];
+
+/** Sentences of a document's prose (no code, no tables) in which the mock, or we, do not, cannot, never or only do
+ * something: the claims a reader takes as what the package lacks. */
+function claims(file: string): string[] {
+  const prose = readFileSync(file, 'utf8')
+    .replace(/```[\s\S]*?```/g, '')
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('|'))
+    .join(' ');
+  return prose
+    .split(/(?<=[.:;])\s+/)
+    .filter((s) =>
+      /\b(the mock|unified-ai-mock|we|it)\b[^.]*\b(does not|do not|doesn't|cannot|can't|has no|offers no|only)\b/i.test(
+        s,
+      ),
+    );
+}
+
+/** Sentences the check below would take for a denial, each with why it is none: the words it matched name something
+ * else. */
+const NOT_DENIALS: Readonly<Record<string, string>> = {
+  "the upstream's catalogue may hold models the mock's does not":
+    'models of a catalogue (fixtures/models.json), not streams: "stream" is in "upstream"',
+  'for what it does not offer': "a gateway's operations (conformance --unsupported), not the mock's headers",
+  'a rate it cannot read is quoted': 'an SSML rate the mock cannot parse: a 400, tested in test/handlers',
+  "the gateway's timeout for a provider that does not answer":
+    "a hung provider behind a gateway (the gateway profile's timeout case), not the mock's keys or streams",
+  'A header the mock cannot read, a part out of its bounds':
+    'an X-Mock-Pacing value the mock cannot parse: a 400 invalid_header, tested in test/hardening/pacing.test.ts',
+};
+
+test('no sentence of README.md or docs/ says the mock lacks a feature the package offers', () => {
+  const problems: string[] = [];
+  for (const file of DOCUMENTS)
+    for (const sentence of claims(file))
+      for (const [name, row] of Object.entries(ROWS))
+        if (
+          !Object.keys(NOT_DENIALS).some((known) => sentence.includes(known)) &&
+          row.denied?.test(sentence) &&
+          /\b(does not|do not|doesn't|cannot|can't|has no|offers no)\b[^.]*$/i.test(sentence) &&
+          row.evidence.every((e) => missing(e) === undefined)
+        )
+          problems.push(`${file.slice(ROOT.length + 1)}: "${sentence}" denies "${name}"`);
+  assert.equal(problems, [], problems.join('\n'));
+  const text = DOCUMENTS.map((f) => claims(f).join(' ')).join(' ');
+  const stale = Object.keys(NOT_DENIALS).filter((known) => !text.includes(known));
+  assert.equal(stale, [], 'NOT_DENIALS entries no document says any more');
 });
 
 test.run();

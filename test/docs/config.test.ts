@@ -23,7 +23,8 @@ test('every setting serve reads has its row, and every flag of serve too', () =>
     const flag = s.schema['x-flag']?.replace(/\|/g, '\\|');
     if (flag) assert.ok(flags.includes(`| \`${flag}\``), `no row for ${flag}`);
   }
-  for (const special of ['--config FILE', '--help']) assert.ok(flags.includes(`| \`${special}\` |`), special);
+  for (const special of ['`--config FILE` |', '`--help` (`-h`) |', '`--version` (`-v`) |', '`--port N` (`-p`) |'])
+    assert.ok(flags.includes(`| ${special}`), special);
 });
 
 test('a document without the markers is refused, not silently left alone', () => {

@@ -351,6 +351,44 @@ test('relative links point at files and headings that exist', () => {
   assert.equal(broken, [], broken.join('\n'));
 });
 
+// A reader follows the documents in order on one server: an id the server made (`rule-1`) names whatever rule came
+// first on that server, maybe another document's, so an example deletes only the rules it named itself.
+test('no example deletes a fault rule by an id the server made: each names its own rule', () => {
+  const generated = checked.filter((b) => /__admin\/faults\/rule-\d/.test(b.code)).map(where);
+  assert.equal(generated, [], 'examples that delete a fault rule by a server-made id');
+});
+
+test("the fault rules' examples, followed in order on one server, do what each says", async () => {
+  // Every shell example that adds or deletes fault rules on a default mock, README first, as a reader goes.
+  const ordered = checked.filter((b) => SHELL.has(b.lang) && /__admin\/faults/.test(b.code));
+  const runs = ordered.flatMap((b) => {
+    const m = parseMarker(b);
+    return typeof m === 'object' && m.kind === 'run' && !m.config && m.statuses ? [{ b, m }] : [];
+  });
+  assert.ok(runs.length >= 3, `${runs.length} examples`);
+  const mock = await startMockServer();
+  const cwd = mkdtempSync(join(tmpdir(), 'uam-doc-order-'));
+  try {
+    for (const { b, m } of runs) {
+      const out = await spawn(
+        'bash',
+        ['-c', SHELL_PRELUDE + toMock(b.code, `127.0.0.1:${mock.port}`)],
+        cwd,
+        plainEnv(),
+      );
+      const statuses = [...out.stderr.matchAll(/^@@status (\d{3})$/gm)].map((s) => Number(s[1]));
+      assert.equal(statuses, m.statuses, `${where(b)}, after the examples before it${out.stdout.slice(0, 2000)}`);
+      // What an example added and deleted by name is gone; a rule it left is the one it meant to leave.
+      const deleted = [...b.code.matchAll(/-X DELETE \S*\/__admin\/faults\/([\w.:-]+)/g)].map((d) => d[1]);
+      const left = mock.faultRules().map((r) => r.id);
+      for (const id of deleted) assert.not.ok(left.includes(id), `${where(b)} deleted ${id}, which is still listed`);
+    }
+  } finally {
+    await mock.close();
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
 test('the README stays one page and links every document of docs/', () => {
   const text = readFileSync(README, 'utf8');
   const size = Buffer.byteLength(text);
@@ -358,7 +396,7 @@ test('the README stays one page and links every document of docs/', () => {
     size < README_MAX_BYTES,
     `README.md is ${size} bytes: move detail into docs/ (the limit is ${README_MAX_BYTES})`,
   );
-  for (const needed of ['npm install && npm start', 'npm test'])
+  for (const needed of ['npm view unified-ai-mock', 'npm pack', 'npx unified-ai-mock serve', 'npm test'])
     assert.ok(text.includes(needed), `README.md lost \`${needed}\``);
   const docs = [...new Set([...FILES.filter((f) => f !== README), ...MAY_BE_MISSING])].map((f) => relative(ROOT, f));
   const unlinked = docs.filter((d) => !text.includes(`](${d})`));

@@ -92,7 +92,10 @@ function largeRequest(bytes: number): { head: string; body: Buffer } {
 }
 
 /** Opens a connection, writes `first`, and resolves with everything received once the server closes it. */
-function open(port: number, first: Buffer): { answered: Promise<string>; send(rest: Buffer): void; got(): string } {
+function open(
+  port: number,
+  first: Buffer,
+): { answered: Promise<string>; send(rest: Buffer): void; write(rest: Buffer): void; got(): string } {
   const socket = connect(port, '127.0.0.1');
   let text = '';
   socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
@@ -100,6 +103,7 @@ function open(port: number, first: Buffer): { answered: Promise<string>; send(re
   return {
     answered: new Promise((resolve) => socket.on('close', () => resolve(text))),
     send: (rest) => socket.end(rest),
+    write: (rest) => socket.write(rest),
     got: () => text,
   };
 }
@@ -114,7 +118,9 @@ test('a second large upload waits unread until the first one is answered, then b
   const second = open(port, Buffer.concat([Buffer.from(b.head), b.body]));
   await waitFor('the second body waits for room', () => services.bodyBudget.waiting === 1);
   assert.is(second.got(), '', 'nothing is answered while it waits');
-  first.send(a.body.subarray(half));
+  // Written, not half-closed: Node's server drops a request whose client half-closes before it is answered, and a
+  // large body's answer takes a few turns of the event loop.
+  first.write(a.body.subarray(half));
   const [textA, textB] = await Promise.all([first.answered, second.answered]);
   for (const text of [textA, textB]) {
     const [res] = responses(text);

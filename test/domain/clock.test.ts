@@ -24,4 +24,28 @@ test('sleep resolves after its time, at once for an aborted signal, and early wh
   assert.is(outcome, 'woke');
 });
 
+test('a sleep longer than a timer can wait waits in turns: no timer overflows (Node would fire it at once)', async () => {
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => void warnings.push(w);
+  process.on('warning', onWarning);
+  try {
+    const leaving = new AbortController();
+    let woke = false;
+    const long = systemClock()
+      .sleep(2 ** 31 + 10, leaving.signal)
+      .then(() => void (woke = true));
+    // An overflowing timer fires after 1 ms; these 20 ms only give it the time to, were it there.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.not.ok(woke, 'still asleep');
+    leaving.abort();
+    await long;
+    assert.equal(
+      warnings.filter((w) => w.name === 'TimeoutOverflowWarning'),
+      [],
+    );
+  } finally {
+    process.off('warning', onWarning);
+  }
+});
+
 test.run();

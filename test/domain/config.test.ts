@@ -81,7 +81,7 @@ test('resolveConfig fills in defaults and merges nested objects', () => {
 });
 
 test('an invalid configuration names every offending field', () => {
-  assert.match(configError({ port: 'eighty' }), /port: Invalid type for 'port': expected an integer, but got a string/);
+  assert.match(configError({ port: 'eighty' }), /port: expected an integer, but got a string/);
   assert.match(configError({ port: 70000 }), /port: .*<= 65535/);
   assert.match(configError({ keys: [{ key: 'has space' }] }), /keys\[0\]\.key/);
   assert.match(configError({ keys: [] }), /keys: .*minimum length 1/);
@@ -89,7 +89,10 @@ test('an invalid configuration names every offending field', () => {
   assert.match(configError({ bodyMemory: 1024 }), /bodyMemory: .*>= 1048576/);
   assert.match(configError({ logLevel: 'loud' }), /logLevel/);
   assert.match(configError({ timeouts: { stallMaxMs: 0 } }), /timeouts\.stallMaxMs/);
-  assert.match(configError({ colour: 'blue' }), /colour: Unrecognized/);
+  assert.match(configError({ colour: 'blue' }), /unknown key 'colour'/);
+  assert.match(configError({ prot: 1 }), /unknown key 'prot'; did you mean 'port'\?/);
+  assert.match(configError({ keys: [{ key: 'a b' }] }), /keys\[0\]\.key: must be printable ASCII without spaces/);
+  assert.match(configError({ keys: [{ label: 'x' }] }), /missing key 'keys\[0\]\.key'/);
   const both = configError({ port: -1, host: '' });
   assert.match(both, /port/);
   assert.match(both, /host/);
@@ -134,6 +137,7 @@ const EVERY_FIELD: Complete<Config> = {
   keys: [
     {
       key: 'sk-every-field',
+      name: 'every',
       label: 'every',
       scopes: ['text'],
       rateLimit: { requests: 1, windowMs: 1000, tokensPerMinute: 100 },
@@ -156,7 +160,15 @@ const EVERY_FIELD: Complete<Config> = {
   mediaCache: { entries: 1, bytes: 1 },
   logLevel: 'silent',
   metrics: 'vllm',
-  timeouts: { headersMs: 1, requestMs: 1, keepAliveMs: 1, stallMaxMs: 1, streamMaxMs: 1, shutdownGraceMs: 0 },
+  timeouts: {
+    headersMs: 1,
+    requestMs: 1,
+    keepAliveMs: 1,
+    stallMaxMs: 1,
+    streamMaxMs: 1,
+    answerMaxMs: 1,
+    shutdownGraceMs: 0,
+  },
   video: { progress: true },
   proxy: 'https://upstream.test',
   upstreamKey: 'sk-upstream',
@@ -220,6 +232,33 @@ test('a rate limit without a window uses the schema default; readers ask windowM
   const rateLimit = CONFIG_SCHEMA.properties!.keys!.items!.properties!.rateLimit!;
   assert.is(windowMsOf({ requests: 1 }), rateLimit.properties!.windowMs!.default);
   assert.is(windowMsOf({ requests: 1, windowMs: 5 }), 5);
+});
+
+test('allowedHosts may not cover a public suffix nor be one: *.com, *.co.uk, *.github.io, *.lan, com', () => {
+  for (const [name, why] of [
+    ['*.com', /covers a whole top-level domain/],
+    ['*.COM', /covers a whole top-level domain/],
+    ['*.lan', /covers a whole top-level domain/],
+    ['*.co.uk', /covers a public suffix, where anyone can own a name/],
+    ['*.github.io', /covers a public suffix/],
+    ['com', /is a whole top-level domain/],
+    ['co.uk', /is a public suffix/],
+  ] as const) {
+    const message = configError({ allowedHosts: ['ok.example.com', name] });
+    assert.match(message, new RegExp(`allowedHosts\\[1\\]: '${name.replace(/[.*]/g, '\\$&')}' `), message);
+    assert.match(message, why, message);
+  }
+  const allowed = [
+    '*.example.com',
+    'mock',
+    'dev.test',
+    '*.corp.example',
+    '*.localhost',
+    '127.0.0.1',
+    '[::1]',
+    'a.co.uk',
+  ];
+  assert.equal(resolveConfig({ allowedHosts: allowed }, schemas()).allowedHosts, allowed);
 });
 
 test.run();

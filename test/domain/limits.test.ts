@@ -32,6 +32,8 @@ const resolved = (node: SchemaNode): SchemaNode =>
 const EVERY_FIELD: Limits = {
   requests: {
     maxJsonDepth: 1,
+    maxJsonValues: 1,
+    maxBodyBytes: { 'chat.completions': 1024 },
     maxDetails: 1,
     maxValuesForAllErrors: 1,
     largeBodyBytes: 1,
@@ -198,6 +200,21 @@ test('a wrong type, an unknown or missing field or a value out of range stops st
       'a default output format that is not one of the formats',
       (l) => (l.speech!.defaultOutputFormat = 'riff-96khz-24bit-mono-pcm'),
       /speech\.defaultOutputFormat .* is not one of speech\.outputFormats/,
+    ],
+    [
+      'a body limit for an operation that takes no body',
+      (l) => (l.requests!.maxBodyBytes = { 'models.list': 2048 }),
+      /requests\.maxBodyBytes names models\.list, which is no operation that takes a body/,
+    ],
+    [
+      'a body limit for no operation at all',
+      (l) => (l.requests!.maxBodyBytes = { 'chat.complete': 2048 }),
+      /requests\.maxBodyBytes names chat\.complete/,
+    ],
+    [
+      'a body limit under 1 KiB',
+      (l) => (l.requests!.maxBodyBytes = { 'chat.completions': 10 }),
+      /requests\.maxBodyBytes\.chat\.completions: /,
     ],
   ];
   for (const [what, change, message] of cases) {

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadReplyRules } from '../../src/domain/replyRules.js';
@@ -8,6 +8,7 @@ import { selectReply } from '../../src/text/replies.js';
 import { ConfigError } from '../../src/domain/config.js';
 import { start } from '../../src/server/server.js';
 import { KEY, pathOf, post, schemas } from '../support/index.js';
+import { ROOT } from '../../src/lib/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'reply-rules-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,14 +52,22 @@ test('a user file goes first: its rule wins over a built-in one for the same mes
 test('invalid files: each start-up error names the file and the problem', () => {
   rejects(join(dir, 'missing.json'), /ENOENT|no such file/);
   rejects(file('{"rules": ['), /JSON/);
-  rejects(file({ rule: [] }), /\(root\): unknown property "rule"/);
-  rejects(file({ rules: [{ id: 'x', match: { exact: 'a' } }] }), /rules\[0\]: must have required property 'reply'/);
+  rejects(file({ rule: [] }), /unknown key 'rule' in .*; did you mean 'rules'\?/);
+  rejects(file({ rules: [{ id: 'x', match: { exact: 'a' } }] }), /missing key 'rules\[0\]\.reply' in /);
   rejects(
     file({ rules: [{ id: 'x', match: { model: 'gpt-4o' }, reply: 'r' }] }),
-    /rules\[0\]\.match: needs at least one of exact, contains, regex/,
+    /rules\[0\]\.match in .*: needs at least one of exact, contains, regex/,
   );
   rejects(file({ rules: [{ id: 'x', match: { regex: 'a', flags: 'g' }, reply: 'r' }] }), /rules\[0\]\.match\.flags/);
-  rejects(file({ rules: [{ id: 'x', match: { regex: '(' }, reply: 'r' }] }), /reply rule "x": invalid regex/);
+  rejects(
+    file({ rules: [{ id: 'x', match: { regex: '(' }, reply: 'r' }] }),
+    /rules\[0\]\.match\.regex in .*: not a valid regular expression/,
+  );
+  // A bad regular expression is told together with the schema's problems, not after they are fixed.
+  rejects(
+    file({ rules: [{ id: 'x y', match: { regex: '(' }, reply: 'r' }] }),
+    /^invalid reply rules:\n {2}rules\[0\]\.id in .*: must be 1 to 64 .*\n {2}rules\[0\]\.match\.regex in .*: not a valid/,
+  );
   rejects(
     file({
       rules: [
@@ -66,8 +75,30 @@ test('invalid files: each start-up error names the file and the problem', () => 
         { id: 'x', match: { exact: 'b' }, reply: 's' },
       ],
     }),
-    /duplicate rule id "x"/,
+    /rules\[1\]\.id in .*: "x" names an earlier rule too/,
   );
+});
+
+test("docs/mock.md's example of a broken rules file is the message the server gives", () => {
+  const doc = readFileSync(join(ROOT, 'docs/mock.md'), 'utf8');
+  const shown = /```\n(unified-ai-mock: invalid reply rules:\n[\s\S]*?)```/.exec(doc)?.[1];
+  assert.ok(shown, 'docs/mock.md shows no broken rules file');
+  const path = join(dir, 'rules.json');
+  writeFileSync(
+    path,
+    JSON.stringify({
+      rules: [
+        { id: 'bad id', match: { regex: '[a-' }, reply: 'x' },
+        { id: 'r2', match: {}, reply: 'y' },
+      ],
+    }),
+  );
+  try {
+    loadReplyRules(schemas(), path);
+    assert.unreachable('should have thrown');
+  } catch (err) {
+    assert.is(`unified-ai-mock: ${(err as Error).message.replaceAll(path, 'rules.json')}\n`, shown);
+  }
 });
 
 test('start() with replyRules: an invalid file stops start-up, a valid one answers', async () => {
@@ -79,7 +110,7 @@ test('start() with replyRules: an invalid file stops start-up, a valid one answe
     assert.instance(err, ConfigError);
     assert.match(
       (err as Error).message,
-      new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: rules\\[0\\]\\.id`),
+      new RegExp(`rules\\[0\\]\\.id in ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `),
     );
   }
   const good = file({

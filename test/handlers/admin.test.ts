@@ -213,7 +213,12 @@ test('GET, PUT and DELETE /__admin/latency: the view, a change from the next req
     'every violation in details',
   );
   assertError(await admin('PUT', '/__admin/latency', { profiles: { p: { speed: 2 } } }), 400, 'profiles.p.speed');
-  assertError(await admin('PUT', '/__admin/latency', { profiles: { off: {} } }), 400, 'profiles');
+  const reserved = await admin('PUT', '/__admin/latency', { profiles: { off: {} } });
+  assertError(reserved, 400, 'profiles.off');
+  assert.match(
+    reserved.json.error.message,
+    /^Invalid value for 'profiles\.off': 'off' is reserved .*`off` and `catalogue` are settings, not names/,
+  );
   assert.equal((await admin('GET', '/__admin/latency')).json, changed.json);
 
   const reset = await admin('DELETE', '/__admin/latency');

@@ -4,7 +4,7 @@ import { ApiError } from '../../src/contract/errors.js';
 import { keyStates } from '../../src/domain/keys.js';
 import { operations } from '../../src/contract/operations.js';
 import { hostCheck, hostName, isLoopbackName } from '../../src/pipeline/adminAccess.js';
-import { authenticate, isLoopback } from '../../src/pipeline/auth.js';
+import { authenticate, checkKey, isLoopback } from '../../src/pipeline/auth.js';
 import { assertError, get, KEY, request, withMock } from '../support/index.js';
 
 test('loopback addresses are recognised; others are not', () => {
@@ -54,10 +54,28 @@ test('with an admin token, the bearer token must be it, from any address', async
   const token = 'admin-secret-1234';
   assert.is(await adminCall(token, '192.168.1.20', `Bearer ${token}`), 'passed');
   assert.is(await adminCall(token, '127.0.0.1', `bearer  ${token}`), 'passed');
-  for (const auth of ['', `Bearer ${KEY}`, `Bearer ${token}x`, token, `Basic ${token}`]) {
+  for (const auth of ['', `Bearer ${KEY}`, `Bearer ${token}x`, token, `Basic ${token}`, `Bearer\t${token}`]) {
     const res = await adminCall(token, '127.0.0.1', auth);
     assert.instance(res, ApiError, auth);
     assert.is((res as ApiError).status, 403);
+  }
+});
+
+test('the admin token and the API keys read Authorization by one rule: what one accepts, so does the other', async () => {
+  const token = 'admin-secret-1234';
+  const keys = keyStates([{ key: token }]);
+  for (const [auth, ok] of [
+    [`Bearer ${token}`, true],
+    [`bearer \t ${token} \t`, true],
+    [`BEARER ${token}`, true],
+    [`Bearer\t${token}`, false],
+    [`Bearer${token}`, false],
+    [`Bearer ${token}\u00a0`, false],
+    [`Bearer ${token} x`, false],
+    ['Bearer ', false],
+  ] as const) {
+    assert.is(await adminCall(token, '127.0.0.1', auth), ok ? 'passed' : await adminCall(token, '127.0.0.1', ''), auth);
+    assert.is(!(checkKey(keys, auth) instanceof ApiError), ok, auth);
   }
 });
 
@@ -78,6 +96,17 @@ test('a Host header names this machine only by a loopback name, with or without 
   assert.is(hostName('LocalHost:4010'), 'localhost');
   assert.is(hostName('[::1]:4010'), '[::1]');
   assert.is(hostName('127.0.0.1'), '127.0.0.1');
+  // Anything after the brackets but a port, a second port, brackets or blanks in a name: no host at all.
+  for (const h of [
+    '[::1]evil.com',
+    '[::1]:80evil',
+    '[::1].evil.com',
+    'localhost:80:80',
+    'local[host]',
+    'a b',
+    'x@localhost',
+  ])
+    assert.is(hostName(h), undefined, h);
   for (const n of ['localhost', '127.0.0.1', '127.255.0.9', '[::1]']) assert.ok(isLoopbackName(n), n);
   for (const n of [
     '127.0.0.1.evil.example',
@@ -109,6 +138,9 @@ test('the Host check takes the public URL host and the allowed names (*.NAME: su
     assert.ok(ok(h), String(h));
   }
   for (const h of [
+    '[::1]evil.com',
+    '[::1]:4010evil.com',
+    '127.0.0.1:80:80',
     'rebind.example:4010',
     'corp.example',
     'xcorp.example',

@@ -6,7 +6,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { countChatPromptTokens, countTokens } from '../../src/text/tokenizer.js';
-import { chatCompletions, chatIdOf } from '../../src/handlers/chat.js';
+import { chatCompletions, chatIdOf, LONG_PROMPT_CHARS } from '../../src/handlers/chat.js';
+import { tokensOf } from '../../src/domain/rateLimits/tokens.js';
 import { digest, idFrom } from '../../src/lib/ids.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import { eventsOf, type Reply } from '../../src/contract/reply.js';
@@ -185,6 +186,50 @@ test('prompts beyond the context window are a 400 context_length_exceeded on mes
   assert.match(res.json.error.message, /maximum context length is 8192 tokens/);
 });
 
+test('a long prompt is counted with pauses (the handler answers later), to the same usage as a short one', async () => {
+  await withMock({}, async (m) => {
+    const call = (content: string, stream = false) => {
+      const body = { model: 'gpt-4o', messages: [{ role: 'user', content }], stream };
+      return chatCompletions({
+        body,
+        raw: JSON.stringify(body),
+        headers: {},
+        params: {},
+        key: undefined,
+        baseUrl: m.url,
+        services: m.services,
+      });
+    };
+    const long = 'a few words of a long prompt '.repeat(LONG_PROMPT_CHARS / 20);
+    assert.ok(!(call('hello') instanceof Promise), 'an ordinary prompt is answered at once');
+    const later = call(long);
+    assert.ok(later instanceof Promise);
+    const reply = (await later) as Extract<Reply, { kind: 'json' }>;
+    const expected = countChatPromptTokens([{ role: 'user', content: long }], 'o200k_base');
+    assert.is(reply.usage?.promptTokens, expected);
+    // A stream without a usage chunk: its tokens for the rate limit take the prompt the handler counted.
+    const stream = (await call(long, true)) as Extract<Reply, { kind: 'sse' }>;
+    let streamed = 0;
+    for (let i = 0; i < stream.events.length; i++) streamed += stream.events.tokens(i);
+    assert.is(tokensOf(stream, undefined, m.services), streamed + expected);
+  });
+});
+
+test('a prompt past twice the context window is counted only that far: the 400 says "more than" it', async () => {
+  // gpt-4: a window of 8192 tokens. Just past it, the count is exact; far past, it stops at twice the window.
+  const words = (n: number) => Array.from({ length: n }, (_, i) => `w${(i * 7919) % 100_003}`).join(' ');
+  const near = words(4000);
+  const nearTokens = countChatPromptTokens([{ role: 'user', content: near }], 'cl100k_base');
+  assert.ok(nearTokens > 8192 && nearTokens < 2 * 8192 && near.length > LONG_PROMPT_CHARS, String(nearTokens));
+  const exact = await post(mock().url, CHAT, { model: 'gpt-4', messages: [{ role: 'user', content: near }] });
+  assertError(exact, 400, 'messages');
+  assert.match(exact.json.error.message, new RegExp(`resulted in ${nearTokens} tokens`));
+  const far = await post(mock().url, CHAT, { model: 'gpt-4', messages: [{ role: 'user', content: words(200_000) }] });
+  assertError(far, 400, 'messages');
+  assert.is(far.json.error.code, 'context_length_exceeded');
+  assert.match(far.json.error.message, /However, your messages resulted in more than 16384 tokens\./);
+});
+
 test('determinism: identical requests give byte-identical bodies, streamed or not; sampling parameters change nothing', async () => {
   const { url } = mock();
   for (const body of [
@@ -253,19 +298,21 @@ test('pacing: the config sets the default, X-Mock-Pacing overrides it, and each 
       stream: true,
       stream_options: { include_usage: true },
     };
-    const call = (headers: Record<string, string>) =>
+    const call = (pacing?: { tps: number }) =>
       chatCompletions({
         body,
         raw: JSON.stringify(body),
-        headers,
+        headers: {},
         params: {},
         key: undefined,
         baseUrl: m.url,
         services: m.services,
+        ...(pacing ? { pacing } : {}),
       });
-    const byConfig = (await call({})) as Extract<Reply, { kind: 'sse' }>;
+    const byConfig = (await call()) as Extract<Reply, { kind: 'sse' }>;
     assert.equal(byConfig.pacing, { timeToFirstTokenMs: 5, tokensPerSecond: 2000 });
-    assert.equal(((await call({ 'x-mock-pacing': 'tps=20' })) as typeof byConfig).pacing, {
+    // What the request's X-Mock-Pacing asked for (read once, before the handler) over the server's pacing.
+    assert.equal(((await call({ tps: 20 })) as typeof byConfig).pacing, {
       timeToFirstTokenMs: 5,
       tokensPerSecond: 20,
     });

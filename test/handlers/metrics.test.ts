@@ -225,6 +225,35 @@ test("a client's unknown model name never becomes a label", async () => {
   });
 });
 
+test('an injected status outside the table shows as its class: statuses across every path make a bounded set of series', async () => {
+  const { statuses } = packageMetrics();
+  await withMock({}, async ({ url }) => {
+    const paths = [CHAT, pathOf('images.generate'), '/v1/me', '/no/such/path', '/v1/models'];
+    for (let status = 400; status <= 599; status++)
+      for (const path of paths)
+        await request(url, path, {
+          method: path === '/v1/me' || path === '/v1/models' ? 'GET' : 'POST',
+          headers: { 'x-mock-fault': `status=${status}` },
+          raw: '{}',
+        });
+    const { samples } = await scrape(url);
+    const series = samples.filter((s) => s.name === 'unified_ai_mock_requests_total');
+    const shown = new Set(series.map((s) => s.labels.status));
+    for (const label of shown) assert.ok(label === '4xx' || label === '5xx' || statuses.includes(Number(label)), label);
+    assert.ok(shown.has('502') && shown.has('5xx') && shown.has('4xx') && !shown.has('518'), [...shown].join());
+    // Per path: each status of the table at most, and the two classes, under the fault's kind.
+    assert.ok(series.length <= paths.length * (statuses.length + 2), `${series.length} series`);
+    assert.is(
+      value(samples, 'unified_ai_mock_requests_total', {
+        operation: 'chat.completions',
+        status: '5xx',
+        fault: 'status',
+      }),
+      200 - 100 - statuses.filter((n) => n >= 500).length,
+    );
+  });
+});
+
 test('/metrics follows the admin rule: loopback by a loopback name, or the admin token', async () => {
   await withMock({}, async ({ url }) => {
     assertError(await request(url, '/metrics', { key: null, headers: { host: 'evil.example' } }), 403);

@@ -78,6 +78,52 @@ test('the openai SDK throws on the time-limit event instead of returning a silen
   assert.ok(text.length > 0);
 });
 
+test('one rule for every answer it can time: a header part out of bounds or given twice is a 400 naming it', async () => {
+  const { url } = mock();
+  const plain = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] };
+  for (const [body, value, quoted] of [
+    [plain, 'profile=large-slow; ttft=999999', "'ttft=999999': ttft is above the answer time limit of 120000 ms"],
+    [
+      streamed,
+      'profile=large-slow; ttft=999999',
+      `'ttft=999999': ttft is above the stream time limit of ${LIMIT_MS} ms`,
+    ],
+    [plain, 'ttft=5;ttft=10', "'ttft=10': ttft is given twice"],
+    [plain, 'profile=medium, profile=small-fast', "'profile=small-fast': profile is given twice"],
+    [plain, 'tps=0.5', "'tps=0.5': tps is below 1"],
+    [plain, 'fast', "'fast'"],
+  ] as const) {
+    const res = await post(url, CHAT, body, KEY, { 'x-mock-pacing': value });
+    assertError(res, 400, 'x-mock-pacing');
+    assert.ok(res.json.error.message.includes(quoted), `${value}: ${res.json.error.message}`);
+  }
+  // A plain answer's ttft is bounded by the answer time limit, not the stream's.
+  assert.is((await post(url, CHAT, plain, KEY, { 'x-mock-pacing': `ttft=${LIMIT_MS + 1}` })).status, 200);
+  // The other operations a profile times read it too; one it cannot time never reads it.
+  const image = await post(url, pathOf('images.generate'), { model: 'dall-e-3', prompt: 'a cat' }, KEY, {
+    'x-mock-pacing': 'ttft=5;ttft=5',
+  });
+  assertError(image, 400, 'x-mock-pacing');
+  assert.is((await get(url, '/v1/me', KEY, { 'x-mock-pacing': 'fast' })).status, 200);
+  assert.equal(overflowed(), []);
+});
+
+test('an hour between tokens on a long plain answer: held for the answer time limit, not a thousand hours', async () => {
+  const config = {
+    timeouts: { answerMaxMs: 200 },
+    latency: { profile: 'hourly', profiles: { hourly: { interToken: 3_600_000 } } },
+  };
+  await withApp(config, {}, async (url, app) => {
+    // The wait asked of the clock, without waiting it: a wait that was not cut would hold the test for weeks.
+    const waits: number[] = [];
+    app.services.clock.sleep = async (ms) => void waits.push(ms);
+    const res = await post(url, CHAT, { model: 'gpt-4o', messages: [{ role: 'user', content: 'a long answer' }] });
+    assert.is(res.status, 200);
+    assert.ok(res.json.usage.completion_tokens > 1000, 'a long answer: over a thousand hours of gaps');
+    assert.equal(waits, [200], 'cut to timeouts.answerMaxMs');
+  });
+});
+
 test('config pacing and timeouts have the same bounds: refused at start-up, not at the first stream', () => {
   for (const [input, field] of [
     [{ pacing: { tokensPerSecond: 0.5 } }, /pacing\.tokensPerSecond/],
@@ -91,6 +137,8 @@ test('config pacing and timeouts have the same bounds: refused at start-up, not 
     [{ timeouts: { streamMaxMs: 0 } }, /timeouts\.streamMaxMs/],
     [{ timeouts: { streamMaxMs: 2 ** 31 } }, /timeouts\.streamMaxMs/],
     [{ timeouts: { stallMaxMs: 2 ** 31 } }, /timeouts\.stallMaxMs/],
+    [{ timeouts: { answerMaxMs: 0 } }, /timeouts\.answerMaxMs/],
+    [{ timeouts: { answerMaxMs: 2 ** 31 } }, /timeouts\.answerMaxMs/],
     [{ timeouts: { keepAliveMs: 2 ** 40 } }, /timeouts\.keepAliveMs/],
   ] as const) {
     assert.throws(

@@ -136,6 +136,35 @@ if (!executable) {
     assert.equal(problems, [], 'no script error and no CSP violation');
   });
 
+  test('the first paint lists the journal the server has, before the feed or any fetch answers', async () => {
+    // A mock of its own with three requests in its journal, one of them hostile markup.
+    const own = await startMockServer();
+    const fresh = await context.newPage();
+    try {
+      const sdk = new OpenAI({ baseURL: own.openaiBaseURL, apiKey: own.apiKey, maxRetries: 0 });
+      const hostile = '</script><script>window.__pwned = 3</script><!--';
+      for (const content of ['first', 'second', hostile])
+        await sdk.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
+      // The feed and the journal's own endpoint never answer: whatever the page lists came with the page.
+      const held: (() => void)[] = [];
+      await fresh.route(/\/__admin\/requests(\/events)?$/, (route) => void held.push(() => void route.abort()));
+      const errors: string[] = [];
+      fresh.on('pageerror', (err) => errors.push(err.message));
+      await fresh.goto(own.inspectorURL, { waitUntil: 'domcontentloaded' });
+      await fresh.locator('.rows .row-button').first().waitFor();
+      assert.is(await fresh.locator('.rows .row-button').count(), 3);
+      assert.is(await fresh.locator('.live').innerText(), 'Connecting…');
+      assert.is(await fresh.getByText('No requests yet').count(), 0);
+      assert.is(await fresh.getByText('Reconnecting').count(), 0);
+      assert.is(await fresh.evaluate(() => (globalThis as unknown as Win).__pwned), undefined, 'the markup ran');
+      assert.equal(errors, []);
+      for (const release of held) release();
+    } finally {
+      await fresh.close();
+      await own.close();
+    }
+  });
+
   test('a 400 opens with its violation: the field highlighted and the rule named', async () => {
     await ask('Too hot', { temperature: 5 }).catch((err: unknown) => assert.instance(err, OpenAI.BadRequestError));
     const row = rows().filter({ hasText: '400' }).first();

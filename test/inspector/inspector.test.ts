@@ -499,6 +499,8 @@ test('a feed whose reader falls behind is dropped, and stops listening', async (
     },
     end() {},
     once() {},
+    on() {},
+    off() {},
   };
   let send: (event: string, data: string) => void = () => {};
   const reply: Reply = {
@@ -508,7 +510,7 @@ test('a feed whose reader falls behind is dropped, and stops listening', async (
       return () => stopped++;
     },
   };
-  const done = writeFeed({ res } as never, reply as Extract<Reply, { kind: 'feed' }>, undefined, 1000);
+  const done = writeFeed({ res } as never, reply as Extract<Reply, { kind: 'feed' }>, undefined, undefined, 1000);
   for (let i = 0; i < 100; i++) send('entry', JSON.stringify({ i, pad: 'z'.repeat(50) }));
   await done;
   assert.ok(destroyed);
@@ -529,6 +531,8 @@ test('a feed ends when the server shuts down', async () => {
     destroy() {},
     end: () => (ended = true),
     once() {},
+    on() {},
+    off() {},
   };
   const done = writeFeed({ res } as never, { kind: 'feed', open: () => () => stopped++ }, stopping.signal);
   stopping.abort();

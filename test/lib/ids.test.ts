@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { digest, hexFrom, idFrom, idOf, seedFrom, sha256 } from '../../src/lib/ids.js';
+import { digest, hexFrom, idFrom, idOf, seedFrom, sha256, updateWithText } from '../../src/lib/ids.js';
 
 // The definition every id and seed rests on: each part, then a NUL, fed to one SHA-256.
 function reference(...parts: (string | Buffer)[]): Buffer {
@@ -68,6 +68,17 @@ test('idFrom, seedFrom and hexFrom read the digest', () => {
   assert.is(seedFrom(d), 0x01000000);
   assert.is(seedFrom(d, 30), 0); // wraps inside the digest instead of reading past it
   assert.is(hexFrom(d, 4), '0100');
+});
+
+test('a long text is hashed a MiB at a time, to the hash of its UTF-8 bytes, surrogate pairs never split', () => {
+  const MiB = 1 << 20;
+  // A pair across the first piece's end, then ASCII, then a pair on the next boundary.
+  const text = `${'a'.repeat(MiB - 1)}🌅${'b'.repeat(MiB - 2)}é🌅${'c'.repeat(1000)}`;
+  const whole = (t: string) => createHash('sha256').update(Buffer.from(t, 'utf8')).digest('hex');
+  assert.is(updateWithText(createHash('sha256'), text).digest('hex'), whole(text));
+  const ascii = 'x'.repeat(3 * MiB + 7);
+  assert.is(updateWithText(createHash('sha256'), ascii, 'latin1').digest('hex'), whole(ascii));
+  assert.is(digest(text, 'id').toString('hex'), whole(`${text}\u0000id\u0000`));
 });
 
 test.run();

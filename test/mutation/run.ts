@@ -53,7 +53,7 @@ export function runnerValues(): Record<string, string> {
     new Catalogue(SchemaRegistry.shared()),
     {},
   );
-  if (options === 'help') throw new Error('unexpected help');
+  if (options === 'help' || options === 'version') throw new Error(`unexpected ${options}`);
   return options.values as unknown as Record<string, string>;
 }
 

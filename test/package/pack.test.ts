@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,19 +47,26 @@ function existsIn(root: string, path: string): boolean {
 test.after(() => rmSync(work, { recursive: true, force: true }));
 
 test('npm pack ships the built code, its types and data, and nothing else', async () => {
-  // --ignore-scripts: pack what dist/ holds instead of rebuilding the dist/ other tools run from; it is
-  // built here only when a source is newer (CI's `npm ci` has just built it through `prepare`).
+  // UAM_PACK_PREBUILT: pack what dist/ holds instead of rebuilding the dist/ other tools run from (scripts/pack.mjs);
+  // it is built here only when a source is newer (CI's `npm ci` has just built it through `prepare`).
   if (staleOutputs(ROOT).length > 0) ensureOk('npm run build', await run(npm, ['run', 'build'], { cwd: ROOT }));
+  const manifest = readFileSync(join(ROOT, 'package.json'), 'utf8');
   const packed = ensureOk(
     'npm pack',
-    await run(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT }),
+    await run(npm, ['pack', '--json', '--pack-destination', work], {
+      cwd: ROOT,
+      env: { ...childEnv(), UAM_PACK_PREBUILT: '1' },
+    }),
   );
+  // prepack took `prepare` out of the packed package.json; postpack put the repository's back byte for byte.
+  assert.is(readFileSync(join(ROOT, 'package.json'), 'utf8'), manifest, 'package.json is as it was before npm pack');
+  assert.not.ok(existsSync(join(ROOT, '.package.json.prepack')), 'the saved package.json is left behind');
   const [info] = JSON.parse(packed.stdout) as { filename: string; integrity: string; files: { path: string }[] }[];
   tarball = info;
   const files = info!.files.map((f) => f.path);
   const outside = files.filter(
     (f) =>
-      !/^(dist\/.+\.(js|cjs|d\.ts)|dist\/inspector\/(index\.html|inspector\.css)|dist\/generated\/[\w.-]+\.json|schemas\/[\w.-]+\.json|fixtures\/[\w.-]+\.json|conformance\/[\w.-]+\.(json|md)|client-check\/[\w.-]+\.json|README\.md|LICENSE|package\.json)$/.test(
+      !/^(dist\/.+\.(js|cjs|d\.ts)|dist\/inspector\/(index\.html|inspector\.css)|dist\/generated\/[\w.-]+\.json|schemas\/[\w.-]+\.json|fixtures\/[\w.-]+\.json|conformance\/[\w.-]+\.(json|md)|client-check\/[\w.-]+\.json|docs\/[\w.-]+\.md|README\.md|LICENSE|package\.json)$/.test(
         f,
       ),
   );
@@ -62,6 +78,8 @@ test('npm pack ships the built code, its types and data, and nothing else', asyn
   for (const needed of [
     'dist/cli/main.js',
     'dist/index.js',
+    'docs/configuration.md',
+    'docs/programmatic.md',
     'dist/index.d.ts',
     'dist/inspector/index.html',
     'dist/inspector/inspector.js',
@@ -107,6 +125,12 @@ test('npm ci --offline installs the tarball and its dependencies into an empty p
     throw new Error(
       `${failure('npm ci --offline in a fresh project', ci)}\n(ENOTCACHED means the npm cache lacks a dependency's tarball: run npm ci in the repository first)`,
     );
+  // No warning: an install script to approve (a packed `prepare`), an engine the package's dependencies refuse, ...
+  assert.equal(
+    (ci.stdout + ci.stderr).split('\n').filter((l) => /\bwarn\b/i.test(l)),
+    [],
+    'npm warned while installing the tarball',
+  );
   assert.equal(JSON.parse(readFileSync(join(installedDir, 'package.json'), 'utf8')).version, pkg.version);
   assert.ok(
     (statSync(join(installedDir, 'dist/cli/main.js')).mode & 0o111) !== 0,
@@ -115,6 +139,59 @@ test('npm ci --offline installs the tarball and its dependencies into an empty p
   installed = true;
   // Type-checking takes the longest; it runs beside the checks below.
   typecheck = typeCheck();
+});
+
+test('npm install of the tarball, as docs/programmatic.md says, installs without a warning and runs', async () => {
+  if (!tarball) throw new Error('npm pack failed (see the first failure)');
+  // A second project installed the plain way: no lock, the dependencies from the npm cache.
+  const plain = join(work, 'plain');
+  mkdirSync(plain);
+  writeFileSync(join(plain, 'package.json'), JSON.stringify({ name: 'plain', version: '1.0.0', private: true }));
+  const install = await run(
+    npm,
+    ['install', '--offline', '--no-audit', '--no-fund', '--save-dev', join(work, tarball.filename)],
+    { cwd: plain },
+  );
+  ensureOk('npm install --offline <tarball>', install);
+  // No warning: an install script to approve (a packed `prepare`), an engine a dependency refuses, ...
+  assert.equal(
+    (install.stdout + install.stderr).split('\n').filter((l) => /\bwarn/i.test(l)),
+    [],
+    failure('npm install printed a warning', install),
+  );
+  const r = ensureOk(
+    'npx unified-ai-mock --version',
+    await run('npx', ['--offline', pkg.name, '--version'], { cwd: plain }),
+  );
+  assert.is(r.stdout, `${pkg.version}\n`);
+});
+
+test('npx unified-ai-mock --version prints the package version, for every command', async () => {
+  needInstall();
+  for (const args of [['--version'], ['serve', '-v'], ['conformance', '--version']]) {
+    const r = ensureOk(
+      `npx unified-ai-mock ${args.join(' ')}`,
+      // Not --no here: npx then takes the --version after the package's name for its own.
+      await run('npx', ['--offline', pkg.name, ...args], { cwd: consumer }),
+    );
+    assert.is(r.stdout, `${pkg.version}\n`);
+  }
+});
+
+test("docs/programmatic.md's startMockServer example runs in the project that installed the tarball", async () => {
+  needInstall();
+  // The example's one other import: the official openai package, as the repository has it (it needs nothing else).
+  symlinkSync(join(ROOT, 'node_modules/openai'), join(consumer, 'node_modules/openai'), 'dir');
+  const doc = readFileSync(join(ROOT, 'docs/programmatic.md'), 'utf8');
+  const example = /## startMockServer\n\n<!-- run -->\n```ts\n([\s\S]*?)```/.exec(doc)?.[1];
+  assert.ok(example, 'docs/programmatic.md has no startMockServer example');
+  writeFileSync(join(consumer, 'example.mjs'), example);
+  const { FORCE_COLOR: _colour, ...env } = childEnv();
+  const r = ensureOk(
+    'node example.mjs',
+    await run(process.execPath, ['example.mjs'], { cwd: consumer, env: { ...env, NO_COLOR: '1' } }),
+  );
+  assert.is(r.stdout, '[ 429, 200 ]\nsk-mock-limited\n');
 });
 
 test('npx unified-ai-mock conformance --help prints its usage', async () => {
@@ -287,7 +364,7 @@ test('a TypeScript file type-checks against the published types and runs', async
   assert.match(r.stdout, /^ts ok 200 api_key true/m, failure('node --import tsx app.ts', r));
 });
 
-// The package is ESM only: Node.js 22.12 and later can require() it; older releases refuse with ERR_REQUIRE_ESM.
+// The package is ESM only: Node.js 20.19, 22.12 and later can require() it; older releases refuse with ERR_REQUIRE_ESM.
 const requireEsm = (process.features as { require_module?: boolean }).require_module === true;
 
 test(`require() from CommonJS ${requireEsm ? 'loads the package' : 'fails with ERR_REQUIRE_ESM'}`, async () => {

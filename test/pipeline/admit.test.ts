@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MockApp } from '../../src/app/createApp.js';
+import { operations } from '../../src/contract/operations.js';
 import type { RequestRecord } from '../../src/domain/journal.js';
 import type { Dist, LatencyControl, LatencyView, Profile } from '../../src/domain/latency/types.js';
 import type { Slot } from '../../src/domain/latency/slots.js';
@@ -14,6 +15,7 @@ import {
   get,
   pathOf,
   post,
+  request,
   virtualTimers,
   waitFor,
   withApp,
@@ -123,11 +125,123 @@ test('a cap: maxRunning run, maxWaiting wait, the next is refused 429 with retry
   });
 });
 
+test("a header's profile times its request and never lifts the model's cap: the model's own profile holds its lane", async () => {
+  const records: RequestRecord[] = [];
+  const config = {
+    latency: {
+      profile: 'off',
+      profiles: { capped: { ttft: 100, maxRunning: 2, maxWaiting: 10 }, tight: { ttft: 7, maxRunning: 1 } },
+      models: { [MODEL]: 'capped' },
+    },
+  };
+  await withApp(config, { observers: [(r) => void records.push(r)] }, async (url, app) => {
+    const sleeps = heldSleeps(app);
+    const load = app.services.load;
+    // Profiles with caps of 64, 32, 16 and 1: none is the model's, none applies.
+    const asked = ['small-fast', 'medium', 'large-slow', 'tight', 'catalogue'];
+    const all = asked.map((p) => chat(url, {}, { 'x-mock-pacing': `profile=${p}` }));
+    await waitFor('two running, three waiting', () => sleeps.length === 2 && load.waiting(MODEL) === 3);
+    for (let i = 0; i < asked.length; i++) {
+      await waitFor(`request ${i} runs`, () => sleeps.length > i);
+      assert.ok(load.running(MODEL) <= 2, `${load.running(MODEL)} running`);
+      sleeps[i]!.go();
+    }
+    for (const res of await Promise.all(all)) assert.is(res.status, 200);
+    await waitFor('all recorded', () => records.length === asked.length);
+    // Each was timed by the profile it asked for (the journal names it), under the model's cap.
+    assert.equal(records.map((r) => r.profile).sort(), ['large-slow', 'medium', 'small-fast', 'small-fast', 'tight']);
+    assert.ok(
+      sleeps.some((s) => s.ms === 7),
+      "the tight profile's ttft timed its request",
+    );
+    assert.equal([load.running(MODEL), load.waiting(MODEL)], [0, 0]);
+  });
+});
+
+test('profile=off on a capped model: answered at once once it has a slot, but it waits for one as any request does', async () => {
+  const records: RequestRecord[] = [];
+  const config = {
+    latency: {
+      profile: 'off',
+      profiles: { one: { ttft: 5, maxRunning: 1, maxWaiting: 5 } },
+      models: { [MODEL]: 'one' },
+    },
+  };
+  await withApp(config, { observers: [(r) => void records.push(r)] }, async (url, app) => {
+    const sleeps = heldSleeps(app);
+    const load = app.services.load;
+    const timed = chat(url);
+    await waitFor('the first holds the only slot', () => sleeps.length === 1);
+    const untimed = chat(url, {}, { 'x-mock-pacing': 'profile=off' });
+    await waitFor('profile=off waits for the slot', () => load.waiting(MODEL) === 1);
+    sleeps[0]!.go();
+    assert.is((await timed).status, 200);
+    assert.is((await untimed).status, 200);
+    assert.is(sleeps.length, 1, 'profile=off was not timed');
+    await waitFor('both recorded', () => records.length === 2);
+    assert.equal(
+      records.map((r) => [r.profile, typeof r.queuedMs]),
+      [
+        ['one', 'number'],
+        [undefined, 'number'],
+      ],
+    );
+    assert.equal([load.running(MODEL), load.waiting(MODEL)], [0, 0]);
+  });
+});
+
+test("a header's profile on a model without one: the request is timed and counted, and runs at once (no cap)", async () => {
+  await withApp({ latency: { profile: 'off' } }, {}, async (url, app) => {
+    const sleeps = heldSleeps(app);
+    const load = app.services.load;
+    const all = Array.from({ length: 3 }, () => chat(url, {}, { 'x-mock-pacing': 'profile=tight' }));
+    for (const res of await Promise.all(all)) assert.is(res.status, 400, 'tight is no profile of this server');
+    const slow = Array.from({ length: 3 }, () => chat(url, {}, { 'x-mock-pacing': 'profile=large-slow' }));
+    await waitFor('all three run at once', () => sleeps.length === 3 && load.running(MODEL) === 3);
+    assert.is(load.waiting(MODEL), 0);
+    for (const s of sleeps) s.go();
+    for (const res of await Promise.all(slow)) assert.is(res.status, 200);
+    assert.is(load.running(MODEL), 0);
+  });
+});
+
+test("the admin API taking a model's cap away lets its waiters in at once; putting it back holds the next ones", async () => {
+  const config = {
+    latency: {
+      profile: 'off',
+      profiles: { one: { ttft: 5, maxRunning: 1, maxWaiting: 5 } },
+      models: { [MODEL]: 'one' },
+    },
+  };
+  await withApp(config, {}, async (url, app) => {
+    const sleeps = heldSleeps(app);
+    const load = app.services.load;
+    const all = Array.from({ length: 3 }, () => chat(url));
+    await waitFor('one running, two waiting', () => sleeps.length === 1 && load.waiting(MODEL) === 2);
+    const put = await request(url, '/__admin/latency', {
+      method: 'PUT',
+      body: { models: { [MODEL]: 'off' } },
+      key: null,
+    });
+    assert.is(put.status, 200, put.text);
+    await waitFor('the waiters run', () => sleeps.length === 3 && load.waiting(MODEL) === 0);
+    assert.is((await request(url, '/__admin/latency', { method: 'DELETE', key: null })).status, 200);
+    for (const s of sleeps) s.go();
+    for (const res of await Promise.all(all)) assert.is(res.status, 200);
+    assert.is(load.running(MODEL), 0);
+  });
+});
+
+test('the operations a latency profile times are those that read X-Mock-Pacing (their rows list it), and only they', () => {
+  for (const op of operations)
+    assert.is(op.headers?.includes('X-Mock-Pacing') === true, op.latency !== undefined, op.id);
+});
+
 test('queueFullStatus 503: a full queue answers 503, with the same headers', async () => {
   await withAdmission(async (url, app) => {
     use(app, scripted({ maxRunning: 1 }, { queueFullStatus: 503 }).control);
     const sleeps = heldSleeps(app);
-    app.services.load.acquire(MODEL, { maxRunning: 1 }); // the only slot is taken
+    app.services.load.acquire(MODEL); // the only slot is taken
     const refused = await chat(url);
     assert.is(refused.status, 503);
     assert.is(refused.json.error.code, 'model_overloaded');
@@ -241,8 +355,8 @@ test('a plain chat answer waits ttft + prefill per prompt token + a gap per comp
     assert.is(sleeps[0]!.ms, 100 + 2 * promptTokens + 10 * completionTokens);
     assert.equal(asked, [100, ...Array<number>(completionTokens).fill(10)], 'ttft first, then one draw per token');
     // Two running besides: the third is slowed by 1 + (3 - 1)(3 - 1)/(3 - 1) = 3.
-    app.services.load.acquire(MODEL, profile);
-    app.services.load.acquire(MODEL, profile);
+    app.services.load.acquire(MODEL);
+    app.services.load.acquire(MODEL);
     const r2 = chat(url);
     await waitFor('a second wait', () => sleeps.length === 2);
     assert.is(sleeps[1]!.ms, 3 * (100 + 2 * promptTokens + 10 * completionTokens));
@@ -291,7 +405,7 @@ test("a queued stream's time to first token runs from when it got its slot, not 
   await withAdmission(async (url, app, records, timers) => {
     const profile = { ttft: 100, maxRunning: 1, maxWaiting: 1 };
     use(app, scripted(profile).control);
-    const held = app.services.load.acquire(MODEL, profile) as Slot;
+    const held = app.services.load.acquire(MODEL) as Slot;
     const streamed = chat(url, { stream: true });
     await waitFor('it waits', () => app.services.load.waiting(MODEL) === 1);
     // Five seconds pass on the stream clock while it waits.
@@ -305,18 +419,24 @@ test("a queued stream's time to first token runs from when it got its slot, not 
   });
 });
 
-test('the header picks the profile: profile=off answers at once, with nothing drawn and no slot', async () => {
+test("the header picks the profile: profile=off answers at once, with nothing drawn, in its model's lane", async () => {
   await withAdmission(async (url, app, records) => {
     const { control, asked, chosen } = scripted({ ttft: 100, maxRunning: 1 });
     use(app, control);
     const sleeps = heldSleeps(app);
     const res = await chat(url, {}, { 'x-mock-pacing': 'profile=off' });
     assert.is(res.status, 200);
-    assert.equal(chosen, [{ model: MODEL, header: 'off' }]);
+    assert.equal(chosen[0], { model: MODEL, header: 'off' });
+    assert.ok(
+      chosen.slice(1).every((c) => c.header === undefined),
+      "the rest ask for the model's own (its cap)",
+    );
     assert.equal(asked, []);
     assert.is(sleeps.length, 0);
     await waitFor('recorded', () => records.length === 1);
     assert.is(records[0]!.profile, undefined);
+    assert.is(records[0]!.queuedMs, 0, 'it took a slot of its model, at once, and gave it back');
+    assert.is(app.services.load.running(MODEL), 0);
   });
 });
 
@@ -333,7 +453,7 @@ test("media: images and both speech endpoints wait the profile's duration; tts w
     assert.is((await post(url, pathOf('voice.tts'), tts)).status, 200);
     assert.equal(waits, [4000, 4000, 4000]);
     assert.equal(
-      chosen.map((c) => c.model),
+      [...new Set(chosen.map((c) => c.model))], // asked for the request's timing and for the model's cap
       [VALID['images.generate']!.model, VALID['cloud.speech']!.voice, 'eleven_multilingual_v2'],
     );
     for (const model of app.services.load.models()) assert.is(app.services.load.running(model), 0);
@@ -395,13 +515,15 @@ test('without a profile nothing changes: no wait, no slot, no profile in the rec
     const sleeps = heldSleeps(app);
     assert.is((await chat(url)).status, 200);
     assert.is((await chat(url, { stream: true })).status, 200);
-    // A pacing header a plain answer never read is still not read.
-    assert.is((await chat(url, {}, { 'x-mock-pacing': 'fast please' })).status, 200);
+    // A pacing header is read on a plain answer too: one it cannot read is a 400, never dropped in silence.
+    assert.is((await chat(url, {}, { 'x-mock-pacing': 'fast please' })).status, 400);
+    // A valid one without a profile: pacing paces streams, a plain answer is written at once.
+    assert.is((await chat(url, {}, { 'x-mock-pacing': 'ttft=5000' })).status, 200);
     const video = await post(url, pathOf('video.generate'), VALID['video.generate']);
     assert.is(video.json.status, 'completed');
     assert.is(sleeps.length, 0);
     assert.equal([...app.services.load.models()], []);
-    await waitFor('recorded', () => records.length === 4);
+    await waitFor('recorded', () => records.length === 5);
     assert.ok(records.every((r) => r.profile === undefined && r.queuedMs === undefined));
   });
 });

@@ -9,6 +9,7 @@ import {
   type Paced,
   type StreamTimers,
 } from '../../src/pipeline/pacer.js';
+import { MAX_TIMER_MS } from '../../src/lib/timers.js';
 import { tick } from '../support/index.js';
 
 /** A clock and one-shot timers the test moves by hand; it counts what the pacer asks of it. */
@@ -194,6 +195,22 @@ test('at shutdown, pending waits end at once and new ones do not wait; a cleared
   timers.clearTimeout(clearedAfter);
   await tick();
   assert.equal(fired, ['ttft', 'after']);
+});
+
+test('a job further away than a timer can wait: no timer asks for more than MAX_TIMER_MS, and the job runs at its time', () => {
+  const timers = new HandTimers();
+  const asked: number[] = [];
+  const setTimeout = timers.setTimeout;
+  timers.setTimeout = (fn, ms) => (asked.push(ms), setTimeout(fn, ms));
+  const pacer = new Pacer(timers);
+  const ran: string[] = [];
+  const far = 3 * MAX_TIMER_MS + 7;
+  pacer.at(job('far', ran, timers.now), far);
+  timers.advance(far - 1);
+  assert.equal(ran, [], 'woken early by the shorter timers, the job waits on');
+  timers.advance(far);
+  assert.equal(ran, [`far@${far}`]);
+  assert.ok(asked.length > 1 && asked.every((ms) => ms <= MAX_TIMER_MS), asked.join(', '));
 });
 
 test.run();

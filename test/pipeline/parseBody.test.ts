@@ -3,10 +3,10 @@ import * as assert from 'uvu/assert';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { loadLimits } from '../../src/domain/limits.js';
-import { nestsDeeperThan } from '../../src/pipeline/parseBody.js';
+import { brokenBound, nestsDeeperThan } from '../../src/pipeline/parseBody.js';
 
-// The limit comes from fixtures/limits.json, like every limit the API document leaves open.
-const MAX_JSON_DEPTH = loadLimits().requests.maxJsonDepth;
+// The limits come from fixtures/limits.json, like every limit the API document leaves open.
+const { maxJsonDepth: MAX_JSON_DEPTH, maxJsonValues: MAX_JSON_VALUES, maxBodyBytes } = loadLimits().requests;
 import { assertError, KEY, pathOf, request, useMock, VALID, withMock } from '../support/index.js';
 
 const mock = useMock(test);
@@ -53,20 +53,46 @@ test('bytes that are not UTF-8 are a 400 that says so; a UTF-8 BOM and any Unico
   assert.ok(images.json.data[0].revised_prompt.startsWith(prompt));
 });
 
-test('a __proto__ key is refused as invalid JSON', async () => {
+test('__proto__, constructor and prototype as keys, however escaped and wherever, are a 400 forbidden_key', async () => {
   const { url } = mock();
-  const res = await sendRaw(
-    url,
-    '{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"__proto__":{"polluted":true}}',
-  );
-  assertError(res, 400, null);
-  assert.is(res.json.error.code, 'invalid_json');
+  const chat = (extra: string) => `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"${extra}}]}`;
+  const cases: [string, string][] = [
+    ['{"model":"gpt-4o","__proto__":{"polluted":true},"messages":[]}', '__proto__'],
+    ['{"model":"gpt-4o","__pro\\u0074o__":{"polluted":true},"messages":[]}', '__proto__'],
+    ['{"\\u005f\\u005Fproto__":1}', '__proto__'],
+    [chat(',"constructor":{"prototype":{"polluted":true}}'), 'messages[0].constructor'],
+    [chat(',"x":[0,{"prot\\u006ftype":1}]'), 'messages[0].x[1].prototype'],
+    [chat(',"c\\u006fnstructor":1'), 'messages[0].constructor'],
+  ];
+  for (const [raw, param] of cases) {
+    const res = await sendRaw(url, raw);
+    assertError(res, 400, param);
+    assert.is(res.json.error.code, 'forbidden_key', raw);
+    assert.match(res.json.error.message, /__proto__, constructor, prototype are refused as keys, however escaped/);
+  }
   assert.is(({} as Record<string, unknown>).polluted, undefined);
-  const inText = await sendRaw(
-    url,
-    JSON.stringify({ ...VALID['chat.completions'], messages: [{ role: 'user', content: 'what is __proto__?' }] }),
-  );
-  assert.is(inText.status, 200);
+  // As words in a text, or keys that only look like them, they are fine.
+  for (const content of ['what is __proto__?', 'a constructor and a prototype', 'caf\u00e9 \u005f']) {
+    const res = await sendRaw(url, chat(`,"__proto":1,"Constructor":2`).replace('"hi"', JSON.stringify(content)));
+    assert.is(res.status, 200, res.text);
+  }
+});
+
+test('a fault rule, its match.body and match.headers included, holds no forbidden key however escaped', async () => {
+  const { url } = mock();
+  for (const [match, param] of [
+    ['{"body":{"__pro\\u0074o__":{"x":1}}}', 'match.body.__proto__'],
+    ['{"headers":{"constructo\\u0072":"x"}}', 'match.headers.constructor'],
+  ] as const) {
+    const res = await request(url, '/__admin/faults', {
+      method: 'POST',
+      raw: `{"match":${match},"fault":{"kind":"status","status":500}}`,
+    });
+    assertError(res, 400, param);
+    assert.is(res.json.error.code, 'forbidden_key');
+  }
+  const rules = await request(url, '/__admin/faults', { method: 'GET' });
+  assert.equal(rules.json.data, [], 'no rule was added');
 });
 
 test('a JSON body that is not an object is a 400 invalid_body that names what was sent', async () => {
@@ -209,13 +235,15 @@ test('nestsDeeperThan: counts objects and arrays, skips strings and escapes, ign
 const depthOf = (v: unknown): number =>
   v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0;
 
+/** Any JSON value, its strings and keys full of quotes, escapes, brackets, commas and colons. */
+const tricky = fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', ',', ':', 'a', '\u00e9', '\n') });
+const json = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, tricky, fc.integer(), fc.constant(null), tie('array'), tie('object')),
+  array: fc.array(tie('value'), { maxLength: 4 }),
+  object: fc.dictionary(tricky, tie('value'), { maxKeys: 4 }),
+})).value;
+
 test('nestsDeeperThan agrees with the parsed depth of any JSON text, strings full of quotes, escapes and brackets included', () => {
-  const tricky = fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', '\u00e9', '\n') });
-  const json = fc.letrec((tie) => ({
-    value: fc.oneof({ depthSize: 'small' }, tricky, fc.integer(), fc.constant(null), tie('array'), tie('object')),
-    array: fc.array(tie('value'), { maxLength: 4 }),
-    object: fc.dictionary(tricky, tie('value'), { maxKeys: 4 }),
-  })).value;
   fc.assert(
     fc.property(json, fc.integer({ min: 0, max: 6 }), (value, limit) => {
       const text = JSON.stringify(value);
@@ -223,6 +251,69 @@ test('nestsDeeperThan agrees with the parsed depth of any JSON text, strings ful
     }),
     { numRuns: 2000 },
   );
+});
+
+/** How many values a parsed JSON value holds: itself and every value inside it (an object's keys not counted). */
+const valuesOf = (v: unknown): number =>
+  v !== null && typeof v === 'object' ? 1 + Object.values(v).reduce((n: number, c) => n + valuesOf(c), 0) : 1;
+
+test('brokenBound counts the values of any JSON text as JSON.parse finds them, strings and whitespace aside', () => {
+  fc.assert(
+    fc.property(json, fc.boolean(), (value, spaced) => {
+      const text = JSON.stringify(value, null, spaced ? 1 : undefined);
+      const n = valuesOf(value);
+      // Infinity for the depth: only the values are in question here.
+      assert.is(brokenBound(text, Infinity, n), undefined, text);
+      if (n > 1) assert.is(brokenBound(text, Infinity, n - 1), text.length > n - 1 ? 'values' : undefined, text);
+    }),
+    { numRuns: 2000 },
+  );
+  assert.is(brokenBound('[{}, [], {"a": []}, [[]]]', Infinity, 7), undefined);
+  assert.is(brokenBound('[{}, [], {"a": []}, [[]]]', Infinity, 6), 'values');
+  assert.is(brokenBound('[[[[1]]]]', 3, Infinity), 'depth');
+});
+
+test('more than requests.maxJsonValues values is a 400 too_many_values that says the limit, before JSON.parse', async () => {
+  const { url } = mock();
+  // The valid body's own values, then an array and its items.
+  const own = valuesOf(VALID['chat.completions']);
+  const body = (values: number): string =>
+    JSON.stringify({ ...VALID['chat.completions'], x: new Array(values - own - 1).fill(0) });
+  assert.is(valuesOf(JSON.parse(body(MAX_JSON_VALUES))), MAX_JSON_VALUES);
+  const atLimit = await sendRaw(url, body(MAX_JSON_VALUES));
+  assert.is(atLimit.status, 200, atLimit.text.slice(0, 200));
+  for (const raw of [body(MAX_JSON_VALUES + 1), `{"x":[${'{},'.repeat(3 * MAX_JSON_VALUES)}{}]}`]) {
+    const res = await sendRaw(url, raw);
+    assertError(res, 400, null);
+    assert.is(res.json.error.code, 'too_many_values');
+    assert.match(res.json.error.message, new RegExp(`the limit is ${MAX_JSON_VALUES} values`));
+  }
+  // Cut off, so JSON.parse would call it invalid JSON: the count comes first.
+  assert.is((await sendRaw(url, `{"x":[${'0,'.repeat(MAX_JSON_VALUES + 1)}`)).json.error.code, 'too_many_values');
+});
+
+test('each operation has its body limit (requests.maxBodyBytes), under the configured one; the 413 names both', async () => {
+  const chat = maxBodyBytes['chat.completions']!;
+  assert.ok(chat < 20 * 1024 * 1024, 'a chat body needs less than the 20 MiB of an image edit');
+  assert.is(maxBodyBytes['images.edit'], undefined, "image edit's body carries an image: the configured limit is its");
+  const over = Buffer.from(
+    JSON.stringify({ ...VALID['chat.completions'], messages: [{ role: 'user', content: 'x'.repeat(chat) }] }),
+  );
+  await withMock({ bodyLimit: 2 * chat }, async ({ url }) => {
+    for (const chunked of [false, true]) {
+      const res = await sendRaw(url, over, {}, chunked);
+      assertError(res, 413, null);
+      assert.is(res.json.error.code, 'request_too_large');
+      assert.match(res.json.error.message, new RegExp(`the limit is ${chat} bytes for chat\\.completions`));
+    }
+    // An image edit of the same size is under its limit: the body is read, and refused for its image only.
+    const edit = await request(url, pathOf('images.edit'), {
+      method: 'POST',
+      raw: JSON.stringify({ prompt: 'x'.repeat(chat), image: 'not base64!' }),
+    });
+    assert.is(edit.status, 400, edit.text.slice(0, 200));
+    assert.is.not(edit.json.error.code, 'request_too_large');
+  });
 });
 
 test.run();

@@ -88,12 +88,51 @@ test('the paths well-known clients call by default get a 404 that says what to c
     assertError(res, 404, null);
     assert.match(res.json.error.message, /base URL to <server>\/text-provider/, path);
   }
+  // The openai SDK's other endpoints, from the base URL the docs give and from the server itself.
+  const hinted: [path: string, says: RegExp][] = [
+    ['/text-provider/audio/speech', /POST \/voice-provider\/tts .* POST \/cloud-provider\/speech/],
+    ['/v1/audio/speech', /POST \/voice-provider\/tts/],
+    ['/text-provider/audio/transcriptions', /no speech to text/],
+    [
+      '/text-provider/embeddings',
+      /no embeddings: it offers chat completions \(POST \/text-provider\/chat\/completions\)/,
+    ],
+    ['/embeddings', /no embeddings/],
+    ['/text-provider/moderations', /no moderations/],
+    ['/text-provider/files', /no files or batches/],
+    ['/text-provider/completions', /no legacy completions endpoint: use chat completions/],
+    ['/text-provider/images/edits', /POST \/image-provider\/image-edit/],
+    ['/text-provider/images/variations', /no image variations/],
+  ];
+  for (const [path, says] of hinted) {
+    const res = await post(url, path, { model: 'gpt-4o', input: 'hi' });
+    assertError(res, 404, null);
+    assert.match(res.json.error.message, says, path);
+  }
   // Other unknown paths keep the plain message; a path that only starts like a hinted one is not hinted.
-  for (const path of ['/nope', '/text-provider/responsesx', '/v2/responses']) {
+  for (const path of ['/nope', '/text-provider/responsesx', '/v2/responses', '/text-provider/embeddingsx']) {
     const res = await post(url, path, {});
     assertError(res, 404, null);
     assert.match(res.json.error.message, /^Unknown path: POST \/[^ ]*\.$/, path);
   }
+});
+
+test('the openai SDK: audio.speech.create and embeddings.create are NotFoundErrors that say what to call', async () => {
+  const client = new OpenAI({ apiKey: KEY, baseURL: `${mock().url}/text-provider`, maxRetries: 0 });
+  const failed = async (call: () => Promise<unknown>): Promise<string> => {
+    try {
+      await call();
+    } catch (err) {
+      assert.instance(err, OpenAI.NotFoundError);
+      return (err as Error).message;
+    }
+    throw new Error('should have thrown');
+  };
+  assert.match(
+    await failed(() => client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'hi' })),
+    /text to speech is POST \/voice-provider\/tts/,
+  );
+  assert.match(await failed(() => client.embeddings.create({ model: 'x', input: 'hi' })), /no embeddings/);
 });
 
 test('the openai SDK: responses.create is a NotFoundError whose message names chat completions', async () => {

@@ -2,8 +2,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { StreamLog, writeSse } from '../../src/pipeline/sse.js';
-import type { StreamTimers } from '../../src/pipeline/pacer.js';
+import { LAST_EVENT_MS, StreamLog, writeSse } from '../../src/pipeline/sse.js';
+import { EARLY_MS, type StreamTimers } from '../../src/pipeline/pacer.js';
 import { StreamStats } from '../../src/domain/lateness.js';
 import { packageLimits } from '../../src/domain/limits.js';
 import { EventList, type Reply, type SseEvent } from '../../src/contract/reply.js';
@@ -19,6 +19,8 @@ class FakeRes extends EventEmitter {
   writableNeedDrain = false;
   /** When set, every write after this many fills the buffer. */
   drainAfter = Infinity;
+  /** When set, the end's bytes never leave (a full buffer toward the client): no 'close' comes. */
+  stuck = false;
   write(bytes: string | Buffer, done?: () => void): boolean {
     if (done) setImmediate(done); // node:http calls back once the bytes are handed to the socket
     const chunk = bytes.toString(); // the writer writes bytes; the test reads them as text
@@ -30,6 +32,7 @@ class FakeRes extends EventEmitter {
   end(chunk?: string | Buffer): void {
     if (chunk !== undefined) this.writes.push(chunk.toString());
     this.ended = true;
+    if (this.stuck) return;
     this.writableFinished = true;
     setImmediate(() => this.emit('close'));
   }
@@ -115,6 +118,16 @@ const reply = (events: SseEvent[], extra: Partial<SseReply> = {}): SseReply => (
   ...extra,
 });
 const asRes = (r: FakeRes) => r as unknown as ServerResponse;
+/** What `done` settled with within a few turns of the event loop, else 'still pending': a lost wait fails, not hangs. */
+async function settled<T>(done: Promise<T>): Promise<T | 'still pending'> {
+  let turns = 5;
+  const pending = new Promise<'still pending'>((resolve) => {
+    const turn = () => (--turns > 0 ? setImmediate(turn) : resolve('still pending'));
+    setImmediate(turn);
+  });
+  return Promise.race([done, pending]);
+}
+
 /** The bytes of these events, as one write carries them. */
 const frames = (...events: SseEvent[]) => events.map((e) => `data: ${e.data}\n\n`).join('');
 
@@ -423,6 +436,68 @@ test('a stream that drains in time clears its watch and completes', async () => 
   for (let turn = 0; turn < 3; turn++) await new Promise((r) => setImmediate(r));
   res.drain();
   assert.is(await done, 'completed');
+  assert.is(timers.pending.size, 0);
+});
+
+test('the time limit holds when the scheduler runs the watch of a client that reads nothing up to EARLY_MS early', async () => {
+  const res = new FakeRes();
+  res.drainAfter = 1;
+  const timers = new FakeTimers();
+  const done = writeSse(asRes(res), reply(Array.from({ length: 40 }, () => ev('x'))), 1000, timers, 4000);
+  for (let turn = 0; turn < 3; turn++) await new Promise((r) => setImmediate(r));
+  timers.fire(-EARLY_MS / 2); // the timer fires half a millisecond before the deadline: the pacer runs the watch now
+  assert.is(await settled(done), 'timed-out');
+  assert.ok(res.destroyed);
+  assert.is(timers.pending.size, 0);
+});
+
+test('a paced wait or a stall cut to the deadline and run early ends the stream timed out', async () => {
+  for (const [name, extra] of [
+    ['pacing', { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 1 } }],
+    ['stall', { ending: 'stall', stopAfter: 1 }],
+  ] as const) {
+    const res = new FakeRes();
+    const timers = new FakeTimers();
+    const done = writeSse(
+      asRes(res),
+      reply([ev('a'), ev('b'), ev('c')], extra as Partial<SseReply>),
+      60_000,
+      timers,
+      500,
+    );
+    timers.fire(-EARLY_MS / 2);
+    assert.is(await settled(done), 'timed-out', name);
+    assert.is(timeLimitError(res)?.code, 'stream_time_limit', name);
+  }
+});
+
+/** Three events at a token a second against a limit of 1.5 s, run to the limit: the stream's promise. */
+function toTheLimit(res: FakeRes, timers: FakeTimers): Promise<string> {
+  const pacing = { timeToFirstTokenMs: 0, tokensPerSecond: 1 };
+  const done = writeSse(asRes(res), reply([ev('a'), ev('b'), ev('c')], { pacing }), 1000, timers, 1500);
+  timers.fire();
+  timers.fire();
+  return done;
+}
+
+test('at the time limit, a client with bytes still waiting in its socket is behind: its connection is closed', async () => {
+  const res = Object.assign(new FakeRes(), { socket: { writableLength: 120, writableNeedDrain: false } });
+  assert.is(await toTheLimit(res, new FakeTimers()), 'timed-out');
+  assert.ok(res.destroyed);
+  assert.is(timeLimitError(res), undefined, 'no last event written for a client that would not read it');
+});
+
+test('the last event of a stream at its limit that cannot leave: the connection is closed LAST_EVENT_MS later', async () => {
+  const res = new FakeRes();
+  res.stuck = true;
+  const timers = new FakeTimers();
+  const done = toTheLimit(res, timers);
+  assert.is(timeLimitError(res)?.code, 'stream_time_limit');
+  assert.not.ok(res.destroyed);
+  assert.equal(timers.requested.at(-1), LAST_EVENT_MS);
+  timers.fire();
+  assert.is(await done, 'timed-out');
+  assert.ok(res.destroyed);
   assert.is(timers.pending.size, 0);
 });
 

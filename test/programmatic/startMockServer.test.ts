@@ -145,19 +145,21 @@ basics('a bad reply rule throws an Error naming the field, and adds nothing', as
   await throws(
     bad({ id: 'has space', match: { exact: 'a' }, reply: 'x' }),
     Error,
-    /^invalid reply rule: id: must match pattern/,
+    /^invalid reply rule: id: must be 1 to 64 letters, digits, '\.', '_' or '-'$/,
   );
-  await throws(
-    bad({ id: 'r', match: { exact: 'a' } }),
-    Error,
-    /^invalid reply rule: must have required property 'reply'$/,
-  );
+  await throws(bad({ id: 'r', match: { exact: 'a' } }), Error, /^invalid reply rule: missing key 'reply'$/);
   await throws(
     bad({ id: 'r', match: { regex: '(' }, reply: 'x' }),
     Error,
-    /^invalid reply rule: reply rule "r": invalid regex/,
+    /^invalid reply rule: match\.regex: not a valid regular expression/,
   );
-  await throws(bad(undefined), Error, /^invalid reply rule: must be object$/);
+  await throws(bad(undefined), Error, /^invalid reply rule: expected an object/);
+  // Every problem at once: the schema's and the regular expression's.
+  await throws(
+    bad({ id: 'r', match: { regex: '(' }, colour: 1 }),
+    Error,
+    /^invalid reply rule: missing key 'reply'; unknown key 'colour'; match\.regex: not a valid regular expression/,
+  );
   mock.addReplyRule({ id: 'r', match: { exact: 'a' }, reply: 'x' });
   await throws(
     bad({ id: 'r', match: { exact: 'b' }, reply: 'y' }),
@@ -200,8 +202,50 @@ lifecycle('options are the configuration; undefined fields count as absent', asy
   assert.is.not(unset.port, 0);
 });
 
+lifecycle(
+  "a key's name, written name or label (its old spelling): /v1/me's name and a rule's match.key; label is the masked key",
+  async () => {
+    const m = await startMockServer({
+      keys: [
+        { key: 'sk-old-spelling-1', label: 'team-old', scopes: [] },
+        { key: 'sk-new-spelling-2', name: 'team-new', scopes: [] },
+      ],
+    });
+    try {
+      assert.equal(
+        m.keys.map((k) => [k.name, k.label]),
+        [
+          ['team-old', 'team-old'],
+          ['team-new', 'team-new'],
+        ],
+      );
+      m.addFaultRule({ match: { key: 'team-old' }, fault: { status: 503 } });
+      m.addFaultRule({ match: { key: 'team-new' }, fault: { status: 502 } });
+      for (const [key, name, status] of [
+        ['sk-old-spelling-1', 'team-old', 503],
+        ['sk-new-spelling-2', 'team-new', 502],
+      ] as const) {
+        const me = await fetch(`${m.url}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+        assert.is(me.status, status, `${name}: the rule matched by the name`);
+      }
+      m.clearFaultRules();
+      const me = (await (
+        await fetch(`${m.url}/v1/me`, { headers: { authorization: 'Bearer sk-old-spelling-1' } })
+      ).json()) as { name: string; label: string };
+      assert.is(me.name, 'team-old');
+      assert.is(me.label, 'sk-o...ng-1');
+      assert.throws(
+        () => m.addFaultRule({ match: { key: 'nobody' }, fault: { status: 500 } }),
+        /has the name 'nobody'/,
+      );
+    } finally {
+      await m.close();
+    }
+  },
+);
+
 lifecycle('bad options reject with a ConfigError naming the field', async () => {
-  await throws(() => startMockServer({ port: -1 }), ConfigError, /port: .*'port'/);
+  await throws(() => startMockServer({ port: -1 }), ConfigError, /port: .*>= 0, but got -1/);
   await throws(() => startMockServer({ bogus: true } as never), ConfigError, /bogus/);
   await throws(() => startMockServer({ faultRules: [{ fault: { status: 99 } }] }), ConfigError, /faultRules\[0\]/);
 });

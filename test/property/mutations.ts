@@ -144,6 +144,19 @@ function fieldMutations(body: Record<string, unknown>, t: Target): fc.Arbitrary<
   return out;
 }
 
+/** The keys no body may hold at any depth, however escaped (docs/reliability.md, "What each bad input gets"). */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Whether a JSON text holds one of PROTOTYPE_KEYS as a key, at any depth, as JSON.parse reads it. */
+function hasPrototypeKey(text: string): boolean {
+  let found = false;
+  JSON.parse(text, (key, value: unknown) => {
+    if (PROTOTYPE_KEYS.has(key)) found = true;
+    return value;
+  });
+  return found;
+}
+
 /** Mutations of the whole body: missing fields, unknown fields, prototype keys, broken JSON, not an object. */
 function bodyMutations(schema: Schema, body: Record<string, unknown>): fc.Arbitrary<Mutated>[] {
   const text = JSON.stringify(body);
@@ -181,8 +194,8 @@ function bodyMutations(schema: Schema, body: Record<string, unknown>): fc.Arbitr
       .filter(([k]) => !(k in (schema.properties ?? {})) && k !== '__proto__')
       .map(([k, v]) => {
         const text = JSON.stringify({ ...body, [k]: v });
-        // A __proto__ key anywhere in the body is refused by the parser, in lenient mode too.
-        return text.includes('"__proto__":')
+        // A key __proto__, constructor or prototype anywhere in the body is refused, in lenient mode too.
+        return hasPrototypeKey(text)
           ? { kind: '__proto__ key', path: k, text, lenientRejects: true }
           : { kind: 'unknown field', path: k, text, lenientRejects: false };
       }),

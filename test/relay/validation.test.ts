@@ -122,7 +122,7 @@ test('the log counts every exchange, keeps those with violations, and writes bot
     log.add(judged({ requestId: 'req_2' }), 404, [broken], 4);
     const long = 'x'.repeat(bounds.maxBodyChars + 1000);
     log.add(judged({ requestId: 'req_3', op: CHAT, method: 'POST', body: { prompt: long } }), 404, [broken], 5);
-    assert.equal(log.counts, { exchanges: 3, withViolations: 2 });
+    assert.equal(log.counts, { exchanges: 3, withViolations: 2, clientMistakes: 0 });
     const report = log.report();
     assert.is(report.summary.total, 3);
     assert.is(report.summary.failed, 2);
@@ -155,6 +155,29 @@ test('the log counts every exchange, keeps those with violations, and writes bot
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("the client's mistake is a warning, not a failure: an invalid request the upstream refused as it should", () => {
+  const log = new ViolationLog('http://upstream', 'documented', (t) => t, loadLimits().proxyReport);
+  const mistake: Violation = { rule: 'request.schema', expected: 'a body matching', actual: "'messages' is required" };
+  const departure: Violation = { rule: 'response.status', expected: 'status 400', actual: 'status 200' };
+  // 400 expected, 400 got: the client's request alone is wrong.
+  log.add(judged({ requestId: 'req_client', op: CHAT, method: 'POST', refusal }), 400, [mistake], 1);
+  // 400 expected, 200 got: the upstream accepted what it must refuse.
+  log.add(judged({ requestId: 'req_upstream', op: CHAT, method: 'POST', refusal }), 200, [departure, mistake], 1);
+  assert.equal(log.counts, { exchanges: 2, withViolations: 2, clientMistakes: 1 });
+  const report = log.report();
+  assert.equal(
+    [report.summary.total, report.summary.passed, report.summary.failed, report.summary.warnings],
+    [2, 0, 1, 1],
+  );
+  assert.equal(
+    report.results.map((r) => [r.case.id, r.verdict, r.case.level]),
+    [
+      ['req_client', 'warn', 'should'],
+      ['req_upstream', 'fail', 'must'],
+    ],
+  );
 });
 
 test.run();

@@ -7,9 +7,8 @@ import { waitFor } from '../support/index.js';
 
 /**
  * `ai` 7, `@ai-sdk/openai` 4, `@langchain/openai` 1.6 and the `openai` 7 under it declare
- * `engines.node >= 22`, as the mock does. Their tests run where the clients say they run: on Node.js 22 and later
- * (CI runs the suite on 22, 24 and 26); on an older Node.js, which the mock does not support either, they are
- * reported as skipped.
+ * `engines.node >= 22`. Their tests run where the clients say they run: on Node.js 22 and later
+ * (CI runs the suite on 22, 24 and 26), and are reported as skipped on Node.js 20, which reached its end of life.
  */
 export const CLIENTS_SUPPORTED = Number(process.versions.node.split('.')[0]) >= 22;
 

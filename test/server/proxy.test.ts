@@ -266,6 +266,13 @@ test('record a session of the seven operations through the proxy, stop the upstr
       miss.json.error.message,
     );
     assert.is(miss.headers['x-mock-cassette'], hash);
+    // A media file no client downloaded while recording: the 404 says so, not "record it against a real upstream".
+    const undownloaded = await get(replay.url, '/media/images/1024x1024/never-downloaded.png', CLIENT_KEY);
+    assert.is(undownloaded.status, 404);
+    assert.is(undownloaded.json.error.code, 'cassette_not_found');
+    assert.match(undownloaded.json.error.message, /no client downloaded the file through the proxy while recording/);
+    assert.match(undownloaded.json.error.message, /--replay-fallback mock/);
+    assert.not.match(undownloaded.json.error.message, /against a real upstream/);
     // The mock's keys still guard the replay.
     assert.is((await post(replay.url, SESSION[3]!.path, SESSION[3]!.body, UPSTREAM_KEY)).status, 401);
   } finally {
@@ -723,6 +730,22 @@ test('a 400 for a rule beyond the schema that the mock applies too is no departu
       assert.not.match(String(elsewhere.headers['x-mock-violations'] ?? ''), /response\.status/, path);
     }
     assert.is(correct.relay!.stats().withViolations, 0);
+    // A body the schema refuses, refused by the upstream as it should (400 expected, 400 got): the client's mistake,
+    // a warning of the report, never a failure.
+    const invalid = await post(
+      correct.url,
+      pathOf('chat.completions'),
+      { model: 'gpt-4o-mini', temperature: 3, messages: [{ role: 'user', content: 'Hi' }] },
+      CLIENT_KEY,
+    );
+    assert.is(invalid.status, 400);
+    assert.is(invalid.headers['x-mock-violations'], '1; request.schema');
+    const report = correct.relay!.violations()!;
+    assert.equal([report.summary.failed, report.summary.warnings], [0, 1]);
+    assert.equal(
+      report.results.map((r) => [r.verdict, r.failures.map((f) => f.check)]),
+      [['warn', ['request.schema']]],
+    );
     // A body the mock answers, refused: that is the upstream's departure.
     const valid = await post(
       wrong.url,
@@ -802,7 +825,7 @@ test('the upstream key comes from the environment when not given, and never from
   }
   const file = join(tempDir(), 'config.json');
   writeFileSync(file, JSON.stringify({ proxy: 'http://127.0.0.1:9', upstreamKey: UPSTREAM_KEY }));
-  assert.throws(() => serveConfig(['--config', file]), /upstreamKey may not be given in a file/);
+  assert.throws(() => serveConfig(['--config', file]), /upstreamKey in .*: not allowed in a file/);
   assert.equal(serveConfig(['--proxy', 'http://127.0.0.1:9', '--upstream-key', 'k', '--replay-tps', '30']), {
     proxy: 'http://127.0.0.1:9',
     upstreamKey: 'k',

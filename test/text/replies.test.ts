@@ -2,13 +2,17 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { EXTENSION_KEYWORDS } from '../../src/contract/validators/sources.js';
 import { compileRules, DEFAULT_RULE_ID, selectReply, shortenForQuote, type ReplyRule } from '../../src/text/replies.js';
 import { countTokens } from '../../src/text/tokenizer.js';
 
 const readJson = (path: string): unknown => JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8'));
 const schema = readJson('../../schemas/reply-rules.json') as object;
 const builtIns = readJson('../../fixtures/replies.json') as { rules: ReplyRule[] };
-const validate = new Ajv2020({ allErrors: true }).compile(schema);
+// The schemas' own annotations (x-rule, ...) are keywords strict mode must be told of.
+const ajv = new Ajv2020({ allErrors: true });
+for (const keyword of EXTENSION_KEYWORDS) ajv.addKeyword(keyword);
+const validate = ajv.compile(schema);
 
 const user = (content: string) => [{ role: 'user', content }];
 const rules = compileRules([

@@ -3,7 +3,10 @@ import * as assert from 'uvu/assert';
 import {
   cachedCounts,
   countChatPromptTokens,
+  countChatPromptTokensPaused,
   countMessageTokens,
+  countMessageTokensPaused,
+  TOKENS_PER_TURN,
   countTokens,
   decode,
   decodePieces,
@@ -147,6 +150,45 @@ test('message counts are kept per encoding and stay exact', () => {
     3 + history.reduce((n, m) => n + 3 + countTokens(m.role, 'o200k_base') + countTokens(m.content, 'o200k_base'), 0),
   );
   assert.ok(cachedCounts('o200k_base').long <= 4096, 'bounded in entries');
+});
+
+test('a long count pauses every TOKENS_PER_TURN tokens and comes to exactly the count at once, long pieces included', async () => {
+  const texts = [
+    Array.from({ length: 6000 }, (_, i) => `word${(i * 7919) % 10007} and`).join(' '),
+    'x'.repeat(40_000), // one long piece, counted in slices as countTokens does
+    'お誕生日おめでとう '.repeat(3000),
+  ];
+  for (const enc of ['o200k_base', 'cl100k_base'] as const) {
+    for (const text of texts) {
+      let pauses = 0;
+      const n = await countMessageTokensPaused(text, enc, async () => void pauses++);
+      assert.is(n, countTokens(text, enc), text.slice(0, 20));
+      assert.is(pauses, Math.floor(n / TOKENS_PER_TURN), `a pause per ${TOKENS_PER_TURN} tokens`);
+      assert.is(await countMessageTokensPaused(text, enc, async () => void pauses++), n);
+    }
+  }
+  const messages = [
+    { role: 'system', content: texts[0]! },
+    { role: 'user', content: texts[2]!, name: 'bob' },
+  ];
+  assert.is(
+    await countChatPromptTokensPaused(messages, 'o200k_base', async () => undefined),
+    countChatPromptTokens(messages, 'o200k_base'),
+  );
+  // Asked to stop past a count, it stops as soon as it is past it, and keeps nothing.
+  const stopped = await countMessageTokensPaused(`${texts[0]!} stopped`, 'o200k_base', async () => undefined, 100);
+  assert.ok(stopped > 100 && stopped < 120, String(stopped));
+  const fresh = [{ role: 'user', content: `${texts[0]!} not counted before` }];
+  const prompt = await countChatPromptTokensPaused(fresh, 'o200k_base', async () => undefined, 1000);
+  assert.ok(prompt > 1000 && prompt < 1100, String(prompt));
+  // A count kept from before is exact and free: it is taken whole, and the prompt's count stops after that message.
+  const kept = await countChatPromptTokensPaused(messages, 'o200k_base', async () => undefined, 1000);
+  assert.is(kept, 3 + 3 + countTokens('system', 'o200k_base') + countTokens(texts[0]!, 'o200k_base'));
+  // By default a pause is a turn of the event loop: what was due meanwhile runs before the count ends.
+  let ran = false;
+  setImmediate(() => (ran = true));
+  await countMessageTokensPaused(`${texts[0]!} once more`, 'o200k_base');
+  assert.ok(ran);
 });
 
 test('loadSteps: two steps per encoding, each safe to run again; only o200k_base by default', () => {

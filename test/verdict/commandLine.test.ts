@@ -41,14 +41,14 @@ test('usage mistakes: a UsageError and parseArgs own errors are, anything else i
 
 test('a usage mistake is told on standard error with the hint to --help, and exits 2; another error without the hint', () => {
   const io = captured();
-  assert.is(usageFailure(io, 'client-check', "Unknown option '--bogus'"), 2);
+  assert.is(usageFailure(io, 'client-check', "unknown option '--bogus'"), 2);
   assert.is(
     io.err,
-    "unified-ai-mock client-check: Unknown option '--bogus'\nRun 'unified-ai-mock client-check --help' for the options.\n",
+    "unified-ai-mock: unknown option '--bogus'\nRun 'unified-ai-mock client-check --help' for the options.\n",
   );
   const other = captured();
   assert.is(commandError(other, 'conformance', 'cannot reach http://127.0.0.1:1: ECONNREFUSED'), EXIT.usage);
-  assert.is(other.err, 'unified-ai-mock conformance: cannot reach http://127.0.0.1:1: ECONNREFUSED\n');
+  assert.is(other.err, 'unified-ai-mock: cannot reach http://127.0.0.1:1: ECONNREFUSED\n');
   assert.is(io.out + other.out, '', 'nothing on standard output');
 });
 

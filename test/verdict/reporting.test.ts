@@ -79,7 +79,7 @@ const echo =
   });
 const MAKE = { pretty: echo('pretty'), json: echo('json'), junit: () => ({ end: () => '<secret/>\n' }) };
 
-test('open reporters: standard output as it happens, files only at the end (their folders made), text scrubbed, the exit code', () => {
+test('open reporters: standard output as it happens, files only at the end (their folders made), text as made, the exit code', () => {
   const dir = mkdtempSync(join(tmpdir(), 'reporting-'));
   try {
     const json = join(dir, 'deep', 'er', 'r.json');
@@ -89,7 +89,6 @@ test('open reporters: standard output as it happens, files only at the end (thei
       [{ name: 'pretty' }, { name: 'json', output: json }, { name: 'junit', output: junit }],
       MAKE,
       (t) => void (stdout += t),
-      (t) => t.replace(/secret/g, '***'),
     );
     reporters.start('run');
     reporters.result(7, 1, 1);
@@ -98,7 +97,7 @@ test('open reporters: standard output as it happens, files only at the end (thei
     assert.is(reporters.finish({ info: 'run', results: [7], summary: { failed: 0 } }), 0);
     assert.is(stdout, 'pretty start run\npretty 7 1/1\npretty end 0\n');
     assert.is(readFileSync(json, 'utf8'), 'json start run\njson 7 1/1\njson end 0\n');
-    assert.is(readFileSync(junit, 'utf8'), '<***/>\n', 'file text is scrubbed too');
+    assert.is(readFileSync(junit, 'utf8'), '<secret/>\n', 'the text is written as the reporter made it');
     assert.is(
       openReporters([{ name: 'pretty' }], MAKE, () => {}).finish({ info: 'run', results: [], summary: { failed: 2 } }),
       1,

@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { SCHEMAS_DIR } from '../../lib/paths.js';
 import { compilers } from './compile.js';
 import { GENERATED_FILE, GROUPS } from './generated.js';
-import { isStrictId, readSchemas, type SchemaVariant } from './sources.js';
+import { isStrictId, readSchemas, SUBSCHEMA_IDS, type SchemaVariant } from './sources.js';
 
 const requireCjs = createRequire(import.meta.url);
 
@@ -23,10 +23,10 @@ export function generateModule(dir: string = SCHEMAS_DIR): string {
   const only = (keep: (v: SchemaVariant) => boolean) =>
     Object.fromEntries(variants.filter(keep).map((v) => [v.id, v.id]));
   const code: Record<(typeof GROUPS)[number], string> = {
-    all: standaloneCode(
-      all,
-      only((v) => !isStrictId(v.id)),
-    ),
+    all: standaloneCode(all, {
+      ...only((v) => !isStrictId(v.id)),
+      ...Object.fromEntries(Object.values(SUBSCHEMA_IDS).map((id) => [id, id])),
+    }),
     first: standaloneCode(
       first,
       only((v) => v.request && !isStrictId(v.id)),

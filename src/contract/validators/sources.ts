@@ -10,6 +10,16 @@ export const SCHEMA_BASE = 'https://unified-ai-mock.dev/schemas/';
 export const schemaId = (file: string): string => SCHEMA_BASE + file;
 
 /** The `$id` of the strict variant of a request schema (unknown fields rejected). */
+/**
+ * Parts of schemas the mock checks values against by themselves at run time (`id#/pointer`): the build generates
+ * their validators with the schemas', since compiling one on its first use compiled every schema (half a second of
+ * the event loop, on the first latency change).
+ */
+export const SUBSCHEMA_IDS = {
+  /** The profiles of a latency change, each checked as the catalogue checks its own. */
+  latencyProfiles: `${SCHEMA_BASE}catalogue.json#/properties/profiles`,
+} as const;
+
 export const strictId = (id: string): string => id.replace(/\.json$/, '.strict.json');
 
 /** True for the `$id` of a strict variant. */
@@ -20,9 +30,11 @@ export const AJV_OPTIONS = { verbose: true, strict: true, strictRequired: false,
 
 /**
  * Keywords of our own that schemas may carry as annotations (strict mode rejects unknown ones): `x-flag`
- * names the command-line flag of a config.json field (the serve command builds its flags and help from it).
+ * names the command-line flag of a config.json field, `x-short` its one-letter form, `x-help` its one sentence in
+ * `serve --help` and `x-group` the heading it is listed under (the serve command builds its flags and help from them);
+ * `x-rule` says a `pattern` in words, for the messages of a bad configuration or rules file.
  */
-export const EXTENSION_KEYWORDS = ['x-flag'] as const;
+export const EXTENSION_KEYWORDS = ['x-flag', 'x-short', 'x-help', 'x-group', 'x-rule'] as const;
 
 /** One schema the registry serves: a file of schemas/, or the strict variant of a request schema. */
 export interface SchemaVariant {

@@ -6,23 +6,32 @@ export interface RuleMatch {
   readonly model?: string;
   /** Header name (any case) to exact value. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Body field (dotted path for nested fields) to the JSON value it must equal. */
+  /**
+   * Body field (dotted path for nested fields) to the JSON value it must equal; a whole number in the path is an index
+   * into a list, counted from the end when negative (`messages.-1.content`: the last message's content).
+   */
   readonly body?: Readonly<Record<string, unknown>>;
 }
 
 /** What a rule can look at in a request. */
 export interface RequestFacts {
   readonly operation: string;
-  readonly keyLabel: string | undefined;
+  readonly keyName: string | undefined;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: Readonly<Record<string, unknown>> | undefined;
 }
 
+// A list index in a dotted path: a whole number, negative to count from the end.
+const INDEX = /^-?\d+$/;
+
 function fieldAt(body: Readonly<Record<string, unknown>> | undefined, path: string): unknown {
   let node: unknown = body;
   for (const part of path.split('.')) {
-    if (!node || typeof node !== 'object' || Array.isArray(node)) return undefined;
-    node = (node as Record<string, unknown>)[part];
+    if (!node || typeof node !== 'object') return undefined;
+    if (Array.isArray(node)) {
+      if (!INDEX.test(part)) return undefined;
+      node = node.at(Number(part));
+    } else node = (node as Record<string, unknown>)[part];
   }
   return node;
 }
@@ -48,7 +57,7 @@ export function matches(match: RuleMatch | undefined, req: RequestFacts): boolea
         ? [match.operation]
         : match.operation;
   if (ops && !ops.includes(req.operation)) return false;
-  if (match.key !== undefined && match.key !== req.keyLabel) return false;
+  if (match.key !== undefined && match.key !== req.keyName) return false;
   if (match.model !== undefined && fieldAt(req.body, 'model') !== match.model) return false;
   for (const [name, want] of Object.entries(match.headers ?? {})) {
     const got = req.headers[name.toLowerCase()];

@@ -1,5 +1,6 @@
 import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
-import { toDetails } from '../../contract/validation.js';
+import { pointerToParam, toDetails } from '../../contract/validation.js';
+import { forbiddenKeyAt, forbiddenKeyMessage } from '../../lib/keys.js';
 import { mulberry32 } from '../../lib/prng.js';
 import { matches, type RequestFacts, type RuleMatch } from './match.js';
 import { describeFault, faultProblem, type FaultLimits, type FaultSpec } from './spec.js';
@@ -40,7 +41,7 @@ export class RuleError extends Error {
 /** What rules are checked against besides their schema. */
 export interface RuleContext {
   readonly operations: readonly string[];
-  readonly keyLabels: readonly string[];
+  readonly keyNames: readonly string[];
   readonly limits: FaultLimits;
   /** Most rules held at once (`faults.maxRules` of fixtures/limits.json): rule state stays bounded whatever a client posts. */
   readonly maxRules: number;
@@ -76,6 +77,10 @@ export class FaultRules {
 
   /** Checks a rule (schema, then what the schema cannot say) and adds it after the others. */
   add(input: unknown): RuleView {
+    // Whatever the rule came from (the admin API, a configuration, code): its match.body and match.headers included.
+    const forbidden = forbiddenKeyAt(input);
+    if (forbidden !== undefined)
+      throw new RuleError(`Invalid rule: ${forbiddenKeyMessage(forbidden)}.`, pointerToParam(forbidden));
     const errors = this.schemas.check(schemaId('fault-rule.json'), input);
     if (errors.length) {
       const first = toDetails(errors)[0];
@@ -101,9 +106,9 @@ export class FaultRules {
         );
     }
     const key = rule.match?.key;
-    if (key !== undefined && !this.context.keyLabels.includes(key)) {
+    if (key !== undefined && !this.context.keyNames.includes(key)) {
       throw new RuleError(
-        `No configured key has the label '${key.slice(0, 64)}'. Labels: ${this.context.keyLabels.join(', ') || '(none)'}.`,
+        `No configured key has the name '${key.slice(0, 64)}'. Names: ${this.context.keyNames.join(', ') || '(none)'}.`,
         'match.key',
       );
     }

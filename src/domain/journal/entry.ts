@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { findOperation } from '../../contract/operations.js';
+import { updateWithText } from '../../lib/ids.js';
 import { isRecipe } from '../../contract/reply.js';
 import { packageLimits, type Limits } from '../limits.js';
 import { scrubPath, secretScrubber } from '../secrets.js';
@@ -106,7 +107,7 @@ export function toEntry(r: RequestRecord, masking: Masking): JournalEntry {
   // The text is the body's bytes decoded (Latin-1 when ASCII, else strict UTF-8): its UTF-8 is those bytes again.
   const body = r.request?.body;
   const bodyHash =
-    r.bodyHash ?? (body === undefined ? undefined : createHash('sha256').update(body, 'utf8').digest('hex'));
+    r.bodyHash ?? (body === undefined ? undefined : updateWithText(createHash('sha256'), body).digest('hex'));
   const responseHeaders = responseHead === undefined ? r.responseHeaders : headersFromBlock(responseHead);
   if (
     same &&

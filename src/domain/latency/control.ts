@@ -2,6 +2,8 @@
 // changed at run time by the admin API. It picks the profile a request answers with and hands out the seeded
 // draws; the admission step (src/pipeline) holds slots and waits with what it picks.
 import { ApiError, ERRORS } from '../../contract/errors.js';
+import { pointerToParam } from '../../contract/validation.js';
+import { forbiddenKeyAt, forbiddenKeyMessage } from '../../lib/keys.js';
 import { PACING_HEADER } from '../../text/pacing.js';
 import type { Catalogue } from '../catalogue.js';
 import { ConfigError, type Config } from '../config.js';
@@ -86,6 +88,9 @@ export class Latency implements LatencyControl {
   }
 
   update(change: LatencyChange): LatencyView {
+    const forbidden = forbiddenKeyAt(change);
+    if (forbidden !== undefined)
+      throw invalid(pointerToParam(forbidden) ?? 'body', `${forbiddenKeyMessage(forbidden)}.`);
     // Every part is checked before any is applied: a refused change leaves the settings as they were.
     const profiles = new Map(this.settings.profiles);
     for (const [name, p] of Object.entries(change.profiles ?? {})) {

@@ -1,6 +1,7 @@
 // Distributions of durations, sampled by inverse transform: a draw is clamp(Q(u)) with Q the quantile function and
-// u from the request's seeded generator. The same Q gives a profile's figures exactly (p50, p99) or by a fine
-// midpoint rule (the mean), so the admin API and the docs show what a measurement should find, not a sample.
+// u from the request's seeded generator. The same Q gives a profile's figures exactly (p50, p99), and the mean is the
+// clamped distribution's in closed form, so the admin API and the docs show what a measurement should find, not a
+// sample.
 import { digest, seedFrom } from '../../lib/ids.js';
 import { mulberry32 } from '../../lib/prng.js';
 import type { Dist, DistSummary, Draws, Profile } from './types.js';
@@ -64,12 +65,67 @@ export function quantile(dist: Dist, u: number): number {
   return Math.min(max, Math.max(min, v));
 }
 
-/** Points of the midpoint rule for a summary's mean: the lognormal tail past the last point weighs under 0.1%. */
-export const MEAN_POINTS = 20_000;
+// erfc by a Chebyshev fit (Numerical Recipes' erfcc): fractional error below 1.2e-7 everywhere.
+function erfc(x: number): number {
+  const z = Math.abs(x);
+  const t = 1 / (1 + 0.5 * z);
+  const poly =
+    -1.26551223 +
+    t *
+      (1.00002368 +
+        t *
+          (0.37409196 +
+            t *
+              (0.09678418 +
+                t *
+                  (-0.18628806 +
+                    t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+  const r = t * Math.exp(-z * z + poly);
+  return x >= 0 ? r : 2 - r;
+}
+
+/** The standard normal's distribution function: 0 at -Infinity, 1 at Infinity. */
+export const normalCdf = (x: number): number => 0.5 * erfc(-x / Math.SQRT2);
+const normalPdf = (x: number): number => (Number.isFinite(x) ? Math.exp(-0.5 * x * x) / Math.sqrt(2 * Math.PI) : 0);
+
+/** `value` times the chance past a clamp: 0 for a clamp that is not there (an infinite one), never NaN. */
+const atClamp = (value: number, chance: number): number => (Number.isFinite(value) ? value * chance : 0);
+
+/**
+ * The mean of a distribution as drawn (clamped to [min, max], never below 0), in closed form: the clamped normal's
+ * and lognormal's means are sums of normal CDF and density terms. A midpoint rule of 20,000 points per distribution
+ * once cost a change of 246 profiles about a second of the event loop.
+ */
+function meanOf(dist: Exclude<Dist, number>): number {
+  if (dist.type === 'fixed') return Math.max(0, dist.ms);
+  if (dist.type === 'uniform') {
+    const { lower: l, upper: u } = dist;
+    if (l >= 0) return (l + u) / 2;
+    return u <= 0 ? 0 : (u * u) / 2 / (u - l); // the part below 0 is drawn as 0
+  }
+  const a = Math.max(0, dist.min ?? 0);
+  const b = Math.max(a, dist.max ?? Infinity);
+  if (dist.type === 'normal') {
+    const { mean: m, sd } = dist;
+    if (sd === 0) return Math.min(b, Math.max(a, m));
+    const alpha = (a - m) / sd;
+    const beta = (b - m) / sd;
+    const inside = normalCdf(beta) - normalCdf(alpha);
+    return (
+      a * normalCdf(alpha) + atClamp(b, 1 - normalCdf(beta)) + m * inside + sd * (normalPdf(alpha) - normalPdf(beta))
+    );
+  }
+  const { median: m, sigma } = dist;
+  if (sigma === 0) return Math.min(b, Math.max(a, m));
+  const za = Math.log(a / m) / sigma;
+  const zb = Math.log(b / m) / sigma;
+  const body = m * Math.exp((sigma * sigma) / 2) * (normalCdf(zb - sigma) - normalCdf(za - sigma));
+  return a * normalCdf(za) + atClamp(b, 1 - normalCdf(zb)) + body;
+}
 
 const summaries = new WeakMap<object, DistSummary>();
 
-/** A distribution's figures, worked out from its quantile function: p50 and p99 exact, the mean by midpoints. */
+/** A distribution's figures, worked out from its quantile function (p50 and p99) and in closed form (the mean). */
 export function summarize(dist: Dist): DistSummary {
   if (typeof dist === 'number' || dist.type === 'fixed') {
     const ms = quantile(dist, 0.5);
@@ -77,9 +133,7 @@ export function summarize(dist: Dist): DistSummary {
   }
   const known = summaries.get(dist);
   if (known) return known;
-  let sum = 0;
-  for (let i = 0; i < MEAN_POINTS; i++) sum += quantile(dist, (i + 0.5) / MEAN_POINTS);
-  const summary = { mean: sum / MEAN_POINTS, p50: quantile(dist, 0.5), p99: quantile(dist, 0.99) };
+  const summary = { mean: meanOf(dist), p50: quantile(dist, 0.5), p99: quantile(dist, 0.99) };
   summaries.set(dist, summary);
   return summary;
 }

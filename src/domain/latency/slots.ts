@@ -3,7 +3,7 @@
 // is refused at once (never left hanging).
 import type { ModelLoad, Profile } from './types.js';
 
-/** A slot held: given back once (later calls do nothing), which starts the next waiter if there is one. */
+/** A slot held: given back once (later calls do nothing), which starts the next waiter if the cap has room. */
 export interface Slot {
   release(): void;
 }
@@ -44,9 +44,18 @@ export function loadFactor(profile: Pick<Profile, 'loadFactor' | 'maxRunning'>, 
   return 1 + ((f - 1) * (busy - 1)) / (cap - 1);
 }
 
-/** The models' slots of one instance; also the load /metrics and the inspector read. */
+/**
+ * The models' slots of one instance; also the load /metrics and the inspector read. Each model's cap is its own
+ * profile's (`capOf`, read whenever a slot is asked for or given back): what a request asks for its own timing never
+ * enters, so no request can lift the cap of the model it runs in.
+ */
 export class Slots implements ModelLoad {
   private readonly lanes = new Map<string, Lane>();
+
+  constructor(
+    /** The cap of a model's lane: the profile the model has without any request's choice (undefined: none). */
+    private readonly capOf: (model: string) => Cap | undefined = () => undefined,
+  ) {}
 
   running(model: string): number {
     return this.lanes.get(model)?.running ?? 0;
@@ -60,24 +69,25 @@ export class Slots implements ModelLoad {
     return this.lanes.keys();
   }
 
+  /** The cap in force for `model` now. */
+  cap(model: string): Cap {
+    return this.capOf(model) ?? {};
+  }
+
   /**
-   * A slot of `model` under `cap`: at once while fewer than maxRunning run and none waits, else a place in the
-   * queue while fewer than maxWaiting wait, else FULL. `signal` is the client leaving: a waiter whose signal
-   * aborts leaves the queue and gets undefined. `model` must be a catalogue id (the lanes are kept for good, one
-   * per model).
+   * A slot of `model` under its cap: at once while fewer than maxRunning run and none waits, else a place in the
+   * queue while fewer than maxWaiting wait, else FULL. `signal` is the client leaving: a waiter whose signal aborts
+   * leaves the queue and gets undefined. `model` must be a catalogue id (the lanes are kept for good, one per model).
    */
-  acquire(model: string, cap: Cap, signal?: AbortSignal): Acquired {
+  acquire(model: string, signal?: AbortSignal): Acquired {
     let lane = this.lanes.get(model);
     if (!lane) this.lanes.set(model, (lane = new Lane()));
-    const max = cap.maxRunning ?? Number.POSITIVE_INFINITY;
+    const cap = this.cap(model);
     // A cap raised at run time (the admin API) lets the waiters in first, in order: no newcomer passes them.
-    while (lane.running < max && lane.waiting.length > 0) {
+    this.letIn(model, lane, cap);
+    if (lane.running < (cap.maxRunning ?? Number.POSITIVE_INFINITY)) {
       lane.running++;
-      lane.waiting.shift()!.grant(this.slot(lane));
-    }
-    if (lane.running < max) {
-      lane.running++;
-      return this.slot(lane);
+      return this.slot(model, lane);
     }
     if (lane.waiting.length >= (cap.maxWaiting ?? 0)) return FULL;
     if (signal?.aborted) return Promise.resolve(undefined);
@@ -99,18 +109,31 @@ export class Slots implements ModelLoad {
     });
   }
 
-  /** A slot of `lane` (its running count already taken): giving it back hands it to the first waiter, if any. */
-  private slot(lane: Lane): Slot {
+  /** Lets in the waiters the caps in force now make room for (after the admin API changed a model's profile). */
+  settle(): void {
+    for (const [model, lane] of this.lanes) this.letIn(model, lane, this.cap(model));
+  }
+
+  /** Grants the first waiters of `lane` a slot while the cap has room, in order. */
+  private letIn(model: string, lane: Lane, cap: Cap): void {
+    const max = cap.maxRunning ?? Number.POSITIVE_INFINITY;
+    while (lane.running < max && lane.waiting.length > 0) {
+      lane.running++;
+      lane.waiting.shift()!.grant(this.slot(model, lane));
+    }
+  }
+
+  /** A slot of `lane` (its running count already taken): given back, it lets the next waiter in if the cap has room. */
+  private slot(model: string, lane: Lane): Slot {
     let held = true;
     return {
       release: () => {
         if (!held) return;
         held = false;
-        const next = lane.waiting.shift();
-        // The slot passes to the next waiter as it is freed: the running count does not dip, so no newcomer
-        // can take it in between and jump the queue.
-        if (next) next.grant(this.slot(lane));
-        else lane.running--;
+        // The waiters get the room at once, in the same turn: no newcomer can take it in between and jump the queue.
+        // A cap lowered at run time (the admin API) is kept to: the room is given only while the running are fewer.
+        lane.running--;
+        this.letIn(model, lane, this.cap(model));
       },
     };
   }

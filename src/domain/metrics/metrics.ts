@@ -209,7 +209,9 @@ export class Metrics {
   // Cells found by nested maps of the labels' own values (catalogue and operation ids, the status as a number): a key
   // made by joining them would be a new text to hash on every request. The lists are what a scrape reads.
   private readonly requests: { labels: Canon; value: number }[] = [];
-  private readonly requestCells = new Map<string, Map<number, Map<string, { labels: Canon; value: number }>>>();
+  private readonly requestCells = new Map<string, Map<string, Map<string, { labels: Canon; value: number }>>>();
+  /** The `status` label of each status seen: itself when the table lists it, else its class. */
+  private readonly statusLabels = new Map<number, string>();
   private readonly tokens = new Map<string, { prompt: number; generation: number }>();
   private readonly e2e: { labels: Canon; buckets: Buckets }[] = [];
   private readonly e2eCells = new Map<string, Map<string, { labels: Canon; buckets: Buckets }>>();
@@ -232,15 +234,16 @@ export class Metrics {
     const operation = record.operation ?? 'none';
     if (UNCOUNTED.has(operation)) return;
     const fault = faultKind(record.fault);
+    const status = this.statusLabel(record.status);
     const byFault = within(
       within(this.requestCells, operation, () => new Map()),
-      record.status,
+      status,
       () => new Map(),
     );
     const cell = byFault.get(fault);
     if (cell) cell.value++;
     else {
-      const made = { labels: { operation, status: String(record.status), fault }, value: 1 };
+      const made = { labels: { operation, status, fault }, value: 1 };
       byFault.set(fault, made);
       this.requests.push(made);
     }
@@ -262,6 +265,17 @@ export class Metrics {
     }
     e2e.buckets.observe(record.latencyMs / 1000);
   };
+
+  /** A status as the `status` label shows it: as it is when the table lists it, else its class (`5xx`). */
+  private statusLabel(status: number): string {
+    let label = this.statusLabels.get(status);
+    if (label === undefined) {
+      label = this.table.statuses.includes(status) ? String(status) : `${Math.floor(status / 100)}xx`;
+      // Bounded by the statuses HTTP has (Node's parser answers 100 to 999): a few hundred short strings at most.
+      this.statusLabels.set(status, label);
+    }
+    return label;
+  }
 
   /** What a stream's writer tells of its events (see StreamTiming); `model` as the request named it, `arrived` on the
    * writer's clock. Undefined for a model the catalogue does not have: its stream is not timed. */

@@ -34,6 +34,8 @@ export interface MetricRow {
 
 export interface MetricsTable {
   readonly defaultPrefix: string;
+  /** Statuses a `status` label shows as they are; any other shows as its class (`4xx`, `5xx`). */
+  readonly statuses: readonly number[];
   readonly metrics: readonly MetricRow[];
 }
 

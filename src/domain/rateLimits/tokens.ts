@@ -24,6 +24,8 @@ export function tokensOf(
   }
   let streamed = 0;
   for (let i = 0; i < events.length; i++) streamed += events.tokens(i);
+  // Counted by the handler already (counting a long prompt again would hold the event loop).
+  if (reply.usage) return streamed + reply.usage.promptTokens;
   const model = services.catalogue.models.find((m) => m.id === body?.model);
   const messages = Array.isArray(body?.messages) ? (body.messages as CountableMessage[]) : [];
   return streamed + countChatPromptTokens(messages, model?.limits.tokenizer ?? 'cl100k_base');

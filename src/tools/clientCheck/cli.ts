@@ -1,13 +1,15 @@
-import { parseArgs } from 'node:util';
 import { SchemaRegistry } from '../../contract/schemas.js';
 import {
   commandError,
+  COMMON_OPTIONS,
   EXIT,
   isUsageError,
   listValues,
+  parseCommandLine,
   processIo,
   usageFailure,
   UsageError,
+  versionText,
   type Io as CommandIo,
 } from '../../verdict/commandLine.js';
 import { openReporters, reporterChoices, type ReporterChoice } from '../../verdict/reporting.js';
@@ -47,15 +49,19 @@ off, gave up and timed out as it should. Exit code: 0 no scenario failed, 1 a sc
 
 Options:
   --scenario NAME        run only this scenario, or those with this tag (retry, no-retry,
-                         connection, stream, timeout, concurrency, body); repeatable or comma-separated
+                         connection, stream, timeout, concurrency, body); repeatable or
+                         comma-separated
   --client-timeout MS    the client's own request timeout; the timeout scenarios need it
-  --reporter NAME        pretty, json or junit (repeatable)                   default pretty
+  --reporter NAME        pretty, json or junit (repeatable; default: pretty)
   --output FILE          write the reporter named just before it to FILE (else standard output)
   --list                 list the scenarios and what each checks, and run nothing
-  --help                 show this help
+  -h, --help             show this help
+  -v, --version          print the version
 
 Example:
-  unified-ai-mock client-check --client-timeout 5000 -- node scripts/ask.mjs
+  npx unified-ai-mock client-check --client-timeout 5000 -- node scripts/ask.mjs
+
+The scenarios and recipes for the openai SDK, the AI SDK and LangChain: docs/client-check.md.
 `;
 
 /** Everything the command was asked to do. */
@@ -67,9 +73,10 @@ export interface ClientCheckOptions {
   readonly command: string[];
 }
 
-/** Parses the command line of `client-check`; 'help' for --help. Throws UsageError on a mistake. */
-export function parseClientCheckArgs(argv: string[]): ClientCheckOptions | 'help' {
-  const parsed = parseArgs({
+/** Parses the command line of `client-check`; 'help' for --help, 'version' for --version. Throws UsageError on a
+ * mistake. */
+export function parseClientCheckArgs(argv: string[]): ClientCheckOptions | 'help' | 'version' {
+  const parsed = parseCommandLine({
     args: argv,
     strict: true,
     allowPositionals: true,
@@ -80,11 +87,12 @@ export function parseClientCheckArgs(argv: string[]): ClientCheckOptions | 'help
       reporter: { type: 'string', multiple: true },
       output: { type: 'string', multiple: true },
       list: { type: 'boolean' },
-      help: { type: 'boolean' },
+      ...COMMON_OPTIONS,
     },
   });
   const v = parsed.values;
   if (v.help) return 'help';
+  if (v.version) return 'version';
   const tokens = parsed.tokens ?? [];
   const terminator = tokens.findIndex((t) => t.kind === 'option-terminator');
   const stray = tokens.find((t, i) => t.kind === 'positional' && (terminator < 0 || i < terminator));
@@ -129,12 +137,12 @@ const shown = (argv: readonly string[]) =>
 /** `unified-ai-mock client-check`: resolves to the exit code (0 no failure, 1 a failure, 2 usage or a command that
  * cannot run, 130 interrupted). */
 export async function clientCheck(argv: string[], deps: { startMock: StartMock }, io: Io = processIo): Promise<number> {
-  let options: ClientCheckOptions | 'help';
+  let options: ClientCheckOptions | 'help' | 'version';
   let scenarios: Scenario[];
   try {
     options = parseClientCheckArgs(argv);
-    if (options === 'help') {
-      io.stdout(clientCheckHelp());
+    if (options === 'help' || options === 'version') {
+      io.stdout(options === 'help' ? clientCheckHelp() : versionText());
       return EXIT.ok;
     }
     scenarios = selectScenarios(loadScenarios(SchemaRegistry.shared()), options.scenarios);

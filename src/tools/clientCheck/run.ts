@@ -106,7 +106,7 @@ export function scenarioConfig(scenario: Scenario, options: GradeOptions, base: 
     keys: [
       {
         key: CLIENT_KEY,
-        label: 'client-check',
+        name: 'client-check',
         scopes: defaultKeys()[0]?.scopes ?? [],
         ...(rateLimit ? { rateLimit: { ...rateLimit } } : {}),
       },

@@ -1,21 +1,30 @@
 import { Catalogue } from '../../domain/catalogue.js';
-import { operation } from '../../contract/operations.js';
-import { looksSecret } from './gateway.js';
+import { operations } from '../../contract/operations.js';
+import { routesByPath, secretHeaderValues } from './gateway.js';
 import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
 import { mediaAllowsPrivate } from './addresses.js';
 import { checksFor } from '../../verdict/checks.js';
-import { commandError, EXIT, isUsageError, processIo, usageFailure, type Io } from '../../verdict/commandLine.js';
+import {
+  commandError,
+  commandWarning,
+  EXIT,
+  isUsageError,
+  processIo,
+  usageFailure,
+  versionText,
+  type Io,
+} from '../../verdict/commandLine.js';
 import { send, type Target } from './http.js';
-import { redact } from './mask.js';
 import { conformanceHelp, parseConformanceArgs, type ConformanceOptions, type ReporterName } from './options.js';
 import { renderPlan } from './plan.js';
 import { summarize, type Reporter, type RunInfo } from '../../verdict/report.js';
 import { openReporters } from '../../verdict/reporting.js';
 import { jsonReporter } from '../../verdict/reporters/json.js';
+import { htmlReporter } from '../../verdict/reporters/html.js';
 import { junitReporter } from '../../verdict/reporters/junit.js';
 import { prettyReporter } from '../../verdict/reporters/pretty.js';
 import { tapReporter } from '../../verdict/reporters/tap.js';
-import { runSecrets, runSuite } from './run.js';
+import { runSuite } from './run.js';
 import { checkNames, selectCases } from './select.js';
 import { loadSuite } from './suite.js';
 
@@ -51,20 +60,50 @@ const COMMAND = 'conformance';
 // Compiling every schema is the slowest step of a start; the compiled registry never changes, so one serves every run.
 let compiled: SchemaRegistry | undefined;
 
-const REPORTERS: Record<ReporterName, (write: (t: string) => void) => Reporter> = {
+export const REPORTERS: Record<ReporterName, (write: (t: string) => void) => Reporter> = {
   pretty: prettyReporter,
   json: jsonReporter,
   junit: junitReporter,
   tap: tapReporter,
+  html: htmlReporter,
 };
 
-/** The last path segment of a base URL when it is a version segment such as /v1, else undefined. */
-function baseMount(baseUrl: string): string | undefined {
+/** The first segment of each documented operation's path other than a version (/text-provider, /image-provider, ...). */
+const operationPrefixes = (): string[] => [
+  ...new Set(
+    operations.filter((op) => op.documented && !/^\/v\d+\//.test(op.path)).map((op) => `/${op.path.split('/')[1]}`),
+  ),
+];
+
+/**
+ * What a base URL ending in a segment the runner adds itself would make of the document's paths, in one line, or
+ * undefined for a base URL without one. A version segment (/v1, where the OpenAI SDK's base URL ends) is the
+ * --path-prefix of a gateway that mounts the API there; an operation's prefix (/text-provider, the SDK base URL of the
+ * README) is already part of every path the runner sends.
+ */
+export function baseUrlHint(baseUrl: string): string | undefined {
+  let path: string;
   try {
-    return /\/v\d+$/.exec(new URL(baseUrl).pathname.replace(/\/+$/, ''))?.[0];
+    path = new URL(baseUrl).pathname.replace(/\/+$/, '');
   } catch {
     return undefined;
   }
+  const root = baseUrl.replace(/\/+$/, '');
+  const version = /\/v\d+$/.exec(path)?.[0];
+  if (version) {
+    // The document's paths are from the root (and /v1/me already has it).
+    return (
+      `--base-url ends in '${version}', so GET /v1/me is asked at ${version}/v1/me. ` +
+      `If the API is served under '${version}', pass --base-url ${root.slice(0, -version.length)} --path-prefix ${version} instead.`
+    );
+  }
+  const prefix = operationPrefixes().find((p) => path.endsWith(p));
+  if (!prefix) return undefined;
+  const example = operations.find((op) => op.documented && op.path.startsWith(`${prefix}/`))!;
+  return (
+    `--base-url ends in '${prefix}', so ${example.method} ${example.path} is asked at ${prefix}${example.path}. ` +
+    `The API document's paths start at the root and the runner adds '${prefix}' itself: pass --base-url ${root.slice(0, -prefix.length)} instead.`
+  );
 }
 
 /** `unified-ai-mock conformance`: resolves to the exit code (0 no failure, warnings or not; 1 a failure, or a warning
@@ -72,15 +111,15 @@ function baseMount(baseUrl: string): string | undefined {
 export async function conformance(argv: string[], io: Io = processIo): Promise<number> {
   const registry = (compiled ??= new SchemaRegistry());
   const catalogue = new Catalogue(registry);
-  let options: ConformanceOptions | 'help';
+  let options: ConformanceOptions | 'help' | 'version';
   try {
     options = parseConformanceArgs(argv, catalogue, io.env ?? process.env);
   } catch (err) {
     if (!isUsageError(err)) throw err;
     return usageFailure(io, COMMAND, err.message);
   }
-  if (options === 'help') {
-    io.stdout(conformanceHelp(catalogue));
+  if (options === 'help' || options === 'version') {
+    io.stdout(options === 'help' ? conformanceHelp(catalogue) : versionText());
     return EXIT.ok;
   }
   let suite: ReturnType<typeof loadSuite>;
@@ -113,15 +152,8 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     );
     return EXIT.ok;
   }
-  const mounted = baseMount(options.baseUrl!);
-  if (mounted && !options.pathPrefix) {
-    // The OpenAI SDK's base URL ends in /v1; this one does not: the document's paths are from the root (and /v1/me
-    // already has it).
-    io.stderr(
-      `unified-ai-mock conformance: warning: --base-url ends in '${mounted}', so GET /v1/me is asked at ${mounted}/v1/me. ` +
-        `If the API is served under '${mounted}', pass --base-url ${options.baseUrl!.replace(/\/+$/, '').slice(0, -mounted.length)} --path-prefix ${mounted} instead.\n`,
-    );
-  }
+  const hint = options.pathPrefix ? undefined : baseUrlHint(options.baseUrl!);
+  if (hint) commandWarning(io, hint);
   const target: Target = {
     baseUrl: options.baseUrl!,
     apiKey: options.apiKey!,
@@ -131,11 +163,9 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     maxBodyBytes: options.maxBodyBytes,
     // A target on loopback or private addresses (a local gateway, the mock) links to itself there.
     mediaAllowPrivate: await mediaAllowsPrivate(options.baseUrl!, options.mediaAllowPrivate),
-    routes: Object.fromEntries(Object.entries(options.routes).map(([id, path]) => [operation(id).path, path])),
+    routes: routesByPath(options.routes),
     headers: options.headers,
-    headerSecrets: Object.entries(options.headers)
-      .filter(([name, value]) => looksSecret(name, value))
-      .map(([, value]) => value),
+    headerSecrets: secretHeaderValues(options.headers, options.apiKey!),
   };
   const baseline: Target | undefined = options.baseline && {
     ...target,
@@ -145,16 +175,31 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
   };
   const probed = await probe(target, options.faultHeaders, registry);
   if ('error' in probed) return commandError(io, COMMAND, `cannot reach ${options.baseUrl}: ${probed.error}`);
-  if (probed.keyRefused)
-    io.stderr(
-      `unified-ai-mock conformance: warning: ${options.baseUrl} refused the API key on GET /v1/me (401); cases that need a valid key will fail\n`,
+  // A target that does not offer GET /v1/me may refuse it whatever the key: then the refusal proves nothing.
+  const refusedKey = (url: string) => {
+    if (options.continueOnRefusedKey || unsupported.has('me')) {
+      commandWarning(io, `${url} refused the API key on GET /v1/me (401); cases that need a valid key will fail`);
+      return undefined;
+    }
+    return commandError(
+      io,
+      COMMAND,
+      `${url} refused the API key on GET /v1/me (401), so every case that needs a valid key would fail: check the key (--api-key, CONFORMANCE_API_KEY${url === options.baseUrl ? '' : ', --baseline-api-key'}), or pass --continue-on-refused-key to run the cases anyway`,
     );
+  };
+  if (probed.keyRefused) {
+    const stop = refusedKey(options.baseUrl!);
+    if (stop !== undefined) return stop;
+  }
   if (baseline) {
     const reached = await send(baseline, { method: 'GET', path: '/v1/me', auth: 'valid', headers: {} });
     if (reached.error) return commandError(io, COMMAND, `cannot reach ${baseline.baseUrl}: ${reached.error}`);
+    if (reached.status === 401) {
+      const stop = refusedKey(baseline.baseUrl);
+      if (stop !== undefined) return stop;
+    }
   }
-  const secrets = runSecrets({ ...target, ...(baseline ? { baseline } : {}) });
-  const reporters = openReporters(options.reporters, REPORTERS, io.stdout, (t) => redact(t, secrets));
+  const reporters = openReporters(options.reporters, REPORTERS, io.stdout);
   const info: RunInfo = {
     target: options.baseUrl!,
     profile: options.profile,

@@ -1,5 +1,6 @@
 // Near misses: credentials derived from the valid key that are almost right. A correct server refuses
 // each with 401; a hurried gateway accepts some, by how it reads the header or compares the key.
+import { wellFormed } from './mask.js';
 
 /** How a request carries its credential: the Authorization header's value (none when absent), other headers, query
  * parameters. */
@@ -21,6 +22,8 @@ export interface NearMiss {
   readonly token?: (key: string) => string | undefined;
   /** How the token is sent (as a bearer token when absent). */
   readonly send?: (token: string) => Credential;
+  /** How reports show it, given the key's mask, when `send` encodes the token (else `send` of the mask). */
+  readonly show?: (masked: string) => Credential;
 }
 
 const bearer = (token: string): Credential => ({ authorization: `Bearer ${token}` });
@@ -92,6 +95,7 @@ export const NEAR_MISSES: readonly NearMiss[] = [
     what: 'the key as the user name of Basic credentials (base64 of "key:")',
     accepts: 'takes Basic credentials and reads the key from the user name',
     send: (t) => ({ authorization: `Basic ${Buffer.from(`${t}:`).toString('base64')}` }),
+    show: (masked) => ({ authorization: `Basic base64(${masked}:)` }),
   },
   {
     id: 'list',
@@ -225,18 +229,24 @@ export function nearMiss(id: string): NearMiss {
   return n;
 }
 
-/** The credential a near miss sends for this key, or undefined when the key allows none that differs from it. */
-export function nearMissCredential(id: string, key: string): Credential | undefined {
+/**
+ * The credential a near miss sends for this key, or undefined when the key allows none that differs from it. With
+ * `masked` (the key's mask), the credential as reports show it: the mask where the token goes, whatever token the
+ * near miss made from the key, so a report shows no more of the key than its mask does.
+ */
+export function nearMissCredential(id: string, key: string, masked?: string): Credential | undefined {
   const n = nearMiss(id);
   const token = n.token ? n.token(key) : key;
   if (token === undefined || (n.token && token === key)) return undefined;
+  if (masked !== undefined) return (n.show ?? n.send ?? bearer)(masked);
   return (n.send ?? bearer)(token);
 }
 
 /**
- * Every string derived from the key that a request may carry, for masking: each near miss's token
- * and the key as a query parameter encodes it. Each is shown as the key's own mask, so a report
- * shows no more of the key than the key's mask does (a prefix's own mask would show its middle).
+ * Every string derived from the key that a request may carry, or an answer that echoes one may show, for masking: each
+ * near miss's token, the key as a query parameter encodes it, and as a JSON string writes it (a quote, a backslash
+ * escaped). Each is shown as the key's own mask, so a report shows no more of the key than the key's mask does (a
+ * prefix's own mask would show its middle).
  */
 export function derivedSecrets(key: string): string[] {
   const out = new Set<string>();
@@ -244,7 +254,8 @@ export function derivedSecrets(key: string): string[] {
     const token = n.token?.(key);
     if (token !== undefined && token !== key) out.add(token);
   }
-  out.add(encodeURIComponent(key));
+  out.add(encodeURIComponent(wellFormed(key)));
+  out.add(JSON.stringify(key).slice(1, -1));
   out.add(Buffer.from(`${key}:`).toString('base64'));
   out.delete(key);
   return [...out];

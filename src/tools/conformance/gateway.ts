@@ -1,7 +1,8 @@
 // For gateways that serve the API their own way: an operation mounted at another path (--route), and
 // headers every request must carry (--header), such as a routing header that names the provider.
-import { operations } from '../../contract/operations.js';
+import { operation, operations } from '../../contract/operations.js';
 import { UsageError } from '../../verdict/commandLine.js';
+import { RARE_SECRET } from './mask.js';
 
 const documented = (): string[] => operations.filter((op) => op.documented).map((op) => op.id);
 
@@ -93,3 +94,16 @@ export function parseHeaders(values: readonly string[]): Record<string, string> 
   }
   return headers;
 }
+
+/** The --route paths by the document's path (as a target takes them), from the paths by operation id. */
+export const routesByPath = (routes: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(routes).map(([id, path]) => [operation(id).path, path]));
+
+/**
+ * The --header values every report masks like the key: those that look secret (looksSecret), and those that hold the
+ * key, whatever their name (a key too short to be rare is no evidence).
+ */
+export const secretHeaderValues = (headers: Readonly<Record<string, string>>, apiKey: string): string[] =>
+  Object.entries(headers)
+    .filter(([name, value]) => looksSecret(name, value) || (apiKey.length >= RARE_SECRET && value.includes(apiKey)))
+    .map(([, value]) => value);

@@ -1,6 +1,7 @@
 import { addressesOf, addressRefusal, type Lookup } from './addresses.js';
 import { nearMissCredential, type Credential } from './credentials.js';
-import { cleanText } from './mask.js';
+import { cleanText, RARE_SECRET, wellFormed } from './mask.js';
+import { maskKey } from '../../domain/keys.js';
 import type { Media, MediaRequest } from '../../verdict/mediaChecks.js';
 import type { AuthMode, Case, Exchange, Incomplete } from '../../verdict/types.js';
 
@@ -36,29 +37,32 @@ export function urlOf(target: Target, path: string, query: Readonly<Record<strin
   const withPrefix = prefix && !served.startsWith(`${prefix}/`) ? prefix + served : served;
   // encodeURIComponent, as derivedSecrets encodes the key, so the key in a query is masked in reports.
   const search = Object.entries(query)
-    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .map(([k, v]) => `${encodeURIComponent(wellFormed(k))}=${encodeURIComponent(wellFormed(v))}`)
     .join('&');
   return target.baseUrl.replace(/\/+$/, '') + withPrefix + (search ? `?${search}` : '');
 }
 
-/** How an auth mode carries its credential, or undefined when a near miss cannot be made from this key (no letters to
- * change the case of). */
-export function credentialOf(target: Target, mode: AuthMode): Credential | undefined {
+/**
+ * How an auth mode carries its credential, or undefined when a near miss cannot be made from this key (no letters to
+ * change the case of). `shown`: as reports show it, the mask of the key (or of the unknown key) where it goes.
+ */
+export function credentialOf(target: Target, mode: AuthMode, shown = false): Credential | undefined {
+  const key = shown ? maskKey(target.apiKey) : target.apiKey;
   switch (mode) {
     case 'valid':
-      return { authorization: `Bearer ${target.apiKey}` };
+      return { authorization: `Bearer ${key}` };
     case 'lowercase':
-      return { authorization: `bearer ${target.apiKey}` };
+      return { authorization: `bearer ${key}` };
     case 'basic':
-      return { authorization: `Basic ${target.apiKey}` };
+      return { authorization: `Basic ${key}` };
     case 'empty':
       return { authorization: 'Bearer ' };
     case 'unknown':
-      return { authorization: `Bearer ${target.unknownKey}` };
+      return { authorization: `Bearer ${shown ? maskKey(target.unknownKey) : target.unknownKey}` };
     case 'missing':
       return {};
     default:
-      return nearMissCredential(mode.slice('near-miss:'.length), target.apiKey);
+      return nearMissCredential(mode.slice('near-miss:'.length), target.apiKey, shown ? key : undefined);
   }
 }
 
@@ -83,6 +87,30 @@ export const requestUrl = (
   req: OutgoingRequest,
   credential: Credential = credentialOf(target, req.auth) ?? {},
 ): string => urlOf(target, req.path, credential.query);
+
+/** A request as reports show it: its method, URL and headers. */
+export interface ShownRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * A request as reports show it: built as it is sent, with each secret the run puts in a request replaced by its mask
+ * where it goes: the credential (the Authorization header, a near miss's other header, query parameter or cookie) and
+ * the secret-looking --header values. Nothing is searched for in text, so a key that is a common word (`test`) is
+ * masked where it was sent and nowhere else. Undefined when the near miss cannot be made from this key.
+ */
+export function shownRequest(target: Target, req: OutgoingRequest): ShownRequest | undefined {
+  const credential = credentialOf(target, req.auth, true);
+  if (!credential) return undefined;
+  const secrets = new Set(target.headerSecrets);
+  const headers = Object.fromEntries(
+    Object.entries(target.headers ?? {}).map(([name, value]) => [name, secrets.has(value) ? maskKey(value) : value]),
+  );
+  const shown = { ...target, headers };
+  return { method: req.method, url: requestUrl(shown, req, credential), headers: headersOf(shown, req, credential) };
+}
 
 /**
  * The most of one body the runner keeps: 16 MiB. The answers this suite asks for are far smaller
@@ -227,6 +255,7 @@ class Sink {
 interface BodyRead {
   readonly body: Buffer;
   readonly reads?: number[];
+  readonly readMs?: number[];
   readonly incomplete?: Incomplete;
   /** A transport failure after the headers (a reset): the body is not the target's answer. */
   readonly error?: string;
@@ -236,11 +265,19 @@ interface BodyRead {
  * Reads a body up to `maxBytes`, then cancels the read. The deadline's signal, given to the fetch,
  * also ends a body that trickles or never ends (the read then rejects). Never throws.
  */
-async function readBody(res: Response, maxBytes: number, deadline: Deadline, countReads: boolean): Promise<BodyRead> {
+async function readBody(
+  res: Response,
+  maxBytes: number,
+  deadline: Deadline,
+  countReads: boolean,
+  started = performance.now(),
+): Promise<BodyRead> {
   const timeoutMs = deadline.ms;
   const sink = new Sink(maxBytes, Number(res.headers.get('content-length')) || 0);
   const reads: number[] | undefined = countReads ? [] : undefined;
-  if (!res.body) return { body: sink.finish(true), ...(reads ? { reads } : {}) };
+  const readMs: number[] = [];
+  const counted = () => (reads ? { reads, readMs } : {});
+  if (!res.body) return { body: sink.finish(true), ...counted() };
   const reader = res.body.getReader();
   let turn = false;
   try {
@@ -252,25 +289,30 @@ async function readBody(res: Response, maxBytes: number, deadline: Deadline, cou
         deadline.resume();
       }
       if (reads) {
-        if (reads.length === MAX_READS_KEPT) reads[reads.length - 2]! += reads.pop()!;
+        // A merged read keeps the time of its last part.
+        if (reads.length === MAX_READS_KEPT) {
+          reads[reads.length - 2]! += reads.pop()!;
+          readMs[readMs.length - 2] = readMs.pop()!;
+        }
         reads.push(r.value.length);
+        readMs.push(Math.round((performance.now() - started) * 10) / 10);
       }
       if (!sink.add(r.value)) {
         await reader.cancel().catch(() => {}); // closes the connection: nothing more is downloaded
         return {
           body: sink.finish(false),
-          ...(reads ? { reads } : {}),
+          ...counted(),
           incomplete: { cause: 'cap', detail: `exceeded the ${mib(maxBytes)} cap (--max-body) and was cut there` },
         };
       }
     }
-    return { body: sink.finish(true), ...(reads ? { reads } : {}) };
+    return { body: sink.finish(true), ...counted() };
   } catch (err) {
     const e = err as Error;
     if (e.name === 'TimeoutError' || e.name === 'AbortError') {
       return {
         body: sink.finish(false),
-        ...(reads ? { reads } : {}),
+        ...counted(),
         incomplete: {
           cause: 'timeout',
           detail: `did not end within the ${timeoutMs} ms timeout (${sink.length} bytes read)`,
@@ -279,6 +321,7 @@ async function readBody(res: Response, maxBytes: number, deadline: Deadline, cou
     }
     return {
       body: sink.finish(false),
+      ...counted(),
       error: `${describe(err, timeoutMs)} after the response headers (status ${res.status}, ${sink.length} bytes of the body read)`,
     };
   } finally {
@@ -315,7 +358,13 @@ export async function send(target: Target, req: OutgoingRequest): Promise<Exchan
       };
     }
     const headers = Object.fromEntries(res.headers);
-    const read = await readBody(res, target.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, deadline, req.streamed === true);
+    const read = await readBody(
+      res,
+      target.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      deadline,
+      req.streamed === true,
+      started,
+    );
     return { status: res.status, headers, ...read, ms: ms() };
   } finally {
     deadline.clear();
@@ -328,6 +377,7 @@ export interface MediaFetch extends MediaRequest {
   readonly lookup?: Lookup;
 }
 
+// A shorter key is a word any link may hold (`test`, `img`): its presence says nothing of a leak.
 const carries = (url: string, secrets: readonly string[]) => {
   let decoded = url;
   try {
@@ -335,7 +385,7 @@ const carries = (url: string, secrets: readonly string[]) => {
   } catch {
     // not percent-encoded text: the link as it is
   }
-  return secrets.some((s) => s.length >= 4 && (url.includes(s) || decoded.includes(s)));
+  return secrets.some((s) => s.length >= RARE_SECRET && (url.includes(s) || decoded.includes(s)));
 };
 
 /**

@@ -1,15 +1,17 @@
-import { parseArgs } from 'node:util';
 import type { Catalogue } from '../../domain/catalogue.js';
 import { parseHeaders, parseRoutes } from './gateway.js';
 import { DEFAULT_MAX_BODY_BYTES } from './http.js';
 import type { SuiteValues } from './suite.js';
-import { listValues, oneOf, UsageError } from '../../verdict/commandLine.js';
+import { COMMON_OPTIONS, listValues, oneOf, parseCommandLine, UsageError } from '../../verdict/commandLine.js';
 import { reporterChoices, type ReporterChoice } from '../../verdict/reporting.js';
 import type { Profile } from '../../verdict/types.js';
 
 // The defaults of the runner's own options; the models' and voices' come from the catalogue.
 const DEFAULTS = { timeoutMs: 60_000, concurrency: 4, retries: 2, imageUrl: 'https://example.com/image.png' } as const;
 const MIB = 1024 * 1024;
+// What an Authorization header can carry as the key: fetch sends header values as Latin-1 bytes, refuses controls, and
+// HTTP strips the blanks at the ends of a value.
+const SENDABLE = /^[\x21-\x7e\x80-\xff]([\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/;
 
 type Kind = Parameters<Catalogue['ofKind']>[0];
 const firstOf = (catalogue: Catalogue, kind: Kind): string => catalogue.ofKind(kind)[0]!.id;
@@ -22,36 +24,42 @@ export const conformanceHelp = (
 Sends the conformance suite to an implementation of the API and reports, case by case, where it
 departs from the API document. A case is a must (a rule the document states) or a should (a
 shape it only describes): a departure from a should case is a warning. Exit code: 0 no case
-failed (warnings or not), 1 a case failed (or warned, with --strict), 2 bad usage or unreachable
-target.
+failed (warnings or not), 1 a case failed (or warned, with --strict), 2 bad usage, an unreachable
+target or a refused key.
 
 Target:
   --base-url URL          the implementation to check, e.g. https://staging.example.com
   --api-key KEY           a valid key (or set CONFORMANCE_API_KEY); masked in every output
   --path-prefix PREFIX    put before every path, e.g. /v1
-  --timeout MS            per request, media downloads included            default ${DEFAULTS.timeoutMs}
-  --concurrency N         requests in flight at once                       default ${DEFAULTS.concurrency}
-  --retries N             extra attempts of a free case after a 429 or a transport error  default ${DEFAULTS.retries}
-  --max-body MIB          the most of one response or media file the runner reads  default ${DEFAULT_MAX_BODY_BYTES / MIB}
+  --timeout MS            per request, media downloads included (default: ${DEFAULTS.timeoutMs})
+  --concurrency N         requests in flight at once (default: ${DEFAULTS.concurrency})
+  --retries N             extra attempts of a free case after a 429 or a transport error
+                          (default: ${DEFAULTS.retries})
+  --max-body MIB          the most of one response or media file the runner reads
+                          (default: ${DEFAULT_MAX_BODY_BYTES / MIB})
   --media-allow-private   fetch media links on loopback and private addresses even when the target
                           is not on one itself (link-local and metadata addresses: never)
   --route OPERATION=PATH  an operation the target serves at another path, e.g.
                           chat.completions=/v1/chat/completions (repeatable)
   --header NAME:VALUE     added to every request to the target, e.g. x-portkey-provider:openai;
                           a value that looks like a secret is masked like the key (repeatable)
+  --continue-on-refused-key
+                          run the cases even when the target refuses the key on GET /v1/me (401);
+                          without it such a run stops at once with exit code 2
 
 Baseline (compare with another implementation):
   --baseline URL          also send every case there and list, case by case, where the target's
                           answer departs from it: status (class; exact for a 4xx), error envelope
                           (type, code, param), retry-after and www-authenticate presence, media
                           type, stream grammar; a departure fails the run (exit 1)
-  --baseline-api-key KEY  the baseline's key, default the --api-key; masked in every output
+  --baseline-api-key KEY  the baseline's key; masked in every output (default: the --api-key)
   --baseline-report-only  list departures without failing the run on them
 
 What to run:
   --profile NAME          documented: statuses of every rule, limit and auth case of the API
-                          document; full: also response shapes, SSE grammar, media bytes, faults
-                                                                           default documented
+                          document; full: also response shapes, SSE grammar, media bytes, faults;
+                          gateway: a gateway checked from both ends, the mock as its upstream
+                          (its options: --profile gateway --help) (default: documented)
   --only PATTERN          run only matching cases: a tag (auth, limits, chat, ...), an operation,
                           a case id or id prefix (chat.temperature), or a glob ('*.above-max*');
                           repeatable, or comma-separated
@@ -60,29 +68,33 @@ What to run:
   --unsupported NAME      an operation (or tag, e.g. stream) the target does not offer: its cases
                           are not applicable, not failures (repeatable)
   --fault-headers MODE    auto: probe for the mock's Prefer/X-Mock-Fault headers; on; off
-                                                                           default auto
+                          (default: auto)
   --plan                  print the cases, how many are billable and the paid units; send nothing
-  --strict                fail the run on should cases too (a warning is then a failure)
+  --strict                fail the run on should cases too (a warning is then a failure); not
+                          serve's --strict, which refuses unknown body fields
 
-Models and voices (default: the first of each kind in the mock's catalogue):
-  --chat-model ID         default ${firstOf(catalogue, 'text')}
-  --image-model ID        default ${firstOf(catalogue, 'image')}
+Models and voices (the first of each kind in the mock's catalogue unless given):
+  --chat-model ID         chat model (default: ${firstOf(catalogue, 'text')})
+  --image-model ID        image model (default: ${firstOf(catalogue, 'image')})
   --image-n-max-1         the image model takes at most n = 1 (the Limits table's rule for the
                           named model); without it the n = 2 case runs only for dall-e-3
-  --video-model ID        default ${firstOf(catalogue, 'video')}
-  --voice-id ID           voice-provider voice, default ${catalogue.voices[0]!.id}
-  --cloud-voice NAME      cloud-provider neural voice, default ${firstOf(catalogue, 'cloud-speech')}
-  --tts-model ID          voice-provider model_id (full profile), default ${firstOf(catalogue, 'voice')}
-  --image-url URL         source image for image_to_video, default ${DEFAULTS.imageUrl}
+  --video-model ID        video model (default: ${firstOf(catalogue, 'video')})
+  --voice-id ID           voice-provider voice (default: ${catalogue.voices[0]!.id})
+  --cloud-voice NAME      cloud-provider neural voice (default: ${firstOf(catalogue, 'cloud-speech')})
+  --tts-model ID          voice-provider model_id, full profile (default: ${firstOf(catalogue, 'voice')})
+  --image-url URL         source image for image_to_video (default: ${DEFAULTS.imageUrl})
 
 Reports:
-  --reporter NAME         pretty, json, junit or tap (repeatable)              default pretty
+  --reporter NAME         pretty, json, junit, tap or html (repeatable; default: pretty)
   --output FILE           write the reporter named just before it to FILE (else standard output)
-  --help                  show this help
+  -h, --help              show this help
+  -v, --version           print the version
+
+Every option in full, and a CI workflow: docs/conformance.md.
 `;
 
 /** Reporter names. */
-export type ReporterName = 'pretty' | 'json' | 'junit' | 'tap';
+export type ReporterName = 'pretty' | 'json' | 'junit' | 'tap' | 'html';
 
 /** Everything the conformance command was asked to do. */
 export interface ConformanceOptions {
@@ -115,9 +127,11 @@ export interface ConformanceOptions {
   reporters: ReporterChoice<ReporterName>[];
   /** The implementation to compare with (--baseline), and its key. */
   baseline?: { url: string; apiKey: string; reportOnly: boolean };
+  /** Run the cases even when the target refuses the key on GET /v1/me. */
+  continueOnRefusedKey: boolean;
 }
 
-const REPORTERS: readonly ReporterName[] = ['pretty', 'json', 'junit', 'tap'];
+const REPORTERS: readonly ReporterName[] = ['pretty', 'json', 'junit', 'tap', 'html'];
 
 function count(flag: string, value: string | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback;
@@ -126,16 +140,16 @@ function count(flag: string, value: string | undefined, fallback: number, min: n
   return Number(value);
 }
 
-/** Parses the command line of `conformance`; 'help' for --help. Throws UsageError on a mistake. */
+/** Parses the command line of `conformance`; 'help' for --help, 'version' for --version. Throws UsageError on a mistake. */
 export function parseConformanceArgs(
   argv: string[],
   catalogue: Catalogue,
   env: NodeJS.ProcessEnv = process.env,
-): ConformanceOptions | 'help' {
+): ConformanceOptions | 'help' | 'version' {
   const S = { type: 'string' } as const;
   const M = { type: 'string', multiple: true } as const;
   const B = { type: 'boolean' } as const;
-  const parsed = parseArgs({
+  const parsed = parseCommandLine({
     args: argv,
     strict: true,
     tokens: true,
@@ -146,6 +160,7 @@ export function parseConformanceArgs(
       'baseline-api-key': S,
       'baseline-report-only': B,
       'path-prefix': S,
+      'continue-on-refused-key': B,
       timeout: S,
       concurrency: S,
       retries: S,
@@ -171,16 +186,25 @@ export function parseConformanceArgs(
       'image-url': S,
       reporter: M,
       output: M,
-      help: B,
+      ...COMMON_OPTIONS,
     },
   });
   const v = parsed.values;
   if (v.help) return 'help';
+  if (v.version) return 'version';
   const reporters = reporterChoices(parsed.tokens ?? [], REPORTERS);
   const plan = v.plan ?? false;
   const apiKey = v['api-key'] ?? env.CONFORMANCE_API_KEY;
   if (!plan && !v['base-url']) throw new UsageError('--base-url is required');
   if (!plan && !apiKey) throw new UsageError('--api-key (or CONFORMANCE_API_KEY) is required');
+  for (const [flag, key] of [
+    ['--api-key', apiKey],
+    ['--baseline-api-key', v['baseline-api-key']],
+  ] as const)
+    if (key && !SENDABLE.test(key))
+      throw new UsageError(
+        `${flag} must be text an HTTP header can carry: no control character, none past U+00FF, no blank at either end`,
+      );
   if (v['base-url'] && !/^https?:\/\/[^/]/.test(v['base-url']))
     throw new UsageError(`--base-url must be an http or https URL, got '${v['base-url']}'`);
   const baseline = v.baseline;
@@ -201,6 +225,7 @@ export function parseConformanceArgs(
     retries: count('retries', v.retries, DEFAULTS.retries, 0),
     maxBodyBytes: count('max-body', v['max-body'], DEFAULT_MAX_BODY_BYTES / MIB, 1) * MIB,
     mediaAllowPrivate: v['media-allow-private'] ?? false,
+    continueOnRefusedKey: v['continue-on-refused-key'] ?? false,
     routes: parseRoutes(listValues(v.route)),
     headers: parseHeaders(v.header ?? []),
     profile: oneOf('profile', v.profile, ['documented', 'full'] as const, 'documented'),

@@ -1,8 +1,8 @@
 import type { SchemaRegistry } from '../../contract/schemas.js';
 import { BODY_CHECKS, evaluate } from '../../verdict/checks.js';
 import { derivedSecrets } from './credentials.js';
-import { credentialOf, fetchMedia, headersOf, requestUrl, send, type Target } from './http.js';
-import { cleanResult, cleanText, maskHeaders, shortBody, type Secret } from './mask.js';
+import { fetchMedia, send, shownRequest, type OutgoingRequest, type Target } from './http.js';
+import { cleanResult, cleanText, shortBody, shownAnswer, type Secret } from './mask.js';
 import { maskKey } from '../../domain/keys.js';
 import { compareExchanges } from '../../verdict/baseline.js';
 import type { Case, CaseResult, CheckFailure, Exchange } from '../../verdict/types.js';
@@ -108,7 +108,27 @@ async function runCompared(c: Case, s: RunSettings, secrets: readonly Secret[]):
     target: cleanText(d.target, secrets),
     baseline: cleanText(d.baseline, secrets),
   }));
-  return departures.length ? { ...result, departures } : result;
+  return { ...result, ...(departures.length ? { departures } : {}), baselineResponse: shownAnswer(theirs, secrets) };
+}
+
+/**
+ * A request as a report shows it: the key's mask where the key went, its body with long strings cut; undefined
+ * `display` when the key allows no such near miss (then shown as if sent without a key).
+ */
+export function shownCaseRequest(
+  target: Target,
+  request: OutgoingRequest,
+): { display: boolean; shown: NonNullable<CaseResult['request']> } {
+  const display = shownRequest(target, request);
+  return {
+    display: display !== undefined,
+    shown: {
+      ...(display ?? shownRequest(target, { ...request, auth: 'missing' })!),
+      ...(request.body !== undefined || request.raw !== undefined
+        ? { body: shortBody(request.raw ?? request.body) }
+        : {}),
+    },
+  };
 }
 
 /** Sends one case, retrying a free one after a 429 or transport error that it does not test, and judges it. */
@@ -122,24 +142,26 @@ async function runCase(
   const { request } = c;
   const streamed = c.expect.checks.includes('sse');
   const outgoing = { ...request, streamed };
-  const credential = credentialOf(s, request.auth);
-  const shown = {
-    method: request.method,
-    url: requestUrl(s, outgoing, credential),
-    headers: maskHeaders(headersOf(s, outgoing, credential), secrets),
-    ...(request.body !== undefined || request.raw !== undefined
-      ? { body: shortBody(request.raw ?? request.body) }
-      : {}),
-  };
+  // The request as reports show it: the key's mask where the key went.
+  const { display, shown } = shownCaseRequest(s, outgoing);
+  let ex: Exchange | undefined;
   // Every result leaves through here, cleaned: no reporter sees the target's bytes raw, nor the key.
   const done = (rest: Omit<CaseResult, 'case' | 'request' | 'ms'>): CaseResult =>
-    cleanResult({ case: c, request: shown, ms: Math.round(performance.now() - started), ...rest }, secrets);
-  const na = credential
+    cleanResult(
+      {
+        case: c,
+        request: shown,
+        ms: Math.round(performance.now() - started),
+        ...rest,
+        ...(ex ? { response: shownAnswer(ex, secrets) } : {}),
+      },
+      secrets,
+    );
+  const na = display
     ? notApplicable(c, s)
     : 'the key allows no such near miss (its letters have no case, or it is too short to cut)';
   if (na) return done({ verdict: 'not-applicable', reason: na, failures: [], attempts: 0 });
   const attemptsAllowed = c.billable ? 1 : 1 + s.retries;
-  let ex: Exchange | undefined;
   let reason = '';
   let attempts = 0;
   for (let attempt = 1; attempt <= attemptsAllowed; attempt++) {

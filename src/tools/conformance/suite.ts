@@ -336,6 +336,39 @@ function requirementOf(operationId: string, g: GeneratedCase): Pick<CaseSpec, 'r
     : {};
 }
 
+/** conformance/'s suite file and its case files, each checked against its schema, placeholders filled with the run's
+ * values, in file-name order. */
+function readSuite(
+  registry: SchemaRegistry,
+  runValues: SuiteValues,
+  dir: string,
+): { suite: SuiteFile; files: CaseFile[] } {
+  const suite = readJson(registry, dir, 'suite.json', `${CASE_SCHEMA}#/$defs/suite`) as SuiteFile;
+  const values: Record<string, string> = { ...suite.values, ...(runValues as unknown as Record<string, string>) };
+  const names = readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && f !== 'suite.json')
+    .sort();
+  return { suite, files: names.map((name) => fill(readJson(registry, dir, name, CASE_SCHEMA) as CaseFile, values)) };
+}
+
+/** An operation's valid request of its case file (`base`, placeholders filled) and the short name its cases carry. */
+export interface OperationBase {
+  readonly operation: string;
+  readonly prefix: string;
+  readonly base: Readonly<Record<string, unknown>>;
+}
+
+/** The valid request of every operation whose case file has one, for what builds on the suite's requests (the gateway
+ * profile). */
+export const operationBases = (
+  registry: SchemaRegistry,
+  runValues: SuiteValues,
+  dir: string = CONFORMANCE_DIR,
+): OperationBase[] =>
+  readSuite(registry, runValues, dir).files.flatMap((f) =>
+    f.base ? [{ operation: f.operation, prefix: f.prefix, base: f.base }] : [],
+  );
+
 /**
  * Loads conformance/: every case file checked against schemas/conformance-case.json, placeholders
  * filled with the run's values, the shared auth and fault cases applied to every operation, the body
@@ -343,15 +376,10 @@ function requirementOf(operationId: string, g: GeneratedCase): Pick<CaseSpec, 'r
  * the request schemas. Throws on a malformed file or a duplicate id.
  */
 export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir: string = CONFORMANCE_DIR): Suite {
-  const suite = readJson(registry, dir, 'suite.json', `${CASE_SCHEMA}#/$defs/suite`) as SuiteFile;
-  const values: Record<string, string> = { ...suite.values, ...(runValues as unknown as Record<string, string>) };
+  const { suite, files } = readSuite(registry, runValues, dir);
   const catalogue = new Catalogue(registry);
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.json') && f !== 'suite.json')
-    .sort();
   const cases: Case[] = [];
-  for (const name of files) {
-    const file = fill(readJson(registry, dir, name, CASE_SCHEMA) as CaseFile, values);
+  for (const file of files) {
     const op = operation(file.operation);
     const handWritten = file.cases.map((spec) => toCase(file, spec, file.base));
     if (op.method === 'POST' && file.base) {

@@ -31,7 +31,7 @@ const WHEN: Readonly<Record<number, string>> = {
   405: 'Method not allowed on a path the mock serves; the `Allow` header lists the methods.',
   408: 'The request (headers and body) did not arrive within `timeouts.headersMs` / `timeouts.requestMs`; answered on the socket, and the connection is closed.',
   409: 'Conflict: a fault rule with this id exists already.',
-  413: 'The request body is larger than the server accepts (`--body-limit`).',
+  413: "The request body is larger than the server accepts: the operation's own limit, or `--body-limit` when lower.",
   415: 'The request body is compressed (Content-Encoding); send it uncompressed.',
   416: 'Range not satisfiable: the `Range` header asks for bytes past the end of the body (or for its last 0 bytes); `Content-Range: bytes */LENGTH` gives its length.',
   429: "Rate limit reached for the key, or (`model_overloaded`) the model's slots and waiting queue are full under its latency profile. `retry-after` (seconds) and `retry-after-ms` say when to come back.",

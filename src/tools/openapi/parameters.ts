@@ -51,7 +51,7 @@ export function parameterComponents(outputFormats: readonly string[], defaultFor
     ),
     XMockPacing: controlHeader(
       'X-Mock-Pacing',
-      'Paces a streamed reply: `ttft=MS` (wait before the first chunk) and `tps=N` (tokens per second; 0 = as fast as possible), either alone.',
+      'Times the answer: `ttft=MS` (wait before the first chunk) and `tps=N` (tokens per second; 0 = as fast as possible) pace a stream, and replace a latency profile\'s times; `profile=NAME` picks the latency profile that times the answer (`off` for none). Each part at most once; a part out of its bounds, given twice or not understood is a 400 with `code: "invalid_header"`.',
       'ttft=400; tps=30',
     ),
     XMockReplyRule: controlHeader(

@@ -21,6 +21,7 @@ export function prettyReporter(write: (text: string) => void): Reporter {
         `Conformance (${info.profile} profile) of ${info.target}: ${info.cases.length} cases, ${billable} billable\n`,
       );
       if (info.baseline !== undefined) write(`Compared with the baseline ${info.baseline}\n`);
+      if (info.upstream !== undefined) write(`Upstream: ${info.upstream}\n`);
       if (info.faultHeaders !== undefined)
         write(`Fault headers: ${info.faultHeaders ? 'supported' : 'not supported (fault cases are not applicable)'}\n`);
       write('(. pass  F fail  W warning  ? inconclusive  - not applicable)\n');
@@ -33,7 +34,7 @@ export function prettyReporter(write: (text: string) => void): Reporter {
         column = 0;
       }
     },
-    end({ results, summary }: Report) {
+    end({ info, results, summary }: Report) {
       const out: string[] = [];
       const detail = (title: string, shown: readonly CaseResult[]) => {
         if (shown.length) out.push('', title);
@@ -67,6 +68,9 @@ export function prettyReporter(write: (text: string) => void): Reporter {
           for (const d of r.departures!) out.push(`    ${d.what}: target ${d.target}, baseline ${d.baseline}`);
         }
       }
+      // The gateway profile measures what it passes (times, attempts): told here, as the failures are above.
+      const measured = info.profile === 'gateway' ? results.filter((r) => r.verdict === 'pass' && r.reason) : [];
+      if (measured.length) out.push('', 'Measured:', ...measured.map((r) => `  ${r.case.id}: ${r.reason}`));
       const inconclusive = results.filter((r) => r.verdict === 'inconclusive');
       if (inconclusive.length) out.push('', 'Inconclusive:', ...inconclusive.map((r) => `  ${r.case.id}: ${r.reason}`));
       const reasons = new Map<string, number>();

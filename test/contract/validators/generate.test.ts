@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadSuite } from '../../../src/tools/conformance/suite.js';
 import { FIXTURES_DIR, SCHEMAS_DIR } from '../../../src/lib/paths.js';
-import { schemaId, SchemaRegistry, strictId } from '../../../src/contract/schemas.js';
+import { schemaId, SchemaRegistry, strictId, SUBSCHEMA_IDS } from '../../../src/contract/schemas.js';
 import { generateModule, writeGenerated } from '../../../src/contract/validators/generate.js';
 import { VALID } from '../../support/index.js';
 
@@ -69,6 +69,16 @@ test('generated validators give the same errors as compiled ones, for every sche
     }
   }
   assert.ok(failing > 1000, 'the corpus reaches the error paths');
+});
+
+test('the parts of schemas checked at run time are generated too: none is compiled on its first use', () => {
+  const profiles = [{}, { fast: { ttft: 100 } }, { bad: { ttft: -1, maxRunning: 'x' } }, { x: 1 }, null];
+  for (const id of Object.values(SUBSCHEMA_IDS)) {
+    // A validator Ajv compiles carries its schema environment; the generated module's are plain functions.
+    assert.not.ok('schemaEnv' in generated.get(id), `${id} is generated`);
+    assert.ok('schemaEnv' in compiled.get(id));
+    for (const body of profiles) assert.equal(generated.check(id, body), compiled.check(id, body), id);
+  }
 });
 
 test('verbose error data survives generation: the schema and data validation.ts reads', () => {

@@ -8,7 +8,7 @@ import { schemas } from '../../support/index.js';
 
 const CONTEXT = {
   operations: ['chat.completions', 'images.generate', 'me'],
-  keyLabels: ['default', 'limited'],
+  keyNames: ['default', 'limited'],
   limits: { maxDelayMs: 1000 },
   maxRules: loadLimits().faults.maxRules,
 };
@@ -16,7 +16,7 @@ const MAX_RULES = CONTEXT.maxRules;
 const rules = () => new FaultRules(schemas(), CONTEXT);
 const CHAT: RequestFacts = {
   operation: 'chat.completions',
-  keyLabel: 'default',
+  keyName: 'default',
   headers: {},
   body: { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true } },
 };
@@ -61,7 +61,7 @@ test('a rule matches on operation, key label, model, header and body fields', ()
   });
   const pick = (facts: Partial<RequestFacts>) => r.pick({ ...CHAT, ...facts })?.fault.status;
   assert.is(pick({ operation: 'images.generate' }), 500);
-  assert.is(pick({ keyLabel: 'limited' }), 501);
+  assert.is(pick({ keyName: 'limited' }), 501);
   assert.is(pick({ headers: { 'x-tenant': 'acme' } }), 502);
   assert.is(pick({ headers: { 'x-tenant': ['acme'] } }), 502);
   assert.is(pick({ body: { ...CHAT.body, model: 'gpt-4o' } }), 503);
@@ -70,6 +70,31 @@ test('a rule matches on operation, key label, model, header and body fields', ()
   assert.is(pick({ body: { stream: true, stream_options: 'x' } }), undefined);
   assert.is(pick({ body: undefined }), undefined);
   assert.is(r.pick({ ...CHAT })?.label, 'status=504 [rule nested]');
+});
+
+test('a whole number in a body path indexes a list, from the end when negative', () => {
+  const r = rules();
+  r.add({ id: 'last', match: { body: { 'messages.-1.content': 'uam-7 ping' } }, fault: { status: 503 } });
+  r.add({ id: 'first', match: { body: { 'messages.0.role': 'system' } }, fault: { status: 502 } });
+  const pick = (messages: unknown) => r.pick({ ...CHAT, body: { ...CHAT.body, messages } })?.fault.status;
+  const user = { role: 'user', content: 'uam-7 ping' };
+  assert.is(pick([user]), 503);
+  // A message put before the client's (a gateway's system prompt) does not move the last one.
+  assert.is(pick([{ role: 'system', content: 'Be brief.' }, user]), 503);
+  assert.is(
+    pick([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'other' },
+    ]),
+    502,
+  );
+  assert.is(pick([{ role: 'user', content: 'other' }]), undefined);
+  assert.is(pick([]), undefined);
+  assert.is(pick({ '-1': { content: 'uam-7 ping' } }), 503, 'an object member named like an index still matches');
+  assert.is(pick('uam-7 ping'), undefined);
+  // A name that is not a whole number reaches nothing in a list.
+  r.add({ id: 'named', match: { body: { 'messages.last.content': 'uam-7 ping' } }, fault: { status: 504 } });
+  assert.is(pick([{ role: 'user', content: 'x' }]), undefined);
 });
 
 test('times: the first N matching requests fault, then the rule lets requests through', () => {
@@ -143,7 +168,7 @@ test('a bad rule is refused with a message and the field it concerns', () => {
   );
   refused(
     () => r.add({ match: { key: 'nobody' }, fault: { status: 500 } }),
-    /No configured key has the label 'nobody'/,
+    /No configured key has the name 'nobody'/,
     'match.key',
   );
   r.add({ id: 'x', fault: { status: 500 } });

@@ -19,7 +19,7 @@ test('unified-ai-mock conformance: the command is wired into the CLI (plan, usag
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /--api-key \(or CONFORMANCE_API_KEY\) is required/);
   const help = cli('--help');
-  assert.match(help.stdout, /conformance {4}check an implementation of the API against the suite/);
+  assert.match(help.stdout, /conformance {3}check an implementation of the API against the conformance suite/);
 });
 
 test('output piped to another program arrives whole, past the 64 KiB a pipe takes at once', () => {

@@ -1,7 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SchemaRegistry } from '../../../src/contract/schemas.js';
@@ -21,6 +20,7 @@ import {
   type BrokenServer,
   type JsonReport,
 } from './harness.js';
+import { junitProblems, junitTestcases, parseTap } from '../../support/reports.js';
 
 const test = suite('conformance levels: a should departure is a warning (exit 0), a failure with --strict or in full');
 
@@ -153,31 +153,17 @@ test('every reporter shows the warnings; none fails on them', async () => {
 
   // JUnit: a warning is a passed testcase (neither failure nor skipped) with the level and the departure in system-out.
   const junit = readFileSync(files.junit, 'utf8');
-  assert.is(XMLValidator.validate(junit), true);
-  type Testcase = {
-    '@_name': string;
-    failure?: unknown;
-    skipped?: unknown;
-    'system-out'?: string;
-    properties?: { property: { '@_name': string; '@_value': string } };
-  };
-  const doc = new XMLParser({
-    ignoreAttributes: false,
-    isArray: (name) => ['testsuite', 'testcase'].includes(name),
-  }).parse(junit) as {
-    testsuites: { '@_failures': string; '@_skipped': string; testsuite: { testcase: Testcase[] }[] };
-  };
-  assert.is(doc.testsuites['@_failures'], '0');
-  assert.is(doc.testsuites['@_skipped'], '0');
-  const testcases = doc.testsuites.testsuite.flatMap((s) => s.testcase);
-  const warned = testcases.filter((t) => t['system-out'] !== undefined);
-  assert.equal(warned.map((t) => t['@_name'].split(':')[0]).sort(), SHOULD);
+  const problems = junitProblems(junit);
+  if (problems) assert.equal(problems, [], 'valid against the JUnit schema');
+  assert.match(junit, /<testsuites name="unified-ai-mock conformance" tests="5" failures="0" errors="0" /);
+  const testcases = junitTestcases(junit);
+  const warned = testcases.filter((t) => t.systemOut !== undefined);
+  assert.equal(warned.map((t) => t.name.split(':')[0]).sort(), SHOULD);
   for (const t of warned) {
     assert.is(t.failure, undefined);
     assert.is(t.skipped, undefined);
-    assert.equal(t.properties?.property, { '@_name': 'level', '@_value': 'should' });
     assert.match(
-      t['system-out']!,
+      t.systemOut!,
       /^warning \(level should\): .+\n(.|\n)*\[status\] expected: status 400\n\[status\] actual: {3}status 200/,
     );
   }
@@ -193,6 +179,18 @@ test('every reporter shows the warnings; none fails on them', async () => {
   }
   assert.is(tap.filter((l) => l === '  severity: warning').length, 4);
   assert.is(tap.at(-2), '# 1 passed, 0 failed, 4 warnings, 0 inconclusive, 0 not applicable');
+  // As a TAP 14 parser reads it: five passed points, each warning's diagnostics parsed as YAML.
+  const parsed = parseTap(readFileSync(files.tap, 'utf8'));
+  assert.equal(parsed.problems, []);
+  assert.ok(parsed.points.every((p) => p.ok));
+  const diagnosed = parsed.points.filter((p) => p.diag);
+  assert.is(diagnosed.length, 4);
+  for (const p of diagnosed) {
+    assert.is(p.diag!.severity, 'warning');
+    assert.is(p.diag!.level, 'should');
+    assert.match(String(p.diag!.request), /^POST http:\/\/127\.0\.0\.1:\d+\//);
+    assert.is((p.diag!.failures as { check: string }[])[0]!.check, 'status');
+  }
 });
 
 test.run();

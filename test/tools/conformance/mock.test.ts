@@ -1,5 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { operations } from '../../../src/contract/operations.js';
+import { baseUrlHint } from '../../../src/tools/conformance/cli.js';
 import { start } from '../../../src/server/server.js';
 import { BODY_CHECKS } from '../../../src/verdict/checks.js';
 import { closeSharedMock, runCli, runJson, sharedMock } from './harness.js';
@@ -110,6 +112,38 @@ test('a base URL ending in /v1 (as the OpenAI SDK takes it) gets a warning namin
   ]);
   assert.is(right.code, 0);
   assert.is(right.stderr, '');
+});
+
+test("a base URL ending in an operation's prefix (the SDK base URL /text-provider) gets the same kind of hint", async () => {
+  const { url } = await sharedMock();
+  const warned = await runCli([
+    ...['--base-url', `${url}/text-provider/`, '--api-key', 'sk-mock-default'],
+    ...['--only', 'chat.temperature.above-maximum'],
+  ]);
+  assert.is(warned.code, 1, 'the chat cases go to /text-provider/text-provider/...');
+  assert.is(
+    warned.stderr,
+    `unified-ai-mock: warning: --base-url ends in '/text-provider', so POST /text-provider/chat/completions is asked at /text-provider/text-provider/chat/completions. The API document's paths start at the root and the runner adds '/text-provider' itself: pass --base-url ${url} instead.\n`,
+  );
+  // Every prefix of the operations table, and nothing else.
+  const prefixes = [
+    ...new Set(operations.filter((op) => op.documented && op.id !== 'me').map((op) => op.path.split('/')[1])),
+  ];
+  assert.equal(prefixes.sort(), [
+    'cloud-provider',
+    'image-provider',
+    'text-provider',
+    'video-provider',
+    'voice-provider',
+  ]);
+  for (const prefix of prefixes) {
+    const hint = baseUrlHint(`https://gateway.example.com/api/${prefix}`);
+    assert.ok(hint?.startsWith(`--base-url ends in '/${prefix}', so `), prefix);
+    assert.ok(hint!.endsWith('pass --base-url https://gateway.example.com/api instead.'), hint);
+  }
+  assert.is(baseUrlHint('https://gateway.example.com/api'), undefined);
+  assert.is(baseUrlHint('https://gateway.example.com/text-provider-eu'), undefined);
+  assert.match(baseUrlHint('https://gateway.example.com/v2')!, /--path-prefix \/v2 instead/);
 });
 
 test.run();

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Catalogue } from '../../../src/domain/catalogue.js';
 import { estimateCost, formatCost } from '../../../src/verdict/cost.js';
-import { maskHeaders, redact, shortBody } from '../../../src/tools/conformance/mask.js';
+import { redact, shortBody } from '../../../src/tools/conformance/mask.js';
 import {
   conformanceHelp,
   parseConformanceArgs,
@@ -76,6 +76,28 @@ test('--media-allow-private: off unless given; the help names it', () => {
   );
 });
 
+test('a key an HTTP header cannot carry is a usage error, named by its flag; --continue-on-refused-key is off unless given', () => {
+  for (const key of ['ключ', 'a\nb', ' padded', 'padded ', 'tab\tin-it\u0000'])
+    assert.throws(
+      () => parse(['--base-url', 'http://h', '--api-key', key]),
+      /--api-key must be text an HTTP header can carry/,
+      JSON.stringify(key),
+    );
+  assert.throws(
+    () => parse(['--base-url', 'http://h', '--api-key', 'k', '--baseline', 'http://b', '--baseline-api-key', '😀']),
+    /--baseline-api-key must be text/,
+  );
+  for (const key of ['test', 'a', `<&>"'`, 'two words', 'caf\u00e9', 'sk-proj-0123456789'])
+    assert.is(parse(['--base-url', 'http://h', '--api-key', key]).apiKey, key);
+  assert.is(parse(['--base-url', 'http://h', '--api-key', 'k']).continueOnRefusedKey, false);
+  assert.is(
+    parse(['--base-url', 'http://h', '--api-key', 'k', '--continue-on-refused-key']).continueOnRefusedKey,
+    true,
+  );
+  assert.match(conformanceHelp(catalogue), /--continue-on-refused-key\n +run the cases even when the target refuses/);
+  assert.match(conformanceHelp(catalogue), /--reporter NAME +pretty, json, junit, tap or html/);
+});
+
 test('cost: units per operation and their text', () => {
   assert.equal(estimateCost('chat.completions', { max_tokens: 1 }), {
     tokens: 1,
@@ -97,19 +119,13 @@ test('cost: units per operation and their text', () => {
   assert.is(formatCost({ tokens: 0, images: 0, videoSeconds: 0, characters: 0 }), 'nothing');
 });
 
-test('masking: authorization tokens, secrets in any text, long strings cut', () => {
-  assert.equal(
-    maskHeaders({ authorization: 'Bearer sk-abcdefghijklmnop', authorization2: 'x', Authorization: 'Bearer ' }),
-    {
-      authorization: 'Bearer sk-a...mnop',
-      authorization2: 'x',
-      Authorization: 'Bearer ',
-    },
-  );
+test('masking: secrets of 8 characters or more in a text the target sent, never a shorter one; long strings cut', () => {
   assert.is(
     redact('key=sk-abcdefghijklmnop; again sk-abcdefghijklmnop', ['sk-abcdefghijklmnop', '']),
     'key=sk-a...mnop; again sk-a...mnop',
   );
+  assert.is(redact('key=abcdefgh; abcdefg', ['abcdefgh', 'abcdefg']), 'key=ab...gh; abcdefg');
+  assert.is(redact('a test of the key', ['test', 'key', 'a']), 'a test of the key', 'a word any text holds stays');
   assert.equal(shortBody({ a: ['x'.repeat(100)], b: 1 }), { a: [`${'x'.repeat(40)}... (100 characters)`], b: 1 });
 });
 

@@ -1,12 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { jsonReportProblems, junitProblems, junitTestcases, parseTap } from '../../support/reports.js';
 import { brokenServer, closeSharedMock, everyReporter, runCli, type JsonReport } from './harness.js';
 
-const test = suite('conformance reporters: pretty, JSON, JUnit XML, TAP 13; the key masked everywhere');
+const test = suite(
+  'conformance reporters: pretty, JSON, JUnit XML, TAP; read by real parsers, the key masked everywhere',
+);
 
 const SECRET = 'sk-conformance-secret-0123456789abcdef';
 const MASKED = 'sk-c...cdef';
@@ -93,47 +95,64 @@ test('pretty: progress marks, the failure with request, expected, actual and rul
   assert.match(lines[lines.length - 1]!, /^\d+ passed, 1 failed, 0 warnings, 1 inconclusive, 1 not applicable$/);
 });
 
-test('JUnit XML: well-formed, one testsuite per operation, one testcase per case, failures and skips', () => {
-  assert.is(XMLValidator.validate(outputs.junit!), true);
-  const doc = new XMLParser({
-    ignoreAttributes: false,
-    isArray: (name) => ['testsuite', 'testcase'].includes(name),
-  }).parse(outputs.junit!) as {
-    testsuites: {
-      '@_tests': string;
-      '@_failures': string;
-      '@_skipped': string;
-      testsuite: {
-        '@_name': string;
-        '@_tests': string;
-        testcase: { '@_name': string; failure?: unknown; skipped?: unknown }[];
-      }[];
-    };
-  };
-  const root = doc.testsuites;
-  assert.is(Number(root['@_tests']), report.summary.total);
-  assert.is(Number(root['@_failures']), 1);
-  assert.is(Number(root['@_skipped']), 2);
-  assert.equal(root.testsuite.map((s) => s['@_name']).sort(), ['chat.completions', 'images.generate', 'me']);
-  const testcases = root.testsuite.flatMap((s) => s.testcase);
+test('JUnit XML: valid against the JUnit schema, one testsuite per operation, one testcase per case, failures and skips', () => {
+  const problems = junitProblems(outputs.junit!);
+  if (problems) assert.equal(problems, []);
+  assert.match(
+    outputs.junit!,
+    new RegExp(
+      `<testsuites name="unified-ai-mock conformance" tests="${report.summary.total}" failures="1" errors="0" `,
+    ),
+  );
+  const testcases = junitTestcases(outputs.junit!);
   assert.is(testcases.length, report.summary.total);
-  assert.is(testcases.filter((t) => t.failure !== undefined).length, 1);
-  assert.is(testcases.filter((t) => t.skipped !== undefined).length, 2);
-  for (const s of root.testsuite) assert.is(Number(s['@_tests']), s.testcase.length);
+  assert.equal([...new Set(testcases.map((t) => t.suite))].sort(), ['chat.completions', 'images.generate', 'me']);
+  assert.equal(testcases.map((t) => t.name.split(':')[0]).sort(), report.cases.map((c) => c.id).sort());
+  const failed = testcases.filter((t) => t.failure);
+  assert.is(failed.length, 1);
+  assert.is(failed[0]!.failure!.type, 'status');
+  assert.match(failed[0]!.failure!.text, /^rule: Chat request and Limits: temperature/);
+  assert.match(failed[0]!.failure!.text, /authorization: Bearer sk-c\.\.\.cdef/);
+  assert.is(testcases.filter((t) => t.skipped).length, 2);
+  for (const suite of new Set(testcases.map((t) => t.suite)))
+    assert.match(
+      outputs.junit!,
+      `<testsuite name="${suite}" tests="${testcases.filter((t) => t.suite === suite).length}" `,
+    );
 });
 
-test('TAP 13: version line, plan line, one test point per case, YAML diagnostics for the failure, SKIP for the rest', () => {
-  const lines = outputs.tap!.split('\n');
-  assert.is(lines[0], 'TAP version 13');
-  assert.is(lines[1], `1..${report.summary.total}`);
-  const points = lines.filter((l) => /^(not )?ok \d+ - /.test(l));
-  assert.is(points.length, report.summary.total);
-  points.forEach((l, i) => assert.match(l, new RegExp(`^(not )?ok ${i + 1} - `)));
-  assert.is(points.filter((l) => l.startsWith('not ok')).length, 1);
-  assert.is(points.filter((l) => / # SKIP (inconclusive|not-applicable): /.test(l)).length, 2);
-  const at = lines.findIndex((l) => l.startsWith('not ok'));
-  assert.is(lines[at + 1], '  ---');
-  assert.ok(lines.slice(at + 2).includes('  ...'));
+test('TAP: read by a TAP 14 parser: a plan, one test point per case in order, YAML diagnostics for the failure, SKIP for the rest', () => {
+  const tap = parseTap(outputs.tap!);
+  assert.equal(tap.problems, []);
+  assert.is(tap.version, 13);
+  assert.equal([tap.plan?.start, tap.plan?.end], [1, report.summary.total]);
+  assert.equal(
+    tap.points.map((p) => [p.id, p.name.split(' - ')[0]]),
+    report.cases.map((c, i) => [i + 1, c.id]),
+  );
+  const failed = tap.points.filter((p) => !p.ok);
+  assert.is(failed.length, 1);
+  assert.match(String(failed[0]!.diag!.rule), /^Chat request and Limits: temperature/);
+  assert.match(String(failed[0]!.diag!.request), /authorization: Bearer sk-c\.\.\.cdef/);
+  assert.equal(failed[0]!.diag!.failures, [
+    { check: 'status', expected: 'status 400', actual: 'status 200 {"echo":"Bearer sk-c...cdef"}' },
+  ]);
+  assert.equal(
+    tap.points.filter((p) => p.skip).map((p) => p.skip),
+    [
+      'inconclusive: rate limited (429)',
+      'not-applicable: the rule applies to dall-e-3; the image model is gpt-image-1 (--image-n-max-1 says it is the named model)',
+    ],
+  );
+});
+
+test('JSON: valid against schemas/conformance-report.json, with the answer got beside the request sent', () => {
+  assert.equal(jsonReportProblems(report), []);
+  const failed = (
+    report as unknown as { cases: { verdict: string; response?: { status: number; body?: string } }[] }
+  ).cases.find((c) => c.verdict === 'fail')!;
+  assert.equal(failed.response?.status, 200);
+  assert.is(failed.response?.body, '{"echo":"Bearer sk-c...cdef"}');
 });
 
 test.run();

@@ -101,13 +101,45 @@ test('an unreachable target exits 2 without running anything', async () => {
   assert.is(out.stdout, '');
 });
 
-test('a key the target refuses is reported up front, and the valid cases fail', async () => {
+test('a key the target refuses stops the run at the probe: exit 2, one line, no case sent, no report', async () => {
   const mock = await sharedMock();
+  const before = (await (await fetch(`${mock.url}/__admin/requests`)).json()) as { data: unknown[] };
   const out = await runCli(['--base-url', mock.url, '--api-key', 'sk-not-a-key-of-the-mock', '--only', 'me']);
-  assert.match(out.stderr, /refused the API key on GET \/v1\/me \(401\)/);
+  assert.is(out.code, 2);
+  assert.is(out.stdout, '');
+  assert.is(out.stderr.split('\n').filter(Boolean).length, 1, out.stderr);
+  assert.match(
+    out.stderr,
+    /^unified-ai-mock: http:\/\/127\.0\.0\.1:\d+ refused the API key on GET \/v1\/me \(401\), so every case that needs a valid key would fail: check the key \(--api-key, CONFORMANCE_API_KEY\), or pass --continue-on-refused-key to run the cases anyway\n$/,
+  );
+  assert.not.ok(out.stderr.includes('sk-not-a-key-of-the-mock'));
+  const after = (await (await fetch(`${mock.url}/__admin/requests`)).json()) as { data: unknown[] };
+  assert.ok(after.data.length - before.data.length <= 2, 'only the probes were sent');
+});
+
+test('--continue-on-refused-key runs the cases anyway: a warning up front, and the valid cases fail', async () => {
+  const mock = await sharedMock();
+  const out = await runCli([
+    ...['--base-url', mock.url, '--api-key', 'sk-not-a-key-of-the-mock', '--only', 'me'],
+    '--continue-on-refused-key',
+  ]);
+  assert.match(
+    out.stderr,
+    /warning: .* refused the API key on GET \/v1\/me \(401\); cases that need a valid key will fail/,
+  );
   assert.is(out.code, 1);
   assert.match(out.stdout, /me\.valid/);
   assert.not.ok(out.stdout.includes('sk-not-a-key-of-the-mock'));
+});
+
+test('a target that does not offer GET /v1/me (--unsupported me) is not stopped by its 401 there', async () => {
+  const mock = await sharedMock();
+  const out = await runCli([
+    ...['--base-url', mock.url, '--api-key', 'sk-not-a-key-of-the-mock', '--only', 'auth.missing'],
+    ...['--unsupported', 'me'],
+  ]);
+  assert.match(out.stderr, /warning: .* refused the API key/);
+  assert.is(out.code, 0, out.stdout);
 });
 
 test('bad usage exits 2 with a message; --help exits 0', async () => {
@@ -122,12 +154,12 @@ test('bad usage exits 2 with a message; --help exits 0', async () => {
     ['--base-url', 'http://x', '--api-key', 'k', '--unsupported', 'teleport'],
     ['--base-url', 'http://x', '--api-key', 'k', '--output', 'a.json'],
     ['--base-url', 'http://x', '--api-key', 'k', '--reporter', 'json', '--reporter', 'tap'],
-    ['--base-url', 'http://x', '--api-key', 'k', '--reporter', 'html'],
+    ['--base-url', 'http://x', '--api-key', 'k', '--reporter', 'xml'],
     ['--base-url', 'http://x', '--api-key', 'k', '--path-prefix', 'v1'],
   ]) {
     const out = await runCli(argv);
     assert.is(out.code, 2, argv.join(' '));
-    assert.match(out.stderr, /unified-ai-mock conformance: /);
+    assert.match(out.stderr, /^unified-ai-mock: /);
   }
   const help = await runCli(['--help']);
   assert.is(help.code, 0);

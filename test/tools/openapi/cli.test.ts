@@ -55,7 +55,7 @@ test('--help describes the command; the main help lists it', async () => {
   const help = await runMain(['openapi', '--help']);
   assert.is(help.code, 0);
   assert.match(help.stdout, /Usage: unified-ai-mock openapi \[--server-url URL\]/);
-  assert.match((await runMain(['--help'])).stdout, /\n {2}openapi {8}print the OpenAPI 3\.1 document/);
+  assert.match((await runMain(['--help'])).stdout, /\n {2}openapi {7}print the OpenAPI 3\.1 document/);
 });
 
 test('a bad --server-url or an unknown flag is a usage error: exit 2 and a message', async () => {
