@@ -51,7 +51,8 @@ export interface MockApp {
 export interface AppHooks {
   readonly report?: ErrorSink;
   readonly observers?: RequestObserver[];
-  /** The timers open streams wait on; the server passes ones that run out at shutdown. */
+  /** The timers open streams wait on; start() runs them on these (tests bring a clock they move), and runs out their
+   * waits at shutdown; it also times the linger of unread bodies with them. */
   readonly streamTimers?: StreamTimers;
   /** How many log lines the log's destination has dropped so far (a number when it counts them), for /__health. */
   readonly logDropped?: () => unknown;

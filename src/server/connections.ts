@@ -4,6 +4,7 @@ import { closeAfter } from '../lib/internals.js';
 import type { Duplex } from 'node:stream';
 import { ApiError, ERRORS, type ErrorTemplate } from '../contract/errors.js';
 import type { Limits } from '../domain/limits.js';
+import { realTimers, type StreamTimers } from '../pipeline/pacer.js';
 import { BODY_READ } from '../pipeline/readBody.js';
 import { requestIdFor } from '../pipeline/requestContext.js';
 
@@ -76,9 +77,9 @@ type Tracked = Duplex & { [IN_FLIGHT]?: ServerResponse | undefined };
 export class ConnectionTracker {
   private readonly sockets = new Set<Duplex>();
   private closing = false;
-  /** Requests whose unread body is being discarded, with the time (performance.now()) it must end by. */
+  /** Requests whose unread body is being discarded, with the time (on the clock) it must end by. */
   private readonly lingering = new Map<IncomingMessage, number>();
-  private sweeper: NodeJS.Timeout | undefined;
+  private sweeper: unknown;
 
   constructor(
     private readonly server: Server,
@@ -87,6 +88,8 @@ export class ConnectionTracker {
     /** What the answers written to the socket quote (messages of fixtures/limits.json, from services.limits). */
     private readonly bounds: RawAnswerBounds,
     private readonly onClientError: (info: ClientErrorInfo) => void = () => {},
+    /** The clock of the linger time and its timers: the process's own, unless a test brings one it moves itself. */
+    private readonly clock: StreamTimers = realTimers,
   ) {
     server.on('connection', (socket: Duplex) => {
       (socket as Tracked)[IN_FLIGHT] = undefined; // the property every connection has, from the start
@@ -129,10 +132,22 @@ export class ConnectionTracker {
   // after every such request, and one listener shared by all of them: a 401 under load costs no
   // timer and no closure of its own.
   private discardBody(req: IncomingMessage): void {
-    this.lingering.set(req, performance.now() + this.lingerMs);
+    this.lingering.set(req, this.clock.now() + this.lingerMs);
     req.on('end', this.bodyEnded);
     req.resume();
-    this.sweeper ??= setInterval(() => this.sweep(), Math.max(10, Math.min(1000, this.lingerMs / 4))).unref();
+    this.sweeper ??= this.nextSweep();
+  }
+
+  /** The next look at the lingering requests: often enough to close each within a quarter of the linger time. */
+  private nextSweep(): unknown {
+    return this.later(this.sweep, Math.max(10, Math.min(1000, this.lingerMs / 4)));
+  }
+
+  /** Runs fn after ms on the clock; the wait does not keep the process alive. */
+  private later(fn: () => void, ms: number): unknown {
+    const handle = this.clock.setTimeout(fn, ms);
+    (handle as { unref?: () => void }).unref?.();
+    return handle;
   }
 
   private readonly bodyEnded = ((tracker: ConnectionTracker) =>
@@ -141,8 +156,8 @@ export class ConnectionTracker {
     })(this);
 
   /** Forgets requests whose body ended or whose connection closed; closes the connections past their time. */
-  private sweep(): void {
-    const now = performance.now();
+  private readonly sweep = (): void => {
+    const now = this.clock.now();
     for (const [req, deadline] of this.lingering) {
       if (req.complete || req.socket.destroyed) this.lingering.delete(req);
       else if (now >= deadline) {
@@ -150,10 +165,8 @@ export class ConnectionTracker {
         req.socket.destroy();
       }
     }
-    if (this.lingering.size) return;
-    clearInterval(this.sweeper);
-    this.sweeper = undefined;
-  }
+    this.sweeper = this.lingering.size ? this.nextSweep() : undefined;
+  };
 
   private clientError(err: Error & { code?: string; reason?: string }, socket: Duplex): void {
     const busy = (socket as Tracked)[IN_FLIGHT];
@@ -177,9 +190,8 @@ export class ConnectionTracker {
     const t = clientErrorTemplate(err, this.bounds);
     this.onClientError({ status: t.status, code: t.code ?? '', reason: err.code ?? 'unknown' });
     socket.end(rawErrorResponse(t));
-    const timer = setTimeout(() => socket.destroy(), Math.min(this.lingerMs, 1000));
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
+    const timer = this.later(() => socket.destroy(), Math.min(this.lingerMs, 1000));
+    socket.once('close', () => this.clock.clearTimeout(timer));
   }
 
   /** Stops taking new connections; connections with nothing in flight are closed now, the rest as they finish. */

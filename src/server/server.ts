@@ -66,6 +66,8 @@ const STATE_CONNECT_WAIT_MS = 3000;
 /** Starts the mock on the configured host and port (0 picks a free port); resolves once it listens. */
 export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Promise<RunningMock> {
   const stopping = new AbortController();
+  // The clock of the streams and of the linger time of unread bodies: the process's own, or a test's.
+  const clock = hooks.streamTimers ?? realTimers;
   // The logger needs the resolved configuration (level, keys to scrub), which createApp makes: the
   // hooks given to createApp call through to it once it exists.
   let logger: Logger | undefined;
@@ -84,7 +86,7 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
     ...hooks,
     ...logHooks,
     ...(logDropped ? { logDropped } : {}),
-    streamTimers: new Pacer(realTimers, stopping.signal),
+    streamTimers: new Pacer(clock, stopping.signal),
   });
   const { timeouts } = mock.config;
   if (hooks.log) {
@@ -109,8 +111,12 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
       void handler(req, res);
     },
   );
-  const tracker = new ConnectionTracker(server, timeouts.keepAliveMs, mock.services.limits.messages, (info) =>
-    logger?.info({ status: info.status, errorCode: info.code, reason: info.reason }, 'client error'),
+  const tracker = new ConnectionTracker(
+    server,
+    timeouts.keepAliveMs,
+    mock.services.limits.messages,
+    (info) => logger?.info({ status: info.status, errorCode: info.code, reason: info.reason }, 'client error'),
+    clock,
   );
   const { state } = mock.services;
   try {

@@ -26,7 +26,8 @@ type Loaded = {
 const requireCjs = createRequire(import.meta.url);
 const loaded = new Map<Encoding, Loaded>();
 const tables = new Map<Encoding, Ranks>();
-const ENCODINGS: readonly Encoding[] = ['o200k_base', 'cl100k_base'];
+/** The encodings the catalogue's models use; the build keeps a JSON copy of each one's table (ranks.ts). */
+export const ENCODINGS: readonly Encoding[] = ['o200k_base', 'cl100k_base'];
 const MERGE_CACHE_SIZE = 10_000;
 
 // Treat special-token text such as "<|endoftext|>" in user input as ordinary

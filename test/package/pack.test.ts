@@ -364,7 +364,7 @@ test('a TypeScript file type-checks against the published types and runs', async
   assert.match(r.stdout, /^ts ok 200 api_key true/m, failure('node --import tsx app.ts', r));
 });
 
-// The package is ESM only: Node.js 20.19 and later can require() it; older releases refuse with ERR_REQUIRE_ESM.
+// The package is ESM only: Node.js 20.19, 22.12 and later can require() it; older releases refuse with ERR_REQUIRE_ESM.
 const requireEsm = (process.features as { require_module?: boolean }).require_module === true;
 
 test(`require() from CommonJS ${requireEsm ? 'loads the package' : 'fails with ERR_REQUIRE_ESM'}`, async () => {

@@ -279,9 +279,13 @@ test('a client that hangs up mid-stream: resolves "aborted" at once, its timer i
   assert.is(res.listenerCount('close') + res.listenerCount('drain'), 0, 'listeners removed');
 });
 
+/** The process's active timers (Node's own count: cleared ones are gone from it). */
+const realTimeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
 test('with real timers: an aborted paced stream leaves no timer behind and writes nothing more', async () => {
   const res = new FakeRes();
   const timers = new TrackedTimers();
+  const before = realTimeouts();
   const done = writeSse(
     asRes(res),
     reply([ev('a'), ev('b'), ev('c')], { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 50 } }),
@@ -289,10 +293,12 @@ test('with real timers: an aborted paced stream leaves no timer behind and write
     timers,
   );
   assert.is(timers.live.size, 1, 'the pacing timer is pending');
+  assert.is(realTimeouts(), before + 1, "the process's own timer is armed");
   res.hangUp();
   assert.is(await done, 'aborted');
   assert.is(timers.live.size, 0);
-  await new Promise((r) => setTimeout(r, 60)); // three token intervals: a leftover timer would have written
+  // No timer of the process is left to write later: Node's own list of active timers is as it was.
+  assert.is(realTimeouts(), before);
   assert.is(res.writes.length, 1);
 });
 

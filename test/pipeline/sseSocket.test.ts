@@ -9,6 +9,8 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { StreamLog, writeSse, type StreamOutcome } from '../../src/pipeline/sse.js';
 import { EventList, type Reply, type SseEvent } from '../../src/contract/reply.js';
+import { virtualTimers, waitFor, wireOf, type Wire } from '../support/index.js';
+import type { StreamTimers } from '../../src/pipeline/pacer.js';
 
 type SseReply = Extract<Reply, { kind: 'sse' }>;
 
@@ -32,7 +34,10 @@ interface Seen {
 }
 
 /** A node:http server that answers each request with `make()` through writeSse. */
-async function sseServer(make: () => SseReply): Promise<{ server: Server; port: number; seen: Seen[] }> {
+async function sseServer(
+  make: () => SseReply,
+  timers?: StreamTimers,
+): Promise<{ server: Server; port: number; seen: Seen[] }> {
   const seen: Seen[] = [];
   const server = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -44,12 +49,19 @@ async function sseServer(make: () => SseReply): Promise<{ server: Server; port: 
     } as ServerResponse['write'];
     entry.drainListenersBefore = req.socket.listenerCount('drain');
     entry.log = new StreamLog({ maxStreamEvents: 0, maxStreamEventChars: 0 });
-    entry.outcome = writeSse(res, make(), 1000, undefined, Number.POSITIVE_INFINITY, entry.log);
+    entry.outcome = writeSse(res, make(), 1000, timers, Number.POSITIVE_INFINITY, entry.log);
     seen.push(entry);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as AddressInfo).port, seen };
 }
+
+/** Resolves with the stream once its writer waits for 'drain' (it listens for it on the response or the socket). */
+const waitingForDrain = (seen: Seen[]): Promise<Seen> =>
+  waitFor('the writer to wait for the client', () => {
+    const s = seen[0];
+    return s && (s.socket.listenerCount('drain') > s.drainListenersBefore || s.res.listenerCount('drain') > 0) && s;
+  });
 
 /** Sends `head` on a new connection and returns the socket and every byte it receives until it closes. */
 function rawClient(port: number, head: string): { socket: Socket; bytes: Promise<Buffer> } {
@@ -109,15 +121,21 @@ test('HTTP/1.1: paced events after the first leave as chunks written to the sock
     data: `{"n":${i},"t":"é ${'x'.repeat(i * 37)}"}`,
     tokens: 1,
   }));
-  const { server, port, seen } = await sseServer(() => reply(events, 200));
+  // Paced on a virtual clock that waits for the client to read each event before the next is due.
+  const link: { wire?: Wire } = {};
+  const clock = virtualTimers(() => link.wire?.quiet() ?? true);
+  const { server, port, seen } = await sseServer(() => reply(events, 200), clock);
+  const wire = (link.wire = wireOf(server));
   try {
-    const { bytes } = rawClient(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const { socket, bytes } = rawClient(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    wire.track(socket);
     const { head, rest } = split(await bytes);
     assert.match(head, /^HTTP\/1\.1 200 /);
     assert.match(head.toLowerCase(), /\r\ntransfer-encoding: chunked/);
     const decoded = dechunk(rest);
     same(decoded.body, body(events), 'the body');
-    assert.ok(decoded.chunks >= 25, `one chunk an event when paced, 5 ms apart (${decoded.chunks})`);
+    // The head with the first event, then one chunk an event, 5 ms apart, and the last one.
+    assert.is(decoded.chunks, 31, 'one chunk an event when paced');
     assert.is(await seen[0]!.outcome, 'completed');
     // The head and the first event go through the response; the paced ones after it straight to the socket.
     assert.ok(seen[0]!.resWrites <= 2, `the response's write ran ${seen[0]!.resWrites} times`);
@@ -170,8 +188,8 @@ test('a client that stops reading: the writer waits on the socket instead of buf
     const socket = connect(port, '127.0.0.1');
     socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     socket.pause();
-    await new Promise((r) => setTimeout(r, 300));
-    const s = seen[0]!;
+    // The client reads nothing: once the kernel's buffers are full, the writer waits for the socket to drain.
+    const s = await waitingForDrain(seen);
     const held = s.socket.writableLength;
     assert.ok(s.log.total < events.length, `the writer stopped (${s.log.total} of ${events.length} written)`);
     assert.ok(held < 1024 * 1024, `the server holds ${held} bytes for the client, not the stream`);
@@ -196,10 +214,9 @@ test('a stream that waited on the socket leaves no listener on it for the next r
     const socket = connect(port, '127.0.0.1');
     socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
     socket.pause();
-    await new Promise((r) => setTimeout(r, 200));
+    const s = await waitingForDrain(seen);
     socket.on('data', () => {});
     socket.resume();
-    const s = seen[0]!;
     assert.is(await s.outcome, 'completed');
     await new Promise((r) => setImmediate(r));
     assert.ok(!s.socket.destroyed, 'the connection stays open for the next request');

@@ -45,8 +45,8 @@ const runners = {
   'node:test': ['--test', ...nodeTestFiles],
   vitest: ['node_modules/vitest/vitest.mjs', 'run', '--root', 'examples/vitest'],
   jest: ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', '--config', 'examples/jest/jest.config.mjs'],
-  // The Vitest example and a consumer file that expects type errors, checked against the shipped declarations
-  // (dist/*.d.ts).
+  // The Vitest example (its configuration too) and a consumer file that expects type errors, checked against the
+  // shipped declarations (dist/*.d.ts).
   tsc: [
     bin('typescript/bin/tsc'),
     '--noEmit',
@@ -61,6 +61,7 @@ const runners = {
     '--types',
     'node',
     'examples/vitest/chat.test.ts',
+    'examples/vitest/vitest.config.ts',
     'test/programmatic/fixtures/consumer.ts',
   ],
 } as const;
@@ -91,7 +92,7 @@ test('uvu: the example passes its 4 tests', async () => {
 
 test('node:test: the example passes its 4 tests', async () => {
   const { output } = await result('node:test');
-  // Without a terminal, Node.js 20 and 22 report in TAP (`# pass 4`), 24 with the spec reporter (`ℹ pass 4`).
+  // Without a terminal, Node.js 20 and 22 report in TAP (`# pass 4`), 24 and 26 with the spec reporter (`ℹ pass 4`).
   assert.match(output, /^[#ℹ] pass 4$/m, output);
   assert.match(output, /^[#ℹ] fail 0$/m, output);
 });

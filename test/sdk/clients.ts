@@ -8,7 +8,7 @@ import { waitFor } from '../support/index.js';
 /**
  * `ai` 7, `@ai-sdk/openai` 4, `@langchain/openai` 1.6 and the `openai` 7 under it declare
  * `engines.node >= 22`. Their tests run where the clients say they run: on Node.js 22 and later
- * (CI runs the suite on 22 and 24), and are reported as skipped on Node.js 20, which reached its end of life.
+ * (CI runs the suite on 22, 24 and 26), and are reported as skipped on Node.js 20, which reached its end of life.
  */
 export const CLIENTS_SUPPORTED = Number(process.versions.node.split('.')[0]) >= 22;
 

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { start } from '../../src/server/server.js';
-import { waitFor } from '../support/index.js';
+import { manualTimers, waitFor } from '../support/index.js';
 
 /** POSTs a small body with a wrong key over the given agent; resolves with the status. */
 function rejected(url: string, agent: Agent): Promise<number> {
@@ -40,32 +40,49 @@ test('early answers on one keep-alive connection leave no listener behind on its
 });
 
 test('a body still unsent after the linger time: the connection is closed; one that arrives in time keeps it open', async () => {
-  // The request timeout is ten minutes: a connection closed while the test waits was closed by the linger time.
-  const mock = await start({ port: 0, logLevel: 'silent', timeouts: { keepAliveMs: 200, requestMs: 600_000 } });
+  // The linger time runs on a clock the test moves: ten seconds of it pass in a few milliseconds, so Node's own idle
+  // timeout (the same ten seconds, on the process's clock) never comes near; the request timeout is ten minutes.
+  const clock = manualTimers();
+  const mock = await start(
+    { port: 0, logLevel: 'silent', timeouts: { keepAliveMs: 10_000, requestMs: 600_000 } },
+    { streamTimers: clock },
+  );
   const head = (length: number) =>
     `POST /text-provider/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+  // The server's end of each connection, to see a byte arrive there.
+  const ends: Socket[] = [];
+  mock.server.on('connection', (s: Socket) => ends.push(s));
   try {
     const slow = connect(mock.port, '127.0.0.1');
     let answer = '';
     slow.on('data', (d: Buffer) => (answer += d.toString()));
     slow.on('error', () => {}); // the server cuts it while bytes are still coming: a reset is expected
-    slow.write(`${head(100_000)}{"model":`);
-    // A byte every 20 ms: never idle long enough for the keep-alive timeout, far too slow to finish.
-    const trickle = setInterval(() => slow.write(' '), 20);
     let closed = false;
     slow.once('close', () => (closed = true));
+    slow.write(`${head(100_000)}{"model":`);
+    await waitFor('the 401, answered before the body', () => /^HTTP\/1\.1 401 /.test(answer), { on: [slow, 'data'] });
+    // A byte a second: never idle, far too slow to finish. Open until the linger time is over, closed once it is.
+    for (let second = 1; second <= 12 && !closed; second++) {
+      const read = ends[0]!.bytesRead;
+      slow.write(' ');
+      await waitFor('the byte at the server', () => ends[0]!.bytesRead > read || closed);
+      clock.advance(1000);
+      if (second < 10) assert.not.ok(closed || ends[0]!.destroyed, `closed after ${second} s of 10`);
+    }
     await waitFor('the server to close the trickling connection', () => closed, { on: [slow, 'close'] });
-    clearInterval(trickle);
-    assert.match(answer, /^HTTP\/1\.1 401 /);
+    assert.ok(clock.now() <= 11_000, `closed ${clock.now()} ms after the answer`);
 
     const inTime = connect(mock.port, '127.0.0.1');
     let answers = '';
     inTime.on('data', (d: Buffer) => (answers += d.toString()));
     inTime.write(`${head(2)}{`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitFor('the 401', () => /HTTP\/1\.1 401 /.test(answers), { on: [inTime, 'data'] });
+    clock.advance(5000);
     inTime.write('}'); // the body ends within the linger time: the connection serves the next request
     inTime.write(`${head(2)}{}`);
     while ((answers.match(/HTTP\/1\.1 401 /g) ?? []).length < 2) await once(inTime, 'data');
+    clock.advance(20_000); // the linger time is long over: nothing is left to close the connection for
+    await new Promise((resolve) => setImmediate(resolve));
     assert.not.ok(inTime.destroyed);
     inTime.destroy();
   } finally {

@@ -22,7 +22,7 @@ import { toDetails } from '../../src/contract/validation.js';
 export { childEnv, freePort } from './child.js';
 export { capture, withLoggedMock, type Captured } from './log.js';
 export { median } from '../../bench/report.js';
-export { virtualTimers, type VirtualTimers } from './timers.js';
+export { manualTimers, virtualTimers, wireOf, type ManualTimers, type VirtualTimers, type Wire } from './timers.js';
 export { tick, waitFor } from './wait.js';
 
 /** The default key of fixtures/keys.json. */

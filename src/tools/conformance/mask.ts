@@ -20,6 +20,22 @@ export const RARE_SECRET = 8;
 // A copy of a secret cut short (an excerpt's end) is masked from this many leading characters on.
 const PARTIAL = 8;
 
+type Prepared = readonly { readonly value: string; readonly masked: string }[];
+
+/** The secrets a text is masked of, longest first, each with its mask: worked out once per list of secrets (a run
+ * cleans thousands of strings with one list), again should the list grow. */
+const prepared = new WeakMap<readonly Secret[], { readonly length: number; readonly list: Prepared }>();
+function longestFirst(secrets: readonly Secret[]): Prepared {
+  const known = prepared.get(secrets);
+  if (known?.length === secrets.length) return known.list;
+  const list = secrets
+    .filter((s) => valueOf(s).length >= RARE_SECRET)
+    .sort((a, b) => valueOf(b).length - valueOf(a).length)
+    .map((s) => ({ value: valueOf(s), masked: maskOf(s) }));
+  prepared.set(secrets, { length: secrets.length, list });
+  return list;
+}
+
 /**
  * Replaces, in a text the target sent (an excerpt, a reason, a header value), every occurrence of each secret of 8
  * characters or more by its masked form, and every copy cut short (its first 8 characters or more, where a shortened
@@ -29,14 +45,11 @@ const PARTIAL = 8;
  */
 export function redact(text: string, secrets: readonly Secret[]): string {
   let out = text;
-  const long = secrets
-    .filter((s) => valueOf(s).length >= RARE_SECRET)
-    .sort((a, b) => valueOf(b).length - valueOf(a).length);
-  for (const s of long) out = out.split(valueOf(s)).join(maskOf(s));
-  for (const s of long) {
-    const secret = valueOf(s);
+  const long = longestFirst(secrets);
+  // A report cleans every string it shows, most of them short and free of secrets: a scan finds that at once.
+  for (const { value, masked } of long) if (out.includes(value)) out = out.split(value).join(masked);
+  for (const { value: secret, masked } of long) {
     if (secret.length <= PARTIAL) continue;
-    const masked = maskOf(s);
     const head = secret.slice(0, PARTIAL);
     for (let at = out.indexOf(head); at >= 0; at = out.indexOf(head, at + masked.length)) {
       let end = at + PARTIAL;

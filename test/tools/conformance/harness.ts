@@ -167,7 +167,12 @@ export async function runJson(
   key = 'sk-mock-default',
 ): Promise<{ code: number; failed: string[]; verdicts: Map<string, string>; report: JsonReport }> {
   const out = await runCli(['--base-url', url, '--api-key', key, '--reporter', 'json', ...extra]);
-  const report = JSON.parse(out.stdout) as JsonReport;
+  let report: JsonReport;
+  try {
+    report = JSON.parse(out.stdout) as JsonReport;
+  } catch {
+    throw new Error(`no JSON report (exit code ${out.code}); stderr: ${out.stderr}`);
+  }
   return {
     code: out.code,
     failed: report.cases

@@ -130,10 +130,11 @@ function relink(
 
 test('a target that accepts the connection and never answers: each case ends at --timeout, inconclusive with the reason, and the run ends', async () => {
   const server = await hostile(() => {});
+  // The timeout also bounds the probe's GET /v1/me, which a loaded machine can take a few hundred ms to make.
   try {
     const { code, report } = await runJson(
       server.url,
-      ['--only', 'auth.missing.chat,auth.missing.tts', '--timeout', '300', '--retries', '1'],
+      ['--only', 'auth.missing.chat,auth.missing.tts', '--timeout', '1000', '--retries', '1'],
       SECRET,
     );
     assert.is(code, 0);
@@ -143,7 +144,7 @@ test('a target that accepts the connection and never answers: each case ends at 
       assert.is(c.attempts, 2);
       assert.is(
         c.reason,
-        'transport error: no answer within the 300 ms timeout before the response headers on each of 2 attempts',
+        'transport error: no answer within the 1000 ms timeout before the response headers on each of 2 attempts',
       );
     }
   } finally {
