@@ -1,8 +1,8 @@
 /**
  * The paced-streams scenario (`--only streams-paced`): many concurrent streamed chat completions paced at
  * `tps` tokens a second after `ttft` ms, their starts spread over a ramp, on three servers measured in
- * turn: the floor (bare node:http sending the mock's stream on an absolute schedule), the mock as
- * `npm start` runs it, and aimock with the same pacing. It reports how late the tokens arrive and what
+ * turn: the heap floor (bare node:http sending the mock's stream paced by one timer over a heap, bench/pacedFloor.ts),
+ * the mock as `npm start` runs it, and aimock with the same pacing. It reports how late the tokens arrive and what
  * the server's CPU paid for them.
  */
 import { writeFileSync } from 'node:fs';
@@ -157,5 +157,6 @@ export async function pacedPhase(ctx: Context, o: PacedOptions): Promise<PacedRe
     mock: combinePaced(runs.mock),
     aimock,
     unmetered: runs.unmetered.length ? combinePaced(runs.unmetered) : null,
+    perRound: { floor: runs.floor, mock: runs.mock },
   };
 }
