@@ -8,7 +8,8 @@
  * before any stream starts, already in chunked transfer coding's frame (size, CRLF, bytes, CRLF), and the events due
  * at the same time (the role chunk and the first token, the finish chunk and [DONE]) are one frame; they are shared
  * by every stream, so a token costs a heap step and one `socket.write` of a ready buffer, as the mock's writer does
- * once a stream's head is out. Events are due on an absolute schedule, the first token `ttft` ms after the request
+ * once a stream's head is out; a stream that fell behind gets every event due in one write (corked), as the mock's
+ * writer makes one chunk of them. Events are due on an absolute schedule, the first token `ttft` ms after the request
  * and token k k/tps after the first was written (as the mock's and as a client measures them), so late turns do not
  * add up. A turn writes every stream due within the next millisecond
  * (timers fire on a millisecond clock; one armed for the part of a millisecond left fires up to a millisecond late),
@@ -18,9 +19,9 @@
  *
  * What it is not: a server. Every stream gets the same bytes (the mock makes each stream's own id into its events),
  * and nothing is held for a client that reads slowly (the mock stops writing to a full socket); no stream time limit,
- * no journal, no lateness figures. Its turns are not sliced: a turn writes everything due before the event loop
- * accepts the next connection, which is the best for the streams already open and not for a burst of new ones
- * (the mock writes for at most 0.25 ms a turn; see docs/load-testing.md, "Where a first token waits").
+ * no journal, no lateness figures. Like the mock's, its turns are not cut short: a turn writes everything due when it
+ * began before the event loop accepts the next connection, which is the best for the streams already open and not
+ * for a burst of new ones (docs/load-testing.md, "Where a first token waits").
  *
  * Usage: node pacedFloor.mjs --answer FILE --ttft MS --tps N [--head at-once|first-event]
  *   FILE is JSON {contentType, body (base64), tokensBefore}: the captured stream, and for each of its
@@ -161,17 +162,38 @@ function main(): void {
     armed = setTimeout(turn, Math.max(0, first.due - performance.now()));
   };
 
-  const write = (s: Stream) => {
-    const g = s.g++;
-    if (g === last) return void s.res.end(due[g]!.bytes);
+  /** Sends frames `from`..`to` - 1 straight to the socket: one write, however many (corked, they leave as one). */
+  const send = (socket: Socket, from: number, to: number) => {
+    if (to - from === 1) return void socket.write(frames[from]!);
+    socket.cork();
+    for (let g = from; g < to; g++) socket.write(frames[g]!);
+    socket.uncork();
+  };
+
+  /**
+   * Writes what of the stream is due by `until` as one write (a stream that fell behind catches up at once, as the
+   * mock's writer does), then queues it for its next.
+   */
+  const write = (s: Stream, until: number) => {
+    const g = s.g;
     // As the mock's and as a client measures it: the tokens after the first keep time from when it was written.
     if (g === 0) s.first = performance.now();
-    if (s.headOut) s.socket.write(frames[g]!);
-    else {
+    if (!s.headOut) {
+      if (g === last) return void s.res.end(due[g]!.bytes);
       s.res.write(due[g]!.bytes);
       s.headOut = true;
       // node:http uncorks on the next tick, after the whole turn: send this stream's first event now.
       if (s.socket.writableCorked) s.socket.uncork();
+      s.g = g + 1;
+    } else {
+      let to = g + 1;
+      while (to <= last && s.first + due[to]!.afterTokens * msPerToken <= until) to++;
+      if (to > last) {
+        if (last > g) send(s.socket, g, last);
+        return void s.res.end(due[last]!.bytes);
+      }
+      send(s.socket, g, to);
+      s.g = to;
     }
     s.due = s.first + due[s.g]!.afterTokens * msPerToken;
     heap.push(s);
@@ -185,7 +207,7 @@ function main(): void {
     while (q.length > 0 && q[0]!.due <= until) {
       const s = q[0]!;
       heap.remove(s);
-      write(s);
+      write(s, until);
     }
     arm();
   }

@@ -112,6 +112,13 @@ if (perf) {
   perf.kill('SIGINT');
   await new Promise((resolve) => perf.once('exit', resolve));
 }
+// The mock's stdout (its log, and --trace-gc's lines) is removed when it stops.
+const gcLines =
+  values.gc && who === 'mock'
+    ? readFileSync(stdout, 'utf8')
+        .split('\n')
+        .filter((l) => /Scavenge|Mark-Compact|Mark-sweep/.test(l))
+    : [];
 await server.stop();
 const f = lateness(records, layout, plan);
 process.stdout.write(
@@ -119,9 +126,7 @@ process.stdout.write(
 );
 if (perf) process.stdout.write(perfOut);
 if (values.gc && who === 'mock') {
-  const lines = readFileSync(stdout, 'utf8')
-    .split('\n')
-    .filter((l) => /Scavenge|Mark-Compact|Mark-sweep/.test(l));
+  const lines = gcLines;
   const ms = (kind: RegExp) =>
     lines
       .filter((l) => kind.test(l))

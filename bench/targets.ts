@@ -190,7 +190,7 @@ function pacedVerdicts(p: PacedResult): Verdict[] {
     },
     {
       target: `${name}: peak RSS, mock - heap floor`,
-      value: `${r.rssOverMiB === null ? '-' : `${r.rssOverMiB >= 0 ? '+' : ''}${fmt(r.rssOverMiB, 1)}`} MiB (${rounds}${fmt(mock.peakRssMiB, 1)} / ${fmt(floor.peakRssMiB, 1)} MiB)`,
+      value: `${r.rssOverMiB === null ? '-' : `${r.rssOverMiB >= 0 ? '+' : ''}${fmt(r.rssOverMiB, 1)}`} MiB (${rounds.replace('ratios', 'differences')}${fmt(mock.peakRssMiB, 1)} / ${fmt(floor.peakRssMiB, 1)} MiB)`,
       limit: `<= +${PACED_RSS_OVER_MIB} MiB`,
       met: r.rssOverMiB === null ? null : r.rssOverMiB <= PACED_RSS_OVER_MIB,
     },
