@@ -8,27 +8,18 @@
  * counts the mock's collections (`--trace-gc`). UAM_BENCH_CLI measures another build, as in the bench.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { summarise, type CpuProfile } from './cpuprofile.js';
+import { profileReport } from './cpuprofile.js';
 import { capture } from './load.js';
 import { pacedLoad } from './pacedClient.js';
-import { lateness, rawRequest, tokenLayout, tokensBefore } from './pacing.js';
+import { startPacedFloor } from './paced.js';
+import { lateness, rawRequest, tokenLayout } from './pacing.js';
 import { settle } from './phases.js';
 import { pacedScenario } from './scenarios.js';
-import {
-  ROOT,
-  canPin,
-  ensureBuilt,
-  pinSelf,
-  referenceScript,
-  startMock,
-  startProcess,
-  treeCpuSeconds,
-  type Server,
-} from './servers.js';
+import { ROOT, canPin, ensureBuilt, pinSelf, startMock, treeCpuSeconds, type Server } from './servers.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -68,19 +59,7 @@ async function start(): Promise<Server> {
   if (who === 'mock') return mock;
   const answer = await capture(mock.url, s);
   await mock.stop();
-  const layout = tokenLayout(answer.body.toString('utf8'), plan.tokens);
-  const file = join(dir, 'answer.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      contentType: answer.contentType,
-      body: answer.body.toString('base64'),
-      tokensBefore: tokensBefore(layout),
-    }),
-  );
-  const args = ['--answer', file, '--ttft', String(plan.ttftMs), '--tps', String(plan.tps)];
-  if (values.head) args.push('--head', values.head);
-  return startProcess([referenceScript('pacedFloor'), ...args], core, nodeArgs);
+  return startPacedFloor(dir, core, answer, plan, nodeArgs, values.head ? ['--head', values.head] : []);
 }
 
 const server = await start();
@@ -136,31 +115,5 @@ if (values.gc && who === 'mock') {
     `gc: ${lines.filter((l) => /Scavenge/.test(l)).length} scavenges (${ms(/Scavenge/).toFixed(1)} ms), ${lines.filter((l) => /Mark/.test(l)).length} mark-compacts (${ms(/Mark/).toFixed(1)} ms) over the whole process\n`,
   );
 }
-if (values.prof) {
-  const file = readdirSync(dir)
-    .filter((x) => x.endsWith('.cpuprofile'))
-    .sort()
-    .pop()!;
-  const summary = summarise(
-    JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile,
-    ROOT,
-    Number(values.top),
-    measuredFrom,
-  );
-  const line = (c: { share: number; key: string }) => `${(c.share * 100).toFixed(1).padStart(5)}%  ${c.key}`;
-  process.stdout.write(
-    [
-      `profile: ${join(dir, file)} (${(summary.totalMicros / 1e6).toFixed(1)} s of samples)`,
-      'self time by function:',
-      ...summary.functions.map(line),
-      '',
-      'self time by package or file:',
-      ...summary.owners.map(line),
-      '',
-      'time with callees, project functions:',
-      ...summary.inclusive.map(line),
-      '',
-    ].join('\n'),
-  );
-}
+if (values.prof) process.stdout.write(profileReport(dir, ROOT, Number(values.top), measuredFrom, 'under the load'));
 process.exit(0);
