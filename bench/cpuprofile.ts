@@ -1,4 +1,6 @@
 /** Reads a V8 .cpuprofile (as written by `node --cpu-prof`) into self-time totals. */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** The parts of a .cpuprofile this module reads. */
 export interface CpuProfile {
@@ -99,4 +101,31 @@ function inclusiveTime(profile: CpuProfile, self: Map<number, number>, root: str
     }
   }
   return out;
+}
+
+/**
+ * The newest .cpuprofile of `dir` (a server's `--cpu-prof-dir`) summarised as the profilers print it: where it is and
+ * how many seconds of samples from `sinceMicros` on, then self time by function and by owner, then time with callees.
+ */
+export function profileReport(dir: string, root: string, n: number, sinceMicros: number, what: string): string {
+  const file = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort()
+    .pop();
+  if (!file) throw new Error(`no .cpuprofile in ${dir}`);
+  const summary = summarise(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, root, n, sinceMicros);
+  const line = (c: Cost) => `${(c.share * 100).toFixed(1).padStart(5)}%  ${c.key}`;
+  return [
+    `profile: ${join(dir, file)} (${(summary.totalMicros / 1e6).toFixed(1)} s of samples ${what})`,
+    '',
+    'self time by function:',
+    ...summary.functions.map(line),
+    '',
+    'self time by package or file:',
+    ...summary.owners.map(line),
+    '',
+    'time with callees, project functions:',
+    ...summary.inclusive.map(line),
+    '',
+  ].join('\n');
 }

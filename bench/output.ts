@@ -1,5 +1,5 @@
-import { floorRows, fmt, fmtPercent, fmtRatio, markdownTable, scenarioRows, table } from './report.js';
-import type { BenchResults, PacedFigures } from './results.js';
+import { floorRows, fmt, fmtPercent, fmtRatio, markdownTable, ratio, scenarioRows, table } from './report.js';
+import type { BenchResults, PacedFigures, PacedResult } from './results.js';
 import { verdicts } from './targets.js';
 
 /** The report's tables, each with its title. */
@@ -35,6 +35,12 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
       title: `Paced streams: ${fmt(p.streams)} streams of ${p.tokens} tokens at ${p.tps} tps after ${p.ttftMs} ms, started over ${p.rampS} s, each server in turn${(p.rounds ?? 1) > 1 ? `, medians of ${p.rounds} rounds (aimock: one)` : ''}; lateness of token k = its arrival - (the stream's first token's + k/tps), of the first token = its arrival - (request sent + ttft)`,
       rows: pacedRows(p),
     });
+    if (p.perRound && p.perRound.mock.length > 1)
+      out.push({
+        title:
+          'Paced streams round by round: the mock against the heap floor measured beside it (targets: the medians)',
+        rows: pacedRoundRows(p.perRound),
+      });
   }
   if (r.linearity) {
     out.push({
@@ -91,6 +97,35 @@ function sections(r: BenchResults): { title: string; rows: string[][] }[] {
   return out;
 }
 
+/** One row per round of the paced-streams scenario: the floor's and the mock's figures and the mock's ratios. */
+function pacedRoundRows(rounds: NonNullable<PacedResult['perRound']>): string[][] {
+  const pair = (f: PacedFigures | undefined, m: PacedFigures, key: keyof PacedFigures, digits: number) =>
+    `${fmt(f?.[key] as number | null | undefined, digits)} / ${fmt(m[key] as number | null, digits)}`;
+  return [
+    [
+      'round',
+      'lateness p99 ms, floor / mock',
+      'mock / floor',
+      'first token p99 ms, floor / mock',
+      'CPU µs/token, floor / mock',
+      'mock / floor',
+      'peak RSS MiB, floor / mock',
+    ],
+    ...rounds.mock.map((m, i) => {
+      const f = rounds.floor[i];
+      return [
+        String(i + 1),
+        pair(f, m, 'latenessP99Ms', 1),
+        fmtRatio(ratio(m.latenessP99Ms, f?.latenessP99Ms)),
+        pair(f, m, 'firstTokenP99Ms', 1),
+        pair(f, m, 'cpuUsPerToken', 1),
+        fmtRatio(ratio(m.cpuUsPerToken, f?.cpuUsPerToken)),
+        pair(f, m, 'peakRssMiB', 1),
+      ];
+    }),
+  ];
+}
+
 /** One row per server of the paced-streams scenario. */
 function pacedRows(p: NonNullable<BenchResults['paced']>): string[][] {
   const row = (who: string, f: PacedFigures | null) =>
@@ -123,7 +158,7 @@ function pacedRows(p: NonNullable<BenchResults['paced']>): string[][] {
       'others on core s',
       'client CPU / loop p99 ms',
     ],
-    row('node:http floor', p.floor),
+    row('heap floor (node:http)', p.floor),
     row('mock', p.mock),
     ...(p.unmetered === undefined ? [] : [row('mock, --metrics off', p.unmetered)]),
     row('aimock', p.aimock),

@@ -1,8 +1,8 @@
 /**
  * The paced-streams scenario (`--only streams-paced`): many concurrent streamed chat completions paced at
  * `tps` tokens a second after `ttft` ms, their starts spread over a ramp, on three servers measured in
- * turn: the floor (bare node:http sending the mock's stream on an absolute schedule), the mock as
- * `npm start` runs it, and aimock with the same pacing. It reports how late the tokens arrive and what
+ * turn: the heap floor (bare node:http sending the mock's stream paced by one timer over a heap, bench/pacedFloor.ts),
+ * the mock as `npm start` runs it, and aimock with the same pacing. It reports how late the tokens arrive and what
  * the server's CPU paid for them.
  */
 import { writeFileSync } from 'node:fs';
@@ -81,10 +81,20 @@ async function measurePaced(
   }
 }
 
-/** Starts the floor with the mock's captured stream, each event due after the tokens before it. */
-function startFloor(ctx: Context, answer: Answer, o: PacedOptions): Promise<Server> {
-  const file = join(ctx.dir, 'streams-paced.answer.json');
-  const layout = tokenLayout(answer.body.toString('utf8'), o.tokens);
+/**
+ * Starts the heap floor (bench/pacedFloor.ts) with the mock's captured stream, written to `dir`, each event due after
+ * the tokens before it; `args` are the floor's own flags (`--head`).
+ */
+export function startPacedFloor(
+  dir: string,
+  core: number | null,
+  answer: Answer,
+  plan: PacedPlan,
+  nodeArgs: string[] = [],
+  args: string[] = [],
+): Promise<Server> {
+  const file = join(dir, 'streams-paced.answer.json');
+  const layout = tokenLayout(answer.body.toString('utf8'), plan.tokens);
   writeFileSync(
     file,
     JSON.stringify({
@@ -94,8 +104,18 @@ function startFloor(ctx: Context, answer: Answer, o: PacedOptions): Promise<Serv
     }),
   );
   return startProcess(
-    [referenceScript('pacedFloor'), '--answer', file, '--ttft', String(o.ttftMs), '--tps', String(o.tps)],
-    ctx.serverCore,
+    [
+      referenceScript('pacedFloor'),
+      '--answer',
+      file,
+      '--ttft',
+      String(plan.ttftMs),
+      '--tps',
+      String(plan.tps),
+      ...args,
+    ],
+    core,
+    nodeArgs,
   );
 }
 
@@ -132,7 +152,8 @@ export async function pacedPhase(ctx: Context, o: PacedOptions): Promise<PacedRe
     {
       key: 'floor',
       measure: async (round) =>
-        (await measurePaced(ctx, await startFloor(ctx, answer!, o), s, o, who('floor', round))).figures,
+        (await measurePaced(ctx, await startPacedFloor(ctx.dir, ctx.serverCore, answer!, o), s, o, who('floor', round)))
+          .figures,
     },
   ];
   for (let round = 0; round < rounds; round++)
@@ -157,5 +178,6 @@ export async function pacedPhase(ctx: Context, o: PacedOptions): Promise<PacedRe
     mock: combinePaced(runs.mock),
     aimock,
     unmetered: runs.unmetered.length ? combinePaced(runs.unmetered) : null,
+    perRound: { floor: runs.floor, mock: runs.mock },
   };
 }

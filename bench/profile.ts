@@ -5,11 +5,11 @@
  * request (edit-10, chat-1000, tts-2500, ...). With `--floor`, the stack floor (bench/floor.ts) is profiled
  * instead, under the same load and with the mock's answer, to compare where the two spend their time.
  */
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { summarise, type CpuProfile } from './cpuprofile.js';
+import { profileReport } from './cpuprofile.js';
 import { capture, load } from './load.js';
 import { settle } from './phases.js';
 import { loadScenarios, pairs } from './scenarios.js';
@@ -67,32 +67,10 @@ await load(server.url, s, connections, 2); // warm-up; start-up and warm-up are 
 const measuredFrom = Number(process.hrtime.bigint() / 1000n);
 const result = await load(server.url, s, connections, Number(values.duration ?? 10));
 await server.stop(); // the profile is written as the process exits
-const file = readdirSync(dir)
-  .filter((f) => f.endsWith('.cpuprofile'))
-  .sort()
-  .pop();
-if (!file) throw new Error(`no .cpuprofile in ${dir}`);
-const summary = summarise(
-  JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile,
-  ROOT,
-  Number(values.top ?? 30),
-  measuredFrom,
-);
-const line = (c: { share: number; key: string }) => `${(c.share * 100).toFixed(1).padStart(5)}%  ${c.key}`;
 process.stdout.write(
   [
     `${s.title}: ${result.reqPerSec.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms (${result.unexpected} unexpected)`,
-    `profile: ${join(dir, file)} (${(summary.totalMicros / 1e6).toFixed(1)} s of samples under the measured load)`,
-    '',
-    'self time by function:',
-    ...summary.functions.map(line),
-    '',
-    'self time by package or file:',
-    ...summary.owners.map(line),
-    '',
-    'time with callees, project functions:',
-    ...summary.inclusive.map(line),
-    '',
+    profileReport(dir, ROOT, Number(values.top ?? 30), measuredFrom, 'under the measured load'),
   ].join('\n'),
 );
 process.exit(0);

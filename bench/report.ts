@@ -164,6 +164,40 @@ export function combinePaced(rounds: readonly PacedFigures[]): PacedFigures {
   };
 }
 
+/** The mock's paced-streams figures against the floor's: each the median of the rounds' own comparisons. */
+export interface PacedRatios {
+  /** Token lateness p99, mock / floor. */
+  readonly lateness: number | null;
+  /** First-token lateness p99, mock / floor. */
+  readonly firstToken: number | null;
+  /** Server CPU per token, mock / floor. */
+  readonly cpu: number | null;
+  /** Peak RSS, mock - floor, in MiB. */
+  readonly rssOverMiB: number | null;
+}
+
+/**
+ * The mock against the floor in the paced streams: per round (the two measured seconds apart) where the run kept its
+ * rounds, then the median over rounds; else from the combined figures (a run saved by an earlier bench).
+ */
+export function pacedRatios(p: { floor: PacedFigures; mock: PacedFigures; perRound?: PacedRoundsOf }): PacedRatios {
+  const pairs = p.perRound?.mock.length
+    ? p.perRound.mock.map((mock, i) => ({ mock, floor: p.perRound!.floor[i]! })).filter((x) => x.floor !== undefined)
+    : [{ mock: p.mock, floor: p.floor }];
+  const of = (f: (m: PacedFigures, fl: PacedFigures) => number | null): number | null => {
+    const all = pairs.map(({ mock, floor }) => f(mock, floor));
+    return all.every((x) => x !== null) && all.length ? median(all as number[]) : null;
+  };
+  return {
+    lateness: of((m, f) => ratio(m.latenessP99Ms, f.latenessP99Ms)),
+    firstToken: of((m, f) => ratio(m.firstTokenP99Ms, f.firstTokenP99Ms)),
+    cpu: of((m, f) => ratio(m.cpuUsPerToken, f.cpuUsPerToken)),
+    rssOverMiB: of((m, f) => (m.peakRssMiB === null || f.peakRssMiB === null ? null : m.peakRssMiB - f.peakRssMiB)),
+  };
+}
+
+type PacedRoundsOf = { readonly floor: readonly PacedFigures[]; readonly mock: readonly PacedFigures[] };
+
 /** a / b, or null when either is missing or b is not a positive number. */
 export function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
   if (a == null || b == null || !Number.isFinite(a) || !Number.isFinite(b) || b <= 0) return null;

@@ -36,7 +36,7 @@ export interface PacedResult {
   readonly rampS: number;
   /** Rounds measured: the figures of the floor and the mock are their medians (see combinePaced); aimock is measured once. */
   readonly rounds?: number;
-  /** Bare node:http sending the mock's stream on an absolute schedule (bench/pacedFloor.ts). */
+  /** Bare node:http sending the mock's stream paced by one timer over a heap of streams (bench/pacedFloor.ts). */
   readonly floor: PacedFigures;
   /** The mock as `npm start` runs it. */
   readonly mock: PacedFigures;
@@ -44,6 +44,11 @@ export interface PacedResult {
   readonly aimock: PacedFigures | null;
   /** The mock with `--metrics off`, measured after it: what the metrics cost a paced stream (absent: not measured). */
   readonly unmetered?: PacedFigures | null;
+  /**
+   * Each round's figures of the floor and the mock, measured seconds apart: the targets compare the mock with the
+   * floor round by round and take the median of those ratios (pacedRatios), as a host's load changes between rounds.
+   */
+  readonly perRound?: { readonly floor: readonly PacedFigures[]; readonly mock: readonly PacedFigures[] };
 }
 
 /** The figures of one server's paced streams. */

@@ -44,26 +44,19 @@ class Wait implements Paced {
  */
 export const EARLY_MS = 1;
 
-/**
- * The longest a turn runs jobs before it lets the event loop read sockets. A turn that ran every job due
- * (and those that fell due while it ran) would hold new requests back for as long as the streams kept it
- * busy: under load, a new stream's head and first token would wait behind the others' events. Node accepts
- * one connection per turn of its event loop, so the turn's length bounds how fast new streams get in: with
- * a thousand streams starting in a second on a busy core, turns of 1 ms let the queue of connections not yet
- * accepted grow to a quarter of a second and more (docs/load-testing.md, "Where a first token waits").
- */
-export const SLICE_MS = 0.25;
-
-/** The clock is read every this many jobs: a job is 15 to 30 µs, a read of the clock 50 ns. */
-export const JOBS_PER_CLOCK_READ = 4;
-
 const before = (a: Paced, b: Paced) => a.due < b.due || (a.due === b.due && a.order < b.order);
 
 /**
  * One scheduler for every stream of a server: jobs due at absolute times in one queue (a binary heap),
- * served by one timer armed for the earliest. Each turn runs every job that is due, in the order of their
- * times, so a thousand paced streams cost one timer and no allocation per event, and a stream's events
- * keep to their schedule whatever the others do.
+ * served by one timer armed for the earliest. Each turn runs every job that was due when it began, in the
+ * order of their times, so a thousand paced streams cost one timer and no allocation per event, and a
+ * stream's events keep to their schedule whatever the others do.
+ *
+ * A turn is not cut short to let the event loop read its sockets sooner: the streams already open are owed
+ * their events now, and a turn that writes part of them and yields hands a saturated core to new requests
+ * while the rest fall further behind (docs/performance.md, "Paced streams at scale"). A turn's length is
+ * bounded by what was due when it began; what falls due while it runs waits for the next turn, after the
+ * sockets have been read (docs/load-testing.md, "Where a first token waits").
  *
  * It is also the server's StreamTimers: the other waits (a stall, the stream time limit, the relay's) go
  * through the same queue. When `stopping` is aborted (the server shuts down), every job runs at once and
@@ -139,29 +132,20 @@ export class Pacer implements StreamTimers {
     else clearImmediate(handle as NodeJS.Immediate);
   }
 
-  /**
-   * Runs the jobs due when the turn began (within EARLY_MS), earliest first, for at most SLICE_MS; then
-   * arms the timer for the next, or, with jobs still due, goes on after the event loop has read its sockets.
-   */
+  /** Runs the jobs due when the turn began (within EARLY_MS), earliest first; then arms the timer for the next. */
   private runDue(): void {
     this.armed = undefined;
     this.immediate = undefined;
     this.armedFor = Number.POSITIVE_INFINITY;
     const all = this.stopping?.aborted === true;
-    const start = this.base.now();
-    const until = start + EARLY_MS;
+    const until = this.base.now() + EARLY_MS;
     // Jobs a job queues for now run in this turn too (a wait of 0 ms); the limit keeps a job that always
     // queues itself again from holding the turn.
     let left = this.queue.length * 2 + 16;
-    let ran = 0;
     try {
       while (this.queue.length > 0 && left-- > 0) {
         const first = this.queue[0]!;
         if (!all && first.due > until) break;
-        if (++ran % JOBS_PER_CLOCK_READ === 0 && this.base.now() - start >= SLICE_MS) {
-          this.immediate = this.setImmediate(this.turn);
-          return;
-        }
         this.remove(first);
         first.run();
       }

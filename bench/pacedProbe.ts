@@ -1,0 +1,119 @@
+/**
+ * One paced-streams run against one server, with the tools that say where its time goes: `node --import tsx
+ * bench/pacedProbe.ts [mock|floor] [--flags 'serve flags'] [--node 'node flags'] [--perf EVENTS | --record FILE] [--prof]
+ * [--gc] [--streams N --tokens N --tps N --ttft MS --ramp S] [--head at-once|first-event]`.
+ * The server runs pinned to core 0 as in the bench (the mock as `npm start` runs it, its log to a file); the load
+ * is the bench's (1,000 streams of 256 tokens at 50 tps after 200 ms, over 1 s). `--perf` runs `perf stat -e EVENTS`
+ * on the server for the load (`--record`: `perf record -g` into FILE); `--prof` its `--cpu-prof`, summarised; `--gc`
+ * counts the mock's collections (`--trace-gc`). UAM_BENCH_CLI measures another build, as in the bench.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { profileReport } from './cpuprofile.js';
+import { capture } from './load.js';
+import { pacedLoad } from './pacedClient.js';
+import { startPacedFloor } from './paced.js';
+import { lateness, rawRequest, tokenLayout } from './pacing.js';
+import { settle } from './phases.js';
+import { pacedScenario } from './scenarios.js';
+import { ROOT, canPin, ensureBuilt, pinSelf, startMock, treeCpuSeconds, type Server } from './servers.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    flags: { type: 'string', default: '' },
+    node: { type: 'string', default: '' },
+    perf: { type: 'string' },
+    record: { type: 'string' },
+    prof: { type: 'boolean' },
+    gc: { type: 'boolean' },
+    streams: { type: 'string', default: '1000' },
+    tokens: { type: 'string', default: '256' },
+    tps: { type: 'string', default: '50' },
+    ttft: { type: 'string', default: '200' },
+    ramp: { type: 'string', default: '1' },
+    head: { type: 'string' },
+    top: { type: 'string', default: '30' },
+  },
+});
+const who = positionals[0] ?? 'mock';
+pinSelf(1);
+ensureBuilt();
+const core = canPin() ? 0 : null;
+const dir = mkdtempSync(join(tmpdir(), 'uam-probe-'));
+const plan = { tokens: Number(values.tokens), tps: Number(values.tps), ttftMs: Number(values.ttft) };
+const s = pacedScenario(plan);
+const split = (v: string) => v.split(' ').filter(Boolean);
+const nodeArgs = [
+  ...split(values.node),
+  ...(values.prof ? ['--cpu-prof', '--cpu-prof-dir', dir] : []),
+  ...(values.gc ? ['--trace-gc'] : []),
+];
+const stdout = join(dir, 'stdout.log');
+
+async function start(): Promise<Server> {
+  const mock = await startMock(core, split(values.flags), who === 'mock' ? nodeArgs : [], stdout);
+  if (who === 'mock') return mock;
+  const answer = await capture(mock.url, s);
+  await mock.stop();
+  return startPacedFloor(dir, core, answer, plan, nodeArgs, values.head ? ['--head', values.head] : []);
+}
+
+const server = await start();
+await settle(server);
+const answer = await capture(server.url, s);
+const layout = tokenLayout(answer.body.toString('utf8'), plan.tokens);
+const perf = values.perf
+  ? spawn('perf', ['stat', '-e', values.perf, '-p', String(server.pid)], { stdio: ['ignore', 'ignore', 'pipe'] })
+  : values.record
+    ? spawn('perf', ['record', '-e', 'cpu-clock', '-g', '-o', values.record, '-p', String(server.pid)], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      })
+    : undefined;
+let perfOut = '';
+perf?.stderr!.on('data', (d: Buffer) => (perfOut += d.toString()));
+const cpuBefore = treeCpuSeconds(server.pid)!;
+const measuredFrom = Number(process.hrtime.bigint() / 1000n);
+const { records, seconds } = await pacedLoad({
+  url: server.url,
+  request: rawRequest(server.url, s.path, s.headers, s.body!),
+  count: Number(values.streams),
+  rampMs: Number(values.ramp) * 1000,
+  events: layout.length,
+  timeoutMs: 60_000,
+});
+const cpu = treeCpuSeconds(server.pid)! - cpuBefore;
+const rss = server.peakRssMiB();
+if (perf) {
+  perf.kill('SIGINT');
+  await new Promise((resolve) => perf.once('exit', resolve));
+}
+// The mock's stdout (its log, and --trace-gc's lines) is removed when it stops.
+const gcLines =
+  values.gc && who === 'mock'
+    ? readFileSync(stdout, 'utf8')
+        .split('\n')
+        .filter((l) => /Scavenge|Mark-Compact|Mark-sweep/.test(l))
+    : [];
+await server.stop();
+const f = lateness(records, layout, plan);
+process.stdout.write(
+  `${who}: ${f.completed}/${f.streams} complete, lateness p50 ${f.latenessP50Ms.toFixed(1)} p99 ${f.latenessP99Ms.toFixed(1)} max ${f.latenessMaxMs.toFixed(1)} ms, first token p99 ${f.firstTokenP99Ms.toFixed(1)} ms, CPU ${cpu.toFixed(2)} s = ${((cpu * 1e6) / f.tokens).toFixed(1)} µs/token, peak RSS ${rss?.toFixed(1)} MiB, ${seconds.toFixed(1)} s\n`,
+);
+if (perf) process.stdout.write(perfOut);
+if (values.gc && who === 'mock') {
+  const lines = gcLines;
+  const ms = (kind: RegExp) =>
+    lines
+      .filter((l) => kind.test(l))
+      .map((l) => Number(/, ([\d.]+) \/ [\d.]+ ms/.exec(l)?.[1] ?? 0))
+      .reduce((a, b) => a + b, 0);
+  process.stdout.write(
+    `gc: ${lines.filter((l) => /Scavenge/.test(l)).length} scavenges (${ms(/Scavenge/).toFixed(1)} ms), ${lines.filter((l) => /Mark/.test(l)).length} mark-compacts (${ms(/Mark/).toFixed(1)} ms) over the whole process\n`,
+  );
+}
+if (values.prof) process.stdout.write(profileReport(dir, ROOT, Number(values.top), measuredFrom, 'under the load'));
+process.exit(0);
