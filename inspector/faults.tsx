@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { FAULT_KINDS, type FaultPreset } from '../src/domain/faults/kinds.js';
 import { api, type KeyLimits, type Rule } from './api.js';
 
 interface Preset {
@@ -6,27 +7,21 @@ interface Preset {
   readonly make: (operation: string, n: number) => Record<string, unknown>;
 }
 
-// Each preset is an ordinary rule body for POST /__admin/faults (docs/faults.md#fault-rules).
-const PRESETS: Preset[] = [
-  {
-    name: '429 storm',
-    make: (op, n) => ({ id: '429-storm', ...scope(op), fault: { status: 429, retryAfter: 0.2 }, times: n }),
-  },
-  { name: 'One 500', make: (op) => ({ id: 'one-500', ...scope(op), fault: { status: 500 }, times: 1 }) },
-  {
-    name: 'Slow first token',
-    make: (op, n) => ({ id: 'slow-first-token', ...scope(op), fault: { delayMs: n * 1000 } }),
-  },
-  {
-    name: 'Cut stream after N events',
-    make: (op, n) => ({
-      id: 'cut-stream',
-      match: { operation: op || 'chat.completions', body: { stream: true } },
-      fault: { streamCut: n },
-    }),
-  },
-];
 const scope = (op: string) => (op ? { match: { operation: op } } : {});
+
+// Each preset is an ordinary rule body for POST /__admin/faults (docs/faults.md#fault-rules), read from the row of
+// the fault kind it shows (src/domain/faults/kinds.ts).
+const PRESETS: Preset[] = FAULT_KINDS.flatMap((kind): readonly FaultPreset[] =>
+  'presets' in kind ? kind.presets : [],
+).map((p) => ({
+  name: p.name,
+  make: (op, n) => ({
+    id: p.id,
+    ...(p.streams ? { match: { operation: op || 'chat.completions', body: { stream: true } } } : scope(op)),
+    fault: p.fault(n),
+    ...(p.times ? { times: p.times(n) } : {}),
+  }),
+}));
 
 const OPERATIONS = [
   'chat.completions',

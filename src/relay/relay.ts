@@ -1,7 +1,7 @@
 // Proxy, record and replay: the answer of the API's operations from a real implementation or from cassettes.
 // It takes the handler's place in the steps (createApp), so authentication, rate limits, body parsing and
 // faults run before it as they do before any handler.
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError, ERRORS, templateForStatus } from '../contract/errors.js';
 import { EventList } from '../contract/reply.js';
 import type { Operation } from '../contract/operations.js';
@@ -13,7 +13,8 @@ import type { ErrorSink } from '../pipeline/errors.js';
 import { baseUrlOf } from '../pipeline/handle.js';
 import { openHead } from '../pipeline/requestContext.js';
 import { realTimers, type StreamTimers } from '../pipeline/pacer.js';
-import { endOf, type RequestEnd } from '../pipeline/requestEnd.js';
+import { endOf } from '../pipeline/requestEnd.js';
+import { endEarly } from '../pipeline/transport.js';
 import { STOP, type RequestState, type Step, type StepResult } from '../pipeline/steps.js';
 import type { Services } from '../domain/services.js';
 import type { Report } from '../verdict/report.js';
@@ -108,7 +109,7 @@ export function createRelay(
   services: Services,
   schemas: SchemaRegistry,
   report: ErrorSink,
-  timers?: StreamTimers,
+  timers: StreamTimers = realTimers,
 ): Relay | undefined {
   if (config.proxy && config.replay)
     throw new ConfigError(
@@ -373,49 +374,6 @@ export function createRelay(
       return config.violationsReport ? log.write(config.violationsReport) : [];
     },
   };
-}
-
-/**
- * Ends a relayed stream as its fault says, after `rest` (the event it still held): cut once the bytes have
- * left, or held silent until the client leaves or `stallMaxMs` passes, then cut. At shutdown (the server's
- * stream timers run out) a stall ends at once and cleanly, as the mock's own does. Resolves with how it ended.
- */
-function endEarly(
-  out: ServerResponse,
-  end: RequestEnd,
-  rest: string,
-  ending: 'cut' | 'stall',
-  stallMaxMs: number,
-  timers: StreamTimers = realTimers,
-): Promise<'cut' | 'stalled' | 'aborted'> {
-  if (end.closed) return Promise.resolve('aborted');
-  return new Promise((resolve) => {
-    if (ending === 'cut') {
-      // Destroying in the same tick as the writes would drop them: cut once they have left. A response pipelined
-      // behind another writes nothing until its turn: its client leaving first ends it.
-      const gone = () => resolve('aborted');
-      end.onClose(gone);
-      out.write(rest, () => {
-        end.offClose(gone);
-        out.destroy();
-        resolve('cut');
-      });
-      return;
-    }
-    if (rest) out.write(rest);
-    const done = () => {
-      timers.clearTimeout(timer);
-      end.offClose(done);
-      resolve('stalled');
-    };
-    // Ended here, not by the 'close' it brings: a response still queued behind another is told nothing.
-    const timer = timers.setTimeout(() => {
-      if (timers.stopping?.aborted) out.end();
-      else out.destroy();
-      done();
-    }, stallMaxMs);
-    end.onClose(done);
-  });
 }
 
 /**
