@@ -154,11 +154,11 @@ const FEED_TEXT: Readonly<Record<Feed, string>> = {
 function useHeldList(chains: Chain[], matching: Chain[]) {
   const [held, setHeld] = useState<ReadonlySet<string> | undefined>();
   const shown = useMemo(() => (held ? matching.filter((c) => held.has(c.id)) : matching), [matching, held]);
-  const hold = (ev: PointerEvent) => {
+  const holdStill = (ev: PointerEvent) => {
     // A touch has no pointer resting on the list: its tap is over before anything could move.
     if (ev.pointerType !== 'touch') setHeld(new Set(chains.map((c) => c.id)));
   };
-  return { shown, waiting: matching.length - shown.length, hold, release: () => setHeld(undefined) };
+  return { shown, waiting: matching.length - shown.length, holdStill, release: () => setHeld(undefined) };
 }
 
 /** Arrow keys, Home and End move through the list's rows and open the one they reach. */
@@ -313,7 +313,7 @@ function RequestsView({
             class="rows"
             ref={listRef}
             onKeyDown={(ev) => moveInList(listRef.current, ev)}
-            onPointerEnter={list.hold}
+            onPointerEnter={list.holdStill}
             onPointerLeave={list.release}
             aria-label="Requests, newest first (arrow keys move)"
           >

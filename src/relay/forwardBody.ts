@@ -26,16 +26,16 @@ export async function forwardBody(up: Upstream, f: InFlight): Promise<StepResult
   const exchange = { status: res.status, headers: f.headers, body, ms: Math.round(performance.now() - f.started) };
   const found = await responseViolations(judged, exchange, up.config.validationProfile, up.schemas);
   const violations = up.judge.judge(state, judged, res.status, found, performance.now() - f.started);
-  const kept = relayHeaders(f.headers, up.scrub);
+  const answerHeaders = relayHeaders(f.headers, up.scrub);
   const type = f.headers['content-type'];
   const recorder = up.recorder;
   if (recorder && !(res.status >= 500 || res.status === 429))
     recorder.record(state, f.op, ctx, async () => ({
       status: res.status,
-      headers: kept,
+      headers: answerHeaders,
       body: await recorder.store.storeBody(body, type),
     }));
-  const headers: Record<string, string> = { ...kept };
+  const headers: Record<string, string> = { ...answerHeaders };
   delete headers['content-type'];
   if (violations.length) headers['x-mock-violations'] = violationsHeader(violations);
   const sent = isText(type) ? rewriteLinks(body, up.base, baseUrlOf(ctx, up.services)) : body;

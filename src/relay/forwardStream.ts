@@ -43,8 +43,8 @@ export async function forwardStream(up: Upstream, f: InFlight): Promise<StepResu
   // A stream fault (stream-cut, stall, malformed) applies to a successful stream as the mock applies
   // it to its own: the events then go out a block at a time, as each completes.
   const fault = res.status >= 200 && res.status < 300 ? RelayedStreamFault.of(state.faultSpec) : undefined;
-  const kept = relayHeaders(f.headers, up.scrub);
-  writeHead(f, kept, up.judge.departures(f.judged, headFound));
+  const answerHeaders = relayHeaders(f.headers, up.scrub);
+  writeHead(f, answerHeaders, up.judge.departures(f.judged, headFound));
   const copy = new StreamCopy();
   const read = await relayEvents(up, f, copy, fault);
   f.unwatch();
@@ -68,7 +68,7 @@ export async function forwardStream(up: Upstream, f: InFlight): Promise<StepResu
   if (read && !partial)
     up.recorder?.record(state, f.op, f.ctx, {
       status: res.status,
-      headers: kept,
+      headers: answerHeaders,
       events: copy.events,
       endMs,
     });
@@ -76,7 +76,7 @@ export async function forwardStream(up: Upstream, f: InFlight): Promise<StepResu
 }
 
 /** The head goes out at once, with the departures the head already shows. */
-function writeHead(f: InFlight, kept: Record<string, string>, early: readonly Violation[]): void {
+function writeHead(f: InFlight, answerHeaders: Record<string, string>, early: readonly Violation[]): void {
   const { ctx, state, res } = f;
   const out = ctx.res;
   openHead(out, state);
@@ -84,7 +84,7 @@ function writeHead(f: InFlight, kept: Record<string, string>, early: readonly Vi
   ctx.status = res.status;
   out.writeHead(res.status, {
     ...(out.getHeaders() as Record<string, string>),
-    ...kept,
+    ...answerHeaders,
     ...(early.length ? { 'x-mock-violations': violationsHeader(early) } : {}),
   });
   out.flushHeaders();
