@@ -142,8 +142,9 @@ export default defineConfig(
               target: './inspector',
               from: './src',
               // The request record's and the latency view's one definitions: they import nothing and name no Node
-              // type, and the page takes its types from them (type-only, so nothing of them is bundled).
-              except: ['./domain/journal/record.ts', './domain/latency/types.ts'],
+              // type, and the page takes its types from them (type-only, so nothing of them is bundled). The fault
+              // kinds' table imports nothing either: the page bundles it for the presets its rows name.
+              except: ['./domain/journal/record.ts', './domain/latency/types.ts', './domain/faults/kinds.ts'],
               message:
                 'The inspector is a browser bundle: it may not import src/ (Node code); share data through fixtures/ or the admin API.',
             },

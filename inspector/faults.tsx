@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { FAULT_KINDS, type FaultPreset } from '../src/domain/faults/kinds.js';
 import { api, type KeyLimits, type Rule } from './api.js';
 
 interface Preset {
@@ -6,27 +7,21 @@ interface Preset {
   readonly make: (operation: string, n: number) => Record<string, unknown>;
 }
 
-// Each preset is an ordinary rule body for POST /__admin/faults (docs/faults.md#fault-rules).
-const PRESETS: Preset[] = [
-  {
-    name: '429 storm',
-    make: (op, n) => ({ id: '429-storm', ...scope(op), fault: { status: 429, retryAfter: 0.2 }, times: n }),
-  },
-  { name: 'One 500', make: (op) => ({ id: 'one-500', ...scope(op), fault: { status: 500 }, times: 1 }) },
-  {
-    name: 'Slow first token',
-    make: (op, n) => ({ id: 'slow-first-token', ...scope(op), fault: { delayMs: n * 1000 } }),
-  },
-  {
-    name: 'Cut stream after N events',
-    make: (op, n) => ({
-      id: 'cut-stream',
-      match: { operation: op || 'chat.completions', body: { stream: true } },
-      fault: { streamCut: n },
-    }),
-  },
-];
 const scope = (op: string) => (op ? { match: { operation: op } } : {});
+
+// Each preset is an ordinary rule body for POST /__admin/faults (docs/faults.md#fault-rules), read from the row of
+// the fault kind it shows (src/domain/faults/kinds.ts).
+const PRESETS: Preset[] = FAULT_KINDS.flatMap((kind): readonly FaultPreset[] =>
+  'presets' in kind ? kind.presets : [],
+).map((p) => ({
+  name: p.name,
+  make: (op, n) => ({
+    id: p.id,
+    ...(p.streams ? { match: { operation: op || 'chat.completions', body: { stream: true } } } : scope(op)),
+    fault: p.fault(n),
+    ...(p.times ? { times: p.times(n) } : {}),
+  }),
+}));
 
 const OPERATIONS = [
   'chat.completions',
@@ -45,18 +40,12 @@ const OPERATIONS = [
 const summary = (value: unknown): string => (value === undefined ? '' : JSON.stringify(value));
 const left = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${ms} ms`);
 
-/** Fault rules (list, add from a preset or as JSON, remove and enable again) and each key's rate-limit window. */
-export function FaultsPanel({ operations, onError }: { operations: string[]; onError: (message: string) => void }) {
-  const [rules, setRules] = useState<Rule[]>([]);
-  // Removed on this page: kept here (not on the server) so that one click adds the same rule back.
-  const [removed, setRemoved] = useState<Rule[]>([]);
-  const [limits, setLimits] = useState<KeyLimits[]>([]);
-  const [preset, setPreset] = useState(0);
-  const [operation, setOperation] = useState('chat.completions');
-  const [n, setN] = useState(3);
-  const [draft, setDraft] = useState('');
-  const [status, setStatus] = useState('');
+type OnError = (message: string) => void;
 
+/** The server's fault rules and each key's rate-limit window, read again every 2 s. */
+function useRulesAndLimits(onError: OnError) {
+  const [rules, setRules] = useState<Rule[]>([]);
+  const [limits, setLimits] = useState<KeyLimits[]>([]);
   const load = () =>
     Promise.all([api.rules(), api.limits()]).then(
       ([r, l]) => {
@@ -70,7 +59,15 @@ export function FaultsPanel({ operations, onError }: { operations: string[]; onE
     const timer = setInterval(load, 2000);
     return () => clearInterval(timer);
   }, []);
-  useEffect(() => setDraft(JSON.stringify(PRESETS[preset]!.make(operation, n), null, 2)), [preset, operation, n]);
+  return { rules, limits, load };
+}
+
+/** Fault rules (list, add from a preset or as JSON, remove and enable again) and each key's rate-limit window. */
+export function FaultsPanel({ operations, onError }: { operations: string[]; onError: OnError }) {
+  const { rules, limits, load } = useRulesAndLimits(onError);
+  // Removed on this page: kept here (not on the server) so that one click adds the same rule back.
+  const [removed, setRemoved] = useState<Rule[]>([]);
+  const [status, setStatus] = useState('');
 
   const add = (body: unknown) =>
     api.addRule(body).then(
@@ -81,17 +78,6 @@ export function FaultsPanel({ operations, onError }: { operations: string[]; onE
       },
       (err: Error) => setStatus(`Not added: ${err.message}`),
     );
-  const submit = (ev: Event) => {
-    ev.preventDefault();
-    let body: unknown;
-    try {
-      body = JSON.parse(draft);
-    } catch {
-      setStatus('Not added: the rule is not valid JSON.');
-      return;
-    }
-    void add(body);
-  };
   const remove = (rule: Rule) =>
     api.deleteRule(rule.id).then(
       () => {
@@ -114,157 +100,219 @@ export function FaultsPanel({ operations, onError }: { operations: string[]; onE
       (err: Error) => onError(err.message),
     );
 
-  const ops = [...new Set([...OPERATIONS, ...operations])];
   return (
     <div class="faults-grid">
-      <section aria-labelledby="rules-title" class="card">
-        <h2 id="rules-title">Fault rules</h2>
-        <p class="muted">
-          Tried in order; the first that matches faults the request. Header faults (X-Mock-Fault) win over rules.
-        </p>
-        {rules.length ? (
-          <table class="grid" aria-label="Fault rules">
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Match</th>
-                <th scope="col">Fault</th>
-                <th scope="col">Matched / fired / left</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rules.map((r) => (
-                <tr key={r.id}>
-                  <td class="mono">{r.id}</td>
-                  <td class="mono">{summary(r.match) || 'every request'}</td>
-                  <td class="mono">{summary(r.fault)}</td>
-                  <td>
-                    {r.state?.matched ?? 0} / {r.state?.fired ?? 0} / {r.state?.remaining ?? '∞'}
-                  </td>
-                  <td>
-                    <button type="button" class="danger" onClick={() => remove(r)} aria-label={`Remove rule ${r.id}`}>
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <p class="empty">No fault rules: every request is answered normally.</p>
-        )}
-        {removed.length > 0 && (
-          <>
-            <h3>Removed on this page</h3>
-            <ul class="removed">
-              {removed.map((r) => (
-                <li key={r.id}>
-                  <span class="mono">{r.id}</span> <span class="mono muted">{summary(r.fault)}</span>{' '}
-                  <button
-                    type="button"
-                    class="secondary"
-                    onClick={() => enable(r)}
-                    aria-label={`Enable rule ${r.id} again`}
-                  >
-                    Enable
+      <RulesCard rules={rules} removed={removed} onRemove={remove} onEnable={enable} />
+      <RuleForm operations={operations} status={status} onAdd={add} onNotJson={setStatus} />
+      <LimitsCard limits={limits} onReset={reset} />
+    </div>
+  );
+}
+
+/** The rules in the order they are tried, with their counters, and those removed on this page. */
+function RulesCard({
+  rules,
+  removed,
+  onRemove,
+  onEnable,
+}: {
+  rules: Rule[];
+  removed: Rule[];
+  onRemove: (rule: Rule) => void;
+  onEnable: (rule: Rule) => void;
+}) {
+  return (
+    <section aria-labelledby="rules-title" class="card">
+      <h2 id="rules-title">Fault rules</h2>
+      <p class="muted">
+        Tried in order; the first that matches faults the request. Header faults (X-Mock-Fault) win over rules.
+      </p>
+      {rules.length ? (
+        <table class="grid" aria-label="Fault rules">
+          <thead>
+            <tr>
+              <th scope="col">Id</th>
+              <th scope="col">Match</th>
+              <th scope="col">Fault</th>
+              <th scope="col">Matched / fired / left</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rules.map((r) => (
+              <tr key={r.id}>
+                <td class="mono">{r.id}</td>
+                <td class="mono">{summary(r.match) || 'every request'}</td>
+                <td class="mono">{summary(r.fault)}</td>
+                <td>
+                  {r.state?.matched ?? 0} / {r.state?.fired ?? 0} / {r.state?.remaining ?? '∞'}
+                </td>
+                <td>
+                  <button type="button" class="danger" onClick={() => onRemove(r)} aria-label={`Remove rule ${r.id}`}>
+                    Remove
                   </button>
-                </li>
-              ))}
-            </ul>
-          </>
-        )}
-      </section>
-      <section aria-labelledby="add-title" class="card">
-        <h2 id="add-title">Add a rule</h2>
-        <form onSubmit={submit}>
-          <div class="presets" role="radiogroup" aria-label="Preset">
-            {PRESETS.map((p, i) => (
-              <button
-                type="button"
-                role="radio"
-                aria-checked={i === preset}
-                class={i === preset ? 'chip on' : 'chip'}
-                onClick={() => setPreset(i)}
-              >
-                {p.name}
-              </button>
+                </td>
+              </tr>
             ))}
-          </div>
-          <div class="row-fields">
-            <label class="filter">
-              <span>Operation</span>
-              <select value={operation} onChange={(e) => setOperation((e.target as HTMLSelectElement).value)}>
-                <option value="">every operation</option>
-                {ops.map((op) => (
-                  <option value={op}>{op}</option>
-                ))}
-              </select>
-            </label>
-            <label class="filter">
-              <span>N (times, seconds or events)</span>
-              <input
-                type="number"
-                min={1}
-                max={100}
-                value={n}
-                onInput={(e) => setN(Math.max(1, Number((e.target as HTMLInputElement).value) || 1))}
-              />
-            </label>
-          </div>
-          <label class="block">
-            <span>Rule (JSON, as POST /__admin/faults takes it)</span>
-            <textarea
-              rows={9}
-              spellcheck={false}
-              value={draft}
-              onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
+          </tbody>
+        </table>
+      ) : (
+        <p class="empty">No fault rules: every request is answered normally.</p>
+      )}
+      {removed.length > 0 && <RemovedList removed={removed} onEnable={onEnable} />}
+    </section>
+  );
+}
+
+function RemovedList({ removed, onEnable }: { removed: Rule[]; onEnable: (rule: Rule) => void }) {
+  return (
+    <>
+      <h3>Removed on this page</h3>
+      <ul class="removed">
+        {removed.map((r) => (
+          <li key={r.id}>
+            <span class="mono">{r.id}</span> <span class="mono muted">{summary(r.fault)}</span>{' '}
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => onEnable(r)}
+              aria-label={`Enable rule ${r.id} again`}
+            >
+              Enable
+            </button>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
+/** A rule to add: a preset filled in for an operation and a number, editable as JSON before it is posted. */
+function RuleForm({
+  operations,
+  status,
+  onAdd,
+  onNotJson,
+}: {
+  operations: string[];
+  status: string;
+  onAdd: (body: unknown) => void;
+  onNotJson: (message: string) => void;
+}) {
+  const [preset, setPreset] = useState(0);
+  const [operation, setOperation] = useState('chat.completions');
+  const [n, setN] = useState(3);
+  const [draft, setDraft] = useState('');
+  useEffect(() => setDraft(JSON.stringify(PRESETS[preset]!.make(operation, n), null, 2)), [preset, operation, n]);
+
+  const submit = (ev: Event) => {
+    ev.preventDefault();
+    let body: unknown;
+    try {
+      body = JSON.parse(draft);
+    } catch {
+      onNotJson('Not added: the rule is not valid JSON.');
+      return;
+    }
+    onAdd(body);
+  };
+  const ops = [...new Set([...OPERATIONS, ...operations])];
+  return (
+    <section aria-labelledby="add-title" class="card">
+      <h2 id="add-title">Add a rule</h2>
+      <form onSubmit={submit}>
+        <div class="presets" role="radiogroup" aria-label="Preset">
+          {PRESETS.map((p, i) => (
+            <button
+              type="button"
+              role="radio"
+              aria-checked={i === preset}
+              class={i === preset ? 'chip on' : 'chip'}
+              onClick={() => setPreset(i)}
+            >
+              {p.name}
+            </button>
+          ))}
+        </div>
+        <div class="row-fields">
+          <label class="filter">
+            <span>Operation</span>
+            <select value={operation} onChange={(e) => setOperation((e.target as HTMLSelectElement).value)}>
+              <option value="">every operation</option>
+              {ops.map((op) => (
+                <option value={op}>{op}</option>
+              ))}
+            </select>
+          </label>
+          <label class="filter">
+            <span>N (times, seconds or events)</span>
+            <input
+              type="number"
+              min={1}
+              max={100}
+              value={n}
+              onInput={(e) => setN(Math.max(1, Number((e.target as HTMLInputElement).value) || 1))}
             />
           </label>
-          <button type="submit" class="primary">
-            Add rule
-          </button>
-          <p class="form-status" role="status" aria-live="polite">
-            {status}
-          </p>
-        </form>
-      </section>
-      <section aria-labelledby="limits-title" class="card">
-        <h2 id="limits-title">Rate limits</h2>
-        {limits.length ? (
-          <table class="grid" aria-label="Rate limits">
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Requests left</th>
-                <th scope="col">Tokens left</th>
-                <th scope="col">Window resets in</th>
-              </tr>
-            </thead>
-            <tbody>
-              {limits.map((k) => (
-                <tr key={k.key}>
-                  <td>
-                    {k.name ?? '—'} <span class="mono muted">{k.key}</span>
-                  </td>
-                  <td>
-                    {k.requests.remaining} / {k.requests.limit}
-                  </td>
-                  <td>{k.tokens ? `${k.tokens.remaining} / ${k.tokens.limit}` : '—'}</td>
-                  <td>{left(k.requests.resetMs)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <p class="empty">No key has a rate limit.</p>
-        )}
-        <button type="button" class="danger" onClick={reset}>
-          Reset all limits and rule counters
+        </div>
+        <label class="block">
+          <span>Rule (JSON, as POST /__admin/faults takes it)</span>
+          <textarea
+            rows={9}
+            spellcheck={false}
+            value={draft}
+            onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
+          />
+        </label>
+        <button type="submit" class="primary">
+          Add rule
         </button>
-      </section>
-    </div>
+        <p class="form-status" role="status" aria-live="polite">
+          {status}
+        </p>
+      </form>
+    </section>
+  );
+}
+
+/** Each key's rate-limit window, and the button that gives every key its allowance back. */
+function LimitsCard({ limits, onReset }: { limits: KeyLimits[]; onReset: () => void }) {
+  return (
+    <section aria-labelledby="limits-title" class="card">
+      <h2 id="limits-title">Rate limits</h2>
+      {limits.length ? (
+        <table class="grid" aria-label="Rate limits">
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Requests left</th>
+              <th scope="col">Tokens left</th>
+              <th scope="col">Window resets in</th>
+            </tr>
+          </thead>
+          <tbody>
+            {limits.map((k) => (
+              <tr key={k.key}>
+                <td>
+                  {k.name ?? '—'} <span class="mono muted">{k.key}</span>
+                </td>
+                <td>
+                  {k.requests.remaining} / {k.requests.limit}
+                </td>
+                <td>{k.tokens ? `${k.tokens.remaining} / ${k.tokens.limit}` : '—'}</td>
+                <td>{left(k.requests.resetMs)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="empty">No key has a rate limit.</p>
+      )}
+      <button type="button" class="danger" onClick={onReset}>
+        Reset all limits and rule counters
+      </button>
+    </section>
   );
 }

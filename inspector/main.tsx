@@ -1,20 +1,11 @@
 import { render } from 'preact';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, follow, type Entry } from './api.js';
+import { useMemo, useRef, useState } from 'preact/hooks';
+import type { Entry } from './api.js';
 import { Detail } from './detail.js';
 import { FaultsPanel } from './faults.js';
+import { useJournal, type Feed } from './journal.js';
 import { LatencyPanel } from './latency.js';
-import {
-  MAX_ENTRIES,
-  NO_FILTERS,
-  chainMatches,
-  chainsOf,
-  entryId,
-  tone,
-  valuesOf,
-  type Chain,
-  type Filters,
-} from './model.js';
+import { NO_FILTERS, chainMatches, chainsOf, tone, valuesOf, type Chain, type Filters } from './model.js';
 
 const time = (ms: number): string => new Date(ms).toLocaleTimeString([], { hour12: false });
 
@@ -149,142 +140,61 @@ const TABS: readonly (readonly [View, string])[] = [
   ['latency', 'Latency'],
 ];
 
-/** The journal the server wrote into the page (a JSON data block): the first paint lists it, before the feed is up. */
-function journalInPage(): Entry[] {
-  try {
-    const list = JSON.parse(document.getElementById('journal')?.textContent ?? '[]') as unknown;
-    return Array.isArray(list) ? (list as Entry[]).slice(-MAX_ENTRIES) : [];
-  } catch {
-    return [];
-  }
-}
-
-/** The live feed: not up yet (the page has just loaded), up, or lost and being tried again. */
-type Feed = 'connecting' | 'live' | 'reconnecting';
 const FEED_TEXT: Readonly<Record<Feed, string>> = {
   connecting: 'Connecting…',
   live: 'Live',
   reconnecting: 'Reconnecting…',
 };
 
-function App() {
-  const [initial] = useState(journalInPage);
-  const [entries, setEntries] = useState<Entry[]>(initial);
-  const [feed, setFeed] = useState<Feed>('connecting');
-  const live = feed === 'live';
-  const [tab, setTab] = useState<View>('requests');
-  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
-  const [open, setOpen] = useState<string | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  // While a mouse points at the list, the requests listed then are the only ones shown: a newer request
-  // would push every row down, under the pointer, just as it is about to click one. The newer ones
-  // appear when the pointer leaves; meanwhile the header counts them.
+/**
+ * While a mouse points at the list, the requests listed then are the only ones shown: a newer request would push
+ * every row down, under the pointer, just as it is about to click one. The newer ones appear when the pointer
+ * leaves; meanwhile the header counts them (`waiting`).
+ */
+function useHeldList(chains: Chain[], matching: Chain[]) {
   const [held, setHeld] = useState<ReadonlySet<string> | undefined>();
-  const listRef = useRef<HTMLUListElement>(null);
-
-  useEffect(() => {
-    const seen = new Set<string>(initial.map(entryId));
-    const add = (list: Entry[]) =>
-      setEntries((prev) => {
-        const fresh = list.filter((e) => !seen.has(entryId(e)));
-        fresh.forEach((e) => seen.add(entryId(e)));
-        if (!fresh.length) return prev;
-        const next = [...prev, ...fresh].sort((a, b) => a.time - b.time);
-        return next.length > MAX_ENTRIES ? next.slice(next.length - MAX_ENTRIES) : next;
-      });
-    const read = () =>
-      api.requests().then(
-        (r) => add(r.data),
-        (err: Error) => setError(err.message),
-      );
-    // The feed first, then the journal: nothing recorded in between is missed, and duplicates are dropped.
-    // After a reconnect (the server dropped a slow reader, or restarted) the journal is read again.
-    let dropped = false;
-    const stop = follow(
-      (e) => add([e]),
-      (on) => {
-        setFeed(on ? 'live' : 'reconnecting');
-        if (on && dropped) void read();
-        dropped = !on;
-      },
-    );
-    void read();
-    return stop;
-  }, []);
-
-  const chains = useMemo(() => chainsOf(entries), [entries]);
-  const matching = useMemo(() => chains.filter((c) => chainMatches(c, filters)).reverse(), [chains, filters]);
   const shown = useMemo(() => (held ? matching.filter((c) => held.has(c.id)) : matching), [matching, held]);
-  const waiting = matching.length - shown.length;
-  const hold = (ev: PointerEvent) => {
+  const holdStill = (ev: PointerEvent) => {
     // A touch has no pointer resting on the list: its tap is over before anything could move.
     if (ev.pointerType !== 'touch') setHeld(new Set(chains.map((c) => c.id)));
   };
+  return { shown, waiting: matching.length - shown.length, holdStill, release: () => setHeld(undefined) };
+}
+
+/** Arrow keys, Home and End move through the list's rows and open the one they reach. */
+function moveInList(list: HTMLUListElement | null, ev: KeyboardEvent): void {
+  if (ev.key !== 'ArrowDown' && ev.key !== 'ArrowUp' && ev.key !== 'Home' && ev.key !== 'End') return;
+  const buttons = [...(list?.querySelectorAll<HTMLButtonElement>('.row-button') ?? [])];
+  if (!buttons.length) return;
+  ev.preventDefault();
+  const at = buttons.indexOf(document.activeElement as HTMLButtonElement);
+  const to =
+    ev.key === 'Home'
+      ? 0
+      : ev.key === 'End'
+        ? buttons.length - 1
+        : Math.max(0, Math.min(buttons.length - 1, at + (ev.key === 'ArrowDown' ? 1 : -1)));
+  buttons[to]!.focus();
+  buttons[to]!.click();
+}
+
+function App() {
+  const [error, setError] = useState<string | undefined>();
+  const { entries, feed, clear } = useJournal(setError);
+  const [tab, setTab] = useState<View>('requests');
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const [open, setOpen] = useState<string | undefined>();
+  const chains = useMemo(() => chainsOf(entries), [entries]);
+  const matching = useMemo(() => chains.filter((c) => chainMatches(c, filters)).reverse(), [chains, filters]);
+  const list = useHeldList(chains, matching);
   const show = (view: View) => {
-    setHeld(undefined); // the list goes away with no pointer leaving it
+    list.release(); // the list goes away with no pointer leaving it
     setTab(view);
   };
-  const opened = chains.find((c) => c.id === open);
-
-  const onListKey = (ev: KeyboardEvent) => {
-    if (ev.key !== 'ArrowDown' && ev.key !== 'ArrowUp' && ev.key !== 'Home' && ev.key !== 'End') return;
-    const buttons = [...(listRef.current?.querySelectorAll<HTMLButtonElement>('.row-button') ?? [])];
-    if (!buttons.length) return;
-    ev.preventDefault();
-    const at = buttons.indexOf(document.activeElement as HTMLButtonElement);
-    const to =
-      ev.key === 'Home'
-        ? 0
-        : ev.key === 'End'
-          ? buttons.length - 1
-          : Math.max(0, Math.min(buttons.length - 1, at + (ev.key === 'ArrowDown' ? 1 : -1)));
-    buttons[to]!.focus();
-    buttons[to]!.click();
-  };
-
-  const close = () => {
-    const id = open;
-    setOpen(undefined);
-    requestAnimationFrame(() =>
-      listRef.current?.querySelector<HTMLButtonElement>(`[data-chain="${CSS.escape(id ?? '')}"]`)?.focus(),
-    );
-  };
-
-  const clear = () =>
-    api.clearRequests().then(
-      () => {
-        setEntries([]);
-        setOpen(undefined);
-      },
-      (err: Error) => setError(err.message),
-    );
 
   return (
-    <div class={opened ? 'app has-detail' : 'app'}>
-      <header class="top">
-        <h1>
-          Request inspector <span class="sub">unified-ai-mock</span>
-        </h1>
-        <nav class="tabs" role="tablist" aria-label="Views">
-          {TABS.map(([view, label]) => (
-            <button
-              type="button"
-              role="tab"
-              id={`tab-${view}`}
-              aria-selected={tab === view}
-              aria-controls={`panel-${view}`}
-              onClick={() => show(view)}
-            >
-              {label}
-              {view === 'requests' && <span class="count">{entries.length}</span>}
-            </button>
-          ))}
-        </nav>
-        <span class={live ? 'live on' : 'live'} role="status" aria-live="polite">
-          {FEED_TEXT[feed]}
-          {waiting > 0 && ` · ${waiting} new, listed when the pointer leaves the list`}
-        </span>
-      </header>
+    <div class={chains.some((c) => c.id === open) ? 'app has-detail' : 'app'}>
+      <TopBar tab={tab} show={show} count={entries.length} feed={feed} waiting={list.waiting} />
       {error && (
         <p class="banner" role="alert">
           {error}{' '}
@@ -294,37 +204,16 @@ function App() {
         </p>
       )}
       {tab === 'requests' ? (
-        <main id="panel-requests" aria-labelledby="tab-requests" class="requests">
-          <section class="list-pane" aria-label="Requests">
-            <div class="toolbar">
-              <FilterBar entries={entries} filters={filters} set={setFilters} />
-              <button type="button" class="secondary" onClick={clear}>
-                Clear journal
-              </button>
-            </div>
-            {shown.length ? (
-              <ul
-                class="rows"
-                ref={listRef}
-                onKeyDown={onListKey}
-                onPointerEnter={hold}
-                onPointerLeave={() => setHeld(undefined)}
-                aria-label="Requests, newest first (arrow keys move)"
-              >
-                {shown.map((c) => (
-                  <Row key={c.id} chain={c} selected={c.id === open} onOpen={(chain) => setOpen(chain.id)} />
-                ))}
-              </ul>
-            ) : (
-              <p class="empty">
-                {entries.length
-                  ? 'No request matches the filters.'
-                  : 'No requests yet. Send one to this server and it appears here at once.'}
-              </p>
-            )}
-          </section>
-          {opened && <Detail chain={opened} onClose={close} />}
-        </main>
+        <RequestsView
+          entries={entries}
+          chains={chains}
+          list={list}
+          filters={filters}
+          setFilters={setFilters}
+          open={open}
+          setOpen={setOpen}
+          onClear={() => clear(() => setOpen(undefined))}
+        />
       ) : tab === 'faults' ? (
         <main id="panel-faults" aria-labelledby="tab-faults" class="faults">
           <FaultsPanel operations={valuesOf(entries, (e) => e.operation)} onError={setError} />
@@ -335,6 +224,113 @@ function App() {
         </main>
       )}
     </div>
+  );
+}
+
+/** The title, the tabs (the requests' with its count) and the state of the live feed. */
+function TopBar({
+  tab,
+  show,
+  count,
+  feed,
+  waiting,
+}: {
+  tab: View;
+  show: (view: View) => void;
+  count: number;
+  feed: Feed;
+  waiting: number;
+}) {
+  return (
+    <header class="top">
+      <h1>
+        Request inspector <span class="sub">unified-ai-mock</span>
+      </h1>
+      <nav class="tabs" role="tablist" aria-label="Views">
+        {TABS.map(([view, label]) => (
+          <button
+            type="button"
+            role="tab"
+            id={`tab-${view}`}
+            aria-selected={tab === view}
+            aria-controls={`panel-${view}`}
+            onClick={() => show(view)}
+          >
+            {label}
+            {view === 'requests' && <span class="count">{count}</span>}
+          </button>
+        ))}
+      </nav>
+      <span class={feed === 'live' ? 'live on' : 'live'} role="status" aria-live="polite">
+        {FEED_TEXT[feed]}
+        {waiting > 0 && ` · ${waiting} new, listed when the pointer leaves the list`}
+      </span>
+    </header>
+  );
+}
+
+/** The requests tab: the filters, the list (newest first) and the opened request's detail. */
+function RequestsView({
+  entries,
+  chains,
+  list,
+  filters,
+  setFilters,
+  open,
+  setOpen,
+  onClear,
+}: {
+  entries: Entry[];
+  chains: Chain[];
+  list: ReturnType<typeof useHeldList>;
+  filters: Filters;
+  setFilters: (f: Filters) => void;
+  open: string | undefined;
+  setOpen: (id: string | undefined) => void;
+  onClear: () => void;
+}) {
+  const listRef = useRef<HTMLUListElement>(null);
+  const opened = chains.find((c) => c.id === open);
+  // Closing the detail gives the focus back to the row it was opened from.
+  const close = () => {
+    const id = open;
+    setOpen(undefined);
+    requestAnimationFrame(() =>
+      listRef.current?.querySelector<HTMLButtonElement>(`[data-chain="${CSS.escape(id ?? '')}"]`)?.focus(),
+    );
+  };
+  return (
+    <main id="panel-requests" aria-labelledby="tab-requests" class="requests">
+      <section class="list-pane" aria-label="Requests">
+        <div class="toolbar">
+          <FilterBar entries={entries} filters={filters} set={setFilters} />
+          <button type="button" class="secondary" onClick={onClear}>
+            Clear journal
+          </button>
+        </div>
+        {list.shown.length ? (
+          <ul
+            class="rows"
+            ref={listRef}
+            onKeyDown={(ev) => moveInList(listRef.current, ev)}
+            onPointerEnter={list.holdStill}
+            onPointerLeave={list.release}
+            aria-label="Requests, newest first (arrow keys move)"
+          >
+            {list.shown.map((c) => (
+              <Row key={c.id} chain={c} selected={c.id === open} onOpen={(chain) => setOpen(chain.id)} />
+            ))}
+          </ul>
+        ) : (
+          <p class="empty">
+            {entries.length
+              ? 'No request matches the filters.'
+              : 'No requests yet. Send one to this server and it appears here at once.'}
+          </p>
+        )}
+      </section>
+      {opened && <Detail chain={opened} onClose={close} />}
+    </main>
   );
 }
 

@@ -105,7 +105,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     authenticate(services.keys, config),
     rateLimit(services),
     parseBody(config.bodyLimit, services.limits.requests, services.bodyBudget, services.limits.messages),
-    faults(services),
+    faults(services, pacer),
     ...(relay ? [relay.step(check, handle(services))] : [check, handle(services), admit(services, pacer)]),
   ];
   const respond = responder(

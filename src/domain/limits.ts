@@ -4,6 +4,7 @@ import { findOperation } from '../contract/operations.js';
 import { SchemaRegistry, schemaId } from '../contract/schemas.js';
 import { toDetails } from '../contract/validation.js';
 import { FIXTURES_DIR } from '../lib/paths.js';
+import type { FaultBounds } from './faults/kinds.js';
 
 /** A cloud-provider output format that the mock can write. */
 export interface AudioFormat {
@@ -43,7 +44,11 @@ export interface Limits {
     maxHeldResponseBytes: number;
     maxModelChars: number;
   };
-  readonly faults: { maxRules: number };
+  readonly faults: {
+    maxRules: number;
+    maxQuotedChars: number;
+    bounds: FaultBounds;
+  };
   readonly latencyProfiles: { maxCount: number };
   readonly state: { healthPingMs: number };
   readonly messages: {

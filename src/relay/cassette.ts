@@ -93,12 +93,12 @@ export function normaliseRequest(
     if (TIMING_HEADERS.has(lower) || value === undefined) continue;
     controls[lower] = (Array.isArray(value) ? value.join(', ') : value).trim();
   }
-  const kept = body && Object.fromEntries(Object.entries(body).filter(([k]) => !IGNORED_BODY_FIELDS.has(k)));
+  const hashed = body && Object.fromEntries(Object.entries(body).filter(([k]) => !IGNORED_BODY_FIELDS.has(k)));
   return {
     method: method.toUpperCase(),
     path: normalisedPath(url),
     headers: canonical(controls) as Record<string, string>,
-    ...(kept ? { body: canonical(kept) } : {}),
+    ...(hashed ? { body: canonical(hashed) } : {}),
   };
 }
 

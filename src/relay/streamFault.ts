@@ -1,4 +1,4 @@
-import type { FaultSpec } from '../domain/faults/spec.js';
+import { breaks, endingOf, type FaultSpec } from '../domain/faults/kinds.js';
 import { BROKEN_EVENT } from '../pipeline/sse.js';
 import { parseSse } from '../verdict/sse.js';
 
@@ -22,17 +22,19 @@ export class RelayedStreamFault {
   /** The first event, held until it is known whether it is the only one (malformed). */
   private held: string | undefined;
 
-  private constructor(spec: FaultSpec) {
-    this.ending = spec.streamCut !== undefined ? 'cut' : spec.stall !== undefined ? 'stall' : undefined;
-    this.stopAfter = spec.streamCut ?? spec.stall ?? Number.POSITIVE_INFINITY;
-    this.malformed = spec.malformed === true;
+  private constructor(ending: ReturnType<typeof endingOf>, malformed: boolean) {
+    this.ending = ending?.how;
+    this.stopAfter = ending?.after ?? Number.POSITIVE_INFINITY;
+    this.malformed = malformed;
     this.over = this.stopAfter === 0;
   }
 
   /** The fault's work on a relayed stream, or undefined when the fault leaves streams alone. */
   static of(spec: FaultSpec | undefined): RelayedStreamFault | undefined {
-    if (!spec || (spec.streamCut === undefined && spec.stall === undefined && !spec.malformed)) return undefined;
-    return new RelayedStreamFault(spec);
+    if (!spec) return undefined;
+    const ending = endingOf(spec);
+    const malformed = breaks(spec);
+    return ending || malformed ? new RelayedStreamFault(ending, malformed) : undefined;
   }
 
   /** What goes out for one complete block of the upstream's stream (its text, ending in a blank line). */

@@ -99,7 +99,7 @@ export const violationsHeader = (vs: readonly Violation[]): string => `${vs.leng
  * request the upstream refused as it should) is a warning, so that a report's failures are the upstream's alone.
  */
 export class ViolationLog {
-  private readonly kept: CaseResult[] = [];
+  private readonly reportedCases: CaseResult[] = [];
   private seen = 0;
   private failed = 0;
   private warned = 0;
@@ -120,10 +120,10 @@ export class ViolationLog {
     const upstream = violations.some((v) => !isClientMistake(v));
     if (upstream) this.failed++;
     else this.warned++;
-    if (this.kept.length >= this.bounds.maxRequests) return;
+    if (this.reportedCases.length >= this.bounds.maxRequests) return;
     const body = j.body === undefined ? undefined : JSON.stringify(j.body);
     const maxBody = this.bounds.maxBodyChars;
-    this.kept.push({
+    this.reportedCases.push({
       // The client's mistake breaks no rule of the upstream's: a should case, a warning.
       case: { ...caseOf(j, this.profile), ...(upstream ? {} : { level: 'should' as const }) },
       verdict: upstream ? 'fail' : 'warn',
@@ -148,12 +148,12 @@ export class ViolationLog {
   /** The report as the conformance runner's reporters see it: an upstream's departure is a failed case, a client's
    * invalid request the upstream refused is a warning. */
   report(): Report {
-    const summary = summarize(this.kept, Date.now() - this.started);
+    const summary = summarize(this.reportedCases, Date.now() - this.started);
     summary.total = this.seen;
     summary.failed = this.failed;
     summary.warnings = this.warned;
     summary.passed = this.seen - this.failed - this.warned;
-    return { info: { target: this.target, profile: this.profile, cases: [] }, results: this.kept, summary };
+    return { info: { target: this.target, profile: this.profile, cases: [] }, results: this.reportedCases, summary };
   }
 
   /** Writes the JSON report to `file` and the JUnit XML beside it (for a .xml name, the other way round). */

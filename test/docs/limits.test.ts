@@ -14,12 +14,15 @@ import { ROOT } from '../../src/lib/paths.js';
 // The groups whose every field is a bound a user can see, by `group.field`.
 const GROUPS = ['requests', 'records', 'messages', 'proxyReport', 'faults', 'latencyProfiles', 'state'] as const;
 const limits = loadLimits();
+/** The numbers of a field that maps names to bounds, or to ranges (faults.bounds, by fault kind). */
+const numbersIn = (value: object): number[] =>
+  Object.values(value).flatMap((v: unknown) => (typeof v === 'number' ? [v] : numbersIn(v as object)));
 // A field that maps names to bounds (requests.maxBodyBytes, by operation) stands for its distinct values.
 const bounds = new Map<string, number[]>(
   GROUPS.flatMap((g) =>
     Object.entries(limits[g]).map(([field, value]): [string, number[]] => [
       `${g}.${field}`,
-      typeof value === 'number' ? [value] : [...new Set(Object.values(value))],
+      typeof value === 'number' ? [value] : [...new Set(numbersIn(value))],
     ]),
   ),
 );

@@ -54,7 +54,17 @@ const EVERY_FIELD: Limits = {
     maxHeldResponseBytes: 1,
     maxModelChars: 1,
   },
-  faults: { maxRules: 1 },
+  faults: {
+    maxRules: 1,
+    maxQuotedChars: 8,
+    bounds: {
+      status: { minimum: 400, maximum: 599 },
+      retryAfter: { minimum: 0, maximum: 1 },
+      delayMs: { minimum: 0, maximum: 1 },
+      streamCut: { minimum: 0, maximum: 1 },
+      stall: { minimum: 0, maximum: 1 },
+    },
+  },
   latencyProfiles: { maxCount: 1 },
   state: { healthPingMs: 1 },
   messages: {

@@ -1,7 +1,6 @@
-import type { Context } from 'koa';
 import { ApiError, templateForStatus } from '../../contract/errors.js';
 import type { Reply } from '../../contract/reply.js';
-import type { FaultSpec } from './spec.js';
+import { addedHeaders, breaks, endingOf, type FaultSpec } from './kinds.js';
 
 /** Seconds a 429 fault advertises when the fault does not say (long enough to be real, short for tests). */
 const DEFAULT_429_RETRY_S = 1;
@@ -17,22 +16,13 @@ export function injectedError(spec: FaultSpec & { status: number }): ApiError {
     headers['retry-after-ms'] = String(Math.round(retryAfter * 1000));
   }
   if (spec.status === 401) headers['WWW-Authenticate'] = 'Bearer error="invalid_token"';
-  if (spec.noRetry) headers['x-should-retry'] = 'false';
+  for (const [name, value] of addedHeaders(spec)) headers[name] = value;
   // The table's 403 row speaks of the admin API; an injected 403 is about the public endpoint called.
   const forbidden =
     spec.status === 403
       ? { code: 'permission_denied', message: 'You do not have permission to use this endpoint.' }
       : {};
   return new ApiError(templateForStatus(spec.status), { headers, ...forbidden });
-}
-
-/** Ends the exchange with no response at all: a TCP reset, or a clean close. */
-export function dropConnection(ctx: Context, how: 'reset' | 'empty'): void {
-  ctx.respond = false; // Koa must not write anything on this socket
-  ctx.state.transportStatus = 0;
-  const socket = ctx.req.socket;
-  if (how === 'reset' && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
-  else socket.destroy();
 }
 
 /** A JSON text cut in half: a body no JSON parser accepts. */
@@ -43,17 +33,18 @@ function brokenJson(text: string): string {
 /**
  * The reply with a stream fault applied. Streams get their ending changed (sse.ts writes it);
  * `malformed` breaks the JSON body, one SSE event, or a binary body's first bytes.
- * Cuts and stalls of non-streamed bodies are written by writePartial instead.
+ * Cuts and stalls of non-streamed bodies are written by writePartial (pipeline/transport.ts) instead.
  */
 export function alterReply(reply: Reply, spec: FaultSpec): Reply {
+  const broken = breaks(spec);
   if (reply.kind === 'sse') {
     const out = { ...reply };
-    if (spec.malformed) out.malformedAt = reply.events.length > 1 ? 1 : 0;
-    if (spec.streamCut !== undefined) Object.assign(out, { ending: 'cut', stopAfter: spec.streamCut });
-    if (spec.stall !== undefined) Object.assign(out, { ending: 'stall', stopAfter: spec.stall });
+    if (broken) out.malformedAt = reply.events.length > 1 ? 1 : 0;
+    const ending = endingOf(spec);
+    if (ending) Object.assign(out, { ending: ending.how, stopAfter: ending.after });
     return out;
   }
-  if (!spec.malformed || reply.kind === 'feed') return reply; // a live feed is the admin API's: never faulted
+  if (!broken || reply.kind === 'feed') return reply; // a live feed is the admin API's: never faulted
   if (reply.kind === 'json') {
     return {
       ...reply,

@@ -1,5 +1,6 @@
 import type { Metric, Registry } from 'prom-client';
 import { operations } from '../../contract/operations.js';
+import { FAULT_KINDS } from '../faults/kinds.js';
 import type { RequestRecord } from '../journal/record.js';
 import type { LatenessHistogram, StreamStats } from '../lateness.js';
 import type { ModelLoad } from '../latency/types.js';
@@ -88,22 +89,12 @@ type Histo = {
   readonly count: number;
 };
 
-// The kinds of injected fault a label may name: the first directive of the fault's header form (faults/spec.ts).
-const FAULT_KINDS = new Set([
-  'status',
-  'retry-after',
-  'delay',
-  'reset',
-  'empty',
-  'malformed',
-  'stream-cut',
-  'stall',
-  'no-retry',
-]);
+// The kinds of injected fault a label may name: the first directive of the fault's header form (faults/kinds.ts).
+const FAULT_LABELS: ReadonlySet<string> = new Set(FAULT_KINDS.map((k) => k.header));
 const faultKind = (fault: string | undefined): string => {
   if (fault === undefined) return 'none';
   const kind = /^[a-z-]+/.exec(fault)?.[0];
-  return kind !== undefined && FAULT_KINDS.has(kind) ? kind : 'other';
+  return kind !== undefined && FAULT_LABELS.has(kind) ? kind : 'other';
 };
 
 /** The value of `key` in `map`, made by `make` the first time. */

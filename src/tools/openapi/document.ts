@@ -1,4 +1,5 @@
 import type { Model } from '../../domain/catalogue.js';
+import type { FaultBounds } from '../../domain/faults/kinds.js';
 import type { ErrorTemplate } from '../../contract/errors.js';
 import type { Operation } from '../../contract/operations.js';
 import { componentName, componentSchemas, type Json } from './components.js';
@@ -22,6 +23,8 @@ export interface OpenApiInput {
   readonly voices: readonly { readonly id: string }[];
   readonly outputFormats: readonly string[];
   readonly defaultOutputFormat: string;
+  /** The bounds of the fault directives (fixtures/limits.json), for X-Mock-Fault's and Prefer's words. */
+  readonly faultBounds: FaultBounds;
 }
 
 /** The URL the document names as its server when it is not fetched from a running mock. */
@@ -79,7 +82,7 @@ export function buildOpenApi(input: OpenApiInput, serverUrl: string = DEFAULT_SE
     components: {
       schemas: componentSchemas(roots, input.schemas),
       responses: errors.responses,
-      parameters: parameterComponents(input.outputFormats, input.defaultOutputFormat),
+      parameters: parameterComponents(input.outputFormats, input.defaultOutputFormat, input.faultBounds),
       examples: errors.examples,
       headers: headerComponents(),
       securitySchemes: securitySchemes(),

@@ -34,6 +34,7 @@ export function packageInput(): OpenApiInput {
     voices: (readJson(join(FIXTURES_DIR, 'voices.json')) as { voices: { id: string }[] }).voices,
     outputFormats: Object.keys(limits.speech.outputFormats),
     defaultOutputFormat: limits.speech.defaultOutputFormat,
+    faultBounds: limits.faults.bounds,
   };
 }
 

@@ -1,4 +1,5 @@
 import { faultable, type Operation } from '../../contract/operations.js';
+import { FAULT_KINDS, proseOf, type FaultBounds } from '../../domain/faults/kinds.js';
 import type { Json } from './components.js';
 
 const EXTENSION = { 'x-unified-ai-mock': { extension: true } };
@@ -19,11 +20,16 @@ const controlHeader = (
 });
 
 /** The control headers and other optional headers, as components.parameters. */
-export function parameterComponents(outputFormats: readonly string[], defaultFormat: string): Record<string, Json> {
+export function parameterComponents(
+  outputFormats: readonly string[],
+  defaultFormat: string,
+  faultBounds: FaultBounds,
+): Record<string, Json> {
+  const { minimum, maximum } = faultBounds.status;
   return {
     Prefer: controlHeader(
       'Prefer',
-      "`code=NNN` answers with that error status (400-599) instead of running the operation; the same as `X-Mock-Fault: status=NNN` (Prism's convention). Other preferences are ignored.",
+      `\`code=NNN\` answers with that error status (${minimum}-${maximum}) instead of running the operation; the same as \`X-Mock-Fault: status=NNN\` (Prism's convention). Other preferences are ignored.`,
       'code=429',
     ),
     Range: {
@@ -46,7 +52,7 @@ export function parameterComponents(outputFormats: readonly string[], defaultFor
     },
     XMockFault: controlHeader(
       'X-Mock-Fault',
-      'Injects a fault: directives separated by `;` - `status=NNN` (400-599), `retry-after=SECONDS` (up to 3 decimals, needs status), `delay=MS`, `reset`, `empty`, `malformed`, `stream-cut=N`, `stall=N`, `no-retry`. A malformed value is a 400 with `code: "invalid_header"`.',
+      `Injects a fault: directives separated by \`;\` - ${FAULT_KINDS.map((k) => proseOf(k, faultBounds)).join(', ')}. A malformed value is a 400 with \`code: "invalid_header"\`.`,
       'status=503; retry-after=2',
     ),
     XMockPacing: controlHeader(
