@@ -13,7 +13,10 @@ import {
   type RequestRecord,
 } from '../../src/domain/journal.js';
 import { Columns } from '../../src/domain/journal/columns.js';
-import { FIELDS, RECORD_FIELDS, type FieldName } from '../../src/domain/journal/record.js';
+import { DRAFT_FIELDS, FIELDS, RECORD_FIELDS, type FieldName } from '../../src/domain/journal/record.js';
+import { reportRequest } from '../../src/pipeline/requestContext.js';
+import { requestState } from '../../src/pipeline/steps.js';
+import type { IncomingMessage } from 'node:http';
 import { SharedTexts } from '../../src/domain/journal/texts.js';
 import { Unread, hasRare } from '../../src/domain/journal/unread.js';
 
@@ -144,6 +147,24 @@ test('the column store holds every common field of the table, and gives each bac
     if (!FIELDS[name].rare || name === 'details') continue;
     assert.not.ok(new Columns(1).put(0, { ...record, [name]: SAMPLES[name] }, new SharedTexts()), name);
   }
+});
+
+test("every drafted field the pipeline sets on a request's state reaches the record as it is, and only when set", () => {
+  const report = (state: ReturnType<typeof requestState>): Record<string, unknown> => {
+    const seen: RequestRecord[] = [];
+    const req = { method: 'POST', headers: {} } as IncomingMessage;
+    reportRequest({ observers: [(r) => seen.push(r)], maxModelChars: 64 }, req, '/v1/x', state, 200, 0);
+    return seen[0] as unknown as Record<string, unknown>;
+  };
+  assert.ok(DRAFT_FIELDS.length > 0);
+  const state = requestState('req_1');
+  for (const name of DRAFT_FIELDS) assert.ok(name in state, `${name} is there from the start (one object shape)`);
+  for (const name of DRAFT_FIELDS) (state as unknown as Record<string, unknown>)[name] = SAMPLES[name];
+  const full = report(state);
+  for (const name of DRAFT_FIELDS) assert.is(full[name], SAMPLES[name], name);
+  // Unset: a field every record has is there, undefined; an optional one is absent.
+  const bare = report(requestState('req_2'));
+  for (const name of DRAFT_FIELDS) assert.is(name in bare, FIELDS[name].always, name);
 });
 
 test.run();
