@@ -121,13 +121,9 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const observers: RequestObserver[] = [
     ...(hooks.observers ?? []),
     ...(services.metrics ? [services.metrics.observe] : []),
-    (record) => services.state.append(record),
+    (record) => services.journal.record(record),
     (record) => services.responseBodies.keep(record),
   ];
-  // With shared state the journal is in Redis; this instance's own journal then records only while an
-  // inspector follows it, so the live feed still carries the requests this instance answers.
-  if (services.state.kind !== 'memory')
-    observers.push((record) => services.journal.listening && services.journal.record(record));
   const reporting: Reporting = { observers, maxModelChars: services.limits.records.maxModelChars };
   const idRule: IdRule = { maxChars: services.limits.requests.maxRequestIdChars, secrets: services.secrets };
 

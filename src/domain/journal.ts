@@ -1,13 +1,14 @@
 /**
- * The request journal. What a record holds is defined once, in journal/record.ts (the one place to edit
- * to record a new field); what an entry shows of it, in journal/entry.ts; how the last requests are held,
- * behind the JournalStore interface (journal/store.ts), in journal/ring.ts.
+ * The request journal, one per process. What a record holds is defined once, in journal/record.ts (the one place to
+ * edit to record a new field); what an entry shows of it, in journal/entry.ts; how the last requests are held, behind
+ * the JournalStore interface (journal/store.ts): in memory (journal/ring.ts), or in Redis shared by every instance
+ * (state/redisJournal.ts).
  */
 import { isRecipe } from '../contract/reply.js';
 import { Masking, journalled, toEntry, type RecordBounds } from './journal/entry.js';
 import type { JournalEntry, RequestRecord } from './journal/record.js';
 import { RingStore } from './journal/ring.js';
-import type { JournalStore } from './journal/store.js';
+import type { Finish, JournalStore, JournalView } from './journal/store.js';
 
 export { headersFromBlock, Masking, toEntry, journalled, type RecordBounds } from './journal/entry.js';
 export type {
@@ -20,7 +21,7 @@ export type {
   SentEvents,
   Violation,
 } from './journal/record.js';
-export type { JournalStore } from './journal/store.js';
+export type { Finish, JournalStore, JournalView } from './journal/store.js';
 
 // How many inspector pages may watch the journal at once: a guard on the server's work per request (each
 // listener makes the entry at once), not a bound of what the journal keeps, so it stays here.
@@ -29,14 +30,19 @@ export const MAX_LISTENERS = 16;
 /** A listener of new journal entries (the inspector's live feed). */
 export type JournalListener = (entry: JournalEntry) => void;
 
+/** A value of type T, or a Promise of it where the store's reading `R` is one (each kind of store in turn). */
+type Like<R, T> = R extends Promise<unknown> ? Promise<T> : T;
+type ReadOf<S extends JournalStore> = ReturnType<S['read']>;
+
 /**
  * The request journal: the most recent requests, so memory stays bounded however many requests arrive.
- * Admin calls are not recorded (reading the journal must not change it).
+ * Admin calls are not recorded (reading the journal must not change it). Its readings answer at once from a store in
+ * memory (the default), with a Promise from a shared one.
  */
-export class Journal {
+export class Journal<S extends JournalStore = RingStore> {
   private readonly masking: Masking;
-  private readonly store: JournalStore;
-  private readonly finish = (r: RequestRecord): JournalEntry => toEntry(r, this.masking);
+  private readonly store: S;
+  private readonly finish: Finish = (r) => toEntry(r, this.masking);
   private readonly listeners = new Set<JournalListener>();
 
   /**
@@ -47,11 +53,11 @@ export class Journal {
   constructor(
     readonly capacity: number,
     secrets: readonly string[] = [],
-    store: JournalStore = new RingStore(capacity),
+    store?: S,
     bounds?: RecordBounds,
   ) {
     this.masking = new Masking(secrets, bounds);
-    this.store = store;
+    this.store = store ?? (new RingStore(capacity) as JournalStore as S);
   }
 
   /**
@@ -73,7 +79,7 @@ export class Journal {
       (body !== undefined && body.length > maxBodyChars) ||
       (sent !== undefined && !isRecipe(sent) && (typeof sent !== 'string' || sent.length > maxResponseBodyChars));
     if (!now) {
-      this.store.add(r);
+      this.store.add(r, this.finish);
       return;
     }
     const entry = toEntry(r, this.masking);
@@ -99,23 +105,31 @@ export class Journal {
       this.listeners.delete(listener);
     };
   }
-  /** True while someone follows the journal (with shared state, only then does this instance's journal record). */
+  /** True while someone follows the journal (the inspector's live feed). */
   get listening(): boolean {
     return this.listeners.size > 0;
   }
 
-  /** The entries held, oldest first. */
-  entries(): JournalEntry[] {
-    return this.store.entries(this.finish);
+  /** The entries held, oldest first, and how many requests were recorded since the last clear (GET /__admin/requests).
+   * */
+  view(): ReadOf<S> {
+    return this.store.read(this.finish) as ReadOf<S>;
   }
 
-  /** Requests recorded since the last clear, including those that have left the buffer. */
-  get total(): number {
-    return this.store.total;
+  /** The entries held, oldest first. */
+  entries(): Like<ReadOf<S>, JournalEntry[]> {
+    const view = this.view() as JournalView | Promise<JournalView>;
+    return (view instanceof Promise ? view.then((v) => v.entries) : view.entries) as Like<ReadOf<S>, JournalEntry[]>;
+  }
+
+  /** Requests recorded since the last clear, including those that have left the store. */
+  get total(): Like<ReadOf<S>, number> {
+    const view = this.view() as JournalView | Promise<JournalView>;
+    return (view instanceof Promise ? view.then((v) => v.total) : view.total) as Like<ReadOf<S>, number>;
   }
 
   /** Empties the journal; returns how many entries it held. */
-  clear(): number {
-    return this.store.clear();
+  clear(): ReturnType<S['clear']> {
+    return this.store.clear() as ReturnType<S['clear']>;
   }
 }

@@ -64,7 +64,7 @@ const inertJson = (value: unknown): string =>
  */
 export const inspectorPage: Handler = async (ctx) => {
   const reply = (await page(ctx)) as Reply & { kind: 'binary' };
-  const { entries } = await ctx.services.state.journal();
+  const entries = await ctx.services.journal.entries();
   const block = `<script type="application/json" id="journal">${inertJson(entries)}</script>`;
   const html = reply.body.toString('utf8').replace('<div id="app">', `${block}\n    <div id="app">`);
   return { ...reply, body: Buffer.from(html, 'utf8') };

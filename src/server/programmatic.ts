@@ -160,8 +160,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       replyRules.splice(0, added.length);
       return added.splice(0).length;
     },
-    requests: () => now(services.state.journal()).entries,
-    clearRequests: () => now(services.state.clearJournal()),
+    requests: () => now(services.journal.entries()),
+    clearRequests: () => now(services.journal.clear()),
     reset() {
       now(services.state.resetLimits(services.keys));
       now(services.state.resetRules());

@@ -3,7 +3,13 @@ import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Journal, headersFromBlock, type JournalEntry, type JournalStore } from '../../src/domain/journal.js';
+import {
+  Journal,
+  headersFromBlock,
+  type Finish,
+  type JournalEntry,
+  type JournalStore,
+} from '../../src/domain/journal.js';
 import { completeText } from '../../src/text/complete.js';
 import { CompletionText } from '../../src/text/wire.js';
 import { loadLimits } from '../../src/domain/limits.js';
@@ -469,16 +475,13 @@ test('an unread chat completion entry holds none of the objects its request made
 test('the journal keeps its requests in the store it is given: records unread, entries made at once, each made on reading', () => {
   const calls: string[] = [];
   const held: RequestRecord[] = [];
-  const store: JournalStore = {
+  const store = {
     capacity: 4,
-    get total() {
-      return held.length;
-    },
-    add: (r) => void (calls.push(`add ${r.requestId}`), held.push(r)),
-    addEntry: (e) => void (calls.push(`entry ${e.requestId}`), held.push(e as RequestRecord)),
-    entries: (finish) => held.map(finish),
+    add: (r: RequestRecord) => void (calls.push(`add ${r.requestId}`), held.push(r)),
+    addEntry: (e: JournalEntry) => void (calls.push(`entry ${e.requestId}`), held.push(e as RequestRecord)),
+    read: (finish: Finish) => ({ entries: held.map(finish), total: held.length, capacity: 4 }),
     clear: () => held.splice(0).length,
-  };
+  } satisfies JournalStore;
   const j = new Journal(4, [SECRET], store);
   j.record(record(1));
   j.record(record(2, { path: '/__admin/requests' }));

@@ -6,7 +6,8 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RequestRecord } from '../../src/domain/journal.js';
+import type { JournalEntry, RequestRecord } from '../../src/domain/journal.js';
+import type { Services } from '../../src/domain/services.js';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createFile, MP4BoxBuffer, type Movie } from 'mp4box';
@@ -286,6 +287,13 @@ export async function rejection(p: PromiseLike<unknown>): Promise<unknown> {
 
 /** A finished request's record as the pipeline reports it, for journal tests: GET /v1/me answered 200, with `over` on
  * top. */
+/** The journal's entries of a mock whose state is in memory (its journal answers at once; Redis's would not). */
+export function heldEntries(services: Services): JournalEntry[] {
+  const entries = services.journal.entries();
+  if (entries instanceof Promise) throw new Error('the journal is in shared state: await services.journal.entries()');
+  return entries;
+}
+
 export const requestRecord = (over: Partial<RequestRecord> = {}): RequestRecord => ({
   requestId: 'req_1',
   time: 1,
