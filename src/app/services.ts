@@ -81,9 +81,9 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   // One journal per process: its store is the shared state's when that holds one (Redis), else a ring in memory.
   const journal = new Journal(
     config.journalSize,
+    limits.records,
     configSecrets(config),
     state.journalStore?.(config.journalSize),
-    limits.records,
   );
   const streams = new StreamStats();
   // Each model's cap is the profile it has without a request's choice (read from the services' latency control, which

@@ -46,17 +46,17 @@ export class Journal<S extends JournalStore = RingStore> {
   private readonly listeners = new Set<JournalListener>();
 
   /**
-   * `secrets` (the configured keys and admin token) are masked wherever a client put them: path, ids, body
-   * fields, messages. `store` holds the last `capacity` requests (a ring in memory unless another is given).
-   * `bounds` are the records bounds of the server's checked limits (services.limits.records).
+   * `bounds` are the records bounds of the server's checked limits (services.limits.records). `secrets` (the
+   * configured keys and admin token) are masked wherever a client put them: path, ids, body fields, messages.
+   * `store` holds the last `capacity` requests (a ring in memory unless another is given).
    */
   constructor(
     readonly capacity: number,
+    bounds: RecordBounds,
     secrets: readonly string[] = [],
     store?: S,
-    bounds?: RecordBounds,
   ) {
-    this.masking = new Masking(secrets, bounds);
+    this.masking = new Masking(bounds, secrets);
     this.store = store ?? (new RingStore(capacity) as JournalStore as S);
   }
 

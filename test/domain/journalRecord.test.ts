@@ -19,6 +19,9 @@ import { requestState } from '../../src/pipeline/steps.js';
 import type { IncomingMessage } from 'node:http';
 import { SharedTexts } from '../../src/domain/journal/texts.js';
 import { Unread, hasRare } from '../../src/domain/journal/unread.js';
+import { packageLimits } from '../../src/domain/limits.js';
+
+const RECORDS = packageLimits().records;
 
 const SECRET = 'sk-live-secret-0123456789';
 
@@ -75,7 +78,7 @@ test('the table lists the record in order, and every sample is of its field', ()
 
 test("every field of the table reaches an entry's JSON (the admin API, the events feed, Redis), masked or kept as the table says", () => {
   const { responseHead: _head, ...full } = SAMPLES;
-  const json = JSON.parse(JSON.stringify(toEntry(full as RequestRecord, new Masking([SECRET])))) as Record<
+  const json = JSON.parse(JSON.stringify(toEntry(full as RequestRecord, new Masking(RECORDS, [SECRET])))) as Record<
     string,
     unknown
   >;
@@ -90,7 +93,7 @@ test("every field of the table reaches an entry's JSON (the admin API, the event
     }
   }
   // A field the table never journals is not in an entry even when the record has it.
-  const withHead = toEntry(SAMPLES as RequestRecord, new Masking());
+  const withHead = toEntry(SAMPLES as RequestRecord, new Masking(RECORDS));
   for (const name of names) if (FIELDS[name].entry === 'none') assert.not.ok(name in withHead, name);
 });
 
@@ -135,10 +138,10 @@ test('the column store holds every common field of the table, and gives each bac
     assert.equal(back[name], (record as unknown as Record<string, unknown>)[name], name);
   }
   // And through the journal: the entry read later (from columns) is the entry made at once.
-  const later = new Journal(1, [SECRET]);
+  const later = new Journal(1, RECORDS, [SECRET]);
   later.record(record);
   const seen: JournalEntry[] = [];
-  const watched = new Journal(1, [SECRET]);
+  const watched = new Journal(1, RECORDS, [SECRET]);
   watched.subscribe((e) => seen.push(e));
   watched.record(record);
   assert.equal(later.entries(), seen);
