@@ -23,10 +23,6 @@ export type {
 } from './journal/record.js';
 export type { Finish, JournalStore, JournalView } from './journal/store.js';
 
-// How many inspector pages may watch the journal at once: a guard on the server's work per request (each
-// listener makes the entry at once), not a bound of what the journal keeps, so it stays here.
-export const MAX_LISTENERS = 16;
-
 /** A listener of new journal entries (the inspector's live feed). */
 export type JournalListener = (entry: JournalEntry) => void;
 
@@ -95,11 +91,12 @@ export class Journal<S extends JournalStore = RingStore> {
   }
 
   /**
-   * Calls `listener` with each new entry until the returned function is called; undefined when
-   * MAX_LISTENERS are watching already. Listeners run inside record(): they must only queue the entry.
+   * Calls `listener` with each new entry until the returned function is called; undefined when `max` are watching
+   * already (feeds.maxFollowers: each listener makes every entry at once). Listeners run inside record(): they must
+   * only queue the entry.
    */
-  subscribe(listener: JournalListener): (() => void) | undefined {
-    if (this.listeners.size >= MAX_LISTENERS) return undefined;
+  subscribe(listener: JournalListener, max: number): (() => void) | undefined {
+    if (this.listeners.size >= max) return undefined;
     this.listeners.add(listener);
     return () => {
       this.listeners.delete(listener);

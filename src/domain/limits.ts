@@ -46,6 +46,8 @@ export interface Limits {
   readonly faults: { maxRules: number };
   readonly latencyProfiles: { maxCount: number };
   readonly state: { healthPingMs: number };
+  readonly feeds: { maxFollowers: number; heartbeatMs: number };
+  readonly clientCheck: { burstMs: number };
   readonly messages: {
     maxQuotedChars: number;
     maxPathChars: number;

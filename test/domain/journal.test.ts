@@ -237,7 +237,7 @@ test('every field of a record reaches its entry when the entry is made later', (
   // The same record made into its entry at once (a listener follows the journal): the same entry.
   const watched = new Journal(2, RECORDS);
   const seen: unknown[] = [];
-  watched.subscribe((e) => seen.push(e));
+  watched.subscribe((e) => seen.push(e), 1);
   watched.record(full);
   assert.equal(entry, seen[0]);
   // A record with only one of the optional fields keeps it.
@@ -251,7 +251,7 @@ test('every field of a record reaches its entry when the entry is made later', (
   bare.record(record(2));
   const watchedBare = new Journal(2, RECORDS);
   const seenBare: unknown[] = [];
-  watchedBare.subscribe((e) => seenBare.push(e));
+  watchedBare.subscribe((e) => seenBare.push(e), 1);
   watchedBare.record(record(2));
   assert.equal(bare.entries()[0], seenBare[0]);
 });
@@ -347,7 +347,7 @@ function laterAndAtOnce(records: RequestRecord[], capacity = records.length): [u
   for (const r of records) later.record(r);
   const watched = new Journal(capacity, RECORDS, ['sk-live-secret-0123456789']);
   const seen: unknown[] = [];
-  watched.subscribe((e) => seen.push(e));
+  watched.subscribe((e) => seen.push(e), 1);
   for (const r of records) watched.record(r);
   return [later.entries(), seen.slice(-capacity)];
 }
@@ -426,7 +426,7 @@ test('a slot used in turn by a record kept in columns and one kept as an object 
     const later = new Journal(capacity, RECORDS);
     const watched = new Journal(capacity, RECORDS);
     const seen: unknown[] = [];
-    watched.subscribe((e) => seen.push(e));
+    watched.subscribe((e) => seen.push(e), 1);
     for (const r of records) {
       later.record(r);
       watched.record(r);
@@ -488,7 +488,7 @@ test('the journal keeps its requests in the store it is given: records unread, e
   j.record(record(1));
   j.record(record(2, { path: '/__admin/requests' }));
   const seen: JournalEntry[] = [];
-  j.subscribe((e) => seen.push(e));
+  j.subscribe((e) => seen.push(e), 1);
   j.record(record(3, { path: `/v1/${SECRET}` }));
   assert.equal(calls, ['add req_1', 'entry req_3']);
   assert.is(seen[0]!.path, '/v1/sk-l...CRET');

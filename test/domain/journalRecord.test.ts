@@ -142,7 +142,7 @@ test('the column store holds every common field of the table, and gives each bac
   later.record(record);
   const seen: JournalEntry[] = [];
   const watched = new Journal(1, RECORDS, [SECRET]);
-  watched.subscribe((e) => seen.push(e));
+  watched.subscribe((e) => seen.push(e), 1);
   watched.record(record);
   assert.equal(later.entries(), seen);
   // Each rare field sends a record to an object instead (a 400's details apart).

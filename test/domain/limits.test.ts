@@ -57,6 +57,8 @@ const EVERY_FIELD: Limits = {
   faults: { maxRules: 1 },
   latencyProfiles: { maxCount: 1 },
   state: { healthPingMs: 1 },
+  feeds: { maxFollowers: 1, heartbeatMs: 1000 },
+  clientCheck: { burstMs: 1 },
   messages: {
     maxQuotedChars: 1,
     maxPathChars: 1,

@@ -405,29 +405,29 @@ test('ranges are behind the admin rule too: 403 without the token; 206 and 416 w
     );
   }));
 
-test('journal listeners get each entry as journalled, until they unsubscribe; at most 16 at once', () => {
+test('journal listeners get each entry as journalled, until they unsubscribe; at most the given number at once', () => {
   const journal = new Journal(10, RECORDS, [KEY]);
   const seen: string[] = [];
   assert.not.ok(journal.listening);
-  const stop = journal.subscribe((e) => seen.push(e.request?.headers.authorization as string));
+  const stop = journal.subscribe((e) => seen.push(e.request?.headers.authorization as string), 4);
   assert.ok(journal.listening);
   journal.record(record({ request: { headers: { authorization: `Bearer ${KEY}` } } }));
   journal.record(record({ path: '/__admin/faults' })); // admin calls are not journalled, nor sent
   stop!();
   journal.record(record());
   assert.equal(seen, ['Bearer sk...lt']);
-  const stops = Array.from({ length: 16 }, () => journal.subscribe(() => {}));
+  const stops = Array.from({ length: 4 }, () => journal.subscribe(() => {}, 4));
   assert.ok(stops.every(Boolean));
   assert.is(
-    journal.subscribe(() => {}),
+    journal.subscribe(() => {}, 4),
     undefined,
   );
   stops.forEach((s) => s!());
-  assert.ok(journal.subscribe(() => {}));
+  assert.ok(journal.subscribe(() => {}, 4));
   const broken = new Journal(10, RECORDS);
   broken.subscribe(() => {
     throw new Error('listener bug');
-  });
+  }, 1);
   broken.record(record());
   assert.is(broken.entries().length, 1, 'a throwing listener does not stop the journal');
 });
@@ -508,6 +508,7 @@ test('a feed whose reader falls behind is dropped, and stops listening', async (
   let send: (event: string, data: string) => void = () => {};
   const reply: Reply = {
     kind: 'feed',
+    heartbeatMs: 15_000,
     open(write) {
       send = write;
       return () => stopped++;
@@ -537,7 +538,11 @@ test('a feed ends when the server shuts down', async () => {
     on() {},
     off() {},
   };
-  const done = writeFeed({ res } as never, { kind: 'feed', open: () => () => stopped++ }, stopping.signal);
+  const done = writeFeed(
+    { res } as never,
+    { kind: 'feed', heartbeatMs: 15_000, open: () => () => stopped++ },
+    stopping.signal,
+  );
   stopping.abort();
   await done;
   assert.ok(ended);

@@ -210,7 +210,7 @@ if (!bin) {
     assert.is(view.capacity, a.services.journal.capacity);
     // A follower of the feed gets this instance's entry, and the same entry reaches Redis for every instance.
     const fed: string[] = [];
-    const stop = a.services.journal.subscribe((e) => fed.push(e.requestId))!;
+    const stop = a.services.journal.subscribe((e) => fed.push(e.requestId), 1)!;
     const res = await get(a.url, '/v1/models');
     stop();
     assert.equal(fed, [res.headers['x-request-id']]);

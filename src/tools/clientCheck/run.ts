@@ -1,6 +1,7 @@
 import { defaultKeys, type ConfigInput } from '../../domain/config.js';
 import type { FaultRule } from '../../domain/faults/rules.js';
 import type { JournalEntry } from '../../domain/journal.js';
+import { packageLimits } from '../../domain/limits.js';
 import { attemptsOf, byRequest } from './attempts.js';
 import {
   DEFAULT_OPERATION,
@@ -8,6 +9,7 @@ import {
   notApplicableBefore,
   type ClientOutcome,
   type Grade,
+  type Burst,
   type GradeOptions,
 } from './grade.js';
 import type { Scenario } from './scenarios.js';
@@ -159,7 +161,11 @@ export async function runScenario(
   options: GradeOptions & { base?: ConfigInput } = {},
 ): Promise<Grade> {
   const deadlineMs = deadlineOf(scenario, options);
-  const gradeOptions: GradeOptions = { clientTimeoutMs: options.clientTimeoutMs, deadlineMs };
+  const gradeOptions: GradeOptions & Burst = {
+    clientTimeoutMs: options.clientTimeoutMs,
+    deadlineMs,
+    burstMs: packageLimits().clientCheck.burstMs,
+  };
   if (notApplicableBefore(scenario, gradeOptions)) return grade(scenario, [], { exitCode: null, ms: 0 }, gradeOptions);
   const mock = await startMock(scenarioConfig(scenario, gradeOptions, options.base));
   try {
