@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { requireCjs } from '../lib/require.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type * as EncodingModule from 'gpt-tokenizer/encoding/o200k_base';
 import type { GptEncoding } from 'gpt-tokenizer/GptEncoding';
@@ -21,9 +21,8 @@ type Loaded = {
   split: RegExp;
 };
 
-// createRequire gives a synchronous, on-demand load: each encoding table is several
+// require (lib/require.ts) gives a synchronous, on-demand load: each encoding table is several
 // megabytes, so it is only parsed the first time it is used.
-const requireCjs = createRequire(import.meta.url);
 const loaded = new Map<Encoding, Loaded>();
 const tables = new Map<Encoding, Ranks>();
 const ENCODINGS: readonly Encoding[] = ['o200k_base', 'cl100k_base'];

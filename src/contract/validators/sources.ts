@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { requireCjs } from '../../lib/require.js';
 import { join } from 'node:path';
 
 /** Base of every schema `$id`. */
@@ -70,7 +70,6 @@ const mapValues = (o: object, f: (v: unknown) => unknown) =>
 
 // Bumped when the generated module's layout changes, so an older build's module is not used.
 const LAYOUT = 1;
-const requireCjs = createRequire(import.meta.url);
 const versionOf = (pkg: string) => (requireCjs(`${pkg}/package.json`) as { version: string }).version;
 
 /**

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { createRequire } from 'node:module';
+import { requireCjs } from '../../lib/require.js';
 import type * as IoRedis from 'ioredis';
 import { ApiError, ERRORS } from '../../contract/errors.js';
 import type { Clock } from '../clock.js';
@@ -24,7 +24,6 @@ import type { LimitSnapshot, StateHealth, StateStore, VideoTask, VideoTiming } f
 const TOKEN_WINDOW_MS = 60_000;
 // ioredis (CommonJS) is loaded when Redis state is made: a server with its state in memory, as `npm start`
 // runs it, never pays its import (about 50 ms of start-up).
-const requireCjs = createRequire(import.meta.url);
 let ioredis: typeof IoRedis | undefined;
 const loadIoredis = (): typeof IoRedis => (ioredis ??= requireCjs('ioredis') as typeof IoRedis);
 
