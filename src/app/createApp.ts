@@ -4,7 +4,7 @@ import { resolveConfig, type Config, type ConfigInput } from '../domain/config.j
 import { ApiError } from '../contract/errors.js';
 import { authenticate, checkKey } from '../pipeline/auth.js';
 import { renderError, sendError, type ErrorSink } from '../pipeline/errors.js';
-import { createServices } from './services.js';
+import { createServices } from './createServices.js';
 import { createRelay, type Relay } from '../relay/relay.js';
 import { boundOperations } from './bindings.js';
 import { admit } from '../pipeline/admit.js';

@@ -1,6 +1,6 @@
 import { isRecipe } from '../contract/reply.js';
 import { Lru } from '../lib/lru.js';
-import { journalled, type RequestRecord } from './journal.js';
+import { journalled, type RequestRecord } from './journal/journal.js';
 import type { Limits } from './limits.js';
 import { secretScrubber } from './secrets.js';
 

@@ -3,7 +3,7 @@ import type { Catalogue } from './catalogue.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { FaultRules } from './faults/rules.js';
-import type { Journal, JournalStore } from './journal.js';
+import type { Journal, JournalStore } from './journal/journal.js';
 import type { StreamStats } from './lateness.js';
 import type { LatencyControl } from './latency/types.js';
 import type { Slots } from './latency/slots.js';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
-import type { JournalEntry } from '../domain/journal.js';
+import type { JournalEntry } from '../domain/journal/journal.js';
 import { ROOT } from '../lib/paths.js';
 import type { Handler } from '../pipeline/handler.js';
 import { rangedReply } from '../pipeline/ranged.js';

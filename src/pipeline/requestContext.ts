@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestRecord } from '../domain/journal.js';
+import type { RequestRecord } from '../domain/journal/journal.js';
 import { ALWAYS_FIELDS, DRAFT_FIELDS } from '../domain/journal/record.js';
 import { writtenHead } from '../lib/internals.js';
 import type { RequestState } from './steps.js';
 
-export type { RequestRecord } from '../domain/journal.js';
+export type { RequestRecord } from '../domain/journal/journal.js';
 
 /** Something that wants to see each finished request. */
 export type RequestObserver = (record: RequestRecord) => void;

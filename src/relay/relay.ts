@@ -7,7 +7,7 @@ import { EventList } from '../contract/reply.js';
 import type { Operation } from '../contract/operations.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
 import { ConfigError, type Config } from '../domain/config.js';
-import type { Violation } from '../domain/journal.js';
+import type { Violation } from '../domain/journal/journal.js';
 import { configSecrets, secretScrubber } from '../domain/secrets.js';
 import type { ErrorSink } from '../pipeline/errors.js';
 import { baseUrlOf } from '../pipeline/handle.js';

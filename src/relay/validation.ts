@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { ApiError } from '../contract/errors.js';
 import type { Operation } from '../contract/operations.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
-import type { Violation } from '../domain/journal.js';
+import type { Violation } from '../domain/journal/journal.js';
 import { packageLimits, type Limits } from '../domain/limits.js';
 import { checksFor, evaluate } from '../verdict/checks.js';
 import { zeroCost } from '../verdict/cost.js';

@@ -2,7 +2,7 @@ import { checkReplyRule } from '../domain/replyRules.js';
 import type { ReplyRule } from '../text/replies.js';
 import type { Config, ConfigInput, KeyConfig } from '../domain/config.js';
 import { RuleError, type FaultRule, type RuleView } from '../domain/faults/rules.js';
-import type { JournalEntry } from '../domain/journal.js';
+import type { JournalEntry } from '../domain/journal/journal.js';
 import type { Maybe } from '../domain/state/store.js';
 import { start } from './server.js';
 import type { Grade } from '../tools/clientCheck/grade.js';

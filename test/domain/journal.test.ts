@@ -9,7 +9,7 @@ import {
   type Finish,
   type JournalEntry,
   type JournalStore,
-} from '../../src/domain/journal.js';
+} from '../../src/domain/journal/journal.js';
 import { completeText } from '../../src/text/complete.js';
 import { CompletionText } from '../../src/text/wire.js';
 import { loadLimits, packageLimits } from '../../src/domain/limits.js';

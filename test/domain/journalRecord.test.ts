@@ -11,7 +11,7 @@ import {
   type EntryJson,
   type JournalEntry,
   type RequestRecord,
-} from '../../src/domain/journal.js';
+} from '../../src/domain/journal/journal.js';
 import { Columns } from '../../src/domain/journal/columns.js';
 import { DRAFT_FIELDS, FIELDS, RECORD_FIELDS, type FieldName } from '../../src/domain/journal/record.js';
 import { reportRequest } from '../../src/pipeline/requestContext.js';

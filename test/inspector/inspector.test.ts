@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { ApiError } from '../../src/contract/errors.js';
 import { operation } from '../../src/contract/operations.js';
 import type { Reply } from '../../src/contract/reply.js';
-import { Journal, type RequestRecord } from '../../src/domain/journal.js';
+import { Journal, type RequestRecord } from '../../src/domain/journal/journal.js';
 import { ResponseBodies } from '../../src/domain/responseBodies.js';
 import { keyStates } from '../../src/domain/keys.js';
 import { INSPECTOR_CSP } from '../../src/handlers/inspector.js';

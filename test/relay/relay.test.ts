@@ -16,7 +16,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { boundOperations } from '../../src/app/bindings.js';
-import { createServices } from '../../src/app/services.js';
+import { createServices } from '../../src/app/createServices.js';
 import { ApiError, ERRORS } from '../../src/contract/errors.js';
 import { EventList, type Reply } from '../../src/contract/reply.js';
 import { SchemaRegistry } from '../../src/contract/schemas.js';

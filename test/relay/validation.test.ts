@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError, ERRORS } from '../../src/contract/errors.js';
 import { operation } from '../../src/contract/operations.js';
-import type { Violation } from '../../src/domain/journal.js';
+import type { Violation } from '../../src/domain/journal/journal.js';
 import { loadLimits } from '../../src/domain/limits.js';
 import {
   requestViolations,

@@ -6,7 +6,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { JournalEntry, RequestRecord } from '../../src/domain/journal.js';
+import type { JournalEntry, RequestRecord } from '../../src/domain/journal/journal.js';
 import type { Services } from '../../src/domain/services.js';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,4 +1,4 @@
-import type { JournalEntry } from '../../domain/journal.js';
+import type { JournalEntry } from '../../domain/journal/journal.js';
 
 /**
  * One HTTP attempt of the client, read from the journal. Times are ms from the run's first attempt:

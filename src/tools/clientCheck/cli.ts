@@ -12,7 +12,7 @@ import {
   versionText,
   type Io as CommandIo,
 } from '../../verdict/commandLine.js';
-import { openReporters, reporterChoices, type ReporterChoice } from '../../verdict/reporting.js';
+import { openReporters, reporterChoices, type ReporterChoice } from '../../verdict/reporterChoice.js';
 import { CommandError, commandLaunch } from './command.js';
 import { summarize, type CheckInfo, type CheckReporter, type ScenarioResult } from './report.js';
 import { jsonReporter } from './reporters/json.js';

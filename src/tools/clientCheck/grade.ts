@@ -1,4 +1,4 @@
-import type { JournalEntry } from '../../domain/journal.js';
+import type { JournalEntry } from '../../domain/journal/journal.js';
 import type { CheckFailure, Verdict as CaseVerdict } from '../../verdict/types.js';
 import { attemptsOf, busiestWindow, byRequest, openingBurst, type Attempt } from './attempts.js';
 import type { Scenario } from './scenarios.js';

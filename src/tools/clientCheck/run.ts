@@ -1,6 +1,6 @@
 import { defaultKeys, type ConfigInput } from '../../domain/config.js';
 import type { FaultRule } from '../../domain/faults/rules.js';
-import type { JournalEntry } from '../../domain/journal.js';
+import type { JournalEntry } from '../../domain/journal/journal.js';
 import { packageLimits } from '../../domain/limits.js';
 import { attemptsOf, byRequest } from './attempts.js';
 import {

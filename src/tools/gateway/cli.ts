@@ -14,7 +14,7 @@ import {
   type Io,
 } from '../../verdict/commandLine.js';
 import { summarize, type RunInfo } from '../../verdict/report.js';
-import { openReporters } from '../../verdict/reporting.js';
+import { openReporters } from '../../verdict/reporterChoice.js';
 import { REPORTERS } from '../conformance/cli.js';
 import { routesByPath, secretHeaderValues } from '../conformance/gateway.js';
 import { send, type Target } from '../conformance/http.js';

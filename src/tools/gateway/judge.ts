@@ -1,6 +1,6 @@
 // The judges of the gateway profile: what the client got and what reached the upstream, read side by side. Each is
 // pure: a probe's observation in, the failures (or why nothing could be judged, or what was measured) out.
-import type { EntryJson } from '../../domain/journal.js';
+import type { EntryJson } from '../../domain/journal/journal.js';
 import { maskKey } from '../../domain/keys.js';
 import type { CheckFailure } from '../../verdict/types.js';
 import type { JudgeName } from './cases.js';

@@ -3,7 +3,7 @@
 // runner started (whoever calls the runner passes the function that starts it: src/cli passes startMockServer) and
 // one already running, given by its URL.
 import type { ConfigInput } from '../../domain/config.js';
-import type { EntryJson } from '../../domain/journal.js';
+import type { EntryJson } from '../../domain/journal/journal.js';
 import type { UpstreamFault } from './cases.js';
 
 /** A mock the runner started: its URL, and how to stop it. */

@@ -1,7 +1,7 @@
 // The grader alone: journals written by hand (no socket, no clock), each check passed and failed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { JournalEntry } from '../../../src/domain/journal.js';
+import type { JournalEntry } from '../../../src/domain/journal/journal.js';
 import { attemptsOf, busiestWindow, byRequest, openingBurst } from '../../../src/tools/clientCheck/attempts.js';
 import {
   grade as gradeWith,

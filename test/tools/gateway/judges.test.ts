@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { operation } from '../../../src/contract/operations.js';
 import { SchemaRegistry } from '../../../src/contract/schemas.js';
 import { Catalogue } from '../../../src/domain/catalogue.js';
-import type { EntryJson } from '../../../src/domain/journal.js';
+import type { EntryJson } from '../../../src/domain/journal/journal.js';
 import { operationBases, type SuiteValues } from '../../../src/tools/conformance/suite.js';
 import { gatewayCases, TEXT_FIELDS, textOf, type GatewayCase } from '../../../src/tools/gateway/cases.js';
 import { JUDGES } from '../../../src/tools/gateway/judge.js';

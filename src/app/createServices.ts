@@ -3,7 +3,7 @@ import { Catalogue } from '../domain/catalogue.js';
 import { systemClock } from '../domain/clock.js';
 import { ConfigError, type Config } from '../domain/config.js';
 import { FaultRules, RuleError } from '../domain/faults/rules.js';
-import { Journal } from '../domain/journal.js';
+import { Journal } from '../domain/journal/journal.js';
 import { StreamStats } from '../domain/lateness.js';
 import { Latency } from '../domain/latency/control.js';
 import { Slots } from '../domain/latency/slots.js';

@@ -4,13 +4,13 @@
  * the JournalStore interface (journal/store.ts): in memory (journal/ring.ts), or in Redis shared by every instance
  * (state/redisJournal.ts).
  */
-import { isRecipe } from '../contract/reply.js';
-import { Masking, journalled, toEntry, type RecordBounds } from './journal/entry.js';
-import type { JournalEntry, RequestRecord } from './journal/record.js';
-import { RingStore } from './journal/ring.js';
-import type { Finish, JournalStore, JournalView } from './journal/store.js';
+import { isRecipe } from '../../contract/reply.js';
+import { Masking, journalled, toEntry, type RecordBounds } from './entry.js';
+import type { JournalEntry, RequestRecord } from './record.js';
+import { RingStore } from './ring.js';
+import type { Finish, JournalStore, JournalView } from './store.js';
 
-export { headersFromBlock, Masking, toEntry, journalled, type RecordBounds } from './journal/entry.js';
+export { headersFromBlock, Masking, toEntry, journalled, type RecordBounds } from './entry.js';
 export type {
   EntryJson,
   EntryRequest,
@@ -20,8 +20,8 @@ export type {
   SentEvent,
   SentEvents,
   Violation,
-} from './journal/record.js';
-export type { Finish, JournalStore, JournalView } from './journal/store.js';
+} from './record.js';
+export type { Finish, JournalStore, JournalView } from './store.js';
 
 /** A listener of new journal entries (the inspector's live feed). */
 export type JournalListener = (entry: JournalEntry) => void;
