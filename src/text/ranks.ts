@@ -23,8 +23,9 @@ export function readRanks(encoding: string, dir: string = GENERATED_DIR): Ranks 
   return (requireCjs(`gpt-tokenizer/bpeRanks/${encoding}`) as { default: Ranks }).default;
 }
 
-/** Writes the JSON copy of each encoding's table (build step); a table with holes, which JSON cannot keep, is left out.
- * */
+/**
+ * Writes the JSON copy of each encoding's table (build step); a table with holes, which JSON cannot keep, is left out.
+ */
 export function writeRanks(encodings: readonly string[], dir: string = GENERATED_DIR): string[] {
   mkdirSync(dir, { recursive: true });
   const written: string[] = [];

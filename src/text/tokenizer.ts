@@ -95,8 +95,9 @@ export function loadSteps(encodings: readonly Encoding[] = ['o200k_base']): Arra
   return encodings.flatMap((enc) => [() => void table(enc), () => void load(enc)]);
 }
 
-/** Encodes text to token ids with the given encoding; runs longer than MAX_PIECE are encoded in slices (see slices.ts).
- * */
+/**
+ * Encodes text to token ids with the given encoding; runs longer than MAX_PIECE are encoded in slices (see slices.ts).
+ */
 export function encode(text: string, enc: Encoding): number[] {
   const { api, split } = load(enc);
   const parts = slices(text, split);

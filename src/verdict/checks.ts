@@ -180,8 +180,9 @@ function seedOf(body: unknown): number | undefined {
   return Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) < 2 ** 32 ? (seed as number) : undefined;
 }
 
-/** The stop sequences a request sets: the non-empty strings of its `stop` (a list, or one string as OpenAI also takes).
- * */
+/**
+ * The stop sequences a request sets: the non-empty strings of its `stop` (a list, or one string as OpenAI also takes).
+ */
 function stopSequences(body: unknown): string[] {
   const stop = body !== null && typeof body === 'object' ? (body as { stop?: unknown }).stop : undefined;
   const list: unknown[] = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : [];

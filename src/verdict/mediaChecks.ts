@@ -38,8 +38,9 @@ const base64Payload = (s: string) => Buffer.from(s.replace(/^data:[^,]*,/, ''), 
 
 /** A media file's bytes; `note` says it was cut short, for the failure message when its start is not enough. */
 type MediaFile = { bytes: Buffer; note: string };
-/** Why there is no file: what came instead, and the rule broken when it is not the check's own (an unfetchable link).
- * */
+/**
+ * Why there is no file: what came instead, and the rule broken when it is not the check's own (an unfetchable link).
+ */
 type NoFile = { actual: string; expected?: string };
 
 /**

@@ -148,8 +148,9 @@ function scrubValues(value: unknown, scrub: (text: string) => string): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubValues(v, scrub)]));
 }
 
-/** The headers of a header block (`HTTP/1.1 200 OK` then `Name: value` lines); a repeated name's values joined by `, `.
- * */
+/**
+ * The headers of a header block (`HTTP/1.1 200 OK` then `Name: value` lines); a repeated name's values joined by `, `.
+ */
 export function headersFromBlock(block: string): Record<string, string> {
   const out: Record<string, string> = {};
   const lines = block.split('\r\n');

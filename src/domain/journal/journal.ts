@@ -107,8 +107,9 @@ export class Journal<S extends JournalStore = RingStore> {
     return this.listeners.size > 0;
   }
 
-  /** The entries held, oldest first, and how many requests were recorded since the last clear (GET /__admin/requests).
-   * */
+  /**
+   * The entries held, oldest first, and how many requests were recorded since the last clear (GET /__admin/requests).
+   */
   view(): ReadOf<S> {
     return this.store.read(this.finish) as ReadOf<S>;
   }

@@ -34,8 +34,9 @@ export type EntryRule =
 /** One field of the record: its type as recorded (R) and as journalled (E), whether every record has it (A), and how
  * the journal keeps it. */
 export interface Field<R, E, A extends boolean, D extends boolean = boolean> {
-  /** Every record has the field (possibly undefined), and so does every entry; an optional one is left out when absent.
-   * */
+  /**
+   * Every record has the field (possibly undefined), and so does every entry; an optional one is left out when absent.
+   */
   readonly always: A;
   /** Most records lack it: an unread entry keeps it apart, and the column store takes no record that has it. */
   readonly rare: boolean;

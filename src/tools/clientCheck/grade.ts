@@ -46,8 +46,9 @@ export interface GradeOptions {
   readonly deadlineMs?: number;
 }
 
-/** When requests count as started together: within `burstMs` of the first (clientCheck.burstMs of fixtures/limits.json).
- * */
+/**
+ * When requests count as started together: within `burstMs` of the first (clientCheck.burstMs of fixtures/limits.json).
+ */
 export interface Burst {
   readonly burstMs: number;
 }

@@ -225,8 +225,9 @@ export async function runScenario(
   }
 }
 
-/** The variables a callback's run sets in process.env, so that clients that read them (new OpenAI()) need no arguments.
- * */
+/**
+ * The variables a callback's run sets in process.env, so that clients that read them (new OpenAI()) need no arguments.
+ */
 const ENV_NAMES = ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'MOCK_SCENARIO', 'MOCK_CONCURRENCY'] as const;
 
 /**

@@ -34,8 +34,9 @@ const LISTS = RANGES.map(({ kind, cidrs }) => {
   return { kind, list };
 });
 
-/** The kind of an IP address (v4, v6 or v4-mapped v6), or undefined for a public one or a string that is no IP address.
- * */
+/**
+ * The kind of an IP address (v4, v6 or v4-mapped v6), or undefined for a public one or a string that is no IP address.
+ */
 export function addressKind(address: string): AddressKind | undefined {
   const family = isIP(address);
   if (!family) return undefined;

@@ -14,8 +14,9 @@ export interface Target {
   readonly unknownKey: string;
   /** The most of one body the runner reads (DEFAULT_MAX_BODY_BYTES when absent). */
   readonly maxBodyBytes?: number;
-  /** Media links on loopback and private addresses are fetched: the target is on one itself, or --media-allow-private.
-   * */
+  /**
+   * Media links on loopback and private addresses are fetched: the target is on one itself, or --media-allow-private.
+   */
   readonly mediaAllowPrivate?: boolean;
   /** The path each documented path is served at instead (--route), by the document's path. */
   readonly routes?: Readonly<Record<string, string>>;
