@@ -6,7 +6,7 @@ import { toDetails } from '../contract/validation.js';
 import { FIXTURES_DIR } from '../lib/paths.js';
 
 /** A cloud-provider output format that the mock can write. */
-export interface AudioFormat {
+interface AudioFormat {
   readonly sampleRate: number;
   readonly bitsPerSample: 8 | 16;
   readonly encoding: 'pcm' | 'alaw' | 'mulaw';

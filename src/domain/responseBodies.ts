@@ -5,7 +5,7 @@ import type { Limits } from './limits.js';
 import { secretScrubber } from './secrets.js';
 
 /** A response body held for the inspector: its Content-Type and the bytes (or JSON text) the reply had. */
-export interface HeldBody {
+interface HeldBody {
   readonly contentType: string;
   readonly body: Buffer | string;
 }

@@ -3,10 +3,10 @@ import type { imageSize as ImageSize } from 'image-size';
 import { decodeBase64Prefix } from '../lib/base64.js';
 
 /** Image formats this project accepts as input. */
-export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';
+type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';
 
 /** Dimensions and format of an image as read from its header. */
-export interface ImageInfo {
+interface ImageInfo {
   width: number;
   height: number;
   format: ImageFormat;

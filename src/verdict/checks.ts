@@ -8,7 +8,7 @@ import { getAt } from './pointer.js';
 import type { Limits } from '../domain/limits.js';
 
 /** What the checks need besides the exchange. */
-export interface CheckContext {
+interface CheckContext {
   readonly registry: SchemaRegistry;
   /** The checked fixtures/limits.json: the mock's defaults for what a request leaves out (an image's size, a video's
    * length). */

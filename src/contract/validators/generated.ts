@@ -14,7 +14,7 @@ export const GROUPS = ['all', 'first', 'strictAll', 'strictFirst'] as const;
 type Group = (typeof GROUPS)[number];
 
 /** The generated module's shape: the hash of its sources, and one factory per group. */
-export type GeneratedModule = { hash: string } & Record<
+type GeneratedModule = { hash: string } & Record<
   Group,
   (formats: unknown, require: NodeJS.Require) => Record<string, ValidateFunction>
 >;

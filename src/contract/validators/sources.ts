@@ -45,7 +45,7 @@ export interface SchemaVariant {
 }
 
 /** The schemas of a folder, and a hash of everything their validators are generated from. */
-export interface SchemaSources {
+interface SchemaSources {
   readonly variants: readonly SchemaVariant[];
   readonly hash: string;
 }

@@ -24,7 +24,7 @@ export type {
 export type { Finish, JournalStore, JournalView } from './store.js';
 
 /** A listener of new journal entries (the inspector's live feed). */
-export type JournalListener = (entry: JournalEntry) => void;
+type JournalListener = (entry: JournalEntry) => void;
 
 /** A value of type T, or a Promise of it where the store's reading `R` is one (each kind of store in turn). */
 type Like<R, T> = R extends Promise<unknown> ? Promise<T> : T;

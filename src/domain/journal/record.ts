@@ -18,7 +18,7 @@
  */
 
 /** How a journal entry shows a field. */
-export type EntryRule =
+type EntryRule =
   /** As recorded. */
   | 'kept'
   /** A text (or null) with every configured secret masked; one seen to hold none is remembered, as the same few come

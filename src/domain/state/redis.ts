@@ -28,9 +28,9 @@ let ioredis: typeof IoRedis | undefined;
 const loadIoredis = (): typeof IoRedis => (ioredis ??= requireCjs('ioredis') as typeof IoRedis);
 
 /** Every key the mock writes starts with this, so a Redis shared with other programs stays tidy. */
-export const KEY_PREFIX = 'uam:';
+const KEY_PREFIX = 'uam:';
 /** A video task is kept this long after it was made (in memory the LRU bounds them by count). */
-export const VIDEO_TTL_S = 24 * 60 * 60;
+const VIDEO_TTL_S = 24 * 60 * 60;
 // Reconnect with backoff: 100 ms, doubling, at most 2 s between attempts, for as long as it takes.
 const backoff = (attempt: number): number => Math.min(100 * 2 ** Math.min(attempt - 1, 5), 2000);
 
@@ -61,7 +61,7 @@ interface RuleCache {
 }
 
 /** Where the state lives, without a password: `redis://host:port`. */
-export function describeUrl(url: string): string {
+function describeUrl(url: string): string {
   try {
     const u = new URL(url);
     return `${u.protocol}//${u.host}${u.pathname.length > 1 ? u.pathname : ''}`;
@@ -71,7 +71,7 @@ export function describeUrl(url: string): string {
 }
 
 /** What the Redis state needs from the rest of the services. */
-export interface RedisStateOptions {
+interface RedisStateOptions {
   readonly url: string;
   readonly clock: Clock;
   /** The configured fault rules, already checked; also checks rules added later (schema, operations, labels). */

@@ -11,7 +11,7 @@ import type { Finish, JournalStore, JournalView } from '../journal/store.js';
 type StoredEntry = EntryJson & { readonly instance: string };
 
 /** What the journal needs of the Redis state's one connection (state/redis.ts). */
-export interface RedisLink {
+interface RedisLink {
   readonly instance: string;
   /** Whether the connection is ready: a record is written only then (no offline queue). */
   ready(): boolean;

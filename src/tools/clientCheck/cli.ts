@@ -65,7 +65,7 @@ The scenarios and recipes for the openai SDK, the AI SDK and LangChain: docs/cli
 `;
 
 /** Everything the command was asked to do. */
-export interface ClientCheckOptions {
+interface ClientCheckOptions {
   readonly scenarios: string[];
   readonly clientTimeoutMs?: number;
   readonly reporters: ReporterChoice<ReporterName>[];

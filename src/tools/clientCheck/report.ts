@@ -19,7 +19,7 @@ export interface ScenarioResult {
 }
 
 /** Counts for the end of a run. */
-export interface CheckSummary {
+interface CheckSummary {
   readonly total: number;
   readonly passed: number;
   readonly failed: number;

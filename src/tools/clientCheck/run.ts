@@ -19,7 +19,7 @@ import type { Scenario } from './scenarios.js';
  * start one itself: whoever calls it passes a starter, so this folder stays below src/server/ (which
  * offers `mock.checkClient()` through it) and the grading can be tested without a socket.
  */
-export interface ScenarioMock {
+interface ScenarioMock {
   readonly url: string;
   readonly openaiBaseURL: string;
   requests(): JournalEntry[];
@@ -55,7 +55,7 @@ export type Launch = (context: ClientContext) => Promise<LaunchOutcome>;
 
 /** The key the client is given, with the scenario's rate limit; and the one the mock does not know. */
 export const CLIENT_KEY = 'sk-mock-client-check';
-export const UNKNOWN_KEY = 'sk-mock-client-check-unknown';
+const UNKNOWN_KEY = 'sk-mock-client-check-unknown';
 /** A client that goes on this long in a scenario without a bound of its own is stopped (a retry loop with no wait). */
 const ATTEMPTS_CAP = 200;
 const DEFAULT_DEADLINE_MS = 20_000;

@@ -9,7 +9,7 @@ import { compareExchanges } from '../../verdict/baseline.js';
 import type { Case, CaseResult, CheckFailure, Exchange } from '../../verdict/types.js';
 
 /** Everything a run needs besides the cases. */
-export interface RunSettings extends Target {
+interface RunSettings extends Target {
   readonly registry: SchemaRegistry;
   readonly concurrency: number;
   /** Extra attempts for a free case after a 429 or a transport error. */

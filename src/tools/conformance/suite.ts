@@ -69,7 +69,7 @@ interface SuiteFile {
 }
 
 /** The loaded suite: every case of every profile, and the key no target should accept. */
-export interface Suite {
+interface Suite {
   readonly cases: readonly Case[];
   readonly unknownKey: string;
 }

@@ -25,7 +25,7 @@ import type { Sent } from './probe.js';
 import { STREAM_JUDGES } from './judgeStreams.js';
 
 /** The least wait between a failed attempt and a retry that counts as backing off (docs/gateway.md). */
-export const MIN_BACKOFF_MS = 100;
+const MIN_BACKOFF_MS = 100;
 
 /** How much sooner than the retry-after asked a retry may come (the two ends' timers). */
 const RETRY_AFTER_SLACK_MS = 50;
