@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JournalEntry, RequestRecord } from '../../src/domain/journal/journal.js';
 import type { Services } from '../../src/domain/services.js';
+import type { Exchange } from '../../src/verdict/types.js';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createFile, MP4BoxBuffer, type Movie } from 'mp4box';
@@ -292,6 +293,22 @@ export function heldEntries(services: Services): JournalEntry[] {
   const entries = services.journal.entries();
   if (entries instanceof Promise) throw new Error('the journal is in shared state: await services.journal.entries()');
   return entries;
+}
+
+/**
+ * A finished exchange as the verdict checks read it: status 200 and a JSON body (`json`) or a text (`text`, an event
+ * stream unless `headers` say otherwise), unless the fields given say otherwise.
+ */
+export function exchangeOf(e: Partial<Exchange> & { text?: string; json?: unknown } = {}): Exchange {
+  const { text, json, ...rest } = e;
+  const body = Buffer.from(json !== undefined ? JSON.stringify(json) : (text ?? ''));
+  return {
+    status: 200,
+    headers: { 'content-type': json !== undefined ? 'application/json' : 'text/event-stream' },
+    body,
+    ms: 50,
+    ...rest,
+  };
 }
 
 export const requestRecord = (over: Partial<RequestRecord> = {}): RequestRecord => ({
