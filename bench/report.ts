@@ -1,57 +1,8 @@
 /** Pure helpers of the benchmark: statistics, ratios, target verdicts and the printed tables. */
 
-import type { PacedFigures } from './results.js';
+import type { Beside, LoadFigures, PacedFigures, Ratios, ScenarioResult } from './results.js';
 
-/** What one server did under load in one scenario. */
-export interface LoadFigures {
-  readonly reqPerSec: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly meanMs: number;
-  /** Peak resident set size of the server process in MiB; null where it cannot be read. */
-  readonly peakRssMiB: number | null;
-  /**
-   * Server CPU time (user + system) per answered request in microseconds: unlike req/s, it does not
-   * change when other processes take turns on the server's core.
-   */
-  readonly cpuUsPerReq: number | null;
-  readonly responses: number;
-  /** Responses whose status was not the scenario's expected one, plus transport errors. */
-  readonly unexpected: number;
-}
-
-/** One scenario measured on both servers, with the mock's figures as ratios to the baseline's. */
-export interface ScenarioResult {
-  readonly name: string;
-  readonly title: string;
-  readonly baseline: LoadFigures | null;
-  /** The stack floor (minimal Koa + router + body parser + Ajv), where measured. */
-  readonly floor?: LoadFigures | null;
-  readonly mock: LoadFigures;
-  readonly ratio: Ratios;
-  /** The floor's figures as ratios to the baseline: the share of the budget the stack itself takes. */
-  readonly floorRatio?: Ratios | null;
-  /** The mock with its logging off (`--log-level silent`), in the chat scenarios. */
-  readonly silent?: LoadFigures;
-  /** The mock as `npm start` runs it but with `--metrics off`, in the chat scenarios: what the metrics cost. */
-  readonly unmetered?: LoadFigures;
-  /** aimock on its own path with the same request body, in the chat scenarios, and the status it answers. */
-  readonly aimock?: LoadFigures;
-  readonly aimockStatus?: number;
-  /** Another build of the mock (`--before`), as `npm start` runs it, in the chat scenarios: the build a change is
-   * measured against, in the same run. */
-  readonly before?: LoadFigures;
-  /** The build before's req/s over the floor's and aimock's, one ratio per round: its own targets in the same run. */
-  readonly beforePaired?: Partial<Record<'floor' | 'aimock', readonly number[]>>;
-  /**
-   * The mock's req/s over each server measured next to it, one ratio per round (the two measured seconds
-   * apart, in turned order): the comparisons the targets make are the medians of these.
-   */
-  readonly paired?: Partial<Record<Beside, readonly number[]>>;
-}
-
-/** The servers measured beside the mock in the chat scenarios. */
-export type Beside = 'silent' | 'unmetered' | 'floor' | 'aimock' | 'before';
+export type { Beside, LoadFigures, Ratios, ScenarioResult } from './results.js';
 
 /**
  * The mock's req/s over a server measured beside it: the median of the rounds' ratios where the run kept
@@ -79,15 +30,6 @@ export function logCost(s: ScenarioResult): number | null {
 export function metricsCost(s: ScenarioResult): number | null {
   const r = besideRatio(s, 'unmetered');
   return r === null ? null : 1 - r;
-}
-
-/** Figures of a server as ratios to the baseline's. */
-export interface Ratios {
-  readonly reqPerSec: number | null;
-  readonly p50: number | null;
-  readonly p99: number | null;
-  readonly peakRss: number | null;
-  readonly cpuPerReq: number | null;
 }
 
 /** The value at quantile q (0..1) of an ascending-sorted sample, by the nearest-rank method. */

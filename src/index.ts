@@ -7,7 +7,7 @@ export { RuleError, type FaultRule, type RuleView as FaultRuleView } from './dom
 export type { FaultSpec } from './domain/faults/spec.js';
 export type { RuleMatch } from './domain/faults/match.js';
 export type { ReplyRule } from './text/replies.js';
-export type { JournalEntry } from './domain/journal.js';
+export type { JournalEntry } from './domain/journal/journal.js';
 export type {
   Dist,
   DistSummary,

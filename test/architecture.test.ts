@@ -38,8 +38,9 @@ interface Edge {
   types: boolean;
 }
 
-/** The static imports and re-exports of a file that lead to another file of src/ (dynamic `import()` is not followed).
- * */
+/**
+ * The static imports and re-exports of a file that lead to another file of src/ (dynamic `import()` is not followed).
+ */
 function importsOf(file: string): Edge[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   const edges: Edge[] = [];

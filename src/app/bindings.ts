@@ -26,10 +26,10 @@ import { generateVideo, getVideo } from '../handlers/video.js';
 import type { BoundOperation, Handler } from '../pipeline/handler.js';
 
 /** GET /openapi.json: the OpenAPI document of the operations table, with this server as its server URL. */
-const serveOpenApi: Handler = async ({ baseUrl }) => {
+const serveOpenApi: Handler = async ({ baseUrl, services }) => {
   // Loaded on first use: serving the API never pays for the generator.
   const { openApiText } = await import('../tools/openapi/index.js');
-  return { kind: 'json', body: openApiText(baseUrl) };
+  return { kind: 'json', body: openApiText(baseUrl, services.limits) };
 };
 
 /** The handler of each operation; a row without one, or a handler without a row, does not compile. */

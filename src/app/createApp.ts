@@ -4,7 +4,7 @@ import { resolveConfig, type Config, type ConfigInput } from '../domain/config.j
 import { ApiError } from '../contract/errors.js';
 import { authenticate, checkKey } from '../pipeline/auth.js';
 import { renderError, sendError, type ErrorSink } from '../pipeline/errors.js';
-import { createServices } from './services.js';
+import { createServices } from './createServices.js';
 import { createRelay, type Relay } from '../relay/relay.js';
 import { boundOperations } from './bindings.js';
 import { admit } from '../pipeline/admit.js';
@@ -122,13 +122,9 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const observers: RequestObserver[] = [
     ...(hooks.observers ?? []),
     ...(services.metrics ? [services.metrics.observe] : []),
-    (record) => services.state.append(record),
+    (record) => services.journal.record(record),
     (record) => services.responseBodies.keep(record),
   ];
-  // With shared state the journal is in Redis; this instance's own journal then records only while an
-  // inspector follows it, so the live feed still carries the requests this instance answers.
-  if (services.state.kind !== 'memory')
-    observers.push((record) => services.journal.listening && services.journal.record(record));
   const reporting: Reporting = { observers, maxModelChars: services.limits.records.maxModelChars };
   const idRule: IdRule = { maxChars: services.limits.requests.maxRequestIdChars, secrets: services.secrets };
 

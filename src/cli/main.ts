@@ -211,7 +211,7 @@ Every flag is also a key of the --config file; each flag and key in full: docs/c
 }
 
 /** How `serve` was asked to run: its configuration, or help or version. */
-export type ServeRequest = ConfigInput | 'help' | 'version';
+type ServeRequest = ConfigInput | 'help' | 'version';
 
 /** Where a configuration's settings came from: the flag of each, as the user wrote it, by the setting's dotted path;
  * the others from the file. */

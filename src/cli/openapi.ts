@@ -1,5 +1,6 @@
 import { COMMON_OPTIONS, parseCommandLine, UsageError, versionText } from '../verdict/commandLine.js';
 import { DEFAULT_SERVER_URL, openApiText } from '../tools/openapi/index.js';
+import { packageLimits } from '../domain/limits.js';
 
 const HELP = `Usage: unified-ai-mock openapi [--server-url URL]
 
@@ -30,7 +31,7 @@ export async function openapi(argv: string[]): Promise<number> {
   // Waits for the write: the caller exits right after, and a pipe may still be draining. A reader that stopped early
   // (`openapi | head`) is no failure of this command.
   await new Promise<void>((resolve, reject) =>
-    process.stdout.write(openApiText(url?.replace(/\/$/, '')), (err) =>
+    process.stdout.write(openApiText(url?.replace(/\/$/, '') ?? DEFAULT_SERVER_URL, packageLimits()), (err) =>
       err && (err as NodeJS.ErrnoException).code !== 'EPIPE' ? reject(err) : resolve(),
     ),
   );

@@ -6,7 +6,7 @@ import { SCHEMA_BASE } from './validators/sources.js';
  * the items of an array of such objects): a body field not among them is accepted and ignored outside
  * --strict, and the pipeline names it (header x-mock-ignored-fields, the journal's ignoredFields).
  */
-export type Shape =
+type Shape =
   | { readonly kind: 'object'; readonly known: ReadonlySet<string>; readonly children: ReadonlyMap<string, Shape> }
   | { readonly kind: 'array'; readonly items: Shape };
 

@@ -48,7 +48,7 @@ export interface Latency {
 }
 
 /** How the OpenAPI document and the docs present an operation. */
-export interface OperationDoc {
+interface OperationDoc {
   readonly tag: string;
   readonly summary: string;
   readonly description?: string;

@@ -6,7 +6,7 @@ import { operation } from './operations.js';
  * table, the OpenAPI document and the journal's operation ids); the router reads this table when it
  * answers a 404.
  */
-export interface PathHint {
+interface PathHint {
   /**
    * The paths as a client composes them (its base URL + its own path), each also under /v1 and with any
    * further segments (`/responses/resp_1/input_items`).
@@ -29,7 +29,7 @@ const none = (what: string) =>
   `This API has no ${what}: it offers chat completions (POST ${chat}), images, video and speech (GET /openapi.json lists every path).`;
 
 /** The hint table. */
-export const PATH_HINTS: readonly PathHint[] = [
+const PATH_HINTS: readonly PathHint[] = [
   {
     // The Vercel AI SDK's default model, openai('gpt-4o'), posts to `${baseURL}/responses`; so does the
     // openai SDK's client.responses.create().

@@ -127,5 +127,7 @@ export type Reply =
        */
       kind: 'feed';
       open(send: (event: string, data: string) => void): () => void;
+      /** How often an idle feed writes a comment line, so proxies and the browser see it is alive (feeds.heartbeatMs). */
+      heartbeatMs: number;
       headers?: Record<string, string>;
     };

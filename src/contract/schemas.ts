@@ -37,8 +37,9 @@ export class SchemaRegistry {
     return (shared ??= new SchemaRegistry());
   }
 
-  /** `generatedFile`: where to look for generated validators (by default the build's, for the package's schemas only).
-   * */
+  /**
+   * `generatedFile`: where to look for generated validators (by default the build's, for the package's schemas only).
+   */
   constructor(
     dir: string = SCHEMAS_DIR,
     generatedFile: string | undefined = dir === SCHEMAS_DIR ? GENERATED_FILE : undefined,

@@ -1,8 +1,7 @@
-import { createRequire } from 'node:module';
+import { requireCjs } from '../lib/require.js';
 import type * as Tldts from 'tldts';
 
 // The Public Suffix List, as tldts compiles it: loaded only when a configuration lists host names.
-const requireCjs = createRequire(import.meta.url);
 let tldts: typeof Tldts | undefined;
 
 /**

@@ -122,8 +122,9 @@ export interface SettingSchema {
 /** schemas/config.json: the one table of settings. */
 export const CONFIG_SCHEMA = schemaFile('config.json') as SettingSchema;
 
-/** One setting: a field that holds a value (not a group such as pacing), by its path (`['pacing', 'tokensPerSecond']`).
- * */
+/**
+ * One setting: a field that holds a value (not a group such as pacing), by its path (`['pacing', 'tokensPerSecond']`).
+ */
 export interface Setting {
   readonly path: readonly string[];
   readonly schema: SettingSchema;

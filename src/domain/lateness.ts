@@ -9,7 +9,7 @@ const upper = (i: number) => FIRST_MS * 2 ** (i / STEPS_PER_DOUBLING);
 const rounded = (ms: number) => (ms < 1 ? Math.round(ms * 100) / 100 : Math.round(ms * 10) / 10);
 
 /** What a histogram says: how many, and the median, 99th percentile and maximum in ms (null when empty). */
-export interface LatenessFigures {
+interface LatenessFigures {
   readonly count: number;
   readonly p50Ms: number | null;
   readonly p99Ms: number | null;

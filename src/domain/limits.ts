@@ -7,7 +7,7 @@ import { FIXTURES_DIR } from '../lib/paths.js';
 import type { FaultBounds } from './faults/kinds.js';
 
 /** A cloud-provider output format that the mock can write. */
-export interface AudioFormat {
+interface AudioFormat {
   readonly sampleRate: number;
   readonly bitsPerSample: 8 | 16;
   readonly encoding: 'pcm' | 'alaw' | 'mulaw';
@@ -51,6 +51,8 @@ export interface Limits {
   };
   readonly latencyProfiles: { maxCount: number };
   readonly state: { healthPingMs: number };
+  readonly feeds: { maxFollowers: number; heartbeatMs: number };
+  readonly clientCheck: { burstMs: number };
   readonly messages: {
     maxQuotedChars: number;
     maxPathChars: number;

@@ -1,11 +1,11 @@
 import { isRecipe } from '../contract/reply.js';
 import { Lru } from '../lib/lru.js';
-import { journalled, type RequestRecord } from './journal.js';
+import { journalled, type RequestRecord } from './journal/journal.js';
 import type { Limits } from './limits.js';
 import { secretScrubber } from './secrets.js';
 
 /** A response body held for the inspector: its Content-Type and the bytes (or JSON text) the reply had. */
-export interface HeldBody {
+interface HeldBody {
   readonly contentType: string;
   readonly body: Buffer | string;
 }

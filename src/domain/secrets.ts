@@ -1,7 +1,8 @@
 import { maskKey } from './keys.js';
 
-/** The secrets of a configuration that must never be written out: every API key, the admin token and the upstream key.
- * */
+/**
+ * The secrets of a configuration that must never be written out: every API key, the admin token and the upstream key.
+ */
 export function configSecrets(config: {
   keys: readonly { key: string }[];
   adminToken?: string | undefined;

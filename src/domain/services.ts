@@ -3,7 +3,7 @@ import type { Catalogue } from './catalogue.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { FaultRules } from './faults/rules.js';
-import type { Journal } from './journal.js';
+import type { Journal, JournalStore } from './journal/journal.js';
 import type { StreamStats } from './lateness.js';
 import type { LatencyControl } from './latency/types.js';
 import type { Slots } from './latency/slots.js';
@@ -38,12 +38,13 @@ export interface Services {
   readonly clock: Clock;
   readonly rateLimits: RateLimiter;
   readonly faultRules: FaultRules;
-  readonly journal: Journal;
+  /** The process's one journal: a ring in memory, or in Redis with `state: redis://...` (the state's journal store). */
+  readonly journal: Journal<JournalStore>;
   /** Recent response bodies the journal does not keep whole (binary, long text), for the inspector; bounded by size. */
   readonly responseBodies: ResponseBodies;
   /**
-   * The state instances may share (rate limits, fault rules, journal, video tasks): in memory it answers
-   * through rateLimits, faultRules, journal and videoTasks above; with `state: redis://...` from Redis.
+   * The state instances may share (rate limits, fault rules, video tasks, the journal's store): in memory it answers
+   * through rateLimits, faultRules and videoTasks above; with `state: redis://...` from Redis.
    * The pipeline, the handlers and the admin API go through it.
    */
   readonly state: StateStore;

@@ -68,7 +68,7 @@ export const resetState: Handler = ({ services }) => {
 
 /** GET /__admin/requests: the journal, oldest first. */
 export const listRequests: Handler = ({ services }) =>
-  json(services.state.journal(), ({ entries, total, capacity, unrecorded }) => ({
+  json(services.journal.view(), ({ entries, total, capacity, unrecorded }) => ({
     object: 'list',
     data: entries,
     total,
@@ -79,7 +79,7 @@ export const listRequests: Handler = ({ services }) =>
 /** DELETE /__admin/requests: empties the journal (and the response bodies held for it). */
 export const clearRequests: Handler = ({ services }) => {
   services.responseBodies.clear();
-  return json(services.state.clearJournal(), (deleted) => ({ deleted }));
+  return json(services.journal.clear(), (deleted) => ({ deleted }));
 };
 
 /** GET /__admin/streams: open and started streams, and how late their paced events were (this instance's). */

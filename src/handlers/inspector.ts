@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
-import { MAX_LISTENERS, type JournalEntry } from '../domain/journal.js';
+import type { JournalEntry } from '../domain/journal/journal.js';
 import { ROOT } from '../lib/paths.js';
 import type { Handler } from '../pipeline/handler.js';
 import { rangedReply } from '../pipeline/ranged.js';
@@ -64,7 +64,7 @@ const inertJson = (value: unknown): string =>
  */
 export const inspectorPage: Handler = async (ctx) => {
   const reply = (await page(ctx)) as Reply & { kind: 'binary' };
-  const { entries } = await ctx.services.state.journal();
+  const entries = await ctx.services.journal.entries();
   const block = `<script type="application/json" id="journal">${inertJson(entries)}</script>`;
   const html = reply.body.toString('utf8').replace('<div id="app">', `${block}\n    <div id="app">`);
   return { ...reply, body: Buffer.from(html, 'utf8') };
@@ -114,23 +114,25 @@ export const responseBody: Handler = ({ params, headers, services }) => {
 
 /**
  * GET /__admin/requests/events: each new journal entry as an `entry` event while the client stays.
- * At most MAX_LISTENERS feeds at once (429 past that); a reader too slow to keep up is dropped (see pipeline/feed.ts).
+ * At most feeds.maxFollowers feeds at once (429 past that); a reader too slow to keep up is dropped (see pipeline/feed.ts).
  */
 export const journalEvents: Handler = ({ services }) => {
   let send: ((event: string, data: string) => void) | undefined;
   const pending: JournalEntry[] = [];
+  const { maxFollowers, heartbeatMs } = services.limits.feeds;
   const unsubscribe = services.journal.subscribe((entry) => {
     if (send) send('entry', JSON.stringify(entry));
     else if (pending.push(entry) > MAX_PENDING) pending.shift();
-  });
+  }, maxFollowers);
   if (!unsubscribe) {
     throw new ApiError(ERRORS.RATE_LIMITED, {
       code: 'too_many_feeds',
-      message: `Too many clients follow the journal already (${MAX_LISTENERS}); close one and retry.`,
+      message: `Too many clients follow the journal already (${maxFollowers}); close one and retry.`,
     });
   }
   return {
     kind: 'feed',
+    heartbeatMs,
     headers: { 'cache-control': 'no-store' },
     open(write) {
       send = write;

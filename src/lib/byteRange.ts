@@ -5,7 +5,7 @@
  */
 
 /** The bytes a range selects: `start` to `end`, both included. */
-export interface ByteRange {
+interface ByteRange {
   readonly start: number;
   readonly end: number;
 }

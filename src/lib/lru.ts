@@ -2,8 +2,9 @@
 export class Lru<V> {
   private readonly map = new Map<string, { value: V; size: number }>();
   private bytes = 0;
-  /** The most recently used key: when it is in the map, it is the last one (a deleted key may linger here harmlessly).
-   * */
+  /**
+   * The most recently used key: when it is in the map, it is the last one (a deleted key may linger here harmlessly).
+   */
   private newest: string | undefined;
 
   constructor(

@@ -11,7 +11,7 @@ import { mulberry32 } from '../lib/prng.js';
  */
 
 /** Options for encodeH264. */
-export interface H264Options {
+interface H264Options {
   width: number;
   height: number;
   frameCount: number;
@@ -21,7 +21,7 @@ export interface H264Options {
 }
 
 /** An encoded H.264 elementary stream, split into the pieces an MP4 muxer needs. */
-export interface H264Stream {
+interface H264Stream {
   /** Sequence parameter set NAL unit (header byte included, no start code). */
   sps: Buffer;
   /** Picture parameter set NAL unit (header byte included, no start code). */

@@ -1,12 +1,12 @@
-import { createRequire } from 'node:module';
+import { requireCjs } from '../lib/require.js';
 import type { imageSize as ImageSize } from 'image-size';
 import { decodeBase64Prefix } from '../lib/base64.js';
 
 /** Image formats this project accepts as input. */
-export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';
+type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';
 
 /** Dimensions and format of an image as read from its header. */
-export interface ImageInfo {
+interface ImageInfo {
   width: number;
   height: number;
   format: ImageFormat;
@@ -51,8 +51,7 @@ export function readImageInfo(buf: Buffer): ImageInfo | undefined {
   const exact = buf.byteOffset === 0 && buf.buffer.byteLength === buf.length ? buf : new Uint8Array(buf);
   try {
     // image-size (about 30 modules) loads on the first image read, not at every start-up.
-    const size = (imageSize ??= (createRequire(import.meta.url)('image-size') as { imageSize: typeof ImageSize })
-      .imageSize)(exact);
+    const size = (imageSize ??= (requireCjs('image-size') as { imageSize: typeof ImageSize }).imageSize)(exact);
     const format = size.type === undefined ? undefined : FORMAT_BY_TYPE[size.type];
     if (format === undefined || !headerComplete(exact, format)) return undefined;
     const { width, height } = size;

@@ -1,7 +1,7 @@
 import { encodeH264 } from './h264.js';
 
 /** Options for encodeMp4. */
-export interface Mp4Options {
+interface Mp4Options {
   width: number;
   height: number;
   durationSeconds: number;

@@ -1,7 +1,7 @@
 import { mulberry32 } from '../lib/prng.js';
 
 /** Sample encodings supported by encodeWav. */
-export type WavEncoding = 'pcm' | 'alaw' | 'mulaw';
+type WavEncoding = 'pcm' | 'alaw' | 'mulaw';
 
 /** Options for encodeWav. */
 export interface WavOptions {

@@ -26,7 +26,7 @@ const same = (sent: string, expected: Buffer): boolean => timingSafeEqual(sha256
 
 /** The header the inspector page sends with every call: a cross-site form cannot set it, and a cross-origin fetch that
  * sets it needs a preflight the mock never allows. */
-export const ADMIN_HEADER = 'x-uam-admin';
+const ADMIN_HEADER = 'x-uam-admin';
 
 /** Methods that only read: they need no Origin match (their answers are not readable cross-origin: the mock sends no
  * CORS headers). */

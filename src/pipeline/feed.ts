@@ -7,8 +7,6 @@ type FeedReply = Extract<Reply, { kind: 'feed' }>;
 // What may wait in memory for a slow reader before it is dropped: an EventSource reconnects on its
 // own and reads the journal again, so dropping loses nothing, while waiting could grow without limit.
 const MAX_BUFFERED_BYTES = 1024 * 1024;
-// A comment line now and then, so proxies and the browser see the connection is alive.
-const HEARTBEAT_MS = 15_000;
 
 /**
  * Writes a live text/event-stream (the journal feed): open until the client leaves or the server shuts
@@ -44,7 +42,7 @@ export function writeFeed(
     };
     // Opened first, so that whatever happens next, finish() is what stops it.
     const stop = reply.open((event, data) => write(`event: ${event}\ndata: ${data}\n\n`));
-    const beat = setInterval(() => write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const beat = setInterval(() => write(': keep-alive\n\n'), reply.heartbeatMs);
     beat.unref();
     function finish(): void {
       if (done) return;

@@ -25,7 +25,7 @@ const jsonKind = (v: unknown): string =>
           : `a ${typeof v}`;
 
 /** The bound of a JSON text broken, found before it is parsed. */
-export type BrokenBound = 'depth' | 'values';
+type BrokenBound = 'depth' | 'values';
 
 /**
  * The first bound the JSON text breaks: nesting objects/arrays deeper than `maxDepth`, or holding more than

@@ -4,7 +4,7 @@ import { parseByteRange } from '../lib/byteRange.js';
 import type { HandlerRequest } from './handler.js';
 
 /** A body that is answered whole or in one byte range, and how its answers look. */
-export interface RangedBody {
+interface RangedBody {
   readonly contentType: string;
   readonly body: Buffer;
   /** Headers of the 200 and the 206 (Accept-Ranges is added to them). */

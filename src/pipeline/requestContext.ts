@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestRecord } from '../domain/journal.js';
+import type { RequestRecord } from '../domain/journal/journal.js';
+import { ALWAYS_FIELDS, DRAFT_FIELDS } from '../domain/journal/record.js';
 import { writtenHead } from '../lib/internals.js';
 import type { RequestState } from './steps.js';
 
-export type { RequestRecord } from '../domain/journal.js';
+export type { RequestRecord } from '../domain/journal/journal.js';
 
 /** Something that wants to see each finished request. */
 export type RequestObserver = (record: RequestRecord) => void;
@@ -138,7 +139,7 @@ export function reportRequest(
   const hint = Number(state.error?.headers['retry-after-ms']);
   const head = res && writtenHead(res);
   const usage = state.reply?.kind === 'json' || state.reply?.kind === 'sse' ? state.reply.usage : undefined;
-  const record: RequestRecord = {
+  const record: Record<string, unknown> = {
     requestId: state.requestId,
     time: Date.now(),
     method: req.method ?? 'GET',
@@ -149,24 +150,22 @@ export function reportRequest(
     latencyMs: Math.round((performance.now() - started) * 100) / 100,
     errorCode: state.error?.code,
     details: state.error?.details,
-    fault: state.fault,
-    stream: state.stream,
     retryCount: Number.isFinite(retry) ? retry : undefined,
     model: typeof model === 'string' ? model.slice(0, maxModelChars) : undefined,
-    // References (no copy): the text or bytes sent and a stream's events; the journal bounds and masks them.
-    responseBody: state.responseBody,
-    sse: state.sse,
     ...(state.sse?.worstLateMs !== undefined ? { streamLateMs: Math.round(state.sse.worstLateMs * 10) / 10 } : {}),
-    ...(state.profile !== undefined ? { profile: state.profile } : {}),
     ...(state.queuedMs !== undefined ? { queuedMs: Math.round(state.queuedMs * 10) / 10 } : {}),
     ...(usage ? { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens } : {}),
-    ...(state.ignoredFields ? { ignoredFields: state.ignoredFields } : {}),
     ...(Number.isFinite(hint) ? { retryAfterMs: hint } : {}),
-    ...(state.violations?.length ? { violations: state.violations } : {}),
     request: { headers: req.headers, body: state.raw },
     // The header block Node wrote (read by the journal only when the entry is read), else the headers set
     // so far (before the head is written, or where Node keeps no block).
     ...(res ? (head !== undefined ? { responseHead: head } : { responseHeaders: res.getHeaders() }) : {}),
   };
-  for (const observe of observers) observe(record);
+  // The record draft as the pipeline left it; the response's body and a stream's events are references (no copy), which
+  // the journal bounds and masks.
+  for (const name of DRAFT_FIELDS) {
+    const value = state[name];
+    if (value !== undefined || ALWAYS_FIELDS.has(name)) record[name] = value;
+  }
+  for (const observe of observers) observe(record as RequestRecord);
 }

@@ -11,7 +11,7 @@ import type { StreamStats } from '../domain/lateness.js';
 import type { Metrics } from '../domain/metrics/metrics.js';
 
 /** The records bounds of fixtures/limits.json (services.limits) the writer keeps to for the journal. */
-export type ResponderBounds = StreamLogBounds & Pick<Limits['records'], 'maxResponseBodyChars'>;
+type ResponderBounds = StreamLogBounds & Pick<Limits['records'], 'maxResponseBodyChars'>;
 
 /** The Content-Type of every JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { frameOf, type Reply } from '../contract/reply.js';
-import type { SentEvent, SentEvents } from '../domain/journal.js';
+import type { SentEvent, SentEvents } from '../domain/journal/journal.js';
 import type { Limits } from '../domain/limits.js';
 import type { StreamStats } from '../domain/lateness.js';
 import type { StreamTiming } from '../domain/metrics/metrics.js';

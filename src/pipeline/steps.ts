@@ -3,14 +3,15 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ApiError } from '../contract/errors.js';
 import type { BoundOperation } from './handler.js';
 import type { KeyState } from '../domain/keys.js';
-import type { Reply, TextRecipe } from '../contract/reply.js';
-import type { SentEvents, Violation } from '../domain/journal.js';
+import type { Reply } from '../contract/reply.js';
+import { EMPTY_DRAFT, type RecordDraft } from '../domain/journal/record.js';
 import type { FaultSpec } from '../domain/faults/spec.js';
 import type { RequestEnd } from './requestEnd.js';
 import type { PacingRequest } from '../text/pacing.js';
 
-/** What is learnt about one request as it is answered; it lives in ctx.state. */
-export interface RequestState {
+/** What is learnt about one request as it is answered; it lives in ctx.state. Its recorded part, the record draft
+ * (fault, stream, responseBody, sse, profile, ignoredFields, violations), is typed by the record's field table. */
+export interface RequestState extends RecordDraft {
   requestId: string;
   operation?: BoundOperation;
   key?: KeyState;
@@ -21,10 +22,8 @@ export interface RequestState {
   large?: boolean;
   reply?: Reply;
   error?: ApiError;
-  /** The injected fault, as the journal shows it, and as applied (a relayed stream applies it as it goes). */
-  fault?: string;
+  /** The injected fault as applied (a relayed stream applies it as it goes); `fault` is its label in the record. */
   faultSpec?: FaultSpec;
-  stream?: string;
   /** Gives back what the request holds (room in the body budget, its model's slot); called once, by endRequest. */
   release?: () => void;
   /** The end of the request: what its waits watch to learn that the client is gone (requestEnd.ts). */
@@ -33,21 +32,11 @@ export interface RequestState {
   ended?: boolean;
   /** 0 when no HTTP status reached the client (connection dropped or left); overrides ctx.status in the record. */
   transportStatus?: number;
-  /** Body fields the request schema does not list, accepted and ignored (JSON pointers, masked, bounded). */
-  ignoredFields?: readonly string[];
-  /** Departures from the API the validating proxy saw in this exchange (docs/record-replay.md). */
-  violations?: Violation[];
-  /** The body that was sent, for the journal: the JSON text written (or its recipe) or the binary body (a reference,
-   * never a copy). */
-  responseBody?: string | Buffer | TextRecipe;
-  /** A streamed answer's events as written, with their times (pipeline/sse.ts StreamLog). */
-  sse?: SentEvents;
   /** When the request arrived, on the stream timers' clock: a stream's time to first token runs from it. */
   arrived?: number;
   /** What the X-Mock-Pacing header asks for, read once by the handle step (admit.ts askedPacing). */
   pacing?: PacingRequest;
-  /** The latency profile in force for the request (its name), and how long it waited for a slot of its model. */
-  profile?: string;
+  /** How long the request waited for a slot of its model (its latency profile's name is `profile`). */
   queuedMs?: number;
   /** The answer's headers not yet set on the response, as name/value pairs in order (requestContext.ts beginResponse).
    * */
@@ -70,22 +59,16 @@ export function requestState(
     large: undefined,
     reply: undefined,
     error,
-    fault: undefined,
     faultSpec: undefined,
-    stream: undefined,
     release: undefined,
     end: undefined,
     ended: false,
     transportStatus: undefined,
-    ignoredFields: undefined,
-    violations: undefined,
-    responseBody: undefined,
-    sse: undefined,
     arrived: undefined,
     pacing: undefined,
-    profile: undefined,
     queuedMs: undefined,
     head: undefined,
+    ...EMPTY_DRAFT,
   };
 }
 

@@ -1,6 +1,6 @@
 // A streamed answer from the upstream: passed on as it arrives (the head at once, each read as it comes), a stream
 // fault applied as the mock applies it to its own, then judged whole and recorded with each event's time.
-import type { Violation } from '../domain/journal.js';
+import type { Violation } from '../domain/journal/journal.js';
 import { openHead } from '../pipeline/requestContext.js';
 import { STOP, type StepResult } from '../pipeline/steps.js';
 import { endEarly } from '../pipeline/transport.js';

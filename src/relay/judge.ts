@@ -1,5 +1,5 @@
 // Judging: each relayed exchange held to the conformance runner's rules, its departures to the journal and report.
-import type { Violation } from '../domain/journal.js';
+import type { Violation } from '../domain/journal/journal.js';
 import type { RequestState } from '../pipeline/steps.js';
 import { requestViolations, ViolationLog, type Judged } from './validation.js';
 

@@ -4,8 +4,8 @@ import { dirname } from 'node:path';
 import type { ApiError } from '../contract/errors.js';
 import type { Operation } from '../contract/operations.js';
 import type { SchemaRegistry } from '../contract/schemas.js';
-import type { Violation } from '../domain/journal.js';
-import type { Limits } from '../domain/limits.js';
+import type { Violation } from '../domain/journal/journal.js';
+import { packageLimits, type Limits } from '../domain/limits.js';
 import { checksFor, evaluate } from '../verdict/checks.js';
 import { zeroCost } from '../verdict/cost.js';
 import { summarize, type Report } from '../verdict/report.js';
@@ -83,7 +83,11 @@ export async function responseViolations(
   registry: SchemaRegistry,
 ): Promise<Violation[]> {
   if (!j.refusal && (ex.status === 429 || ex.status >= 500)) return [];
-  const failures = await evaluate(caseOf(j, profile), ex, { registry, timeoutMs: 10_000 });
+  const failures = await evaluate(caseOf(j, profile), ex, {
+    registry,
+    limits: packageLimits(registry),
+    timeoutMs: 10_000,
+  });
   return failures.map((f) => ({ rule: `response.${f.check}`, expected: f.expected, actual: f.actual }));
 }
 

@@ -9,14 +9,14 @@ import { BODY_READ } from '../pipeline/readBody.js';
 import { requestIdFor } from '../pipeline/requestContext.js';
 
 /** What the tracker reports about a connection answered outside Koa (bad HTTP, timeouts). */
-export interface ClientErrorInfo {
+interface ClientErrorInfo {
   readonly status: number;
   readonly code: string;
   readonly reason: string;
 }
 
 /** The bounds of what a raw answer quotes: the messages fields of fixtures/limits.json (services.limits). */
-export type RawAnswerBounds = Pick<Limits['messages'], 'maxReasonChars'>;
+type RawAnswerBounds = Pick<Limits['messages'], 'maxReasonChars'>;
 
 /**
  * The answer to an HTTP-level error that Node's parser or timers raise before Koa sees a request: a row of

@@ -1,7 +1,7 @@
 import { fstatSync, openSync, write, constants } from 'node:fs';
 
 /** Options of a LogWriter. */
-export interface LogWriterOptions {
+interface LogWriterOptions {
   /** Bytes waiting to be written past which new lines are dropped (counted). Default 16 MiB. */
   readonly maxPending?: number;
   /** Bytes gathered into one write(2) at most. Default 1 MiB. */

@@ -2,7 +2,7 @@ import { checkReplyRule } from '../domain/replyRules.js';
 import type { ReplyRule } from '../text/replies.js';
 import type { Config, ConfigInput, KeyConfig } from '../domain/config.js';
 import { RuleError, type FaultRule, type RuleView } from '../domain/faults/rules.js';
-import type { JournalEntry } from '../domain/journal.js';
+import type { JournalEntry } from '../domain/journal/journal.js';
 import type { Maybe } from '../domain/state/store.js';
 import { start } from './server.js';
 import type { Grade } from '../tools/clientCheck/grade.js';
@@ -160,8 +160,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       replyRules.splice(0, added.length);
       return added.splice(0).length;
     },
-    requests: () => now(services.state.journal()).entries,
-    clearRequests: () => now(services.state.clearJournal()),
+    requests: () => now(services.journal.entries()),
+    clearRequests: () => now(services.journal.clear()),
     reset() {
       now(services.state.resetLimits(services.keys));
       now(services.state.resetRules());

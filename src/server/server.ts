@@ -20,7 +20,7 @@ import {
 import { Pacer, realTimers } from '../pipeline/pacer.js';
 
 /** Options of start() that are not configuration. */
-export interface StartHooks extends AppHooks {
+interface StartHooks extends AppHooks {
   /** Write one JSON log line per request at config.logLevel: `true` for stdout, or a destination. */
   readonly log?: boolean | LogDestination;
   /**

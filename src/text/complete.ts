@@ -2,7 +2,7 @@ import { Lru } from '../lib/lru.js';
 import { decodePieces, encode, type Encoding, type Piece } from './tokenizer.js';
 
 /** Input to completeText: the full reply plus the request's limits. */
-export type CompleteInput = {
+type CompleteInput = {
   text: string;
   maxTokens?: number;
   stop?: readonly string[];

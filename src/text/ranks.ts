@@ -1,12 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { requireCjs } from '../lib/require.js';
 import { join } from 'node:path';
 import { GENERATED_DIR } from '../lib/generatedDir.js';
 
 /** A rank table: index = token id; value = the token's text, or its raw bytes when they are not valid UTF-8 alone. */
 export type Ranks = ReadonlyArray<string | readonly number[] | undefined>;
 
-const requireCjs = createRequire(import.meta.url);
 const packageVersion = () => (requireCjs('gpt-tokenizer/package.json') as { version: string }).version;
 const fileOf = (dir: string, encoding: string) => join(dir, `${encoding}.json`);
 
@@ -24,8 +23,9 @@ export function readRanks(encoding: string, dir: string = GENERATED_DIR): Ranks 
   return (requireCjs(`gpt-tokenizer/bpeRanks/${encoding}`) as { default: Ranks }).default;
 }
 
-/** Writes the JSON copy of each encoding's table (build step); a table with holes, which JSON cannot keep, is left out.
- * */
+/**
+ * Writes the JSON copy of each encoding's table (build step); a table with holes, which JSON cannot keep, is left out.
+ */
 export function writeRanks(encodings: readonly string[], dir: string = GENERATED_DIR): string[] {
   mkdirSync(dir, { recursive: true });
   const written: string[] = [];

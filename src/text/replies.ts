@@ -19,17 +19,17 @@ export type CompiledRule = {
 };
 
 /** What selectReply looks at: the conversation, the requested model and an optional rule id from a header. */
-export type ReplyInput = {
+type ReplyInput = {
   messages: ReadonlyArray<{ role: string; content: string }>;
   model: string;
   ruleId?: string;
 };
 
 /** The chosen reply text and the id of the rule that produced it. */
-export type ReplyChoice = { text: string; ruleId: string };
+type ReplyChoice = { text: string; ruleId: string };
 
 /** Returned instead of a reply when a header names a rule that does not exist. */
-export type UnknownRule = { error: 'unknown_rule'; ruleId: string };
+type UnknownRule = { error: 'unknown_rule'; ruleId: string };
 
 /** Id reported when no rule matched and the built-in fallback reply was used. */
 export const DEFAULT_RULE_ID = 'default';

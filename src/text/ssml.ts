@@ -2,7 +2,7 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { ApiError, ERRORS } from '../contract/errors.js';
 
 /** What the mock reads from SSML: the voice and prosody it names, and the text to speak. */
-export interface Ssml {
+interface Ssml {
   voice?: string;
   style?: string;
   ratePercent?: number;

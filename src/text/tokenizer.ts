@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { requireCjs } from '../lib/require.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type * as EncodingModule from 'gpt-tokenizer/encoding/o200k_base';
 import type { GptEncoding } from 'gpt-tokenizer/GptEncoding';
@@ -21,9 +21,8 @@ type Loaded = {
   split: RegExp;
 };
 
-// createRequire gives a synchronous, on-demand load: each encoding table is several
+// require (lib/require.ts) gives a synchronous, on-demand load: each encoding table is several
 // megabytes, so it is only parsed the first time it is used.
-const requireCjs = createRequire(import.meta.url);
 const loaded = new Map<Encoding, Loaded>();
 const tables = new Map<Encoding, Ranks>();
 /** The encodings the catalogue's models use; the build keeps a JSON copy of each one's table (ranks.ts). */
@@ -97,8 +96,9 @@ export function loadSteps(encodings: readonly Encoding[] = ['o200k_base']): Arra
   return encodings.flatMap((enc) => [() => void table(enc), () => void load(enc)]);
 }
 
-/** Encodes text to token ids with the given encoding; runs longer than MAX_PIECE are encoded in slices (see slices.ts).
- * */
+/**
+ * Encodes text to token ids with the given encoding; runs longer than MAX_PIECE are encoded in slices (see slices.ts).
+ */
 export function encode(text: string, enc: Encoding): number[] {
   const { api, split } = load(enc);
   const parts = slices(text, split);

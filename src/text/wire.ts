@@ -2,7 +2,7 @@ import { frameOf, type SseEvents, type TextRecipe } from '../contract/reply.js';
 import type { Completion } from './complete.js';
 
 /** What every object of one answer shares: the same id, created time, model and fingerprint. */
-export type ChatHead = { id: string; created: number; model: string; fingerprint: string };
+type ChatHead = { id: string; created: number; model: string; fingerprint: string };
 
 // The detail objects real responses carry in usage; the mock's counts there are all zero.
 const PROMPT_DETAILS = { cached_tokens: 0, audio_tokens: 0 } as const;

@@ -5,10 +5,14 @@ import { checkChatStream, parseSse } from './sse.js';
 import { checkMedia, type Media, type MediaFetcher } from './mediaChecks.js';
 import type { Case, CheckFailure, CheckName, Exchange, Profile } from './types.js';
 import { getAt } from './pointer.js';
+import type { Limits } from '../domain/limits.js';
 
 /** What the checks need besides the exchange. */
-export interface CheckContext {
+interface CheckContext {
   readonly registry: SchemaRegistry;
+  /** The checked fixtures/limits.json: the mock's defaults for what a request leaves out (an image's size, a video's
+   * length). */
+  readonly limits: Limits;
   readonly timeoutMs: number;
   /** The cap on each media download (the run's --max-body). */
   readonly maxBodyBytes?: number;
@@ -176,8 +180,9 @@ function seedOf(body: unknown): number | undefined {
   return Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) < 2 ** 32 ? (seed as number) : undefined;
 }
 
-/** The stop sequences a request sets: the non-empty strings of its `stop` (a list, or one string as OpenAI also takes).
- * */
+/**
+ * The stop sequences a request sets: the non-empty strings of its `stop` (a list, or one string as OpenAI also takes).
+ */
 function stopSequences(body: unknown): string[] {
   const stop = body !== null && typeof body === 'object' ? (body as { stop?: unknown }).stop : undefined;
   const list: unknown[] = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : [];
@@ -362,7 +367,8 @@ export async function evaluate(c: Case, ex: Exchange, ctx: CheckContext): Promis
           secrets: ctx.secrets,
           allowPrivate: ctx.mediaAllowPrivate,
         };
-        const problem = await checkMedia(check, c, ex, json(ex), (url) => (ctx.fetchMedia ?? unfetched)(url, how));
+        const fetch = (url: string) => (ctx.fetchMedia ?? unfetched)(url, how);
+        const problem = await checkMedia(check, c, ex, json(ex), fetch, ctx.limits);
         if (problem) fail(check, problem.expected, problem.actual);
       }
     }

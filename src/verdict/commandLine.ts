@@ -64,7 +64,7 @@ export const versionText = (): string => `${packageVersion()}\n`;
 const quotedOption = (message: string): string | undefined => /'(?:-\w, )?(--?[\w-]+)/.exec(message)?.[1];
 
 /** A parseArgs mistake in the commands' words; any other error unchanged. */
-export function explainParseError(err: unknown, options: readonly string[]): unknown {
+function explainParseError(err: unknown, options: readonly string[]): unknown {
   const code = err instanceof Error ? (err as NodeJS.ErrnoException).code : undefined;
   if (!code?.startsWith('ERR_PARSE_ARGS')) return err;
   const message = (err as Error).message;

@@ -1,6 +1,6 @@
 import { completionLimitParam } from '../contract/completionLimit.js';
 import { operation, type Billing } from '../contract/operations.js';
-import { packageLimits } from '../domain/limits.js';
+import type { Limits } from '../domain/limits.js';
 import type { Cost } from './types.js';
 
 /** No paid work. */
@@ -20,15 +20,15 @@ const num = (v: unknown, fallback: number): number => (typeof v === 'number' && 
 
 // When a request leaves the amount open, the estimate assumes the provider's usual default: 256 chat
 // tokens, one image, the mock's default video length.
-const fallback = (unit: Billing['unit']): number =>
-  unit === 'tokens' ? 256 : unit === 'videoSeconds' ? packageLimits().video.defaultDuration : 1;
+const fallback = (unit: Billing['unit'], limits: Limits): number =>
+  unit === 'tokens' ? 256 : unit === 'videoSeconds' ? limits.video.defaultDuration : 1;
 
 /**
  * The paid units a successful request costs, as providers bill them (the operation row's billing):
  * chat tokens (max_tokens, or max_completion_tokens), images (n), video seconds (duration) and synthesised characters
- * (text).
+ * (text). `limits` (the checked fixtures/limits.json) gives the mock's default for an amount left open.
  */
-export function estimateCost(operationId: string, body: unknown): Cost {
+export function estimateCost(operationId: string, body: unknown, limits: Limits): Cost {
   const b = (body ?? {}) as Record<string, unknown>;
   const cost = zeroCost();
   const billing = operation(operationId).billing;
@@ -36,7 +36,7 @@ export function estimateCost(operationId: string, body: unknown): Cost {
   // A chat request bounds its tokens by max_completion_tokens when it has it (the newer name), else max_tokens.
   const field = billing.field === 'max_tokens' ? completionLimitParam(b) : billing.field;
   const value = field === undefined ? undefined : b[field];
-  cost[billing.unit] = billing.unit === 'characters' ? chars(value) : num(value, fallback(billing.unit));
+  cost[billing.unit] = billing.unit === 'characters' ? chars(value) : num(value, fallback(billing.unit, limits));
   return cost;
 }
 

@@ -15,7 +15,7 @@ export function pngSize(bytes: Buffer): { width: number; height: number } | stri
 }
 
 /** An MP4's container facts: the major brand, the movie duration in seconds and the first video track's size. */
-export interface Mp4Info {
+interface Mp4Info {
   brand: string;
   seconds: number;
   width?: number;

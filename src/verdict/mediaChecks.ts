@@ -1,5 +1,5 @@
 import { operation } from '../contract/operations.js';
-import { packageLimits, type Limits } from '../domain/limits.js';
+import type { Limits } from '../domain/limits.js';
 import { audioInfo, mp4Info, pngSize } from './media.js';
 import type { Case, CheckName, Exchange, Incomplete } from './types.js';
 
@@ -34,15 +34,13 @@ type Download = (url: string) => Promise<Media>;
 
 type Problem = { expected: string; actual: string } | undefined;
 
-// The mock's defaults for what a request leaves out (fixtures/limits.json).
-const defaults = (): Limits => packageLimits();
-
 const base64Payload = (s: string) => Buffer.from(s.replace(/^data:[^,]*,/, ''), 'base64');
 
 /** A media file's bytes; `note` says it was cut short, for the failure message when its start is not enough. */
 type MediaFile = { bytes: Buffer; note: string };
-/** Why there is no file: what came instead, and the rule broken when it is not the check's own (an unfetchable link).
- * */
+/**
+ * Why there is no file: what came instead, and the rule broken when it is not the check's own (an unfetchable link).
+ */
 type NoFile = { actual: string; expected?: string };
 
 /**
@@ -80,7 +78,12 @@ async function imageBytes(
   return linked(item.url, download);
 }
 
-async function checkPng(c: Case, body: Record<string, unknown> | undefined, download: Download): Promise<Problem> {
+async function checkPng(
+  c: Case,
+  body: Record<string, unknown> | undefined,
+  download: Download,
+  defaults: Limits,
+): Promise<Problem> {
   const req = (c.request.body ?? {}) as Record<string, unknown>;
   if (operation(c.operation).success.sizeFrom === 'input') {
     const want = pngSize(base64Payload(String(req.image)));
@@ -92,7 +95,7 @@ async function checkPng(c: Case, body: Record<string, unknown> | undefined, down
       ? undefined
       : { expected: `a ${want.width}x${want.height} PNG (the input's size)`, actual: `${got.width}x${got.height}` };
   }
-  const size = typeof req.size === 'string' ? req.size : defaults().images.defaultSize;
+  const size = typeof req.size === 'string' ? req.size : defaults.images.defaultSize;
   const n = typeof req.n === 'number' ? req.n : 1;
   const expected = `${n} PNG image${n > 1 ? 's' : ''} of ${size}`;
   const data = Array.isArray(body?.data) ? (body!.data as { url?: unknown; b64_json?: unknown }[]) : [];
@@ -117,10 +120,15 @@ async function checkPng(c: Case, body: Record<string, unknown> | undefined, down
   return undefined;
 }
 
-async function checkMp4(c: Case, body: Record<string, unknown> | undefined, download: Download): Promise<Problem> {
+async function checkMp4(
+  c: Case,
+  body: Record<string, unknown> | undefined,
+  download: Download,
+  defaults: Limits,
+): Promise<Problem> {
   const req = (c.request.body ?? {}) as Record<string, unknown>;
-  const duration = typeof req.duration === 'number' ? req.duration : defaults().video.defaultDuration;
-  const resolution = typeof req.resolution === 'string' ? req.resolution : defaults().video.defaultResolution;
+  const duration = typeof req.duration === 'number' ? req.duration : defaults.video.defaultDuration;
+  const resolution = typeof req.resolution === 'string' ? req.resolution : defaults.video.defaultResolution;
   const expected = `an MP4 of ${resolution}, about ${duration} s long`;
   const url = (body?.video as { url?: unknown } | null | undefined)?.url;
   if (typeof url !== 'string') return { expected, actual: 'no video.url in the task' };
@@ -146,20 +154,22 @@ async function checkAudio(ex: Exchange): Promise<Problem> {
   return info.seconds > 0 ? undefined : { expected, actual: `a duration of ${info.seconds} s` };
 }
 
-/** The media check of a successful response: PNG size, MP4 duration and size, or decodable audio. */
+/** The media check of a successful response: PNG size, MP4 duration and size, or decodable audio; `defaults` (the
+ * checked fixtures/limits.json) gives the mock's defaults for what a request leaves out. */
 export async function checkMedia(
   check: CheckName,
   c: Case,
   ex: Exchange,
   body: unknown,
   download: Download,
+  defaults: Limits,
 ): Promise<Problem> {
   const json = body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
   switch (check) {
     case 'png-size':
-      return checkPng(c, json, download);
+      return checkPng(c, json, download, defaults);
     case 'mp4':
-      return checkMp4(c, json, download);
+      return checkMp4(c, json, download, defaults);
     case 'audio':
       return checkAudio(ex);
     default:

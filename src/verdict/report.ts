@@ -1,5 +1,5 @@
 import { addCost, zeroCost } from './cost.js';
-import type { Reporter as ReporterOf, RunReport } from './reporting.js';
+import type { Reporter as ReporterOf, RunReport } from './reporterChoice.js';
 import type { Case, CaseResult, Profile, Summary, Verdict, VerdictCounts } from './types.js';
 
 /** What every reporter knows about the run before the first result. */

@@ -4,8 +4,9 @@ export interface SseEvent {
   readonly event?: string;
 }
 
-/** Splits an event stream into events (WHATWG rules: blank-line separated, `data:` lines joined, `:` comments skipped).
- * */
+/**
+ * Splits an event stream into events (WHATWG rules: blank-line separated, `data:` lines joined, `:` comments skipped).
+ */
 export function parseSse(text: string): { events: SseEvent[]; trailing: string } {
   const blocks = text.replace(/\r\n?/g, '\n').split('\n\n');
   const trailing = blocks.pop() ?? '';

@@ -42,7 +42,7 @@ export type CheckName =
   | GatewayCheckName;
 
 /** The checks of the gateway profile: what reached the upstream, and when, against what the client sent and got. */
-export type GatewayCheckName =
+type GatewayCheckName =
   | 'upstream'
   | 'forwarded'
   | 'answer'

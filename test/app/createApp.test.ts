@@ -16,6 +16,7 @@ import {
   VALID,
   withMock,
   type Res,
+  heldEntries,
 } from '../support/index.js';
 
 const mock = useMock(test);
@@ -210,7 +211,7 @@ test('a bad key answered before Koa is byte for byte the answer Koa gives, and i
     }
     // The two answers to a request may fall on either side of a second: the Date header is compared by presence.
     const entries = (m: typeof early) =>
-      m.services.journal.entries().map((e) => ({
+      heldEntries(m.services).map((e) => ({
         ...e,
         requestId: e.requestId.replace(/req_[0-9a-f]{32}/, 'req_-'),
         time: 0,

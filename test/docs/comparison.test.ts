@@ -15,7 +15,8 @@ import { operations } from '../../src/contract/operations.js';
 import { parseFaultHeader } from '../../src/domain/faults/header.js';
 import * as pkg from '../../src/index.js';
 import { ROOT } from '../../src/lib/paths.js';
-import { openApiDocument } from '../../src/tools/openapi/index.js';
+import { DEFAULT_SERVER_URL, openApiDocument } from '../../src/tools/openapi/index.js';
+import { packageLimits } from '../../src/domain/limits.js';
 
 /** One thing the package offers, which a row of the table can point at. */
 type Evidence =
@@ -180,8 +181,11 @@ function cliHelp(): string {
 const headers = new Set<string>();
 function openApiHeaders(): Set<string> {
   if (!headers.size) {
-    const params = (openApiDocument() as { components: { parameters: Record<string, { in?: string; name?: string }> } })
-      .components.parameters;
+    const params = (
+      openApiDocument(DEFAULT_SERVER_URL, packageLimits()) as {
+        components: { parameters: Record<string, { in?: string; name?: string }> };
+      }
+    ).components.parameters;
     for (const p of Object.values(params)) if (p.in === 'header' && p.name) headers.add(p.name);
   }
   return headers;

@@ -1,6 +1,7 @@
 // What a request may send, what the journal keeps of it, what a message quotes of it, what the validating
-// proxy's report keeps, how many fault rules and latency profiles are held and how long the health check waits on Redis are set in
-// one place, the requests, records, messages, proxyReport, faults, latencyProfiles and state fields of fixtures/limits.json. The documents may state those figures for the reader, but name the field beside
+// proxy's report keeps, how many fault rules and latency profiles are held, how long the health check waits on Redis, how
+// many may follow the journal's feed and how the client check tells a burst are set in one place, the requests,
+// records, messages, proxyReport, faults, latencyProfiles, state, feeds and clientCheck fields of fixtures/limits.json. The documents may state those figures for the reader, but name the field beside
 // each: a figure stated beside a field's name must be that field's value, so the prose cannot drift from
 // the file.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,7 +13,17 @@ import { loadLimits } from '../../src/domain/limits.js';
 import { ROOT } from '../../src/lib/paths.js';
 
 // The groups whose every field is a bound a user can see, by `group.field`.
-const GROUPS = ['requests', 'records', 'messages', 'proxyReport', 'faults', 'latencyProfiles', 'state'] as const;
+const GROUPS = [
+  'requests',
+  'records',
+  'messages',
+  'proxyReport',
+  'faults',
+  'latencyProfiles',
+  'state',
+  'feeds',
+  'clientCheck',
+] as const;
 const limits = loadLimits();
 /** The numbers of a field that maps names to bounds, or to ranges (faults.bounds, by fault kind). */
 const numbersIn = (value: object): number[] =>

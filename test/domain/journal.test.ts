@@ -3,19 +3,27 @@ import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Journal, headersFromBlock, type JournalEntry, type JournalStore } from '../../src/domain/journal.js';
+import {
+  Journal,
+  headersFromBlock,
+  type Finish,
+  type JournalEntry,
+  type JournalStore,
+} from '../../src/domain/journal/journal.js';
 import { completeText } from '../../src/text/complete.js';
 import { CompletionText } from '../../src/text/wire.js';
-import { loadLimits } from '../../src/domain/limits.js';
+import { loadLimits, packageLimits } from '../../src/domain/limits.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import { requestRecord } from '../support/index.js';
+
+const RECORDS = packageLimits().records;
 
 const { maxPathChars, maxDetails, maxBodyChars } = loadLimits().records;
 const record = (n: number, extra: Partial<RequestRecord> = {}): RequestRecord =>
   requestRecord({ requestId: `req_${n}`, time: n, ...extra });
 
 test('a ring buffer: the newest entries, oldest first, with the total seen', () => {
-  const j = new Journal(3);
+  const j = new Journal(3, RECORDS);
   assert.equal(j.entries(), []);
   for (let i = 1; i <= 2; i++) j.record(record(i));
   assert.equal(
@@ -40,7 +48,7 @@ test('a ring buffer: the newest entries, oldest first, with the total seen', () 
 
 test('after every record the journal holds exactly the newest min(n, capacity) requests', () => {
   for (const capacity of [1, 2, 3, 5]) {
-    const j = new Journal(capacity);
+    const j = new Journal(capacity, RECORDS);
     for (let n = 1; n <= 12; n++) {
       j.record(record(n));
       const want = Array.from({ length: Math.min(n, capacity) }, (_, i) => `req_${n - Math.min(n, capacity) + 1 + i}`);
@@ -54,10 +62,10 @@ test('after every record the journal holds exactly the newest min(n, capacity) r
 });
 
 test('size 0 records nothing; admin calls and health checks are never recorded', () => {
-  const off = new Journal(0);
+  const off = new Journal(0, RECORDS);
   off.record(record(1));
   assert.equal(off.entries(), []);
-  const j = new Journal(5);
+  const j = new Journal(5, RECORDS);
   j.record(record(1, { path: '/__admin/requests' }));
   j.record(record(2, { path: '/__health', operation: 'health' }));
   assert.equal(j.entries(), []);
@@ -66,7 +74,7 @@ test('size 0 records nothing; admin calls and health checks are never recorded',
 });
 
 test('long client-supplied parts are cut so each entry stays small (the records bounds of fixtures/limits.json)', () => {
-  const j = new Journal(2);
+  const j = new Journal(2, RECORDS);
   j.record(record(1, { path: `/${'x'.repeat(10_000)}`, details: Array.from({ length: 500 }, (_, i) => ({ i })) }));
   const [e] = j.entries();
   assert.is(e!.path.length, maxPathChars + 3);
@@ -76,7 +84,7 @@ test('long client-supplied parts are cut so each entry stays small (the records 
 const SECRET = 'sk-live-0123456789abcdefSECRET';
 
 test('configured secrets are masked in every string field, details included, before long paths are cut', () => {
-  const j = new Journal(5, [SECRET, 'admin-token-123']);
+  const j = new Journal(5, RECORDS, [SECRET, 'admin-token-123']);
   j.record(
     record(1, {
       requestId: SECRET,
@@ -113,7 +121,7 @@ test('configured secrets are masked in every string field, details included, bef
 });
 
 test('texts seen again are masked as the first time: one that held a secret every time, however often it comes', () => {
-  const j = new Journal(10, [SECRET]);
+  const j = new Journal(10, RECORDS, [SECRET]);
   for (let n = 1; n <= 3; n++) j.record(record(n, { path: `/v1/${SECRET}`, model: SECRET, operation: 'me' }));
   j.record(record(4, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));
   j.record(record(5, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));
@@ -130,7 +138,7 @@ test('texts seen again are masked as the first time: one that held a secret ever
 });
 
 test('ever new paths do not grow what the journal remembers beyond its bound', () => {
-  const j = new Journal(4, [SECRET]);
+  const j = new Journal(4, RECORDS, [SECRET]);
   for (let n = 0; n < 3000; n++) j.record(record(n, { path: `/v1/p${n}` }));
   assert.ok((j as unknown as { masking: { clean: Set<string> } }).masking.clean.size <= 1024);
   assert.equal(
@@ -140,7 +148,7 @@ test('ever new paths do not grow what the journal remembers beyond its bound', (
 });
 
 test('a record with nothing to mask or cut comes back as it came; any other is copied, never changed', () => {
-  const j = new Journal(5, [SECRET]);
+  const j = new Journal(5, RECORDS, [SECRET]);
   const clean = record(1);
   const dirty = record(2, { model: SECRET });
   j.record(clean);
@@ -153,7 +161,7 @@ test('a record with nothing to mask or cut comes back as it came; any other is c
 });
 
 test('a key percent-encoded in the path is masked too; other encoded paths are kept as sent', () => {
-  const j = new Journal(5, [SECRET]);
+  const j = new Journal(5, RECORDS, [SECRET]);
   j.record(record(1, { path: `/v1/${encodeURIComponent(SECRET).replace('-', '%2D')}` }));
   j.record(record(2, { path: '/v1/caf%C3%A9' }));
   j.record(record(3, { path: '/v1/%E0%A4%A' })); // not decodable
@@ -165,7 +173,7 @@ test('a key percent-encoded in the path is masked too; other encoded paths are k
 
 test('an entry is masked, hashed and cut when first read, the same entry each later read; a long body is hashed whole and cut', () => {
   const key = 'sk-live-secret-0123456789';
-  const j = new Journal(4, [key]);
+  const j = new Journal(4, RECORDS, [key]);
   const body = `{"model":"m","messages":[{"role":"user","content":"${key}"}]}`;
   j.record(
     record(1, {
@@ -222,34 +230,34 @@ test('every field of a record reaches its entry when the entry is made later', (
     responseBytes: 11,
     sse: { events: [{ ms: 1, data: '{}' }], total: 1 },
   };
-  const j = new Journal(2);
+  const j = new Journal(2, RECORDS);
   j.record(full);
   const entry = j.entries()[0]! as unknown as Record<string, unknown>;
   for (const name of Object.keys(full)) assert.ok(entry[name] !== undefined, `${name} is kept`);
   // The same record made into its entry at once (a listener follows the journal): the same entry.
-  const watched = new Journal(2);
+  const watched = new Journal(2, RECORDS);
   const seen: unknown[] = [];
-  watched.subscribe((e) => seen.push(e));
+  watched.subscribe((e) => seen.push(e), 1);
   watched.record(full);
   assert.equal(entry, seen[0]);
   // A record with only one of the optional fields keeps it.
   for (const name of Object.keys(full) as (keyof typeof full)[]) {
-    const one = new Journal(2);
+    const one = new Journal(2, RECORDS);
     one.record({ ...record(3), [name]: full[name] });
     assert.ok((one.entries()[0] as unknown as Record<string, unknown>)[name] !== undefined, `${name} alone is kept`);
   }
   // And a record with none of the optional fields.
-  const bare = new Journal(2);
+  const bare = new Journal(2, RECORDS);
   bare.record(record(2));
-  const watchedBare = new Journal(2);
+  const watchedBare = new Journal(2, RECORDS);
   const seenBare: unknown[] = [];
-  watchedBare.subscribe((e) => seenBare.push(e));
+  watchedBare.subscribe((e) => seenBare.push(e), 1);
   watchedBare.record(record(2));
   assert.equal(bare.entries()[0], seenBare[0]);
 });
 
 test('entries share repeated header texts without mixing them up; the response id line is left to requestId', () => {
-  const j = new Journal(10);
+  const j = new Journal(10, RECORDS);
   const head = (id: string, type: string) => `HTTP/1.1 200 OK\r\nx-request-id: ${id}\r\ncontent-type: ${type}\r\n\r\n`;
   for (let i = 0; i < 6; i++) {
     const type = i % 3 === 2 ? 'text/plain' : 'application/json';
@@ -266,7 +274,7 @@ test('entries share repeated header texts without mixing them up; the response i
 });
 
 test('a header set that extends, shortens or reorders a recent one, or a block with other header lines, keeps its own headers', () => {
-  const j = new Journal(20);
+  const j = new Journal(20, RECORDS);
   const sets: Record<string, string>[] = [
     { a: '1', b: '2' },
     { a: '1' },
@@ -335,11 +343,11 @@ const chatRecord = (n: number, extra: Partial<RequestRecord> = {}): RequestRecor
 // The same records, each read later (most are held in the journal's columns, some as objects) and made
 // into its entry at once (a listener follows the journal): the entries must be the same.
 function laterAndAtOnce(records: RequestRecord[], capacity = records.length): [unknown[], unknown[]] {
-  const later = new Journal(capacity, ['sk-live-secret-0123456789']);
+  const later = new Journal(capacity, RECORDS, ['sk-live-secret-0123456789']);
   for (const r of records) later.record(r);
-  const watched = new Journal(capacity, ['sk-live-secret-0123456789']);
+  const watched = new Journal(capacity, RECORDS, ['sk-live-secret-0123456789']);
   const seen: unknown[] = [];
-  watched.subscribe((e) => seen.push(e));
+  watched.subscribe((e) => seen.push(e), 1);
   for (const r of records) watched.record(r);
   return [later.entries(), seen.slice(-capacity)];
 }
@@ -415,10 +423,10 @@ test('a slot used in turn by a record kept in columns and one kept as an object 
   const records: RequestRecord[] = [];
   for (let n = 1; n <= 12; n++) records.push(n % 3 === 0 ? chatRecord(n, { fault: 'one 500' }) : chatRecord(n));
   for (const capacity of [1, 2, 3, 5]) {
-    const later = new Journal(capacity);
-    const watched = new Journal(capacity);
+    const later = new Journal(capacity, RECORDS);
+    const watched = new Journal(capacity, RECORDS);
     const seen: unknown[] = [];
-    watched.subscribe((e) => seen.push(e));
+    watched.subscribe((e) => seen.push(e), 1);
     for (const r of records) {
       later.record(r);
       watched.record(r);
@@ -442,7 +450,7 @@ test('a slot used in turn by a record kept in columns and one kept as an object 
 test('an unread chat completion entry holds none of the objects its request made', async () => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
-  const j = new Journal(10);
+  const j = new Journal(10, RECORDS);
   let answer: WeakRef<object> | undefined;
   let headers: WeakRef<object> | undefined;
   (() => {
@@ -469,21 +477,18 @@ test('an unread chat completion entry holds none of the objects its request made
 test('the journal keeps its requests in the store it is given: records unread, entries made at once, each made on reading', () => {
   const calls: string[] = [];
   const held: RequestRecord[] = [];
-  const store: JournalStore = {
+  const store = {
     capacity: 4,
-    get total() {
-      return held.length;
-    },
-    add: (r) => void (calls.push(`add ${r.requestId}`), held.push(r)),
-    addEntry: (e) => void (calls.push(`entry ${e.requestId}`), held.push(e as RequestRecord)),
-    entries: (finish) => held.map(finish),
+    add: (r: RequestRecord) => void (calls.push(`add ${r.requestId}`), held.push(r)),
+    addEntry: (e: JournalEntry) => void (calls.push(`entry ${e.requestId}`), held.push(e as RequestRecord)),
+    read: (finish: Finish) => ({ entries: held.map(finish), total: held.length, capacity: 4 }),
     clear: () => held.splice(0).length,
-  };
-  const j = new Journal(4, [SECRET], store);
+  } satisfies JournalStore;
+  const j = new Journal(4, RECORDS, [SECRET], store);
   j.record(record(1));
   j.record(record(2, { path: '/__admin/requests' }));
   const seen: JournalEntry[] = [];
-  j.subscribe((e) => seen.push(e));
+  j.subscribe((e) => seen.push(e), 1);
   j.record(record(3, { path: `/v1/${SECRET}` }));
   assert.equal(calls, ['add req_1', 'entry req_3']);
   assert.is(seen[0]!.path, '/v1/sk-l...CRET');

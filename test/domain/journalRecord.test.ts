@@ -11,11 +11,17 @@ import {
   type EntryJson,
   type JournalEntry,
   type RequestRecord,
-} from '../../src/domain/journal.js';
+} from '../../src/domain/journal/journal.js';
 import { Columns } from '../../src/domain/journal/columns.js';
-import { FIELDS, RECORD_FIELDS, type FieldName } from '../../src/domain/journal/record.js';
+import { DRAFT_FIELDS, FIELDS, RECORD_FIELDS, type FieldName } from '../../src/domain/journal/record.js';
+import { reportRequest } from '../../src/pipeline/requestContext.js';
+import { requestState } from '../../src/pipeline/steps.js';
+import type { IncomingMessage } from 'node:http';
 import { SharedTexts } from '../../src/domain/journal/texts.js';
 import { Unread, hasRare } from '../../src/domain/journal/unread.js';
+import { packageLimits } from '../../src/domain/limits.js';
+
+const RECORDS = packageLimits().records;
 
 const SECRET = 'sk-live-secret-0123456789';
 
@@ -72,7 +78,7 @@ test('the table lists the record in order, and every sample is of its field', ()
 
 test("every field of the table reaches an entry's JSON (the admin API, the events feed, Redis), masked or kept as the table says", () => {
   const { responseHead: _head, ...full } = SAMPLES;
-  const json = JSON.parse(JSON.stringify(toEntry(full as RequestRecord, new Masking([SECRET])))) as Record<
+  const json = JSON.parse(JSON.stringify(toEntry(full as RequestRecord, new Masking(RECORDS, [SECRET])))) as Record<
     string,
     unknown
   >;
@@ -87,7 +93,7 @@ test("every field of the table reaches an entry's JSON (the admin API, the event
     }
   }
   // A field the table never journals is not in an entry even when the record has it.
-  const withHead = toEntry(SAMPLES as RequestRecord, new Masking());
+  const withHead = toEntry(SAMPLES as RequestRecord, new Masking(RECORDS));
   for (const name of names) if (FIELDS[name].entry === 'none') assert.not.ok(name in withHead, name);
 });
 
@@ -132,11 +138,11 @@ test('the column store holds every common field of the table, and gives each bac
     assert.equal(back[name], (record as unknown as Record<string, unknown>)[name], name);
   }
   // And through the journal: the entry read later (from columns) is the entry made at once.
-  const later = new Journal(1, [SECRET]);
+  const later = new Journal(1, RECORDS, [SECRET]);
   later.record(record);
   const seen: JournalEntry[] = [];
-  const watched = new Journal(1, [SECRET]);
-  watched.subscribe((e) => seen.push(e));
+  const watched = new Journal(1, RECORDS, [SECRET]);
+  watched.subscribe((e) => seen.push(e), 1);
   watched.record(record);
   assert.equal(later.entries(), seen);
   // Each rare field sends a record to an object instead (a 400's details apart).
@@ -144,6 +150,24 @@ test('the column store holds every common field of the table, and gives each bac
     if (!FIELDS[name].rare || name === 'details') continue;
     assert.not.ok(new Columns(1).put(0, { ...record, [name]: SAMPLES[name] }, new SharedTexts()), name);
   }
+});
+
+test("every drafted field the pipeline sets on a request's state reaches the record as it is, and only when set", () => {
+  const report = (state: ReturnType<typeof requestState>): Record<string, unknown> => {
+    const seen: RequestRecord[] = [];
+    const req = { method: 'POST', headers: {} } as IncomingMessage;
+    reportRequest({ observers: [(r) => seen.push(r)], maxModelChars: 64 }, req, '/v1/x', state, 200, 0);
+    return seen[0] as unknown as Record<string, unknown>;
+  };
+  assert.ok(DRAFT_FIELDS.length > 0);
+  const state = requestState('req_1');
+  for (const name of DRAFT_FIELDS) assert.ok(name in state, `${name} is there from the start (one object shape)`);
+  for (const name of DRAFT_FIELDS) (state as unknown as Record<string, unknown>)[name] = SAMPLES[name];
+  const full = report(state);
+  for (const name of DRAFT_FIELDS) assert.is(full[name], SAMPLES[name], name);
+  // Unset: a field every record has is there, undefined; an optional one is absent.
+  const bare = report(requestState('req_2'));
+  for (const name of DRAFT_FIELDS) assert.is(name in bare, FIELDS[name].always, name);
 });
 
 test.run();

@@ -67,6 +67,8 @@ const EVERY_FIELD: Limits = {
   },
   latencyProfiles: { maxCount: 1 },
   state: { healthPingMs: 1 },
+  feeds: { maxFollowers: 1, heartbeatMs: 1000 },
+  clientCheck: { burstMs: 1 },
   messages: {
     maxQuotedChars: 1,
     maxPathChars: 1,

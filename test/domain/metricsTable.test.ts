@@ -1,7 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SchemaRegistry } from '../../src/contract/schemas.js';
-import { checkMetricsTable, packageMetrics } from '../../src/domain/metrics/table.js';
+import { checkMetricsTable, packageMetrics, type MetricRow } from '../../src/domain/metrics/table.js';
+import { Metrics, type MetricSources } from '../../src/domain/metrics/metrics.js';
+import { StreamStats } from '../../src/domain/lateness.js';
+import { Slots } from '../../src/domain/latency/slots.js';
 
 const schemas = SchemaRegistry.shared();
 const table = packageMetrics(schemas);
@@ -40,6 +43,21 @@ test('a broken table of metrics stops the server, naming the field', () => {
   assert.throws(
     broken((rows) => (rows.find((r) => r.type === 'histogram')!.buckets = [1, 0.5])),
     /buckets must increase/,
+  );
+});
+
+test('a metric the code does not feed stops the server at start-up (createServices builds Metrics), naming the row', () => {
+  const sources: MetricSources = { load: new Slots(() => undefined), streams: new StreamStats(), models: new Set() };
+  const made = (rows: readonly MetricRow[]) => () => new Metrics('both', { ...table, metrics: rows }, sources);
+  made(table.metrics)(); // every row of the package's table is fed
+  const gauge = table.metrics.find((r) => r.id === 'openStreams')!;
+  assert.throws(
+    made([...table.metrics.filter((r) => r !== gauge), { ...gauge, type: 'histogram', buckets: [1] }]),
+    /unified_ai_mock_streams_open|openStreams.*histogram/,
+  );
+  assert.throws(
+    made([...table.metrics, { ...gauge, id: 'queueDepth' as MetricRow['id'], name: 'queue_depth' }]),
+    /queue_depth \(id queueDepth\) is a gauge/,
   );
 });
 

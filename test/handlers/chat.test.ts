@@ -11,7 +11,6 @@ import { tokensOf } from '../../src/domain/rateLimits/tokens.js';
 import { digest, idFrom } from '../../src/lib/ids.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import { eventsOf, type Reply } from '../../src/contract/reply.js';
-import type { StreamTimers } from '../../src/pipeline/pacer.js';
 import {
   assertError,
   assertSchema,
@@ -25,6 +24,7 @@ import {
   withApp,
   withMock,
 } from '../support/index.js';
+import { HandTimers } from '../support/timers.js';
 
 const CHAT = pathOf('chat.completions');
 const mock = useMock(test);
@@ -394,18 +394,8 @@ test('a client that disconnects mid-stream stops the work at once: outcome "abor
   let record: RequestRecord | undefined;
   // Stream timers that run when the test runs them: one round of due waits per turn while the client is
   // there, and after it, every wait the stream could have left behind.
-  const held = new Map<number, () => void>();
-  let ids = 0;
-  const timers: StreamTimers = {
-    now: () => 0,
-    setTimeout: (fn) => (held.set(++ids, fn), ids),
-    clearTimeout: (handle) => void held.delete(handle as number),
-  };
-  const runHeld = () => {
-    const due = [...held.values()];
-    held.clear();
-    for (const fn of due) fn();
-  };
+  const timers = new HandTimers();
+  const runHeld = () => timers.runAll();
   await withApp(
     {},
     { streamTimers: timers, observers: [(r) => void (r.stream && (record = r))] },
@@ -443,7 +433,7 @@ test('a client that disconnects mid-stream stops the work at once: outcome "abor
       writesAtAbort = writes;
       assert.is(r.stream, 'aborted');
       assert.ok(writesAtAbort < 10, `${writesAtAbort} writes before the hang-up was seen`);
-      assert.is(held.size, 0, 'no wait left behind');
+      assert.is(timers.pending.size, 0, 'no wait left behind');
       runHeld();
       await tick();
       assert.is(writes, writesAtAbort, 'nothing is written after the client left');

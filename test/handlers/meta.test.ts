@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { openApiDocument } from '../../src/tools/openapi/index.js';
+import { DEFAULT_SERVER_URL, openApiDocument } from '../../src/tools/openapi/index.js';
+import { packageLimits } from '../../src/domain/limits.js';
 import { get, post, request, useMock, VALID, withMock } from '../support/index.js';
 
 const LIMITED = 'sk-mock-limited';
@@ -73,7 +74,7 @@ test('GET /openapi.json serves the generated document with this server as its se
     res.json.servers.map((s: { url: string }) => s.url),
     [url],
   );
-  assert.equal({ ...res.json, servers: [] }, { ...openApiDocument(), servers: [] });
+  assert.equal({ ...res.json, servers: [] }, { ...openApiDocument(DEFAULT_SERVER_URL, packageLimits()), servers: [] });
   const v1 = await get(url, '/v1/openapi.json', null);
   assert.is(v1.text, res.text);
   const host = await request(url, '/openapi.json', { key: null, headers: { host: 'mock.example:8080' } });
@@ -85,7 +86,7 @@ test('GET /openapi.json serves the generated document with this server as its se
 
 test('the document describes what the mock really answers: responses validate against its component schemas', async () => {
   const { url } = mock();
-  const doc = openApiDocument();
+  const doc = openApiDocument(DEFAULT_SERVER_URL, packageLimits());
   const ajv = new Ajv2020({ strict: false, allErrors: true, formats: { 'base64-image': true, uri: true } });
   ajv.addSchema({ ...doc, $id: 'https://openapi.test/doc.json' });
   const check = (component: string, value: unknown) => {

@@ -6,7 +6,7 @@ import { StreamStats } from '../../src/domain/lateness.js';
 import type { ModelLoad } from '../../src/domain/latency/types.js';
 import { Metrics, type MetricNames } from '../../src/domain/metrics/metrics.js';
 import { packageMetrics } from '../../src/domain/metrics/table.js';
-import type { RequestRecord } from '../../src/domain/journal.js';
+import type { RequestRecord } from '../../src/domain/journal/journal.js';
 import { assertError, get, KEY, pathOf, post, request, virtualTimers, withApp, withMock } from '../support/index.js';
 
 const CHAT = pathOf('chat.completions');

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { ApiError } from '../../src/contract/errors.js';
 import { operation } from '../../src/contract/operations.js';
 import type { Reply } from '../../src/contract/reply.js';
-import { Journal, type RequestRecord } from '../../src/domain/journal.js';
+import { Journal, type RequestRecord } from '../../src/domain/journal/journal.js';
 import { ResponseBodies } from '../../src/domain/responseBodies.js';
 import { keyStates } from '../../src/domain/keys.js';
 import { INSPECTOR_CSP } from '../../src/handlers/inspector.js';
@@ -15,6 +15,9 @@ import { writeFeed } from '../../src/pipeline/feed.js';
 import { loadLimits } from '../../src/domain/limits.js';
 import { StreamLog } from '../../src/pipeline/sse.js';
 import { assertSchema, get, KEY, post, requestRecord, withMock } from '../support/index.js';
+import { packageLimits } from '../../src/domain/limits.js';
+
+const RECORDS = packageLimits().records;
 
 // The bounds the journal and the body store read from fixtures/limits.json: the tests cut at exactly these.
 const records = loadLimits().records;
@@ -77,7 +80,7 @@ function readEvents(
 }
 
 test('the journal keeps a bounded, masked copy of the request: credentials never, the body cut at records.maxBodyChars', () => {
-  const journal = new Journal(10, [KEY, 'admin-token-1234']);
+  const journal = new Journal(10, RECORDS, [KEY, 'admin-token-1234']);
   const body = JSON.stringify({
     model: 'gpt-4o-mini',
     messages: [{ role: 'user', content: `my key is ${KEY} ${'x'.repeat(2 * maxBodyChars)}` }],
@@ -121,7 +124,7 @@ test("a stream's events are journalled bounded (records in fixtures/limits.json)
   assert.is(log.total, count);
   assert.is(log.events.length, maxStreamEvents, `the writer keeps at most ${maxStreamEvents}`);
   assert.is(log.events[3]!.ms, 6.8, 'offsets in ms from the head, to 0.1 ms');
-  const journal = new Journal(10, [KEY]);
+  const journal = new Journal(10, RECORDS, [KEY]);
   journal.record(record({ stream: 'completed', sse: log }));
   const big = {
     events: Array.from({ length: 100 }, (_, i) => ({ ms: i, data: `${KEY}${'e'.repeat(1000)}` })),
@@ -143,7 +146,7 @@ test("a stream's events are journalled bounded (records in fixtures/limits.json)
 });
 
 test('an entry keeps records.maxHeaders headers, names cut at records.maxHeaderNameChars, and records.maxDetails violations', () => {
-  const journal = new Journal(10);
+  const journal = new Journal(10, RECORDS);
   const headers: Record<string, string> = {};
   for (let i = 0; i < maxHeaders + 10; i++) headers[`x-h${i}`] = String(i);
   const longName = `x-${'n'.repeat(2 * maxHeaderNameChars)}`;
@@ -161,7 +164,7 @@ test('an entry keeps records.maxHeaders headers, names cut at records.maxHeaderN
 });
 
 test('the journal keeps a response body masked and cut at records.maxResponseBodyChars; of a binary body only its size', () => {
-  const journal = new Journal(10, [KEY]);
+  const journal = new Journal(10, RECORDS, [KEY]);
   const text = JSON.stringify({ echo: `${KEY} <script>alert(1)</script>`, pad: 'p'.repeat(2 * maxResponseBodyChars) });
   journal.record(record({ responseBody: text }));
   journal.record(record({ responseBody: '{"ok":true}' }));
@@ -402,29 +405,29 @@ test('ranges are behind the admin rule too: 403 without the token; 206 and 416 w
     );
   }));
 
-test('journal listeners get each entry as journalled, until they unsubscribe; at most 16 at once', () => {
-  const journal = new Journal(10, [KEY]);
+test('journal listeners get each entry as journalled, until they unsubscribe; at most the given number at once', () => {
+  const journal = new Journal(10, RECORDS, [KEY]);
   const seen: string[] = [];
   assert.not.ok(journal.listening);
-  const stop = journal.subscribe((e) => seen.push(e.request?.headers.authorization as string));
+  const stop = journal.subscribe((e) => seen.push(e.request?.headers.authorization as string), 4);
   assert.ok(journal.listening);
   journal.record(record({ request: { headers: { authorization: `Bearer ${KEY}` } } }));
   journal.record(record({ path: '/__admin/faults' })); // admin calls are not journalled, nor sent
   stop!();
   journal.record(record());
   assert.equal(seen, ['Bearer sk...lt']);
-  const stops = Array.from({ length: 16 }, () => journal.subscribe(() => {}));
+  const stops = Array.from({ length: 4 }, () => journal.subscribe(() => {}, 4));
   assert.ok(stops.every(Boolean));
   assert.is(
-    journal.subscribe(() => {}),
+    journal.subscribe(() => {}, 4),
     undefined,
   );
   stops.forEach((s) => s!());
-  assert.ok(journal.subscribe(() => {}));
-  const broken = new Journal(10);
+  assert.ok(journal.subscribe(() => {}, 4));
+  const broken = new Journal(10, RECORDS);
   broken.subscribe(() => {
     throw new Error('listener bug');
-  });
+  }, 1);
   broken.record(record());
   assert.is(broken.entries().length, 1, 'a throwing listener does not stop the journal');
 });
@@ -505,6 +508,7 @@ test('a feed whose reader falls behind is dropped, and stops listening', async (
   let send: (event: string, data: string) => void = () => {};
   const reply: Reply = {
     kind: 'feed',
+    heartbeatMs: 15_000,
     open(write) {
       send = write;
       return () => stopped++;
@@ -534,7 +538,11 @@ test('a feed ends when the server shuts down', async () => {
     on() {},
     off() {},
   };
-  const done = writeFeed({ res } as never, { kind: 'feed', open: () => () => stopped++ }, stopping.signal);
+  const done = writeFeed(
+    { res } as never,
+    { kind: 'feed', heartbeatMs: 15_000, open: () => () => stopped++ },
+    stopping.signal,
+  );
   stopping.abort();
   await done;
   assert.ok(ended);

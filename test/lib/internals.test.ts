@@ -6,7 +6,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { headersFromBlock } from '../../src/domain/journal.js';
+import { headersFromBlock } from '../../src/domain/journal/journal.js';
 import { closeAfter, flattenString, writtenHead } from '../../src/lib/internals.js';
 
 interface Seen {

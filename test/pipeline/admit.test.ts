@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MockApp } from '../../src/app/createApp.js';
 import { operations } from '../../src/contract/operations.js';
-import type { RequestRecord } from '../../src/domain/journal.js';
+import type { RequestRecord } from '../../src/domain/journal/journal.js';
 import type { Dist, LatencyControl, LatencyView, Profile } from '../../src/domain/latency/types.js';
 import type { Slot } from '../../src/domain/latency/slots.js';
 import {

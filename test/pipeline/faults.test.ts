@@ -5,7 +5,7 @@ import { ConfigError } from '../../src/domain/config.js';
 import { createApp } from '../../src/app/createApp.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import { operations } from '../../src/contract/operations.js';
-import { assertError, get, pathOf, post, request, useMock, VALID, withMock } from '../support/index.js';
+import { assertError, get, pathOf, post, request, useMock, VALID, withMock, heldEntries } from '../support/index.js';
 import { exchange, sseData } from '../domain/faults/wire.js';
 
 const records = new EventEmitter();
@@ -26,7 +26,7 @@ const STREAM = { ...VALID['chat.completions'], stream: true };
 const documented = operations.filter((op) => op.documented);
 const call = (op: (typeof operations)[number], headers: Record<string, string>) =>
   request(mock().url, op.path, { method: op.method, body: op.method === 'POST' ? VALID[op.id] : undefined, headers });
-const lastEntry = () => mock().services.journal.entries().at(-1)!;
+const lastEntry = () => heldEntries(mock().services).at(-1)!;
 
 test('Prefer: code=NNN answers that status with an envelope on every documented endpoint', async () => {
   for (const op of documented) {
@@ -305,7 +305,7 @@ test('with fault headers off, no control header changes a response, not even a m
       const paced = await exchange(url, CHAT, { body: STREAM, headers });
       assert.ok(paced.bytes.equals(plainStream.bytes), JSON.stringify(headers));
     }
-    assert.ok(services.journal.entries().every((e) => e.fault === undefined));
+    assert.ok(heldEntries(services).every((e) => e.fault === undefined));
   });
 });
 

@@ -1,34 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EARLY_MS, Pacer, realTimers, type Paced, type StreamTimers } from '../../src/pipeline/pacer.js';
+import { EARLY_MS, Pacer, realTimers, type Paced } from '../../src/pipeline/pacer.js';
 import { MAX_TIMER_MS } from '../../src/lib/timers.js';
 import { tick } from '../support/index.js';
-
-/** A clock and one-shot timers the test moves by hand; it counts what the pacer asks of it. */
-class HandTimers implements StreamTimers {
-  time = 0;
-  armed = new Map<number, { at: number; fn: () => void }>();
-  sets = 0;
-  private ids = 0;
-  now = () => this.time;
-  setTimeout = (fn: () => void, ms: number) => {
-    this.sets++;
-    this.armed.set(++this.ids, { at: this.time + ms, fn });
-    return this.ids;
-  };
-  clearTimeout = (handle: unknown) => void this.armed.delete(handle as number);
-  /** Moves the clock to `to` and runs every timer due by then, earliest first. */
-  advance(to: number): void {
-    for (;;) {
-      const next = [...this.armed].sort((a, b) => a[1].at - b[1].at)[0];
-      if (!next || next[1].at > to) break;
-      this.armed.delete(next[0]);
-      this.time = Math.max(this.time, next[1].at);
-      next[1].fn();
-    }
-    this.time = to;
-  }
-}
+import { HandTimers } from '../support/timers.js';
 
 const job = (name: string, ran: string[], clock?: () => number): Paced => ({
   due: 0,
@@ -62,7 +37,7 @@ test('a thousand jobs at spread times cost one armed timer at a time, and each r
       order: 0,
       run() {
         late.push(timers.now() - j.due);
-        maxArmed = Math.max(maxArmed, timers.armed.size);
+        maxArmed = Math.max(maxArmed, timers.pending.size);
         if (--left > 0) pacer.at(j, j.due + 20);
       },
     };
@@ -74,7 +49,7 @@ test('a thousand jobs at spread times cost one armed timer at a time, and each r
   assert.ok(Math.min(...late) >= -EARLY_MS, `never more than EARLY_MS early, got ${Math.min(...late)}`);
   assert.ok(maxArmed <= 1, `one timer armed at most, saw ${maxArmed}`);
   assert.ok(timers.sets < 3000, `a timer per turn, not per job: ${timers.sets} set for 10,000 runs`);
-  assert.is(timers.armed.size, 0, 'nothing armed once the queue is empty');
+  assert.is(timers.pending.size, 0, 'nothing armed once the queue is empty');
 });
 
 test('a turn runs every job due when it began, however long they take; what falls due meanwhile waits a turn', () => {
@@ -125,7 +100,7 @@ test('moving a queued job and cancelling one keep the queue in order; cancelling
   assert.equal(ran, ['j11', 'j1', 'j2', 'j4', 'j5', 'j7', 'j8', 'j9', 'j10']);
   pacer.cancel(jobs[6]!);
   assert.is(pacer.size, 0);
-  assert.is(timers.armed.size, 0);
+  assert.is(timers.pending.size, 0);
 });
 
 test('a job queued earlier than the armed timer re-arms it; a job that throws does not stop the others', () => {

@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { LAST_EVENT_MS, StreamLog, writeSse } from '../../src/pipeline/sse.js';
-import { EARLY_MS, type StreamTimers } from '../../src/pipeline/pacer.js';
+import { EARLY_MS } from '../../src/pipeline/pacer.js';
+import { HandTimers, TrackedTimers } from '../support/timers.js';
 import { StreamStats } from '../../src/domain/lateness.js';
 import { packageLimits } from '../../src/domain/limits.js';
 import { EventList, type Reply, type SseEvent } from '../../src/contract/reply.js';
@@ -52,63 +53,6 @@ class FakeRes extends EventEmitter {
   }
 }
 
-/** Timers under the test's control: time moves only when the test says so. */
-class FakeTimers implements StreamTimers {
-  time = 1000;
-  pending = new Map<number, { fn: () => void; at: number; ms: number }>();
-  requested: number[] = [];
-  private next = 1;
-  now = (): number => this.time;
-  setTimeout = (fn: () => void, ms: number): unknown => {
-    const id = this.next++;
-    this.pending.set(id, { fn, at: this.time + ms, ms });
-    this.requested.push(ms);
-    return id;
-  };
-  clearTimeout = (handle: unknown): void => {
-    this.pending.delete(handle as number);
-  };
-  setImmediate = (fn: () => void): unknown => setImmediate(fn);
-  clearImmediate = (handle: unknown): void => clearImmediate(handle as NodeJS.Immediate);
-  /** Moves the clock to the earliest timer (plus `late` ms) and runs it. */
-  fire(late = 0): void {
-    const [id, t] = [...this.pending].sort((a, b) => a[1].at - b[1].at)[0]!;
-    this.pending.delete(id);
-    this.time = t.at + late;
-    t.fn();
-  }
-}
-
-/** Real timers that remember which of their handles are still pending. */
-class TrackedTimers implements StreamTimers {
-  live = new Set<unknown>();
-  now = (): number => performance.now();
-  setTimeout = (fn: () => void, ms: number): unknown => {
-    const h = setTimeout(() => {
-      this.live.delete(h);
-      fn();
-    }, ms);
-    this.live.add(h);
-    return h;
-  };
-  clearTimeout = (handle: unknown): void => {
-    clearTimeout(handle as NodeJS.Timeout);
-    this.live.delete(handle);
-  };
-  setImmediate = (fn: () => void): unknown => {
-    const h = setImmediate(() => {
-      this.live.delete(h);
-      fn();
-    });
-    this.live.add(h);
-    return h;
-  };
-  clearImmediate = (handle: unknown): void => {
-    clearImmediate(handle as NodeJS.Immediate);
-    this.live.delete(handle);
-  };
-}
-
 const ev = (data: string, tokens = 1): SseEvent => ({ data, tokens });
 const reply = (events: SseEvent[], extra: Partial<SseReply> = {}): SseReply => ({
   kind: 'sse',
@@ -147,7 +91,7 @@ test('without pacing: each batch of 8 events is one write, the next after yieldi
 
 test("pacing: each wait is the event's tokens at the configured rate, on a schedule that late timers do not stretch", async () => {
   const res = new FakeRes();
-  const timers = new FakeTimers();
+  const timers = new HandTimers(1000);
   // tps 50 = 20 ms per token; the role event carries no token, the third event two.
   const events = [ev('role', 0), ev('a'), ev('bc', 2), ev('d'), ev('finish', 0)];
   const done = writeSse(
@@ -174,7 +118,7 @@ test("pacing: each wait is the event's tokens at the configured rate, on a sched
 
 test('lateness: each paced event is measured against its schedule, the first against the head plus the time to first token', async () => {
   const res = new FakeRes();
-  const timers = new FakeTimers();
+  const timers = new HandTimers(1000);
   const stats = new StreamStats();
   const log = new StreamLog(packageLimits().records, stats);
   const events = [ev('role', 0), ev('a'), ev('b'), ev('c'), ev('finish', 0)];
@@ -202,7 +146,7 @@ test('lateness: each paced event is measured against its schedule, the first aga
 
 test('the time to first token runs from when the request arrived, not from when the writer began', async () => {
   const res = new FakeRes();
-  const timers = new FakeTimers();
+  const timers = new HandTimers(1000);
   const stats = new StreamStats();
   const log = new StreamLog(packageLimits().records, stats);
   const arrived = timers.time - 40; // the request took 40 ms to read, check and answer
@@ -224,7 +168,7 @@ test('the time to first token runs from when the request arrived, not from when 
 
 test("a profile's gaps: drawn per event as it is due, from the event's tokens, in place of the rate; lateness still kept", async () => {
   const res = new FakeRes();
-  const timers = new FakeTimers();
+  const timers = new HandTimers(1000);
   const log = new StreamLog(packageLimits().records, new StreamStats());
   const asked: number[] = [];
   const drawn = [30, 5, 70, 0, 0];
@@ -264,7 +208,7 @@ test('lateness: an unpaced stream keeps no time, so nothing is measured', async 
 
 test('a client that hangs up mid-stream: resolves "aborted" at once, its timer is cleared, nothing more is written', async () => {
   const res = new FakeRes();
-  const timers = new FakeTimers();
+  const timers = new HandTimers(1000);
   const done = writeSse(
     asRes(res),
     reply([ev('a'), ev('b'), ev('c')], { pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 10 } }),
@@ -337,7 +281,7 @@ test('cut: stops after stopAfter events and destroys the connection without [DON
 
 test('stall: holds the stream open until the client leaves, or until the stall maximum passes', async () => {
   const res = new FakeRes();
-  const timers = new FakeTimers();
+  const timers = new HandTimers(1000);
   const left = writeSse(asRes(res), reply([ev('a'), ev('b')], { ending: 'stall', stopAfter: 1 }), 5000, timers);
   assert.equal(timers.requested, [5000]);
   res.hangUp();
@@ -345,7 +289,7 @@ test('stall: holds the stream open until the client leaves, or until the stall m
   assert.is(timers.pending.size, 0);
 
   const res2 = new FakeRes();
-  const timers2 = new FakeTimers();
+  const timers2 = new HandTimers(1000);
   const maxed = writeSse(asRes(res2), reply([ev('a')], { ending: 'stall', stopAfter: 5 }), 5000, timers2);
   timers2.fire();
   assert.is(await maxed, 'stalled');
@@ -356,7 +300,7 @@ test('stall: holds the stream open until the client leaves, or until the stall m
 test('stall at shutdown: the response ends cleanly, without [DONE], instead of being dropped', async () => {
   const res = new FakeRes();
   const stop = new AbortController();
-  const timers = Object.assign(new FakeTimers(), { stopping: stop.signal });
+  const timers = Object.assign(new HandTimers(1000), { stopping: stop.signal });
   const held = writeSse(asRes(res), reply([ev('a'), ev('b')], { ending: 'stall', stopAfter: 1 }), 5000, timers);
   stop.abort(); // the stream timers then run the stall's wait at once, without waiting for the clock
   assert.is(await held, 'stalled');
@@ -374,7 +318,7 @@ function timeLimitError(res: FakeRes): { code: string; type: string; message: st
 
 test('the stream time limit: a paced stream still running at streamMaxMs ends with an error event, not [DONE]', async () => {
   const res = new FakeRes();
-  const timers = new FakeTimers();
+  const timers = new HandTimers(1000);
   // 1 token per second, 10 events: 9 s of pacing against a 2.5 s limit.
   const events = Array.from({ length: 10 }, (_, i) => ev(`{"n":${i}}`));
   const done = writeSse(
@@ -406,7 +350,7 @@ test('the stream time limit bounds every wait: a time to first token, a tiny rat
     ['stall', { ending: 'stall', stopAfter: 1 }, 3_000_000_000],
   ] as const) {
     const res = new FakeRes();
-    const timers = new FakeTimers();
+    const timers = new HandTimers(1000);
     const done = writeSse(asRes(res), reply([ev('a'), ev('b')], extra as Partial<SseReply>), stall, timers, 3000);
     while (timers.pending.size) timers.fire();
     assert.is(await done, 'timed-out', name);
@@ -418,7 +362,7 @@ test('the stream time limit bounds every wait: a time to first token, a tiny rat
 test('the stream time limit with a client that reads nothing: the connection is closed at the limit', async () => {
   const res = new FakeRes();
   res.drainAfter = 1;
-  const timers = new FakeTimers();
+  const timers = new HandTimers(1000);
   const done = writeSse(asRes(res), reply(Array.from({ length: 40 }, () => ev('x'))), 1000, timers, 4000);
   for (let turn = 0; turn < 3; turn++) await new Promise((r) => setImmediate(r));
   assert.equal(timers.requested, [4000], 'waiting for drain, watched up to the limit');
@@ -431,7 +375,7 @@ test('the stream time limit with a client that reads nothing: the connection is 
 test('a stream that drains in time clears its watch and completes', async () => {
   const res = new FakeRes();
   res.drainAfter = 1;
-  const timers = new FakeTimers();
+  const timers = new HandTimers(1000);
   const done = writeSse(asRes(res), reply(Array.from({ length: 20 }, () => ev('x'))), 1000, timers, 4000);
   for (let turn = 0; turn < 3; turn++) await new Promise((r) => setImmediate(r));
   res.drain();
@@ -442,7 +386,7 @@ test('a stream that drains in time clears its watch and completes', async () => 
 test('the time limit holds when the scheduler runs the watch of a client that reads nothing up to EARLY_MS early', async () => {
   const res = new FakeRes();
   res.drainAfter = 1;
-  const timers = new FakeTimers();
+  const timers = new HandTimers(1000);
   const done = writeSse(asRes(res), reply(Array.from({ length: 40 }, () => ev('x'))), 1000, timers, 4000);
   for (let turn = 0; turn < 3; turn++) await new Promise((r) => setImmediate(r));
   timers.fire(-EARLY_MS / 2); // the timer fires half a millisecond before the deadline: the pacer runs the watch now
@@ -457,7 +401,7 @@ test('a paced wait or a stall cut to the deadline and run early ends the stream 
     ['stall', { ending: 'stall', stopAfter: 1 }],
   ] as const) {
     const res = new FakeRes();
-    const timers = new FakeTimers();
+    const timers = new HandTimers(1000);
     const done = writeSse(
       asRes(res),
       reply([ev('a'), ev('b'), ev('c')], extra as Partial<SseReply>),
@@ -472,7 +416,7 @@ test('a paced wait or a stall cut to the deadline and run early ends the stream 
 });
 
 /** Three events at a token a second against a limit of 1.5 s, run to the limit: the stream's promise. */
-function toTheLimit(res: FakeRes, timers: FakeTimers): Promise<string> {
+function toTheLimit(res: FakeRes, timers: HandTimers): Promise<string> {
   const pacing = { timeToFirstTokenMs: 0, tokensPerSecond: 1 };
   const done = writeSse(asRes(res), reply([ev('a'), ev('b'), ev('c')], { pacing }), 1000, timers, 1500);
   timers.fire();
@@ -482,7 +426,7 @@ function toTheLimit(res: FakeRes, timers: FakeTimers): Promise<string> {
 
 test('at the time limit, a client with bytes still waiting in its socket is behind: its connection is closed', async () => {
   const res = Object.assign(new FakeRes(), { socket: { writableLength: 120, writableNeedDrain: false } });
-  assert.is(await toTheLimit(res, new FakeTimers()), 'timed-out');
+  assert.is(await toTheLimit(res, new HandTimers(1000)), 'timed-out');
   assert.ok(res.destroyed);
   assert.is(timeLimitError(res), undefined, 'no last event written for a client that would not read it');
 });
@@ -490,7 +434,7 @@ test('at the time limit, a client with bytes still waiting in its socket is behi
 test('the last event of a stream at its limit that cannot leave: the connection is closed LAST_EVENT_MS later', async () => {
   const res = new FakeRes();
   res.stuck = true;
-  const timers = new FakeTimers();
+  const timers = new HandTimers(1000);
   const done = toTheLimit(res, timers);
   assert.is(timeLimitError(res)?.code, 'stream_time_limit');
   assert.not.ok(res.destroyed);

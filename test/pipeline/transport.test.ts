@@ -7,24 +7,13 @@ import type { Context } from 'koa';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { StreamTimers } from '../../src/pipeline/pacer.js';
+import { HandTimers } from '../support/timers.js';
 import { endOf } from '../../src/pipeline/requestEnd.js';
 import { writePartial } from '../../src/pipeline/transport.js';
 import type { StreamOutcome } from '../../src/pipeline/sse.js';
 import { waitFor } from '../support/wait.js';
 
 const BODY = JSON.stringify({ id: 'x', text: 'a body of some length' });
-
-/** Timers that only record what is asked of them; `stopping` as the server's at shutdown. */
-function heldTimers(stopping?: AbortSignal) {
-  const asked: { fn: () => void; ms: number }[] = [];
-  const timers: StreamTimers = {
-    now: () => 0,
-    setTimeout: (fn, ms) => asked.push({ fn, ms }),
-    clearTimeout: () => undefined,
-    ...(stopping ? { stopping } : {}),
-  };
-  return { asked, timers };
-}
 
 /** A server whose every answer is `BODY` ended early by `writePartial`; resolves with the client's view and the outcome. */
 async function partial(
@@ -65,18 +54,18 @@ async function partial(
 }
 
 test('cut: the head names the whole body, some of its bytes come, then the connection is cut', async () => {
-  const { asked, timers } = heldTimers();
+  const timers = new HandTimers();
   const r = await partial('cut', 10, timers);
   assert.equal(r, { got: BODY.slice(0, 10), ended: 'error', length: String(BODY.length), outcome: 'cut' });
-  assert.is(asked.length, 0, 'a cut waits on no timer');
+  assert.is(timers.sets, 0, 'a cut waits on no timer');
 });
 
 test('stall: silence on the server timers for stallMaxMs, then the connection is cut', async () => {
-  const { asked, timers } = heldTimers();
+  const timers = new HandTimers();
   const r = await partial('stall', 5, timers, async () => {
-    await waitFor('the stall to be armed', () => asked.length === 1);
-    assert.is(asked[0]!.ms, 45_000);
-    asked[0]!.fn();
+    await waitFor('the stall to be armed', () => timers.sets === 1);
+    assert.equal(timers.requested, [45_000]);
+    timers.runAll();
   });
   assert.equal(r, { got: BODY.slice(0, 5), ended: 'error', length: String(BODY.length), outcome: 'stalled' });
 });
@@ -84,10 +73,10 @@ test('stall: silence on the server timers for stallMaxMs, then the connection is
 test('stall at shutdown: a body with a declared length is still cut, never ended short as if whole', async () => {
   const stop = new AbortController();
   stop.abort();
-  const { asked, timers } = heldTimers(stop.signal);
+  const timers = new HandTimers(0, stop.signal);
   const r = await partial('stall', 0, timers, async () => {
-    await waitFor('the stall to be armed', () => asked.length === 1);
-    asked[0]!.fn();
+    await waitFor('the stall to be armed', () => timers.sets === 1);
+    timers.runAll();
   });
   assert.equal(r, { got: '', ended: 'error', length: String(BODY.length), outcome: 'stalled' });
 });

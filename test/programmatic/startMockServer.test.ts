@@ -4,8 +4,9 @@ import { ConfigError } from '../../src/domain/config.js';
 import { RuleError } from '../../src/domain/faults/rules.js';
 import { startMockServer, type MockServer } from '../../src/server/programmatic.js';
 
-/** Sends one chat completion with the mock's key; returns the status, the reply text (if any) and the answering rule.
- * */
+/**
+ * Sends one chat completion with the mock's key; returns the status, the reply text (if any) and the answering rule.
+ */
 async function chat(mock: MockServer, content: string, init: { key?: string; headers?: Record<string, string> } = {}) {
   const res = await fetch(`${mock.openaiBaseURL}/chat/completions`, {
     method: 'POST',

@@ -16,7 +16,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { boundOperations } from '../../src/app/bindings.js';
-import { createServices } from '../../src/app/services.js';
+import { createServices } from '../../src/app/createServices.js';
 import { ApiError, ERRORS } from '../../src/contract/errors.js';
 import { EventList, type Reply } from '../../src/contract/reply.js';
 import { SchemaRegistry } from '../../src/contract/schemas.js';
@@ -33,6 +33,7 @@ import {
 } from '../../src/relay/cassette.js';
 import { createRelay, relayed, type Relay } from '../../src/relay/relay.js';
 import { pathOf, request, tempDirs, waitFor, type Res } from '../support/index.js';
+import { HandTimers } from '../support/timers.js';
 
 const UPSTREAM_KEY = 'sk-upstream-relay-unit-93c1';
 const CLIENT_KEY = 'sk-client-relay-unit-51aa';
@@ -605,21 +606,16 @@ test('stream-cut on a relayed stream: the first event, then the connection is cu
 test('stall on a relayed stream: held silent on the stream timers for stallMaxMs, then cut', async () => {
   const up = await streaming();
   // Timers that never fire by themselves: the test sees what was asked for, and fires it.
-  const asked: { fn: () => void; ms: number }[] = [];
-  const timers: StreamTimers = {
-    now: () => 0,
-    setTimeout: (fn, ms) => asked.push({ fn, ms }),
-    clearTimeout: () => undefined,
-  };
+  const timers = new HandTimers();
   try {
     await relaying(
       { proxy: up.url, timeouts: { stallMaxMs: 45_000 } },
       async ({ stream, seen }) => {
         const outcome = stream({ stall: 1 });
-        await waitFor('the stall to be armed', () => asked.length === 1);
-        assert.is(asked[0]!.ms, 45_000);
+        await waitFor('the stall to be armed', () => timers.requested.length === 1);
+        assert.is(timers.requested[0], 45_000);
         assert.is(seen(), undefined, 'the stream is held open');
-        asked[0]!.fn();
+        timers.fire();
         assert.equal(await outcome, { text: 'data: {"n":1}\n\n', how: 'cut' });
         const state = await waitFor('the step to return', () => seen()?.state);
         assert.is(state.stream, 'stalled');

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError, ERRORS } from '../../src/contract/errors.js';
 import { operation } from '../../src/contract/operations.js';
-import type { Violation } from '../../src/domain/journal.js';
+import type { Violation } from '../../src/domain/journal/journal.js';
 import { loadLimits } from '../../src/domain/limits.js';
 import {
   requestViolations,
@@ -17,7 +17,7 @@ import {
   violationsHeader,
   type Judged,
 } from '../../src/relay/validation.js';
-import { get, schemas, withMock } from '../support/index.js';
+import { exchangeOf, get, schemas, withMock } from '../support/index.js';
 
 const ME = operation('me');
 const CHAT = operation('chat.completions');
@@ -32,11 +32,6 @@ const judged = (over: Partial<Judged> = {}): Judged => ({
   refusal: undefined,
   ...over,
 });
-const exchange = (
-  status: number,
-  body = '{}',
-  headers: Record<string, string> = { 'content-type': 'application/json' },
-) => ({ status, headers, body: Buffer.from(body), ms: 1 });
 const rules = (vs: readonly Violation[]): string[] => vs.map((v) => v.rule);
 
 test('a request the schema accepts has no violation of its own; one it refuses has request.schema', () => {
@@ -51,8 +46,8 @@ test('a request the schema accepts has no violation of its own; one it refuses h
 });
 
 test('documented profile: the status is judged against the case the request makes', async () => {
-  assert.equal(await responseViolations(judged(), exchange(200), 'documented', schemas()), []);
-  const wrong = await responseViolations(judged(), exchange(404), 'documented', schemas());
+  assert.equal(await responseViolations(judged(), exchangeOf({ status: 200, json: {} }), 'documented', schemas()), []);
+  const wrong = await responseViolations(judged(), exchangeOf({ status: 404, json: {} }), 'documented', schemas());
   assert.equal(rules(wrong), ['response.status']);
   assert.match(wrong[0]!.expected, '200');
   assert.match(wrong[0]!.actual, '404');
@@ -64,31 +59,46 @@ test('documented profile: the status is judged against the case the request make
     body: { model: 'gpt-4o' },
     refusal,
   });
-  assert.equal(await responseViolations(bad, exchange(400), 'documented', schemas()), []);
-  assert.equal(rules(await responseViolations(bad, exchange(200), 'documented', schemas())), ['response.status']);
+  assert.equal(await responseViolations(bad, exchangeOf({ status: 400, json: {} }), 'documented', schemas()), []);
+  assert.equal(rules(await responseViolations(bad, exchangeOf({ status: 200, json: {} }), 'documented', schemas())), [
+    'response.status',
+  ]);
 });
 
 test('a busy or failing upstream (429, 5xx) on a valid request is not judged; on a refused one it is', async () => {
   for (const status of [429, 500, 502, 503])
-    assert.equal(await responseViolations(judged(), exchange(status), 'full', schemas()), [], String(status));
+    assert.equal(
+      await responseViolations(judged(), exchangeOf({ status, json: {} }), 'full', schemas()),
+      [],
+      String(status),
+    );
   const bad = judged({ op: CHAT, method: 'POST', body: {}, refusal });
-  assert.equal(rules(await responseViolations(bad, exchange(503), 'documented', schemas())), ['response.status']);
+  assert.equal(rules(await responseViolations(bad, exchangeOf({ status: 503, json: {} }), 'documented', schemas())), [
+    'response.status',
+  ]);
 });
 
 test("a 400 to a body the mock would refuse by a rule of its own is that refusal's status, not a departure", async () => {
   const unsettled = new ApiError(ERRORS.MODEL_NOT_FOUND, { message: 'The model does not exist', param: 'model' });
   const j = judged({ op: CHAT, method: 'POST', body: { model: 'nope', messages: [] }, unsettled });
-  assert.equal(await responseViolations(j, exchange(400), 'documented', schemas()), []);
+  assert.equal(await responseViolations(j, exchangeOf({ status: 400, json: {} }), 'documented', schemas()), []);
   assert.equal(
     rules(
-      await responseViolations(judged({ op: CHAT, method: 'POST', body: {} }), exchange(400), 'documented', schemas()),
+      await responseViolations(
+        judged({ op: CHAT, method: 'POST', body: {} }),
+        exchangeOf({ status: 400, json: {} }),
+        'documented',
+        schemas(),
+      ),
     ),
     ['response.status'],
   );
 });
 
 test("full profile: the success body and headers are judged by the runner's checks; the mock's own answer passes", async () => {
-  const found = rules(await responseViolations(judged(), exchange(200, '{"not":"a me body"}'), 'full', schemas()));
+  const found = rules(
+    await responseViolations(judged(), exchangeOf({ json: { not: 'a me body' } }), 'full', schemas()),
+  );
   assert.ok(found.includes('response.success-schema'), found.join());
   assert.ok(found.includes('response.request-id'), found.join());
   await withMock({}, async ({ url }) => {

@@ -1,7 +1,7 @@
 // Shared by the tests of third-party clients (the Vercel AI SDK, LangChain): where they run, and waiting for the
 // journal.
 import { test as uvuTest } from 'uvu';
-import type { JournalEntry } from '../../src/domain/journal.js';
+import type { JournalEntry } from '../../src/domain/journal/journal.js';
 import type { MockServer } from '../../src/server/programmatic.js';
 import { waitFor } from '../support/index.js';
 

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
-import type { JournalEntry } from '../../src/domain/journal.js';
+import type { JournalEntry } from '../../src/domain/journal/journal.js';
 import { KEY, request, useMock, rejection } from '../support/index.js';
 
 const mock = useMock(test);

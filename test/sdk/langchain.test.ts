@@ -11,8 +11,9 @@ import { pngSize, rejection } from '../support/index.js';
 import { clientTest, journalEntry, LONG_PROMPT, PACED, skippingBackoff } from './clients.js';
 
 const it = clientTest(test);
-/** LangChain's retry loop (p-retry inside @langchain/core): its waits are skipped, and recorded, where a test says so.
- * */
+/**
+ * LangChain's retry loop (p-retry inside @langchain/core): its waits are skipped, and recorded, where a test says so.
+ */
 const BACKOFF = /@langchain[\\/]core[\\/].*p-retry/;
 let mock: MockServer;
 

@@ -27,6 +27,7 @@ import {
   tinyPng,
   waitFor,
   type Res,
+  heldEntries,
 } from '../support/index.js';
 
 const SCOPES = defaultKeys()[0]!.scopes!;
@@ -87,7 +88,7 @@ function streamed(
  */
 const journalled = (mock: RunningMock, n: number) =>
   waitFor(`${n} journal entries`, () => {
-    const entries = mock.services.journal.entries();
+    const entries = heldEntries(mock.services);
     return entries.length >= n && entries;
   });
 
@@ -148,7 +149,7 @@ test('record a session of the seven operations through the proxy, stop the upstr
     // The mock's keys guard the proxy: the upstream key is no key here, and no key is no call.
     assert.is((await post(proxy.url, pathOf('voice.tts'), SESSION[3]!.body, UPSTREAM_KEY)).status, 401);
     assert.is((await post(proxy.url, pathOf('voice.tts'), SESSION[3]!.body, null)).status, 401);
-    assert.is(upstream.services.journal.entries().length, 0, 'refused calls never reach the upstream');
+    assert.is(heldEntries(upstream.services).length, 0, 'refused calls never reach the upstream');
 
     chat = await streamed(proxy.url, pathOf('chat.completions'), CHAT, CLIENT_KEY, PACING);
     assert.is(chat.status, 200);
@@ -168,7 +169,7 @@ test('record a session of the seven operations through the proxy, stop the upstr
     }
     assert.is(String(media[0]!.res.headers['content-type']), 'image/png');
     // The upstream answered every call with its own key.
-    assert.ok(upstream.services.journal.entries().every((e) => e.status < 400 || e.operation === 'chat.completions'));
+    assert.ok(heldEntries(upstream.services).every((e) => e.status < 400 || e.operation === 'chat.completions'));
   } finally {
     await proxy.close();
     await upstream.close();
@@ -381,7 +382,7 @@ test('a planted departure upstream (200 for temperature 3) is a violation in the
     );
     assert.is(good.status, 200);
     assert.is(good.headers['x-mock-violations'], undefined, 'a correct exchange has no violation');
-    const entries = proxy.services.journal.entries();
+    const entries = heldEntries(proxy.services);
     const judged = entries.find((e) => e.violations)!;
     assert.equal(
       judged.violations!.map((v) => v.rule),
@@ -488,14 +489,14 @@ test('stream faults apply to a relayed stream as to the mock own: cut, stalled a
     assert.throws(() => JSON.parse(broken.data[1]!));
     assert.is(broken.data.at(-1), '[DONE]');
     // The journal says how each relayed stream ended.
-    const ends = proxy.services.journal.entries().map((e) => `${e.fault ?? '-'} ${e.stream}`);
+    const ends = heldEntries(proxy.services).map((e) => `${e.fault ?? '-'} ${e.stream}`);
     assert.ok(ends.includes('stream-cut=3 [header] cut'), ends.join(', '));
     assert.ok(ends.includes('stall=2 [header] stalled'), ends.join(', '));
     assert.ok(ends.includes('malformed [header] completed'), ends.join(', '));
     // Every exchange is judged once, and none of the client's faults is the upstream's departure.
     const stats = proxy.relay!.stats();
     assert.is(stats.exchanges, 10);
-    assert.is(proxy.services.journal.entries().filter((e) => e.violations).length, 0);
+    assert.is(heldEntries(proxy.services).filter((e) => e.violations).length, 0);
     assert.is(stats.withViolations, 0);
   } finally {
     await proxy.close();
@@ -524,7 +525,7 @@ test('shutdown: a relayed stream held by a stall fault ends cleanly at once, as 
     assert.is(ending.text.split('\n\n').filter(Boolean).length, 2);
     assert.not.match(ending.text, /\[DONE\]/);
     assert.equal(
-      proxy.services.journal.entries().map((e) => e.stream),
+      heldEntries(proxy.services).map((e) => e.stream),
       ['stalled'],
     );
   } finally {

@@ -196,6 +196,32 @@ if (!bin) {
     assert.is((await request(a.url, '/__admin/requests', { method: 'DELETE' })).json.deleted, 6);
   });
 
+  t("one journal per process: its store is the state's Redis stream, and its live feed writes there too", async () => {
+    await request(a.url, '/__admin/requests', { method: 'DELETE' });
+    const state = a.services.state as RedisState;
+    assert.is(state.journalStore(a.services.journal.capacity), state.journalStore(1), 'one store per state');
+    for (let i = 0; i < 2; i++) await get(both(i), '/v1/models');
+    // The process's own journal reads what both instances wrote: there is no second, local journal.
+    const view = await waitFor('both requests in the journal', async () => {
+      const read = await a.services.journal.view();
+      return read.entries.length >= 2 && read;
+    });
+    assert.is(view.total, 2);
+    assert.is(view.capacity, a.services.journal.capacity);
+    // A follower of the feed gets this instance's entry, and the same entry reaches Redis for every instance.
+    const fed: string[] = [];
+    const stop = a.services.journal.subscribe((e) => fed.push(e.requestId), 1)!;
+    const res = await get(a.url, '/v1/models');
+    stop();
+    assert.equal(fed, [res.headers['x-request-id']]);
+    const after = await waitFor('the followed request in Redis', async () => {
+      const entries = await b.services.journal.entries();
+      return entries.length >= 3 && entries;
+    });
+    assert.is(after.at(-1)!.requestId, res.headers['x-request-id']);
+    assert.is((await request(b.url, '/__admin/requests', { method: 'DELETE' })).json.deleted, 3);
+  });
+
   t('a video task made on one instance is polled on the other, one step per poll', async () => {
     const made = await post(a.url, '/video-provider/generate', VALID['video.generate']);
     assert.is(made.json.status, 'queued');

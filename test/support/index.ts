@@ -6,7 +6,9 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RequestRecord } from '../../src/domain/journal.js';
+import type { JournalEntry, RequestRecord } from '../../src/domain/journal/journal.js';
+import type { Services } from '../../src/domain/services.js';
+import type { Exchange } from '../../src/verdict/types.js';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createFile, MP4BoxBuffer, type Movie } from 'mp4box';
@@ -286,6 +288,29 @@ export async function rejection(p: PromiseLike<unknown>): Promise<unknown> {
 
 /** A finished request's record as the pipeline reports it, for journal tests: GET /v1/me answered 200, with `over` on
  * top. */
+/** The journal's entries of a mock whose state is in memory (its journal answers at once; Redis's would not). */
+export function heldEntries(services: Services): JournalEntry[] {
+  const entries = services.journal.entries();
+  if (entries instanceof Promise) throw new Error('the journal is in shared state: await services.journal.entries()');
+  return entries;
+}
+
+/**
+ * A finished exchange as the verdict checks read it: status 200 and a JSON body (`json`) or a text (`text`, an event
+ * stream unless `headers` say otherwise), unless the fields given say otherwise.
+ */
+export function exchangeOf(e: Partial<Exchange> & { text?: string; json?: unknown } = {}): Exchange {
+  const { text, json, ...rest } = e;
+  const body = Buffer.from(json !== undefined ? JSON.stringify(json) : (text ?? ''));
+  return {
+    status: 200,
+    headers: { 'content-type': json !== undefined ? 'application/json' : 'text/event-stream' },
+    body,
+    ms: 50,
+    ...rest,
+  };
+}
+
 export const requestRecord = (over: Partial<RequestRecord> = {}): RequestRecord => ({
   requestId: 'req_1',
   time: 1,

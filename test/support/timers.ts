@@ -131,3 +131,91 @@ export function wireOf(server: Server): Wire {
     },
   };
 }
+
+/**
+ * Stream timers the test moves by hand: the clock reads `time`, which moves only when the test says so (fire,
+ * advance); each wait is kept in `pending` with when it is due, and what it asked for is in `requested`.
+ */
+export class HandTimers implements StreamTimers {
+  readonly pending = new Map<number, { fn: () => void; at: number; ms: number }>();
+  /** Each wait's length in ms, in the order asked for. */
+  readonly requested: number[] = [];
+  private ids = 0;
+
+  /** `stopping`: as the server's timers carry it, aborted at shutdown. */
+  constructor(
+    public time = 0,
+    readonly stopping?: AbortSignal,
+  ) {}
+
+  now = (): number => this.time;
+  setTimeout = (fn: () => void, ms: number): unknown => {
+    const id = ++this.ids;
+    this.pending.set(id, { fn, at: this.time + ms, ms });
+    this.requested.push(ms);
+    return id;
+  };
+  clearTimeout = (handle: unknown): void => void this.pending.delete(handle as number);
+
+  /** How many waits were asked for. */
+  get sets(): number {
+    return this.requested.length;
+  }
+
+  /** Moves the clock to the earliest wait (plus `late` ms) and runs it. */
+  fire(late = 0): void {
+    const [id, t] = [...this.pending].sort((a, b) => a[1].at - b[1].at)[0]!;
+    this.pending.delete(id);
+    this.time = t.at + late;
+    t.fn();
+  }
+
+  /** Moves the clock to `to`, running every wait due by then, earliest first. */
+  advance(to: number): void {
+    for (;;) {
+      const next = [...this.pending].sort((a, b) => a[1].at - b[1].at)[0];
+      if (!next || next[1].at > to) break;
+      this.pending.delete(next[0]);
+      this.time = Math.max(this.time, next[1].at);
+      next[1].fn();
+    }
+    this.time = to;
+  }
+
+  /** Runs every wait pending now, whenever due, without moving the clock (the waits they set stay for the next call). */
+  runAll(): void {
+    const due = [...this.pending.values()];
+    this.pending.clear();
+    for (const t of due) t.fn();
+  }
+}
+
+/** The process's timers, remembering which of their handles are still pending (`live`). */
+export class TrackedTimers implements StreamTimers {
+  readonly live = new Set<unknown>();
+  now = (): number => performance.now();
+  setTimeout = (fn: () => void, ms: number): unknown => {
+    const h = setTimeout(() => {
+      this.live.delete(h);
+      fn();
+    }, ms);
+    this.live.add(h);
+    return h;
+  };
+  clearTimeout = (handle: unknown): void => {
+    clearTimeout(handle as NodeJS.Timeout);
+    this.live.delete(handle);
+  };
+  setImmediate = (fn: () => void): unknown => {
+    const h = setImmediate(() => {
+      this.live.delete(h);
+      fn();
+    });
+    this.live.add(h);
+    return h;
+  };
+  clearImmediate = (handle: unknown): void => {
+    clearImmediate(handle as NodeJS.Immediate);
+    this.live.delete(handle);
+  };
+}

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { UsageError } from '../../src/verdict/commandLine.js';
-import { openReporters, reporterChoices, type Reporter } from '../../src/verdict/reporting.js';
+import { openReporters, reporterChoices, type Reporter } from '../../src/verdict/reporterChoice.js';
 
 const NAMES = ['pretty', 'json', 'junit'] as const;
 const choices = (argv: string[]) =>

@@ -1,13 +1,12 @@
 import type { Ajv2020 as Ajv2020Class, Options } from 'ajv/dist/2020.js';
 import type { Plugin } from 'ajv';
 import type * as Codegen from 'ajv/dist/compile/codegen/index.js';
-import { createRequire } from 'node:module';
+import { requireCjs } from '../../lib/require.js';
 import { CUSTOM_FORMATS } from './formats.js';
 import { AJV_OPTIONS, EXTENSION_KEYWORDS, type SchemaVariant } from './sources.js';
 
 // Ajv is loaded on demand: a server started from a build with generated validators never needs it,
 // and importing it costs a tenth of a second.
-const requireCjs = createRequire(import.meta.url);
 
 /** A fresh Ajv with the project's options and formats; `source` keeps the generated code for standalone output. */
 function newAjv(allErrors: boolean, validateSchema: boolean, source = false): Ajv2020Class {

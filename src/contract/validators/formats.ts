@@ -1,5 +1,5 @@
 import type { Format, FormatDefinition } from 'ajv';
-import { createRequire } from 'node:module';
+import { requireCjs } from '../../lib/require.js';
 import { isBase64 } from '../../lib/base64.js';
 
 // The data-URI form of an image: an image media type (the bytes decide which) or generic binary
@@ -22,8 +22,6 @@ export function base64Start(value: string): number | undefined {
 export const CUSTOM_FORMATS: Record<string, FormatDefinition<string>> = {
   'base64-image': { type: 'string', validate: (s: string) => base64Start(s) !== undefined },
 };
-
-const requireCjs = createRequire(import.meta.url);
 
 /**
  * Every format by name, for generated validators: ajv-formats' own table (plain regular expressions

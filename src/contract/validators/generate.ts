@@ -1,13 +1,11 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { requireCjs } from '../../lib/require.js';
 import { dirname } from 'node:path';
 import { SCHEMAS_DIR } from '../../lib/paths.js';
 import { compilers } from './compile.js';
 import { GENERATED_FILE, GROUPS } from './generated.js';
 import { isStrictId, readSchemas, SUBSCHEMA_IDS, type SchemaVariant } from './sources.js';
-
-const requireCjs = createRequire(import.meta.url);
 
 /**
  * The validators of every schema in `dir` as one CommonJS module (Ajv's standalone code), so a server

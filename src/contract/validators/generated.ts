@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { requireCjs } from '../../lib/require.js';
 import { join } from 'node:path';
 import { GENERATED_DIR } from '../../lib/generatedDir.js';
 import { allFormats } from './formats.js';
@@ -14,15 +14,13 @@ export const GROUPS = ['all', 'first', 'strictAll', 'strictFirst'] as const;
 type Group = (typeof GROUPS)[number];
 
 /** The generated module's shape: the hash of its sources, and one factory per group. */
-export type GeneratedModule = { hash: string } & Record<
+type GeneratedModule = { hash: string } & Record<
   Group,
   (formats: unknown, require: NodeJS.Require) => Record<string, ValidateFunction>
 >;
 
 /** Where the build writes the generated validators: dist/generated/, next to the compiled code that loads them. */
 export const GENERATED_FILE = join(GENERATED_DIR, 'validators.cjs');
-
-const requireCjs = createRequire(import.meta.url);
 
 /**
  * The build's generated validators, when they were generated from sources with this hash; undefined

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { requireCjs } from '../../lib/require.js';
 import { join } from 'node:path';
 
 /** Base of every schema `$id`. */
@@ -45,7 +45,7 @@ export interface SchemaVariant {
 }
 
 /** The schemas of a folder, and a hash of everything their validators are generated from. */
-export interface SchemaSources {
+interface SchemaSources {
   readonly variants: readonly SchemaVariant[];
   readonly hash: string;
 }
@@ -70,7 +70,6 @@ const mapValues = (o: object, f: (v: unknown) => unknown) =>
 
 // Bumped when the generated module's layout changes, so an older build's module is not used.
 const LAYOUT = 1;
-const requireCjs = createRequire(import.meta.url);
 const versionOf = (pkg: string) => (requireCjs(`${pkg}/package.json`) as { version: string }).version;
 
 /**

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { findOperation } from '../../contract/operations.js';
 import { updateWithText } from '../../lib/ids.js';
 import { isRecipe } from '../../contract/reply.js';
-import { packageLimits, type Limits } from '../limits.js';
+import type { Limits } from '../limits.js';
 import { scrubPath, secretScrubber } from '../secrets.js';
 import {
   MASKED_FIELDS,
@@ -57,8 +57,8 @@ export class Masking {
   readonly maskText = (text: string): string => this.masked(text);
 
   constructor(
+    readonly bounds: RecordBounds,
     secrets: readonly string[] = [],
-    readonly bounds: RecordBounds = packageLimits().records,
   ) {
     this.scrub = secretScrubber(secrets, { json: false });
     this.scrubPath = (path) => scrubPath(path, this.scrub);
@@ -148,8 +148,9 @@ function scrubValues(value: unknown, scrub: (text: string) => string): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubValues(v, scrub)]));
 }
 
-/** The headers of a header block (`HTTP/1.1 200 OK` then `Name: value` lines); a repeated name's values joined by `, `.
- * */
+/**
+ * The headers of a header block (`HTTP/1.1 200 OK` then `Name: value` lines); a repeated name's values joined by `, `.
+ */
 export function headersFromBlock(block: string): Record<string, string> {
   const out: Record<string, string> = {};
   const lines = block.split('\r\n');

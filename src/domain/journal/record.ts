@@ -5,8 +5,11 @@
  * (JournalEntry), the JSON of an entry as the admin API and the events feed give it and the Redis store
  * holds it (EntryJson, which the inspector's page reads), and the lists the journal's storage works from.
  *
- * Adding a recorded field is one edit here: a row `name: optional<Type>('kept')` (or 'masked' for a text
- * a client may have put a secret in), plus its sample in test/domain/journalRecord.test.ts. A new field is rare
+ * Adding a recorded field is a row here, `name: drafted(optional<Type>('kept'))` (or 'masked' for a text a client may
+ * have put a secret in), and the line of the pipeline that sets `state.name` (RequestState extends RecordDraft, and
+ * the record copies every drafted field), plus its sample in test/domain/journalRecord.test.ts. A field the record
+ * works out when the request ends (a rounding, a header read) is a row without `drafted` and its line in
+ * reportRequest (pipeline/requestContext.ts) instead. A new field is rare
  * (most requests lack it): an unread entry keeps it apart, and the column store leaves a record that has
  * it to an object. Only a field most requests have is worth columns of its own (journal/columns.ts).
  *
@@ -15,7 +18,7 @@
  */
 
 /** How a journal entry shows a field. */
-export type EntryRule =
+type EntryRule =
   /** As recorded. */
   | 'kept'
   /** A text (or null) with every configured secret masked; one seen to hold none is remembered, as the same few come
@@ -30,22 +33,41 @@ export type EntryRule =
 
 /** One field of the record: its type as recorded (R) and as journalled (E), whether every record has it (A), and how
  * the journal keeps it. */
-export interface Field<R, E, A extends boolean> {
-  /** Every record has the field (possibly undefined), and so does every entry; an optional one is left out when absent.
-   * */
+export interface Field<R, E, A extends boolean, D extends boolean = boolean> {
+  /**
+   * Every record has the field (possibly undefined), and so does every entry; an optional one is left out when absent.
+   */
   readonly always: A;
   /** Most records lack it: an unread entry keeps it apart, and the column store takes no record that has it. */
   readonly rare: boolean;
   readonly entry: EntryRule;
+  /** Part of the record draft (RecordDraft): the pipeline sets it on the request's state as it answers, under the
+   * field's name, and the record takes it from there as it is. */
+  readonly draft: D;
   /** Types only: never set. */
   readonly recorded?: R;
   readonly journalled?: E;
 }
 
 /** A field every record has (possibly undefined). */
-const always = <R, E = R>(entry: EntryRule, rare = false): Field<R, E, true> => ({ always: true, rare, entry });
+const always = <R, E = R>(entry: EntryRule, rare = false): Field<R, E, true, false> => ({
+  always: true,
+  rare,
+  entry,
+  draft: false,
+});
 /** A field a record has only when it applies; rare unless said otherwise. */
-const optional = <R, E = R>(entry: EntryRule, rare = true): Field<R, E, false> => ({ always: false, rare, entry });
+const optional = <R, E = R>(entry: EntryRule, rare = true): Field<R, E, false, false> => ({
+  always: false,
+  rare,
+  entry,
+  draft: false,
+});
+/** The same field, set by the pipeline on the request's state (RecordDraft) and recorded as it is. */
+const drafted = <R, E, A extends boolean>(field: Field<R, E, A, false>): Field<R, E, A, true> => ({
+  ...field,
+  draft: true,
+});
 
 /** Headers as a request or response had them (Node's shape). */
 export type Headers = Readonly<Record<string, string | number | readonly string[] | undefined>>;
@@ -110,8 +132,8 @@ export const FIELDS = {
   errorCode: always<string | null | undefined>('masked'),
   /** The error's details (a 400's violations): at most records.maxDetails, every text in them masked. */
   details: always<readonly unknown[] | undefined>('own', true),
-  fault: always<string | undefined>('masked', true),
-  stream: always<string | undefined>('masked', true),
+  fault: drafted(always<string | undefined>('masked', true)),
+  stream: drafted(always<string | undefined>('masked', true)),
   retryCount: always<number | undefined>('kept', true),
   model: always<string | undefined>('masked'),
   /**
@@ -119,15 +141,15 @@ export const FIELDS = {
    * body's first records.maxResponseBodyChars characters with every configured secret masked; a binary body
    * is left out (its size is `responseBytes`; the inspector reads the bytes from GET /__admin/requests/:id/body).
    */
-  responseBody: optional<RecordedBody, string>('own', false),
+  responseBody: drafted(optional<RecordedBody, string>('own', false)),
   /** A streamed answer's events as written, with their times; journalled masked, at most records.maxStreamEvents events
    * and records.maxStreamEventChars characters of their text. */
-  sse: optional<SentEvents>('own'),
+  sse: drafted(optional<SentEvents>('own')),
   /** A stream that kept time (paced, or replayed at its recorded pace): how late its latest event was written
    * against its schedule, in ms to a tenth; the first event's schedule is the request's arrival plus the time to first token. */
   streamLateMs: optional<number>('kept'),
   /** The latency profile the request was answered with (docs/load-testing.md), when one was in force. */
-  profile: optional<string>('masked'),
+  profile: drafted(optional<string>('masked')),
   /** How long the request waited for one of its model's slots (a profile's maxRunning), in ms to a tenth. */
   queuedMs: optional<number>('kept'),
   /** A chat answer's prompt and completion tokens (its usage), for the tokens /metrics counts. */
@@ -135,12 +157,12 @@ export const FIELDS = {
   completionTokens: optional<number>('kept', false),
   /** Body fields the request schema does not list, accepted and ignored: JSON pointers, masked, at most
    * requests.maxIgnoredFields (then `...`). */
-  ignoredFields: optional<readonly string[]>('kept'),
+  ignoredFields: drafted(optional<readonly string[]>('kept')),
   /** The wait the answer asked for, in ms (its `retry-after-ms`), when it carried one: a 429, or a fault with a retry
    * hint. */
   retryAfterMs: optional<number>('kept'),
   /** What the validating proxy found wrong with the request or the upstream's answer (absent when nothing). */
-  violations: optional<readonly Violation[]>('kept'),
+  violations: drafted(optional<readonly Violation[]>('kept')),
   /** The request as it came, for the inspector; journalled bounded and masked (see RequestDetail). */
   request: optional<RequestDetail, EntryRequest>('own', false),
   /**
@@ -166,6 +188,7 @@ type Fields = typeof FIELDS;
 export type FieldName = keyof Fields;
 type AlwaysName = { [K in FieldName]: Fields[K] extends Field<unknown, unknown, true> ? K : never }[FieldName];
 type OptionalName = Exclude<FieldName, AlwaysName>;
+type DraftName = { [K in FieldName]: Fields[K] extends Field<unknown, unknown, boolean, true> ? K : never }[FieldName];
 type InEntry<K extends FieldName> = Fields[K] extends Field<unknown, never, boolean> ? never : K;
 type Recorded<K extends FieldName> = Fields[K] extends Field<infer R, unknown, boolean> ? R : never;
 type Journalled<K extends FieldName> = Fields[K] extends Field<unknown, infer E, boolean> ? E : never;
@@ -175,6 +198,12 @@ type Flat<T> = { [K in keyof T]: T[K] };
 export type RequestRecord = Flat<
   { readonly [K in AlwaysName]: Recorded<K> } & { readonly [K in OptionalName]?: Recorded<K> }
 >;
+
+/**
+ * The record draft: the fields the pipeline sets on a request's state as it answers (RequestState extends it), each
+ * recorded as it is when the request ends (pipeline/requestContext.ts reportRequest copies every DRAFT_FIELDS name).
+ */
+export type RecordDraft = { -readonly [K in DraftName]?: Recorded<K> };
 
 /** One journal entry: a finished request, with long client-supplied parts cut to size and secrets masked. */
 export type JournalEntry = Flat<
@@ -199,6 +228,12 @@ const NAMES = Object.keys(FIELDS) as FieldName[];
 export const RECORD_FIELDS: readonly FieldName[] = NAMES;
 /** The fields every record has (possibly undefined); the others are left out when absent. */
 export const ALWAYS_FIELDS: ReadonlySet<string> = new Set(NAMES.filter((name) => FIELDS[name].always));
+/** The fields of the record draft, in the record's order. */
+export const DRAFT_FIELDS: readonly DraftName[] = NAMES.filter((name): name is DraftName => FIELDS[name].draft);
+/** A draft with every field there and unset, so every request's state has one object shape. */
+export const EMPTY_DRAFT: { readonly [K in DraftName]: undefined } = Object.freeze(
+  Object.fromEntries(DRAFT_FIELDS.map((name) => [name, undefined])) as { [K in DraftName]: undefined },
+);
 /** The fields most records lack. */
 export const RARE_FIELDS: readonly FieldName[] = NAMES.filter((name) => FIELDS[name].rare);
 /** The fields an entry shows as a masked text, remembered when clean ('masked'), or not ('scrubbed'). */

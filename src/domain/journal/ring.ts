@@ -5,7 +5,7 @@
  */
 import { Columns } from './columns.js';
 import type { JournalEntry, RequestRecord } from './record.js';
-import type { JournalStore } from './store.js';
+import type { Finish, JournalStore, JournalView } from './store.js';
 import { SharedTexts } from './texts.js';
 import { Unread } from './unread.js';
 
@@ -53,7 +53,7 @@ export class RingStore implements JournalStore {
   }
 
   /** The entry in a slot of the ring, made (once) when it is first read. */
-  private entryAt(i: number, finish: (record: RequestRecord) => JournalEntry): JournalEntry {
+  private entryAt(i: number, finish: Finish): JournalEntry {
     if (this.columns.holds(i)) {
       const entry = finish(this.columns.record(i));
       this.columns.release(i);
@@ -67,7 +67,12 @@ export class RingStore implements JournalStore {
     return entry;
   }
 
-  entries(finish: (record: RequestRecord) => JournalEntry): JournalEntry[] {
+  read(finish: Finish): JournalView {
+    return { entries: this.entries(finish), total: this.recorded, capacity: this.capacity };
+  }
+
+  /** The entries held, oldest first. */
+  entries(finish: Finish): JournalEntry[] {
     const held = Math.min(this.recorded, this.capacity);
     const out: JournalEntry[] = [];
     for (let i = 0; i < held; i++)

@@ -3,6 +3,7 @@
  * texts flattened so that holding one does not hold the pieces it was built from.
  */
 import type { RequestDetail } from './record.js';
+import { flattenString } from '../../lib/internals.js';
 
 /**
  * The header texts unread entries hold, one copy of each: a client sends the same headers request after
@@ -55,7 +56,7 @@ export class SharedTexts {
     // a third faster than endsWith.
     for (const seen of this.heads) if (seen.length === head.length - from && head.slice(from) === seen) return seen;
     // A copy, flattened: a slice of the block would hold the whole block, request id and all.
-    const text = flat('\r\n' + head.slice(from + 2));
+    const text = flattenString('\r\n' + head.slice(from + 2));
     this.heads = [text, ...this.heads.slice(0, RECENT_TEXTS - 1)];
     return text;
   }
@@ -67,7 +68,7 @@ export class SharedTexts {
 const RECENT_TEXTS = 8;
 
 // Header names hold no colon and values no line break (the HTTP parser refuses both): one line per header.
-// Joined rather than concatenated: one flat string, not a tree of a dozen pieces (see flat()).
+// Joined rather than concatenated: one flat string, not a tree of a dozen pieces (see flattenString, lib/internals.ts).
 function headerText(headers: RequestDetail['headers']): string {
   const parts: string[] = [];
   for (const name in headers) {
@@ -75,16 +76,6 @@ function headerText(headers: RequestDetail['headers']): string {
     if (value !== undefined) parts.push(name, ': ', Array.isArray(value) ? value.join(', ') : String(value), '\n');
   }
   return parts.join('');
-}
-
-/**
- * The same text, flattened. A text built by `+` (Node's header block, the JSON of an answer) is a tree of
- * its pieces in V8, and holding it holds every piece: a hundred requests' worth of small objects for the
- * garbage collector to copy. Converting a string to a number makes V8 flatten it in place, into one piece.
- */
-export function flat<T>(value: T): T {
-  if (typeof value === 'string') Number(value);
-  return value;
 }
 
 export function headersFromText(text: string): Record<string, string> {

@@ -5,7 +5,8 @@
  */
 import type { RecordedBody, RequestRecord } from './record.js';
 import { ALWAYS_FIELDS, FIELDS, RARE_FIELDS, RECORD_FIELDS } from './record.js';
-import { flat, headersFromText, type SharedTexts } from './texts.js';
+import { flattenString } from '../../lib/internals.js';
+import { headersFromText, type SharedTexts } from './texts.js';
 
 // The fields an unread record keeps by code of its own: the request (its headers as one shared text, its
 // body; its bodyChars among the rare fields), the response's head (shared) and body (flattened).
@@ -67,7 +68,7 @@ export class Unread {
     this.requestHeaders = r.request && texts.requestHeaders(r.request.headers);
     this.requestBody = r.request?.body;
     this.responseHead = r.responseHead === undefined ? undefined : texts.responseHead(r.responseHead);
-    this.responseBody = flat(r.responseBody);
+    this.responseBody = flattenString(r.responseBody);
     // The writer's events by reference (among the rare fields): most of their pieces are shared by every event of the
     // stream.
     this.rare = hasRare(r) ? rareOf(r) : undefined;

@@ -19,9 +19,9 @@ import type {
 } from './types.js';
 
 /** No profile: every model answers at once. */
-export const OFF = 'off';
+const OFF = 'off';
 /** Each model its own profile, the catalogue's. */
-export const CATALOGUE = 'catalogue';
+const CATALOGUE = 'catalogue';
 
 /** What the settings hold, the configuration's or changed by the admin API. */
 interface Settings {

@@ -160,7 +160,7 @@ export function distProblem(dist: Dist): string | undefined {
 }
 
 /** The profile's distributions, by field name. */
-export const DIST_FIELDS = ['ttft', 'interToken', 'duration'] as const;
+const DIST_FIELDS = ['ttft', 'interToken', 'duration'] as const;
 
 /** What is wrong with a profile that its schema cannot say, as `field: problem`, or undefined. */
 export function profileProblem(profile: Profile): string | undefined {

@@ -15,7 +15,7 @@ export const FULL = Symbol('full');
  * What asking for a slot gives: a slot now, a wait for one (it resolves with the slot, or with undefined when
  * `signal` aborts first: the client left, and its place in the queue is given up), or FULL.
  */
-export type Acquired = Slot | Promise<Slot | undefined> | typeof FULL;
+type Acquired = Slot | Promise<Slot | undefined> | typeof FULL;
 
 /** The cap a profile sets (absent: no cap, every request runs at once and is still counted). */
 export type Cap = Pick<Profile, 'maxRunning' | 'maxWaiting'>;

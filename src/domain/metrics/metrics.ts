@@ -170,6 +170,17 @@ class HistogramView {
   }
 }
 
+/** What feeds each metric of a kind, by id: read at scrape time. */
+type FeedsOf<T> = Readonly<Partial<Record<MetricId, () => Iterable<T>>>>;
+
+/** A histogram's series from its counts. */
+const histo = (labels: Canon, b: Buckets): Histo => ({
+  labels,
+  cumulative: b.cumulative(),
+  sum: b.sum,
+  count: b.count,
+});
+
 /** A lateness histogram of StreamStats (ms, fine buckets) as seconds under a row's bounds. */
 function latenessSeries(histogram: LatenessHistogram, bounds: readonly number[]): Histo[] {
   return [
@@ -218,6 +229,14 @@ export class Metrics {
   ) {
     this.prefix = table.defaultPrefix;
     this.bounds = Object.fromEntries(table.metrics.map((row) => [row.id, row.buckets ?? []]));
+    // A row the code does not feed would be served empty, forever: refused at start-up instead.
+    for (const row of table.metrics) {
+      const fed = row.type === 'histogram' ? this.histogramFeeds[row.id] : this.scalarFeeds[row.id];
+      if (!fed)
+        throw new Error(
+          `fixtures/metrics.json: ${row.name} (id ${row.id}) is a ${row.type}, and no ${row.type === 'histogram' ? 'histogram' : 'counter or gauge'} of that id is fed by src/domain/metrics/metrics.ts`,
+        );
+    }
   }
 
   /** The request observer (createApp's observers): counts the request, its tokens and its end-to-end time. */
@@ -304,62 +323,39 @@ export class Metrics {
     return buckets;
   }
 
-  /** The series of a counter or gauge, read when scraped. */
-  private scalars(id: MetricId): Iterable<Scalar> {
-    const { load, streams, models } = this.sources;
-    const loaded = () => [...load.models()].filter((m) => models.has(m));
-    switch (id) {
-      case 'requests':
-        return this.requests;
-      case 'running':
-        return loaded().map((model) => ({ labels: { model }, value: load.running(model) }));
-      case 'waiting':
-        return loaded().map((model) => ({ labels: { model }, value: load.waiting(model) }));
-      case 'promptTokens':
-        return [...this.tokens].map(([model, t]) => ({ labels: { model }, value: t.prompt }));
-      case 'generationTokens':
-        return [...this.tokens].map(([model, t]) => ({ labels: { model }, value: t.generation }));
-      case 'openStreams':
-        return [{ labels: {}, value: streams.open }];
-      default:
-        return [];
-    }
-  }
+  /** The series of each counter or gauge, read when scraped. */
+  private readonly scalarFeeds: FeedsOf<Scalar> = {
+    requests: () => this.requests,
+    running: () => this.loaded().map((model) => ({ labels: { model }, value: this.sources.load.running(model) })),
+    waiting: () => this.loaded().map((model) => ({ labels: { model }, value: this.sources.load.waiting(model) })),
+    promptTokens: () => [...this.tokens].map(([model, t]) => ({ labels: { model }, value: t.prompt })),
+    generationTokens: () => [...this.tokens].map(([model, t]) => ({ labels: { model }, value: t.generation })),
+    openStreams: () => [{ labels: {}, value: this.sources.streams.open }],
+  };
 
-  /** The series of a histogram, read when scraped. */
-  private histograms(id: MetricId): Iterable<Histo> {
-    const of = (labels: Canon, b: Buckets): Histo => ({
-      labels,
-      cumulative: b.cumulative(),
-      sum: b.sum,
-      count: b.count,
-    });
-    const bounds = this.bounds[id]!;
-    switch (id) {
-      case 'timeToFirstToken':
-        return [...this.ttft].map(([model, b]) => of({ model }, b));
-      case 'interTokenLatency':
-        return [...this.gaps].map(([model, b]) => of({ model }, b));
-      case 'e2eLatency':
-        return this.e2e.map((s) => of(s.labels, s.buckets));
-      case 'firstEventLateness':
-        return latenessSeries(this.sources.streams.firstEvents, bounds);
-      case 'eventLateness':
-        return latenessSeries(this.sources.streams.events, bounds);
-      default:
-        return [];
-    }
+  /** The series of each histogram, read when scraped. */
+  private readonly histogramFeeds: FeedsOf<Histo> = {
+    timeToFirstToken: () => [...this.ttft].map(([model, b]) => histo({ model }, b)),
+    interTokenLatency: () => [...this.gaps].map(([model, b]) => histo({ model }, b)),
+    e2eLatency: () => this.e2e.map((s) => histo(s.labels, s.buckets)),
+    firstEventLateness: () => latenessSeries(this.sources.streams.firstEvents, this.bounds.firstEventLateness!),
+    eventLateness: () => latenessSeries(this.sources.streams.events, this.bounds.eventLateness!),
+  };
+
+  /** The catalogue's models that have slots on this instance. */
+  private loaded(): string[] {
+    return [...this.sources.load.models()].filter((m) => this.sources.models.has(m));
   }
 
   private register(prom: PromClient, registry: Registry, row: MetricRow, name: string, labels: readonly Label[]): void {
     if (row.type === 'histogram') {
-      const view = new HistogramView(name, row.help, labels, row.buckets!, () => this.histograms(row.id));
+      const view = new HistogramView(name, row.help, labels, row.buckets!, this.histogramFeeds[row.id]!);
       // A metric in all but its class: the registry reads name, type and get() (prom-client 15's Registry).
       registry.registerMetric(view as unknown as Metric);
       return;
     }
     const scalars = () =>
-      grouped<Scalar>(this.scalars(row.id), labels, (into, one, shown) => ({
+      grouped<Scalar>(this.scalarFeeds[row.id]!(), labels, (into, one, shown) => ({
         labels: one.labels,
         shown,
         value: (into?.value ?? 0) + one.value,

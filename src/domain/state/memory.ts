@@ -1,9 +1,8 @@
 import type { FaultRules, RequestFacts } from '../faults/rules.js';
-import type { Journal, RequestRecord } from '../journal.js';
 import type { KeyState } from '../keys.js';
 import type { RateLimiter } from '../rateLimits/limiter.js';
 import type { Lru } from '../../lib/lru.js';
-import type { JournalView, LimitSnapshot, StateHealth, StateStore, VideoTask } from './store.js';
+import type { LimitSnapshot, StateHealth, StateStore, VideoTask } from './store.js';
 
 const HEALTHY: StateHealth = { kind: 'memory', ok: true };
 
@@ -14,7 +13,6 @@ export class MemoryState implements StateStore {
   constructor(
     private readonly limiter: RateLimiter,
     private readonly faultRules: FaultRules,
-    private readonly log: Journal,
     private readonly videoTasks: Lru<VideoTask>,
   ) {}
 
@@ -48,16 +46,6 @@ export class MemoryState implements StateStore {
   }
   claimFault(req: RequestFacts) {
     return this.faultRules.pick(req);
-  }
-
-  append(record: RequestRecord): void {
-    this.log.record(record);
-  }
-  journal(): JournalView {
-    return { entries: this.log.entries(), total: this.log.total, capacity: this.log.capacity };
-  }
-  clearJournal() {
-    return this.log.clear();
   }
 
   putVideo(id: string, task: VideoTask): void {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { createRequire } from 'node:module';
+import { requireCjs } from '../../lib/require.js';
 import type * as IoRedis from 'ioredis';
 import { ApiError, ERRORS } from '../../contract/errors.js';
 import type { Clock } from '../clock.js';
@@ -15,36 +15,24 @@ import {
   type RuleView,
 } from '../faults/rules.js';
 import { describeFault, type FaultSpec } from '../faults/spec.js';
-import {
-  Masking,
-  journalled,
-  toEntry,
-  type EntryJson,
-  type JournalEntry,
-  type RecordBounds,
-  type RequestRecord,
-} from '../journal.js';
 import type { KeyState } from '../keys.js';
 import type { Admission, LimitView } from '../rateLimits/limiter.js';
 import * as lua from './lua.js';
-import type { JournalView, LimitSnapshot, StateHealth, StateStore, VideoTask, VideoTiming } from './store.js';
+import { RedisJournalStore } from './redisJournal.js';
+import type { LimitSnapshot, StateHealth, StateStore, VideoTask, VideoTiming } from './store.js';
 
 const TOKEN_WINDOW_MS = 60_000;
 // ioredis (CommonJS) is loaded when Redis state is made: a server with its state in memory, as `npm start`
 // runs it, never pays its import (about 50 ms of start-up).
-const requireCjs = createRequire(import.meta.url);
 let ioredis: typeof IoRedis | undefined;
 const loadIoredis = (): typeof IoRedis => (ioredis ??= requireCjs('ioredis') as typeof IoRedis);
 
 /** Every key the mock writes starts with this, so a Redis shared with other programs stays tidy. */
-export const KEY_PREFIX = 'uam:';
+const KEY_PREFIX = 'uam:';
 /** A video task is kept this long after it was made (in memory the LRU bounds them by count). */
-export const VIDEO_TTL_S = 24 * 60 * 60;
+const VIDEO_TTL_S = 24 * 60 * 60;
 // Reconnect with backoff: 100 ms, doubling, at most 2 s between attempts, for as long as it takes.
 const backoff = (attempt: number): number => Math.min(100 * 2 ** Math.min(attempt - 1, 5), 2000);
-
-/** A journal entry as the stream holds it (JSON): the entry, and which instance answered. */
-type StoredEntry = EntryJson & { readonly instance: string };
 
 type Scripts = Record<keyof typeof SCRIPTS, (...args: (string | number)[]) => Promise<unknown>>;
 const SCRIPTS = {
@@ -73,7 +61,7 @@ interface RuleCache {
 }
 
 /** Where the state lives, without a password: `redis://host:port`. */
-export function describeUrl(url: string): string {
+function describeUrl(url: string): string {
   try {
     const u = new URL(url);
     return `${u.protocol}//${u.host}${u.pathname.length > 1 ? u.pathname : ''}`;
@@ -83,28 +71,23 @@ export function describeUrl(url: string): string {
 }
 
 /** What the Redis state needs from the rest of the services. */
-export interface RedisStateOptions {
+interface RedisStateOptions {
   readonly url: string;
   readonly clock: Clock;
   /** The configured fault rules, already checked; also checks rules added later (schema, operations, labels). */
   readonly faultRules: FaultRules;
   /** A new, empty rule set with the server's checks, to check a rule before it goes to Redis. */
   readonly checker: () => FaultRules;
-  readonly journalSize: number;
-  /** Masks secrets in journal entries, as the in-memory journal does. */
-  readonly secrets: readonly string[];
   readonly prefix?: string;
   readonly instance?: string;
   /** How long the health check waits for a PING's answer (`state.healthPingMs` of fixtures/limits.json). */
   readonly healthPingMs: number;
-  /** What an entry keeps of a request: the records bounds of the server's checked limits. */
-  readonly records: RecordBounds;
 }
 
 /**
  * The state in Redis, shared by every instance pointed at the same server. Each decision two instances
- * could race on is one Lua script; the journal is a capped stream (XADD MAXLEN ~). While Redis cannot be
- * reached every call rejects at once (no offline queue) with a 503 `state_unavailable`, the client
+ * could race on is one Lua script; the journal's store (journalStore: a capped stream) shares its connection. While
+ * Redis cannot be reached every call rejects at once (no offline queue) with a 503 `state_unavailable`, the client
  * reconnects with backoff, and journal records that cannot be written are counted in `unrecorded`.
  */
 export class RedisState implements StateStore {
@@ -114,19 +97,16 @@ export class RedisState implements StateStore {
   private readonly scripts: Scripts;
   private readonly prefix: string;
   private readonly where: string;
-  private readonly masking: Masking;
+  private journal: RedisJournalStore | undefined;
   private readonly keyIds = new WeakMap<KeyState, string>();
   private ruleCache: RuleCache | undefined;
   private lastError = 'not connected yet';
-  private unrecorded = 0;
   private closed = false;
 
   constructor(private readonly options: RedisStateOptions) {
     this.prefix = options.prefix ?? KEY_PREFIX;
     this.where = describeUrl(options.url);
     this.instance = options.instance ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-    // Entries are masked and cut as the in-memory journal's are (toEntry), when written: Redis holds the entry.
-    this.masking = new Masking(options.secrets, options.records);
     this.redis = new (loadIoredis().Redis)(options.url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -411,37 +391,27 @@ export class RedisState implements StateStore {
     );
   }
 
-  // The journal: a stream capped near journalSize; each entry says which instance answered.
-  append(record: RequestRecord): void {
-    const capacity = this.options.journalSize;
-    if (capacity <= 0 || !journalled(record)) return;
-    const entry: StoredEntry = { ...toEntry(record, this.masking), instance: this.instance };
-    if (this.redis.status !== 'ready') {
-      this.unrecorded++;
-      return;
-    }
-    this.scripts.uamAppendJournal(this.prefix, capacity, JSON.stringify(entry)).catch(() => {
-      this.unrecorded++;
-    });
-  }
-
-  journal(): Promise<JournalView> {
-    const capacity = this.options.journalSize;
-    return this.use(async () => {
-      const [[e1, rows], [e2, total]] = (await this.redis
-        .multi()
-        .xrevrange(this.key('journal'), '+', '-', 'COUNT', Math.max(1, capacity))
-        .get(this.key('journal:total'))
-        .exec())! as [[Error | null, [string, string[]][]], [Error | null, string | null]];
-      if (e1 || e2) throw e1 ?? e2;
-      // JSON gives an entry back with its undefined fields absent: what the admin API would write of it anyway.
-      const entries = capacity <= 0 ? [] : rows.map(([, fields]) => JSON.parse(fields[1]!) as JournalEntry).reverse();
-      return { entries, total: Number(total ?? 0), capacity, unrecorded: this.unrecorded };
-    });
-  }
-
-  clearJournal(): Promise<number> {
-    return this.use(async () => Number(await this.scripts.uamClearJournal(this.prefix, this.options.journalSize)));
+  /** The journal's store: a stream capped near `capacity` on this connection; each entry says which instance answered.
+   * One per state (the process's one journal). */
+  journalStore(capacity: number): RedisJournalStore {
+    if (this.journal) return this.journal;
+    const journalKey = this.key('journal');
+    return (this.journal = new RedisJournalStore(capacity, {
+      instance: this.instance,
+      ready: () => this.redis.status === 'ready',
+      use: (work) => this.use(work),
+      append: (cap, json) => this.scripts.uamAppendJournal(this.prefix, cap, json),
+      newest: async (count) => {
+        const [[e1, rows], [e2, total]] = (await this.redis
+          .multi()
+          .xrevrange(journalKey, '+', '-', 'COUNT', count)
+          .get(this.key('journal:total'))
+          .exec())! as [[Error | null, [string, string[]][]], [Error | null, string | null]];
+        if (e1 || e2) throw e1 ?? e2;
+        return { rows: rows.map(([, fields]) => fields[1]!), total: Number(total ?? 0) };
+      },
+      clear: async (cap) => Number(await this.scripts.uamClearJournal(this.prefix, cap)),
+    }));
   }
 
   // Video tasks: a hash per task, kept VIDEO_TTL_S; a poll counts itself atomically.
@@ -485,7 +455,7 @@ export class RedisState implements StateStore {
       ok: reason === undefined,
       ...(reason === undefined ? {} : { reason }),
       instance: this.instance,
-      unrecorded: this.unrecorded,
+      unrecorded: this.journal?.unrecorded ?? 0,
     });
     if (this.redis.status !== 'ready') return view(`Redis at ${this.where} is ${this.redis.status}: ${this.lastError}`);
     const limit = this.options.healthPingMs;

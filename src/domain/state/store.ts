@@ -1,6 +1,6 @@
 import type { FaultSpec } from '../faults/spec.js';
 import type { RequestFacts, RuleView } from '../faults/rules.js';
-import type { JournalEntry, RequestRecord } from '../journal.js';
+import type { JournalStore } from '../journal/store.js';
 import type { KeyState } from '../keys.js';
 import type { Admission, LimitView } from '../rateLimits/limiter.js';
 
@@ -30,16 +30,6 @@ export interface LimitSnapshot {
   readonly tokens: LimitView | undefined;
 }
 
-/** What the journal holds, as GET /__admin/requests lists it. */
-export interface JournalView {
-  readonly entries: JournalEntry[];
-  /** Requests recorded since the last clear, including those that have left the journal. */
-  readonly total: number;
-  readonly capacity: number;
-  /** Records this instance could not write to the shared store (counted, never dropped silently); absent in memory. */
-  readonly unrecorded?: number;
-}
-
 /** Whether the state can be used; `reason` says why not. */
 export interface StateHealth {
   readonly kind: 'memory' | 'redis';
@@ -52,7 +42,7 @@ export interface StateHealth {
 
 /**
  * The state that instances of the mock may share: rate-limit windows, fault rules with their counters
- * and seeded draws, the request journal and video tasks. In memory (the default) every method answers
+ * and seeded draws, the request journal's store and video tasks. In memory (the default) every method answers
  * at once; in Redis each answers with a Promise that rejects with a 503 `state_unavailable` ApiError
  * when Redis cannot be reached. Everything else (media cache, completions, body budget) stays per instance.
  */
@@ -75,10 +65,9 @@ export interface StateStore {
   /** The fault for a request: the first rule that matches, has times left and wins its draw; counted atomically. */
   claimFault(req: RequestFacts): Maybe<{ fault: FaultSpec; label: string } | undefined>;
 
-  /** Records a finished request; never throws (a shared store counts what it could not write). */
-  append(record: RequestRecord): void;
-  journal(): Maybe<JournalView>;
-  clearJournal(): Maybe<number>;
+  /** The store of the process's one journal, when the state holds it (Redis); absent in memory, where the journal keeps
+   * its own ring. */
+  journalStore?(capacity: number): JournalStore;
 
   putVideo(id: string, task: VideoTask): Maybe<void>;
   /** The task after counting this poll; undefined when there is none. */

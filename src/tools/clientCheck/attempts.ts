@@ -1,4 +1,4 @@
-import type { JournalEntry } from '../../domain/journal.js';
+import type { JournalEntry } from '../../domain/journal/journal.js';
 
 /**
  * One HTTP attempt of the client, read from the journal. Times are ms from the run's first attempt:
@@ -101,8 +101,9 @@ export function byRequest(attempts: readonly Attempt[]): Attempt[][] {
   return [...groups.values()];
 }
 
-/** How many attempts started within `ms` of the run's first: a client that started requests together shows them here.
- * */
+/**
+ * How many attempts started within `ms` of the run's first: a client that started requests together shows them here.
+ */
 export function openingBurst(attempts: readonly Attempt[], ms: number): number {
   return attempts.filter((a) => a.start < ms).length;
 }

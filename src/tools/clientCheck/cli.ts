@@ -12,7 +12,7 @@ import {
   versionText,
   type Io as CommandIo,
 } from '../../verdict/commandLine.js';
-import { openReporters, reporterChoices, type ReporterChoice } from '../../verdict/reporting.js';
+import { openReporters, reporterChoices, type ReporterChoice } from '../../verdict/reporterChoice.js';
 import { CommandError, commandLaunch } from './command.js';
 import { summarize, type CheckInfo, type CheckReporter, type ScenarioResult } from './report.js';
 import { jsonReporter } from './reporters/json.js';
@@ -65,7 +65,7 @@ The scenarios and recipes for the openai SDK, the AI SDK and LangChain: docs/cli
 `;
 
 /** Everything the command was asked to do. */
-export interface ClientCheckOptions {
+interface ClientCheckOptions {
   readonly scenarios: string[];
   readonly clientTimeoutMs?: number;
   readonly reporters: ReporterChoice<ReporterName>[];

@@ -1,4 +1,4 @@
-import type { JournalEntry } from '../../domain/journal.js';
+import type { JournalEntry } from '../../domain/journal/journal.js';
 import type { CheckFailure, Verdict as CaseVerdict } from '../../verdict/types.js';
 import { attemptsOf, busiestWindow, byRequest, openingBurst, type Attempt } from './attempts.js';
 import type { Scenario } from './scenarios.js';
@@ -46,14 +46,15 @@ export interface GradeOptions {
   readonly deadlineMs?: number;
 }
 
+/**
+ * When requests count as started together: within `burstMs` of the first (clientCheck.burstMs of fixtures/limits.json).
+ */
+export interface Burst {
+  readonly burstMs: number;
+}
+
 /** The operation a scenario grades when it names none. */
 export const DEFAULT_OPERATION = 'chat.completions';
-/**
- * Requests started within this long of the first count as started together. A client asked for eight at once on a
- * loaded machine has been seen to start its second 101 ms after its first (its event loop held up): 300 ms still
- * tells such a client from one that waits for each answer, and is well inside the rate limit's second.
- */
-const BURST_MS = 300;
 // More findings of one check add length to a report, not information.
 const MAX_PER_CHECK = 3;
 
@@ -265,7 +266,7 @@ export function grade(
   scenario: Scenario,
   entries: readonly JournalEntry[],
   outcome: ClientOutcome,
-  options: GradeOptions = {},
+  options: GradeOptions & Burst,
 ): Grade {
   const attempts = attemptsOf(entries, scenario.operation ?? DEFAULT_OPERATION);
   const groups = byRequest(attempts);
@@ -294,7 +295,7 @@ export function grade(
   }
   // The journal shows how long the mock took over each attempt, not how long the client waited for it, so
   // requests made together show as attempts that start together.
-  if (needs.includes('concurrency') && openingBurst(attempts, BURST_MS) < 2) {
+  if (needs.includes('concurrency') && openingBurst(attempts, options.burstMs) < 2) {
     const asked = scenario.concurrency ?? 1;
     return {
       ...base,

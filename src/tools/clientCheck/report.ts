@@ -1,5 +1,5 @@
 import { countVerdicts } from '../../verdict/report.js';
-import type { Reporter, RunReport } from '../../verdict/reporting.js';
+import type { Reporter, RunReport } from '../../verdict/reporterChoice.js';
 import type { Attempt } from './attempts.js';
 import { perSecond, type Grade } from './grade.js';
 import type { Scenario } from './scenarios.js';
@@ -19,7 +19,7 @@ export interface ScenarioResult {
 }
 
 /** Counts for the end of a run. */
-export interface CheckSummary {
+interface CheckSummary {
   readonly total: number;
   readonly passed: number;
   readonly failed: number;

@@ -1,6 +1,7 @@
 import { defaultKeys, type ConfigInput } from '../../domain/config.js';
 import type { FaultRule } from '../../domain/faults/rules.js';
-import type { JournalEntry } from '../../domain/journal.js';
+import type { JournalEntry } from '../../domain/journal/journal.js';
+import { packageLimits } from '../../domain/limits.js';
 import { attemptsOf, byRequest } from './attempts.js';
 import {
   DEFAULT_OPERATION,
@@ -8,6 +9,7 @@ import {
   notApplicableBefore,
   type ClientOutcome,
   type Grade,
+  type Burst,
   type GradeOptions,
 } from './grade.js';
 import type { Scenario } from './scenarios.js';
@@ -17,7 +19,7 @@ import type { Scenario } from './scenarios.js';
  * start one itself: whoever calls it passes a starter, so this folder stays below src/server/ (which
  * offers `mock.checkClient()` through it) and the grading can be tested without a socket.
  */
-export interface ScenarioMock {
+interface ScenarioMock {
   readonly url: string;
   readonly openaiBaseURL: string;
   requests(): JournalEntry[];
@@ -53,7 +55,7 @@ export type Launch = (context: ClientContext) => Promise<LaunchOutcome>;
 
 /** The key the client is given, with the scenario's rate limit; and the one the mock does not know. */
 export const CLIENT_KEY = 'sk-mock-client-check';
-export const UNKNOWN_KEY = 'sk-mock-client-check-unknown';
+const UNKNOWN_KEY = 'sk-mock-client-check-unknown';
 /** A client that goes on this long in a scenario without a bound of its own is stopped (a retry loop with no wait). */
 const ATTEMPTS_CAP = 200;
 const DEFAULT_DEADLINE_MS = 20_000;
@@ -159,7 +161,11 @@ export async function runScenario(
   options: GradeOptions & { base?: ConfigInput } = {},
 ): Promise<Grade> {
   const deadlineMs = deadlineOf(scenario, options);
-  const gradeOptions: GradeOptions = { clientTimeoutMs: options.clientTimeoutMs, deadlineMs };
+  const gradeOptions: GradeOptions & Burst = {
+    clientTimeoutMs: options.clientTimeoutMs,
+    deadlineMs,
+    burstMs: packageLimits().clientCheck.burstMs,
+  };
   if (notApplicableBefore(scenario, gradeOptions)) return grade(scenario, [], { exitCode: null, ms: 0 }, gradeOptions);
   const mock = await startMock(scenarioConfig(scenario, gradeOptions, options.base));
   try {
@@ -219,8 +225,9 @@ export async function runScenario(
   }
 }
 
-/** The variables a callback's run sets in process.env, so that clients that read them (new OpenAI()) need no arguments.
- * */
+/**
+ * The variables a callback's run sets in process.env, so that clients that read them (new OpenAI()) need no arguments.
+ */
 const ENV_NAMES = ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'MOCK_SCENARIO', 'MOCK_CONCURRENCY'] as const;
 
 /**

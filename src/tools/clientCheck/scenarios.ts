@@ -6,14 +6,14 @@ import type { FaultRule } from '../../domain/faults/rules.js';
 import { ROOT } from '../../lib/paths.js';
 
 /** Folder of the scenario files, beside conformance/ in the package. */
-export const SCENARIOS_DIR = join(ROOT, 'client-check');
+const SCENARIOS_DIR = join(ROOT, 'client-check');
 const SCHEMA = schemaId('client-check-scenario.json');
 
 /** What decides whether a scenario applies to a client: see `needs` in schemas/client-check-scenario.json. */
-export type Need = 'stream' | 'client-timeout' | 'concurrency';
+type Need = 'stream' | 'client-timeout' | 'concurrency';
 
 /** The checks of a scenario, each optional; schemas/client-check-scenario.json describes each. */
-export interface Expectations {
+interface Expectations {
   readonly attempts?: { readonly min?: number; readonly max?: number };
   readonly retryAfter?: { readonly toleranceMs: number };
   readonly backoff?: { readonly minFirstGapMs: number; readonly growth: number };

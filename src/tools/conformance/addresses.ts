@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /** The kinds of address a media link may not point to (or only when allowed); public addresses have none. */
-export type AddressKind = 'unspecified' | 'link-local' | 'cloud metadata' | 'loopback' | 'private';
+type AddressKind = 'unspecified' | 'link-local' | 'cloud metadata' | 'loopback' | 'private';
 
 /**
  * The ranges of each kind, most specific first (the two metadata addresses sit inside private ranges).
@@ -34,8 +34,9 @@ const LISTS = RANGES.map(({ kind, cidrs }) => {
   return { kind, list };
 });
 
-/** The kind of an IP address (v4, v6 or v4-mapped v6), or undefined for a public one or a string that is no IP address.
- * */
+/**
+ * The kind of an IP address (v4, v6 or v4-mapped v6), or undefined for a public one or a string that is no IP address.
+ */
 export function addressKind(address: string): AddressKind | undefined {
   const family = isIP(address);
   if (!family) return undefined;
@@ -54,7 +55,7 @@ const isLocal = (address: string) => {
 export type Lookup = (hostname: string) => Promise<readonly string[]>;
 
 /** The system resolver (what fetch itself uses): getaddrinfo, so /etc/hosts and `localhost` count. */
-export const systemLookup: Lookup = async (hostname) =>
+const systemLookup: Lookup = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 /** The addresses of a URL's hostname: a literal IP as it is (URL has already normalized 0x7f.1 and the like), else the

@@ -187,8 +187,9 @@ function mutations(node: SchemaNode, required: boolean, baseValue: unknown): Mut
   return out;
 }
 
-/** Every schema node with its pointer and whether its parent requires it: object members and the first item of arrays.
- * */
+/**
+ * Every schema node with its pointer and whether its parent requires it: object members and the first item of arrays.
+ */
 function walk(
   node: SchemaNode,
   pointer: string,

@@ -18,7 +18,7 @@ import { send, type Target } from './http.js';
 import { conformanceHelp, parseConformanceArgs, type ConformanceOptions, type ReporterName } from './options.js';
 import { renderPlan } from './plan.js';
 import { summarize, type Reporter, type RunInfo } from '../../verdict/report.js';
-import { openReporters } from '../../verdict/reporting.js';
+import { openReporters } from '../../verdict/reporterChoice.js';
 import { jsonReporter } from '../../verdict/reporters/json.js';
 import { htmlReporter } from '../../verdict/reporters/html.js';
 import { junitReporter } from '../../verdict/reporters/junit.js';

@@ -11,7 +11,7 @@ export interface Credential {
 }
 
 /** One near miss: a token made from the key, and how it is sent. */
-export interface NearMiss {
+interface NearMiss {
   /** The case id's segment: `auth.near-miss.<id>.<operation>`. */
   readonly id: string;
   /** What is sent, for the case's description. */
@@ -223,7 +223,7 @@ export const NEAR_MISSES: readonly NearMiss[] = [
 const byId = new Map(NEAR_MISSES.map((n) => [n.id, n]));
 
 /** A near miss by id; throws for an id the table does not have (a case file's mistake). */
-export function nearMiss(id: string): NearMiss {
+function nearMiss(id: string): NearMiss {
   const n = byId.get(id);
   if (!n) throw new Error(`conformance: unknown near miss '${id}'`);
   return n;

@@ -14,8 +14,9 @@ export interface Target {
   readonly unknownKey: string;
   /** The most of one body the runner reads (DEFAULT_MAX_BODY_BYTES when absent). */
   readonly maxBodyBytes?: number;
-  /** Media links on loopback and private addresses are fetched: the target is on one itself, or --media-allow-private.
-   * */
+  /**
+   * Media links on loopback and private addresses are fetched: the target is on one itself, or --media-allow-private.
+   */
   readonly mediaAllowPrivate?: boolean;
   /** The path each documented path is served at instead (--route), by the document's path. */
   readonly routes?: Readonly<Record<string, string>>;
@@ -31,7 +32,7 @@ export type OutgoingRequest = Case['request'] & { readonly streamed?: boolean };
 
 /** The full URL of a path: the base URL, the prefix (unless the path already has it), the path (or its --route), and
  * the query. */
-export function urlOf(target: Target, path: string, query: Readonly<Record<string, string>> = {}): string {
+function urlOf(target: Target, path: string, query: Readonly<Record<string, string>> = {}): string {
   const served = target.routes?.[path] ?? path;
   const prefix = target.pathPrefix.replace(/\/+$/, '');
   const withPrefix = prefix && !served.startsWith(`${prefix}/`) ? prefix + served : served;
@@ -46,7 +47,7 @@ export function urlOf(target: Target, path: string, query: Readonly<Record<strin
  * How an auth mode carries its credential, or undefined when a near miss cannot be made from this key (no letters to
  * change the case of). `shown`: as reports show it, the mask of the key (or of the unknown key) where it goes.
  */
-export function credentialOf(target: Target, mode: AuthMode, shown = false): Credential | undefined {
+function credentialOf(target: Target, mode: AuthMode, shown = false): Credential | undefined {
   const key = shown ? maskKey(target.apiKey) : target.apiKey;
   switch (mode) {
     case 'valid':
@@ -82,14 +83,14 @@ export function headersOf(
 }
 
 /** Where a request goes: its URL, the --route and the credential's query applied. */
-export const requestUrl = (
+const requestUrl = (
   target: Target,
   req: OutgoingRequest,
   credential: Credential = credentialOf(target, req.auth) ?? {},
 ): string => urlOf(target, req.path, credential.query);
 
 /** A request as reports show it: its method, URL and headers. */
-export interface ShownRequest {
+interface ShownRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: Record<string, string>;
@@ -372,7 +373,7 @@ export async function send(target: Target, req: OutgoingRequest): Promise<Exchan
 }
 
 /** How media links are fetched: the checks' settings, and how host names are resolved. */
-export interface MediaFetch extends MediaRequest {
+interface MediaFetch extends MediaRequest {
   /** How host names are resolved before each hop (the system resolver unless a test passes its own). */
   readonly lookup?: Lookup;
 }

@@ -157,7 +157,7 @@ export function cleanResult(r: CaseResult, secrets: readonly Secret[]): CaseResu
 }
 
 /** The most of an answer's body a report shows, in characters; and of its headers. */
-export const MAX_BODY_SHOWN = 2000;
+const MAX_BODY_SHOWN = 2000;
 const MAX_HEADERS_SHOWN = 64;
 // Enough bytes to fill MAX_BODY_SHOWN characters, whatever the encoding, with room for a secret across the cut.
 const BODY_BYTES_READ = 4 * MAX_BODY_SHOWN + 1024;

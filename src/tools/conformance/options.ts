@@ -3,7 +3,7 @@ import { parseHeaders, parseRoutes } from './gateway.js';
 import { DEFAULT_MAX_BODY_BYTES } from './http.js';
 import type { SuiteValues } from './suite.js';
 import { COMMON_OPTIONS, listValues, oneOf, parseCommandLine, UsageError } from '../../verdict/commandLine.js';
-import { reporterChoices, type ReporterChoice } from '../../verdict/reporting.js';
+import { reporterChoices, type ReporterChoice } from '../../verdict/reporterChoice.js';
 import type { Profile } from '../../verdict/types.js';
 
 // The defaults of the runner's own options; the models' and voices' come from the catalogue.

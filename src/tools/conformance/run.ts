@@ -4,11 +4,12 @@ import { derivedSecrets } from './credentials.js';
 import { fetchMedia, send, shownRequest, type OutgoingRequest, type Target } from './http.js';
 import { cleanResult, cleanText, shortBody, shownAnswer, type Secret } from './mask.js';
 import { maskKey } from '../../domain/keys.js';
+import { packageLimits } from '../../domain/limits.js';
 import { compareExchanges } from '../../verdict/baseline.js';
 import type { Case, CaseResult, CheckFailure, Exchange } from '../../verdict/types.js';
 
 /** Everything a run needs besides the cases. */
-export interface RunSettings extends Target {
+interface RunSettings extends Target {
   readonly registry: SchemaRegistry;
   readonly concurrency: number;
   /** Extra attempts for a free case after a 429 or a transport error. */
@@ -173,6 +174,7 @@ async function runCase(
       try {
         failures = await evaluate(c, ex, {
           registry: s.registry,
+          limits: packageLimits(s.registry),
           timeoutMs: s.timeoutMs,
           maxBodyBytes: s.maxBodyBytes,
           secrets: [s.apiKey],

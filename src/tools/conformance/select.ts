@@ -18,7 +18,7 @@ export function matches(c: Case, pattern: string): boolean {
 }
 
 /** What to run: the profile's cases, narrowed by --only, --skip and --skip-billable. */
-export interface Selection {
+interface Selection {
   readonly profile: Profile;
   readonly only: readonly string[];
   readonly skip: readonly string[];

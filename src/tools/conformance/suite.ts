@@ -5,6 +5,7 @@ import { CONFORMANCE_DIR } from '../../lib/paths.js';
 import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
 import { generateBoundaries, type DocumentedRules, type GeneratedCase } from './boundaries.js';
 import { Catalogue, type Model, type ModelKind } from '../../domain/catalogue.js';
+import { packageLimits, type Limits } from '../../domain/limits.js';
 import { estimateCost, isPaid, zeroCost } from '../../verdict/cost.js';
 import { clone, setAt, unsetAt } from '../../verdict/pointer.js';
 import type { AuthMode, Case, CheckName, Level, Profile } from '../../verdict/types.js';
@@ -68,7 +69,7 @@ interface SuiteFile {
 }
 
 /** The loaded suite: every case of every profile, and the key no target should accept. */
-export interface Suite {
+interface Suite {
   readonly cases: readonly Case[];
   readonly unknownKey: string;
 }
@@ -95,41 +96,45 @@ function readJson(registry: SchemaRegistry, dir: string, file: string, schema: s
   return data;
 }
 
-function toCase(file: CaseFile, spec: CaseSpec, base: Record<string, unknown> | undefined): Case {
-  const op = operation(file.operation);
-  let body: Record<string, unknown> | undefined;
-  if (op.method === 'POST' && spec.raw === undefined) {
-    const built = clone(spec.body ?? base ?? {});
-    for (const p of spec.unset ?? []) unsetAt(built, p);
-    for (const [p, v] of Object.entries(spec.set ?? {})) setAt(built, p, v);
-    body = built;
-  }
-  const cost = spec.billable ? estimateCost(file.operation, body) : zeroCost();
-  return {
-    id: spec.id,
-    operation: file.operation,
-    description: spec.description,
-    rule: spec.rule,
-    // The file's prefix is a tag too, so `--only chat` also takes the auth and fault cases of chat.
-    tags: [...new Set([...spec.tags, file.prefix])],
-    profile: spec.profile,
-    level: spec.level ?? 'must',
-    billable: spec.billable,
-    cost,
-    request: {
-      method: op.method as 'GET' | 'POST',
-      path: op.path,
-      auth: spec.auth ?? 'valid',
-      headers: spec.headers ?? {},
-      ...(body ? { body } : {}),
-      ...(spec.raw !== undefined ? { raw: spec.raw } : {}),
-    },
-    expect: { status: spec.expect.status, checks: spec.expect.checks ?? [] },
-    ...(spec.field ? { field: spec.field } : {}),
-    ...(spec.requires ? { requires: spec.requires } : {}),
-    ...(spec.tests429 ? { tests429: true } : {}),
+/** Makes the cases of a run, whose paid units are estimated with the mock's defaults (`limits`) for what a request
+ * leaves out. */
+const caseMaker =
+  (limits: Limits) =>
+  (file: CaseFile, spec: CaseSpec, base: Record<string, unknown> | undefined): Case => {
+    const op = operation(file.operation);
+    let body: Record<string, unknown> | undefined;
+    if (op.method === 'POST' && spec.raw === undefined) {
+      const built = clone(spec.body ?? base ?? {});
+      for (const p of spec.unset ?? []) unsetAt(built, p);
+      for (const [p, v] of Object.entries(spec.set ?? {})) setAt(built, p, v);
+      body = built;
+    }
+    const cost = spec.billable ? estimateCost(file.operation, body, limits) : zeroCost();
+    return {
+      id: spec.id,
+      operation: file.operation,
+      description: spec.description,
+      rule: spec.rule,
+      // The file's prefix is a tag too, so `--only chat` also takes the auth and fault cases of chat.
+      tags: [...new Set([...spec.tags, file.prefix])],
+      profile: spec.profile,
+      level: spec.level ?? 'must',
+      billable: spec.billable,
+      cost,
+      request: {
+        method: op.method as 'GET' | 'POST',
+        path: op.path,
+        auth: spec.auth ?? 'valid',
+        headers: spec.headers ?? {},
+        ...(body ? { body } : {}),
+        ...(spec.raw !== undefined ? { raw: spec.raw } : {}),
+      },
+      expect: { status: spec.expect.status, checks: spec.expect.checks ?? [] },
+      ...(spec.field ? { field: spec.field } : {}),
+      ...(spec.requires ? { requires: spec.requires } : {}),
+      ...(spec.tests429 ? { tests429: true } : {}),
+    };
   };
-}
 
 const BODY_RULE =
   'What the service does: request bodies are JSON objects; Errors: a bad request is answered 400 (never a 5xx)';
@@ -378,6 +383,7 @@ export const operationBases = (
 export function loadSuite(registry: SchemaRegistry, runValues: SuiteValues, dir: string = CONFORMANCE_DIR): Suite {
   const { suite, files } = readSuite(registry, runValues, dir);
   const catalogue = new Catalogue(registry);
+  const toCase = caseMaker(packageLimits(registry));
   const cases: Case[] = [];
   for (const file of files) {
     const op = operation(file.operation);

@@ -171,7 +171,7 @@ function forwarded(op: string, base: Readonly<Record<string, unknown>>, values: 
 }
 
 /** A copy of a body with the text at a TEXT_FIELDS path set (a negative index counts from the end of a list). */
-export function withText(body: Readonly<Record<string, unknown>>, path: string, text: string): Record<string, unknown> {
+function withText(body: Readonly<Record<string, unknown>>, path: string, text: string): Record<string, unknown> {
   const copy = structuredClone(body) as Record<string, unknown>;
   const parts = path.split('.');
   let node: unknown = copy;
@@ -193,7 +193,7 @@ export function textOf(op: string, body: Readonly<Record<string, unknown>>): str
 }
 
 /** What the case table is built from: the suite's requests, the run's values, its token prefix and its settings. */
-export interface CaseSource {
+interface CaseSource {
   readonly bases: readonly OperationBase[];
   readonly values: SuiteValues;
   /** Unique to the run: every token starts with it. */

@@ -14,7 +14,7 @@ import {
   type Io,
 } from '../../verdict/commandLine.js';
 import { summarize, type RunInfo } from '../../verdict/report.js';
-import { openReporters } from '../../verdict/reporting.js';
+import { openReporters } from '../../verdict/reporterChoice.js';
 import { REPORTERS } from '../conformance/cli.js';
 import { routesByPath, secretHeaderValues } from '../conformance/gateway.js';
 import { send, type Target } from '../conformance/http.js';
@@ -32,12 +32,12 @@ import { answered } from './judging.js';
 const COMMAND = 'conformance';
 
 /** What the gateway profile is given by whoever runs it: how to start a mock (src/cli passes startMockServer). */
-export interface GatewayDeps {
+interface GatewayDeps {
   readonly startUpstream?: StartUpstream;
 }
 
 /** How long past the gateway's timeout the runner still waits for its error: a quarter of it, at least a second. */
-export const hangGraceMs = (gatewayTimeoutMs: number): number => Math.max(1_000, Math.round(gatewayTimeoutMs / 4));
+const hangGraceMs = (gatewayTimeoutMs: number): number => Math.max(1_000, Math.round(gatewayTimeoutMs / 4));
 
 /** How long the preflight request may take to show in the upstream's journal. */
 const PREFLIGHT_JOURNAL_MS = 3_000;

@@ -1,6 +1,6 @@
 // The judges of the gateway profile: what the client got and what reached the upstream, read side by side. Each is
 // pure: a probe's observation in, the failures (or why nothing could be judged, or what was measured) out.
-import type { EntryJson } from '../../domain/journal.js';
+import type { EntryJson } from '../../domain/journal/journal.js';
 import { maskKey } from '../../domain/keys.js';
 import type { CheckFailure } from '../../verdict/types.js';
 import type { JudgeName } from './cases.js';
@@ -25,7 +25,7 @@ import type { Sent } from './probe.js';
 import { STREAM_JUDGES } from './judgeStreams.js';
 
 /** The least wait between a failed attempt and a retry that counts as backing off (docs/gateway.md). */
-export const MIN_BACKOFF_MS = 100;
+const MIN_BACKOFF_MS = 100;
 
 /** How much sooner than the retry-after asked a retry may come (the two ends' timers). */
 const RETRY_AFTER_SLACK_MS = 50;

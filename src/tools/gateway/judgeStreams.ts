@@ -1,6 +1,6 @@
 // The judges of streams and waits: the client's events against the upstream's journal of the events it wrote (what,
 // and when, on one clock), concurrent streams kept apart, and how a hung or cut upstream ends the client's request.
-import type { EntryJson } from '../../domain/journal.js';
+import type { EntryJson } from '../../domain/journal/journal.js';
 import type { JudgeName } from './cases.js';
 import { answered, arrival, failed, first, inconclusive, mime, passed, sameJson, show, type Judge } from './judging.js';
 import type { Sent } from './probe.js';

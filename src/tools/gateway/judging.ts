@@ -1,7 +1,7 @@
 // What every judge of the gateway profile shares: the run's settings they read, the shape of a finding, and how an
 // answer is told in a failure.
 import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
-import type { EntryJson } from '../../domain/journal.js';
+import type { EntryJson } from '../../domain/journal/journal.js';
 import type { CheckFailure, Exchange } from '../../verdict/types.js';
 import type { GatewayCase } from './cases.js';
 import type { Observation, Sent } from './probe.js';

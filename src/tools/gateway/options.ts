@@ -7,7 +7,7 @@ import { parseConformanceArgs, type ConformanceOptions } from '../conformance/op
 import { listValues, UsageError } from '../../verdict/commandLine.js';
 
 /** The defaults of the gateway profile's options (docs/gateway.md says why each). */
-export const GATEWAY_DEFAULTS = {
+const GATEWAY_DEFAULTS = {
   gatewayTimeoutMs: 30_000,
   firstEventBoundMs: 500,
   upstreamGapMs: 1_000,
@@ -19,7 +19,7 @@ export const GATEWAY_DEFAULTS = {
 const MAX_STREAMS = 16;
 
 /** The upstream: a mock the runner starts (on a port the gateway is configured with), or one already running. */
-export type UpstreamChoice =
+type UpstreamChoice =
   | { readonly start: { readonly port: number; readonly host: string } }
   | { readonly admin: string; readonly adminToken?: string };
 

@@ -1,7 +1,7 @@
 // One probe: its fault rules put on the upstream, its requests sent through the gateway together, then what reached
 // the upstream with each request's token read from the journal, and the rules taken away again.
 import { operation } from '../../contract/operations.js';
-import type { EntryJson } from '../../domain/journal.js';
+import type { EntryJson } from '../../domain/journal/journal.js';
 import { send, type OutgoingRequest, type Target } from '../conformance/http.js';
 import type { Exchange } from '../../verdict/types.js';
 import { TEXT_FIELDS, type Probe, type ProbeRequest } from './cases.js';

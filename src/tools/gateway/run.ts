@@ -12,7 +12,7 @@ import { outgoing, runProbe, type Observation, type ProbeSettings } from './prob
 import type { Upstream } from './upstream.js';
 
 /** The gap between the paced upstream's events in the isolation case: short and steady, so that streams overlap. */
-export const PACED_GAP_MS = 30;
+const PACED_GAP_MS = 30;
 
 /** The names of the latency profiles the runner puts in force on the upstream while its streams are paced. */
 const PROFILES = { gap: 'uam-gateway-gap', paced: 'uam-gateway-paced' } as const;
@@ -20,7 +20,7 @@ const PROFILES = { gap: 'uam-gateway-gap', paced: 'uam-gateway-paced' } as const
 const PHASES: readonly Phase[] = ['parallel', 'streams', 'gap', 'paced', 'hang'];
 
 /** Everything a gateway run needs besides its cases. */
-export interface GatewaySettings extends ProbeSettings {
+interface GatewaySettings extends ProbeSettings {
   readonly target: Target;
   /** Another gateway, in front of the same upstream, each probe is also sent through (--baseline). */
   readonly baseline?: Target;

@@ -41,7 +41,7 @@ export function clientEvents(ex: Exchange): TimedEvent[] {
 }
 
 /** What a chat stream says, read from its events' data. */
-export interface StreamText {
+interface StreamText {
   /** The content of choice 0, in order. */
   readonly content: string;
   /** Each finish_reason, in order. */

@@ -3,11 +3,11 @@
 // runner started (whoever calls the runner passes the function that starts it: src/cli passes startMockServer) and
 // one already running, given by its URL.
 import type { ConfigInput } from '../../domain/config.js';
-import type { EntryJson } from '../../domain/journal.js';
+import type { EntryJson } from '../../domain/journal/journal.js';
 import type { UpstreamFault } from './cases.js';
 
 /** A mock the runner started: its URL, and how to stop it. */
-export interface UpstreamMock {
+interface UpstreamMock {
   readonly url: string;
   close(): Promise<void>;
 }
@@ -24,7 +24,7 @@ export class AdminError extends Error {
 }
 
 /** A fault rule as the admin API takes it. */
-export interface RuleBody {
+interface RuleBody {
   readonly id: string;
   readonly match: { readonly body: Readonly<Record<string, string>> };
   readonly fault: UpstreamFault;
@@ -174,7 +174,7 @@ export class JournalWatch {
 }
 
 /** How long JournalWatch.entries waits. */
-export interface EntryWait {
+interface EntryWait {
   readonly expected?: number;
   readonly settleMs?: number;
   readonly maxMs?: number;

@@ -38,8 +38,9 @@ const PHRASES: Readonly<Record<string, (v: unknown) => string>> = {
   default_response_format: (v) => `images come back as \`${String(v)}\` by default`,
 };
 
-/** The models of a kind, grouped by the limits they share, as a Markdown list (per-model rules a schema cannot state).
- * */
+/**
+ * The models of a kind, grouped by the limits they share, as a Markdown list (per-model rules a schema cannot state).
+ */
 export function modelLimits(models: readonly Model[], kind: ModelKind): string {
   const groups = new Map<string, string[]>();
   for (const m of models.filter((x) => x.kind === kind)) {

@@ -2,26 +2,26 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Model } from '../../domain/catalogue.js';
 import { ERRORS } from '../../contract/errors.js';
-import { packageLimits } from '../../domain/limits.js';
+import type { Limits } from '../../domain/limits.js';
 import { operations } from '../../contract/operations.js';
 import { FIXTURES_DIR, ROOT, SCHEMAS_DIR } from '../../lib/paths.js';
 import { schemaId } from '../../contract/schemas.js';
 import type { Json } from './components.js';
-import { buildOpenApi, DEFAULT_SERVER_URL, serversFor, type OpenApiInput } from './document.js';
+import { buildOpenApi, serversFor, type OpenApiInput } from './document.js';
 
 export { buildOpenApi, DEFAULT_SERVER_URL, type OpenApiInput } from './document.js';
 
 const readJson = (path: string): Json => JSON.parse(readFileSync(path, 'utf8')) as Json;
 
-/** The package's own inputs: its operations table, schemas/, error table, fixtures and version. */
-export function packageInput(): OpenApiInput {
+/** The package's own inputs: its operations table, schemas/, error table, fixtures (`limits`: the checked
+ * fixtures/limits.json) and version. */
+export function packageInput(limits: Limits): OpenApiInput {
   const schemas = new Map<string, Json>();
   for (const file of readdirSync(SCHEMAS_DIR)
     .filter((f) => f.endsWith('.json'))
     .sort())
     schemas.set(schemaId(file), readJson(join(SCHEMAS_DIR, file)));
   const pkg = readJson(join(ROOT, 'package.json')) as { version: string; license: string };
-  const limits = packageLimits();
   return {
     operations,
     schemas,
@@ -38,14 +38,17 @@ export function packageInput(): OpenApiInput {
   };
 }
 
-let cached: Json | undefined;
+// Built once per set of checked limits (a server's, the command line's): the other inputs never change.
+const cached = new WeakMap<Limits, Json>();
 
-/** The package's OpenAPI document, built once per process (its inputs never change) with the given server; shared, so
+/** The package's OpenAPI document with the given server, from `limits` (the checked fixtures/limits.json); shared, so
  * read-only. */
-export function openApiDocument(serverUrl: string = DEFAULT_SERVER_URL): Json {
-  cached ??= buildOpenApi(packageInput());
-  return { ...cached, servers: serversFor(serverUrl) };
+export function openApiDocument(serverUrl: string, limits: Limits): Json {
+  let doc = cached.get(limits);
+  if (!doc) cached.set(limits, (doc = buildOpenApi(packageInput(limits))));
+  return { ...doc, servers: serversFor(serverUrl) };
 }
 
 /** The document as pretty-printed JSON text, ending in a newline. */
-export const openApiText = (serverUrl?: string): string => `${JSON.stringify(openApiDocument(serverUrl), null, 2)}\n`;
+export const openApiText = (serverUrl: string, limits: Limits): string =>
+  `${JSON.stringify(openApiDocument(serverUrl, limits), null, 2)}\n`;

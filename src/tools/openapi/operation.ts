@@ -6,7 +6,7 @@ import { ERROR_RESPONSES, INJECTED } from './errorResponses.js';
 import { parametersOf, securityOf } from './parameters.js';
 
 /** What the operation objects need besides the table row. */
-export interface OperationContext {
+interface OperationContext {
   readonly models: readonly Model[];
   readonly voices: readonly { readonly id: string }[];
   /** The `$id` of the schema of one streamed chat chunk. */

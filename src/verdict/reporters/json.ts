@@ -2,7 +2,7 @@ import { schemaId } from '../../contract/schemas.js';
 import type { Report, Reporter } from '../report.js';
 
 /** Where the JSON report's schema is published: schemas/conformance-report.json, by its `$id`. */
-export const REPORT_SCHEMA = schemaId('conformance-report.json');
+const REPORT_SCHEMA = schemaId('conformance-report.json');
 
 /**
  * The JSON report as an object: the run, a summary, and one object per case with its level, request, answer, verdict

@@ -1,10 +1,20 @@
 // The grader alone: journals written by hand (no socket, no clock), each check passed and failed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { JournalEntry } from '../../../src/domain/journal.js';
+import type { JournalEntry } from '../../../src/domain/journal/journal.js';
 import { attemptsOf, busiestWindow, byRequest, openingBurst } from '../../../src/tools/clientCheck/attempts.js';
-import { grade, perSecond, type ClientOutcome } from '../../../src/tools/clientCheck/grade.js';
+import {
+  grade as gradeWith,
+  perSecond,
+  type ClientOutcome,
+  type GradeOptions,
+} from '../../../src/tools/clientCheck/grade.js';
+import { packageLimits } from '../../../src/domain/limits.js';
 import type { Scenario } from '../../../src/tools/clientCheck/scenarios.js';
+
+// Graded with the package's limits (clientCheck.burstMs) unless a test says otherwise.
+const grade = (s: Scenario, e: readonly JournalEntry[], o: ClientOutcome, options: GradeOptions = {}) =>
+  gradeWith(s, e, o, { ...options, burstMs: packageLimits().clientCheck.burstMs });
 
 const T0 = 1_800_000_000_000;
 

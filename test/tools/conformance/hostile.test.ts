@@ -49,8 +49,9 @@ interface Hostile {
   close(): Promise<void>;
 }
 
-/** Starts one; GET /v1/me (the runner's probe) answers 200 {} unless `me` is false, everything else goes to `handle`.
- * */
+/**
+ * Starts one; GET /v1/me (the runner's probe) answers 200 {} unless `me` is false, everything else goes to `handle`.
+ */
 async function hostile(
   handle: (req: IncomingMessage, res: ServerResponse) => void,
   { me = true } = {},

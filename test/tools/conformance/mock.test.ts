@@ -5,6 +5,7 @@ import { baseUrlHint } from '../../../src/tools/conformance/cli.js';
 import { start } from '../../../src/server/server.js';
 import { BODY_CHECKS } from '../../../src/verdict/checks.js';
 import { closeSharedMock, runCli, runJson, sharedMock } from './harness.js';
+import { heldEntries } from '../../support/index.js';
 
 const test = suite('conformance: the mock passes the whole suite');
 
@@ -40,7 +41,7 @@ test('the whole suite through the validating proxy in front of the mock: the pro
     assert.is(code, 0);
     // Every departure the proxy saw is the client's (a body the request schema refuses); the mock, as an
     // upstream, departs from nothing: any other rule here is a false alarm about a correct server.
-    const entries = proxy.services.journal.entries();
+    const entries = heldEntries(proxy.services);
     const upstream = entries.flatMap((e) =>
       (e.violations ?? [])
         .filter((v) => v.rule !== 'request.schema')

@@ -2,6 +2,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Catalogue } from '../../../src/domain/catalogue.js';
 import { estimateCost, formatCost } from '../../../src/verdict/cost.js';
+import { packageLimits } from '../../../src/domain/limits.js';
+
+const LIMITS = packageLimits();
 import { redact, shortBody } from '../../../src/tools/conformance/mask.js';
 import {
   conformanceHelp,
@@ -99,19 +102,21 @@ test('a key an HTTP header cannot carry is a usage error, named by its flag; --c
 });
 
 test('cost: units per operation and their text', () => {
-  assert.equal(estimateCost('chat.completions', { max_tokens: 1 }), {
+  assert.equal(estimateCost('chat.completions', { max_tokens: 1 }, LIMITS), {
     tokens: 1,
     images: 0,
     videoSeconds: 0,
     characters: 0,
   });
-  assert.is(estimateCost('chat.completions', {}).tokens, 256);
+  assert.is(estimateCost('chat.completions', {}, LIMITS).tokens, 256);
   // max_completion_tokens, the newer name, bounds the reply in its place, as the mock and the usage check read it.
-  assert.is(estimateCost('chat.completions', { max_completion_tokens: 3, max_tokens: 50 }).tokens, 3);
-  assert.is(estimateCost('images.generate', { n: 2 }).images, 2);
-  assert.is(estimateCost('images.edit', {}).images, 1);
-  assert.is(estimateCost('video.generate', {}).videoSeconds, 4);
-  assert.is(estimateCost('cloud.speech', { text: 'héllo' }).characters, 5);
+  assert.is(estimateCost('chat.completions', { max_completion_tokens: 3, max_tokens: 50 }, LIMITS).tokens, 3);
+  assert.is(estimateCost('images.generate', { n: 2 }, LIMITS).images, 2);
+  assert.is(estimateCost('images.edit', {}, LIMITS).images, 1);
+  assert.is(estimateCost('video.generate', {}, LIMITS).videoSeconds, LIMITS.video.defaultDuration);
+  const longer = { ...LIMITS, video: { ...LIMITS.video, defaultDuration: 7 } };
+  assert.is(estimateCost('video.generate', {}, longer).videoSeconds, 7, 'the default comes from the limits passed in');
+  assert.is(estimateCost('cloud.speech', { text: 'héllo' }, LIMITS).characters, 5);
   assert.is(
     formatCost({ tokens: 1, images: 2, videoSeconds: 1, characters: 0 }),
     '1 chat token, 2 images, 1 video second',

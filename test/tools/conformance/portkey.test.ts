@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { EntryJson } from '../../../src/domain/journal.js';
+import type { EntryJson } from '../../../src/domain/journal/journal.js';
 import { ROOT } from '../../../src/lib/paths.js';
 import { get, request } from '../../support/index.js';
 import { startPortkey, type Gateway } from '../../support/portkey.js';

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { operation } from '../../../src/contract/operations.js';
 import { SchemaRegistry } from '../../../src/contract/schemas.js';
 import { Catalogue } from '../../../src/domain/catalogue.js';
-import type { EntryJson } from '../../../src/domain/journal.js';
+import type { EntryJson } from '../../../src/domain/journal/journal.js';
 import { operationBases, type SuiteValues } from '../../../src/tools/conformance/suite.js';
 import { gatewayCases, TEXT_FIELDS, textOf, type GatewayCase } from '../../../src/tools/gateway/cases.js';
 import { JUDGES } from '../../../src/tools/gateway/judge.js';
@@ -13,6 +13,7 @@ import type { JudgeContext } from '../../../src/tools/gateway/judging.js';
 import type { Observation, Sent } from '../../../src/tools/gateway/probe.js';
 import { clientEvents, milestones, streamText } from '../../../src/tools/gateway/stream.js';
 import type { Exchange } from '../../../src/verdict/types.js';
+import { exchangeOf } from '../../support/index.js';
 
 const test = suite('conformance --profile gateway: the case table, stream timing and the judges');
 
@@ -75,18 +76,6 @@ function entry(e: Partial<EntryJson> & { body?: unknown; events?: [number, strin
   } as unknown as EntryJson;
 }
 
-function exchange(e: Partial<Exchange> & { text?: string; json?: unknown }): Exchange {
-  const { text, json, ...rest } = e;
-  const body = Buffer.from(json !== undefined ? JSON.stringify(json) : (text ?? ''));
-  return {
-    status: 200,
-    headers: { 'content-type': json !== undefined ? 'application/json' : 'text/event-stream' },
-    body,
-    ms: 50,
-    ...rest,
-  };
-}
-
 /** An observation of a case's first probe: its first request as sent, what the client got and the upstream saw. */
 function observed(gc: GatewayCase, ex: Exchange, upstream: EntryJson[], more: Partial<Sent> = {}): Observation[] {
   const probe = probes.get(gc.probes[0]!)!;
@@ -141,7 +130,7 @@ test('the case table: unique ids, probes for every case, one token per request, 
 test('clientEvents times each event by the read that completed it; milestones match a re-chunked stream by its content', () => {
   const text = sse(chunk(''), chunk('Hel'), chunk('lo'), chunk(undefined, 'stop'), '[DONE]');
   const cut = text.indexOf('data:', text.indexOf('lo'));
-  const ex = exchange({ text, reads: [cut - 3, 3, text.length - cut], readMs: [10, 400, 900] });
+  const ex = exchangeOf({ text, reads: [cut - 3, 3, text.length - cut], readMs: [10, 400, 900] });
   const events = clientEvents(ex);
   assert.equal(
     events.map((e) => e.ms),
@@ -176,7 +165,7 @@ test('clientEvents times each event by the read that completed it; milestones ma
 test('forward: a parameter changed on the way fails, naming it; a documented alias or rewrite passes', async () => {
   const gc = byId('gateway.forward.chat');
   const sent = probes.get('forward:chat')!.requests[0]!.body;
-  const ok = exchange({ json: { choices: [] } });
+  const ok = exchangeOf({ json: { choices: [] } });
   assert.equal((await judge(gc, observed(gc, ok, [entry({ body: sent })]))).failures, []);
   const clamped = await judge(gc, observed(gc, ok, [entry({ body: { ...sent, temperature: 1 } })]));
   assert.equal(
@@ -194,9 +183,9 @@ test('forward: a parameter changed on the way fails, naming it; a documented ali
     [],
   );
   // Nothing at the upstream, or the upstream's success turned into an error.
-  const none = await judge(gc, observed(gc, exchange({ status: 404, json: { error: 'no route' } }), []));
+  const none = await judge(gc, observed(gc, exchangeOf({ status: 404, json: { error: 'no route' } }), []));
   assert.match(none.failures[0]!.actual, /never reached the upstream; the client got status 404/);
-  const turned = await judge(gc, observed(gc, exchange({ status: 500, json: {} }), [entry({ body: sent })]));
+  const turned = await judge(gc, observed(gc, exchangeOf({ status: 500, json: {} }), [entry({ body: sent })]));
   assert.equal(
     turned.failures.map((f) => [f.check, f.expected]),
     [['status', 'status 200, as the upstream answered']],
@@ -206,9 +195,9 @@ test('forward: a parameter changed on the way fails, naming it; a documented ali
 test('errors: the statuses a case accepts, retry-after kept, and why a case cannot judge', async () => {
   const e401 = byId('gateway.error.chat.401');
   const up = [entry({ status: 401 })];
-  assert.equal((await judge(e401, observed(e401, exchange({ status: 502, json: {} }), up))).failures, []);
-  assert.equal((await judge(e401, observed(e401, exchange({ status: 401, json: {} }), up))).failures, []);
-  const hidden = await judge(e401, observed(e401, exchange({ status: 200, json: {} }), up));
+  assert.equal((await judge(e401, observed(e401, exchangeOf({ status: 502, json: {} }), up))).failures, []);
+  assert.equal((await judge(e401, observed(e401, exchangeOf({ status: 401, json: {} }), up))).failures, []);
+  const hidden = await judge(e401, observed(e401, exchangeOf({ status: 200, json: {} }), up));
   assert.match(hidden.failures[0]!.expected, /^status 401 or a 5xx \(the upstream answered 401 \(1 attempt\)\)$/);
   const e503 = byId('gateway.error.chat.503');
   for (const [status, fails] of [
@@ -218,28 +207,29 @@ test('errors: the statuses a case accepts, retry-after kept, and why a case cann
     [200, 1],
   ] as const)
     assert.is(
-      (await judge(e503, observed(e503, exchange({ status, json: {} }), [entry({ status: 503 })]))).failures.length,
+      (await judge(e503, observed(e503, exchangeOf({ status, json: {} }), [entry({ status: 503 })]))).failures.length,
       fails,
       String(status),
     );
   const e429 = byId('gateway.error.chat.429');
   assert.is(
-    (await judge(e429, observed(e429, exchange({ status: 503, json: {} }), [entry({ status: 429 })]))).failures.length,
+    (await judge(e429, observed(e429, exchangeOf({ status: 503, json: {} }), [entry({ status: 429 })]))).failures
+      .length,
     1,
   );
-  const unreached = await judge(e429, observed(e429, exchange({ status: 429, json: {} }), []));
+  const unreached = await judge(e429, observed(e429, exchangeOf({ status: 429, json: {} }), []));
   assert.is(unreached.verdict, 'inconclusive');
   const after = byId('gateway.error.chat.retry-after');
   const limited = entry({ status: 429, responseHeaders: { 'retry-after': '1' } });
   const obs = (headers: Record<string, string>) => [
     ...observed(
       after,
-      exchange({ status: 429, json: {}, headers: { 'content-type': 'application/json', ...headers } }),
+      exchangeOf({ status: 429, json: {}, headers: { 'content-type': 'application/json', ...headers } }),
       [limited],
     ),
     ...observed(
       after,
-      exchange({ status: 503, json: {}, headers: { 'content-type': 'application/json', ...headers } }),
+      exchangeOf({ status: 503, json: {}, headers: { 'content-type': 'application/json', ...headers } }),
       [entry({ status: 503, responseHeaders: { 'Retry-After': '1' } })],
     ),
   ];
@@ -256,18 +246,18 @@ test('malformed: a 5xx in the envelope, or the upstream bytes unchanged; a repai
   const broken = '{"id":"chatcmpl-1","choices":[{"ind';
   const up = [entry({ responseBody: broken, responseBodyChars: broken.length })];
   const envelope = { error: { message: 'bad upstream', type: 'server_error', param: null, code: null } };
-  assert.equal((await judge(gc, observed(gc, exchange({ status: 502, json: envelope }), up))).failures, []);
+  assert.equal((await judge(gc, observed(gc, exchangeOf({ status: 502, json: envelope }), up))).failures, []);
   // A gateway's own error needs the message only.
-  const own = exchange({ status: 502, json: { error: { message: 'upstream sent invalid JSON' } } });
+  const own = exchangeOf({ status: 502, json: { error: { message: 'upstream sent invalid JSON' } } });
   assert.equal((await judge(gc, observed(gc, own, up))).failures, []);
-  const bare = await judge(gc, observed(gc, exchange({ status: 500, json: { status: 'failure' } }), up));
+  const bare = await judge(gc, observed(gc, exchangeOf({ status: 500, json: { status: 'failure' } }), up));
   assert.equal(
     bare.failures.map((f) => f.check),
     ['error-envelope'],
   );
-  const relayed = exchange({ status: 200, text: broken, headers: { 'content-type': 'application/json' } });
+  const relayed = exchangeOf({ status: 200, text: broken, headers: { 'content-type': 'application/json' } });
   assert.equal((await judge(gc, observed(gc, relayed, up))).failures, []);
-  const repaired = exchange({ status: 200, json: { choices: [] } });
+  const repaired = exchangeOf({ status: 200, json: { choices: [] } });
   assert.equal(
     (await judge(gc, observed(gc, repaired, up))).failures.map((f) => f.check),
     ['status'],
@@ -289,7 +279,12 @@ test('streams: the first event held fails (buffered), pacing is then not judged;
   const text = sse(...upEvents.map(([, d]) => d));
   // One read per event, at these times (ms from the client's request).
   const timed = (readMs: number[]) =>
-    exchange({ text, reads: upEvents.map(([, d]) => `data: ${d}\n\n`.length), readMs, ms: readMs[readMs.length - 1]! });
+    exchangeOf({
+      text,
+      reads: upEvents.map(([, d]) => `data: ${d}\n\n`.length),
+      readMs,
+      ms: readMs[readMs.length - 1]!,
+    });
   const steady = observed(first, timed([60, 60, 1060, 2060, 2060]), up);
   assert.equal((await judge(first, steady)).failures, []);
   assert.match(
@@ -314,15 +309,15 @@ test('streams: the first event held fails (buffered), pacing is then not judged;
   const cutUp = [entry({ stream: 'cut', events: upEvents.slice(0, 3) })];
   const faked = await judge(
     cut,
-    observed(cut, exchange({ text: sse(...upEvents.slice(0, 3).map(([, d]) => d), '[DONE]') }), cutUp),
+    observed(cut, exchangeOf({ text: sse(...upEvents.slice(0, 3).map(([, d]) => d), '[DONE]') }), cutUp),
   );
   assert.match(faked.failures[0]!.actual, /^data: \[DONE\] after 3 events, as if complete/);
-  const broken = exchange({
+  const broken = exchangeOf({
     text: sse(chunk('')),
     error: 'UND_ERR_SOCKET (other side closed) after the response headers',
   });
   assert.equal((await judge(cut, observed(cut, broken, cutUp))).failures, []);
-  const open = await judge(cut, observed(cut, exchange({ text: sse(chunk('')) }), cutUp, { waitedOut: true }));
+  const open = await judge(cut, observed(cut, exchangeOf({ text: sse(chunk('')) }), cutUp, { waitedOut: true }));
   assert.match(open.failures[0]!.actual, /still open 3000 ms after the request/);
 });
 
@@ -342,7 +337,7 @@ test('isolation names the stream whose text another carried; the hung upstream f
   const ok = requests.map((r, i) => ({
     request: r,
     sentAt: 9_900,
-    ex: exchange({ text: sse(chunk(`About ${r.token}`), '[DONE]') }),
+    ex: exchangeOf({ text: sse(chunk(`About ${r.token}`), '[DONE]') }),
     waitMs: 3_000,
     waitedOut: false,
     upstream: [up[i]!],
@@ -352,7 +347,7 @@ test('isolation names the stream whose text another carried; the hung upstream f
     /^3 streams ran together for 998 ms/,
   );
   const mixed = ok.map((s, i) =>
-    i === 0 ? { ...s, ex: exchange({ text: sse(chunk(`About ${requests[2]!.token}`), '[DONE]') }) } : s,
+    i === 0 ? { ...s, ex: exchangeOf({ text: sse(chunk(`About ${requests[2]!.token}`), '[DONE]') }) } : s,
   );
   const found = await judge(gc, [{ key: 'stream:isolation', sent: mixed }]);
   assert.match(found.failures[0]!.actual, /^stream 1 carried the text of stream 3/);
@@ -375,7 +370,7 @@ test('isolation names the stream whose text another carried; the hung upstream f
         {
           ...wait,
           request: mid!,
-          ex: exchange({ text: sse(chunk('')), error: 'terminated', ms: 2_100 }),
+          ex: exchangeOf({ text: sse(chunk('')), error: 'terminated', ms: 2_100 }),
           waitedOut: false,
         },
       ],
@@ -393,35 +388,35 @@ test('retries: attempts counted from the journal, the waits between them against
     entry({ time: arrived + 5, latencyMs: 5, status, ...extra });
   const respected = await judge(
     after,
-    observed(after, exchange({ json: {} }), [attempt(1000, 503, { retryAfterMs: 1000 }), attempt(2010, 200)]),
+    observed(after, exchangeOf({ json: {} }), [attempt(1000, 503, { retryAfterMs: 1000 }), attempt(2010, 200)]),
   );
   assert.equal(respected.failures, []);
   assert.match(respected.reason!, /retried 1 time, the first 1005 ms after the upstream's 503 with retry-after 1 s/);
   const early = await judge(
     after,
-    observed(after, exchange({ json: {} }), [attempt(1000, 503, { retryAfterMs: 1000 }), attempt(1100, 200)]),
+    observed(after, exchangeOf({ json: {} }), [attempt(1000, 503, { retryAfterMs: 1000 }), attempt(1100, 200)]),
   );
   assert.is(early.failures.length, 1);
   assert.match(
-    (await judge(after, observed(after, exchange({ status: 503, json: {} }), [attempt(1000, 503)]))).reason!,
+    (await judge(after, observed(after, exchangeOf({ status: 503, json: {} }), [attempt(1000, 503)]))).reason!,
     /did not retry/,
   );
   const backoff = byId('gateway.retries.backoff');
   const atOnce = await judge(
     backoff,
-    observed(backoff, exchange({ json: {} }), [attempt(1000, 500), attempt(1006, 500), attempt(1012, 200)]),
+    observed(backoff, exchangeOf({ json: {} }), [attempt(1000, 500), attempt(1006, 500), attempt(1012, 200)]),
   );
   assert.match(atOnce.failures[0]!.actual, /^retried 2 times, after 1, 1 ms$/);
   const patient = await judge(
     backoff,
-    observed(backoff, exchange({ json: {} }), [attempt(1000, 500), attempt(1300, 500), attempt(2000, 200)]),
+    observed(backoff, exchangeOf({ json: {} }), [attempt(1000, 500), attempt(1300, 500), attempt(2000, 200)]),
   );
   assert.equal(patient.failures, []);
 });
 
 test("secrets: the client's key at the upstream fails, by its journal's mask or raw; a passthrough or a shared key does not apply", async () => {
   const gc = byId('gateway.secrets.key');
-  const ok = exchange({ json: {} });
+  const ok = exchangeOf({ json: {} });
   assert.equal((await judge(gc, observed(gc, ok, [entry({ keyLabel: 'sk...lt' })]))).failures, []);
   const forwarded = await judge(gc, observed(gc, ok, [entry({ keyLabel: 'sk-g...6789' })]));
   assert.match(

@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../../src/cli/main.js';
-import { openApiText } from '../../../src/tools/openapi/index.js';
+import { DEFAULT_SERVER_URL, openApiText } from '../../../src/tools/openapi/index.js';
+import { packageLimits } from '../../../src/domain/limits.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -33,7 +34,7 @@ test('`unified-ai-mock openapi` prints the document with the default server and 
   const { code, stdout, stderr } = await runMain(['openapi']);
   assert.is(code, 0);
   assert.is(stderr, '');
-  assert.is(stdout, openApiText());
+  assert.is(stdout, openApiText(DEFAULT_SERVER_URL, packageLimits()));
   assert.equal(
     JSON.parse(stdout).servers.map((s: { url: string }) => s.url),
     ['http://127.0.0.1:4010'],
@@ -48,7 +49,10 @@ test('--server-url names another server (a trailing slash dropped); nothing else
     doc.servers.map((s: { url: string }) => s.url),
     ['https://mock.example/base'],
   );
-  assert.equal({ ...doc, servers: [] }, { ...JSON.parse(openApiText()), servers: [] });
+  assert.equal(
+    { ...doc, servers: [] },
+    { ...JSON.parse(openApiText(DEFAULT_SERVER_URL, packageLimits())), servers: [] },
+  );
 });
 
 test('--help describes the command; the main help lists it', async () => {
@@ -82,7 +86,7 @@ test('the program writes the whole document through a pipe before it exits', asy
     child.on('close', resolve);
   });
   assert.is(code, 0, stderr);
-  assert.is(stdout, openApiText());
+  assert.is(stdout, openApiText(DEFAULT_SERVER_URL, packageLimits()));
 });
 
 test.run();

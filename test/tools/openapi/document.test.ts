@@ -4,7 +4,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { ERRORS } from '../../../src/contract/errors.js';
-import { buildOpenApi, openApiDocument, openApiText, packageInput } from '../../../src/tools/openapi/index.js';
+import {
+  DEFAULT_SERVER_URL,
+  buildOpenApi,
+  openApiDocument,
+  openApiText,
+  packageInput,
+} from '../../../src/tools/openapi/index.js';
+import { packageLimits } from '../../../src/domain/limits.js';
 import { operationId } from '../../../src/tools/openapi/operation.js';
 import { faultable, operations, pathsOf } from '../../../src/contract/operations.js';
 import { ROOT, SCHEMAS_DIR } from '../../../src/lib/paths.js';
@@ -13,7 +20,7 @@ import { assertSchema } from '../../support/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
-const doc: Any = openApiDocument();
+const doc: Any = openApiDocument(DEFAULT_SERVER_URL, packageLimits());
 const opOf = (path: string, method = 'post'): Any => doc.paths[path][method];
 const props = (component: string): Any => doc.components.schemas[component].properties;
 
@@ -260,19 +267,22 @@ test('info carries the package version; the output is deterministic and the serv
     doc.servers.map((s: Any) => s.url),
     ['http://127.0.0.1:4010'],
   );
-  assert.is(JSON.stringify(buildOpenApi(packageInput())), JSON.stringify(buildOpenApi(packageInput())));
-  const other = JSON.parse(openApiText('http://mock.test:9'));
+  assert.is(
+    JSON.stringify(buildOpenApi(packageInput(packageLimits()))),
+    JSON.stringify(buildOpenApi(packageInput(packageLimits()))),
+  );
+  const other = JSON.parse(openApiText('http://mock.test:9', packageLimits()));
   assert.equal(
     other.servers.map((s: Any) => s.url),
     ['http://mock.test:9'],
   );
   assert.equal({ ...other, servers: [] }, { ...doc, servers: [] });
   assert.equal(Object.keys(other), Object.keys(doc));
-  assert.ok(openApiText().endsWith('}\n'));
+  assert.ok(openApiText(DEFAULT_SERVER_URL, packageLimits()).endsWith('}\n'));
 });
 
 test('a table with two operations on one method and path is refused', () => {
-  const input = packageInput();
+  const input = packageInput(packageLimits());
   assert.throws(
     () => buildOpenApi({ ...input, operations: [...input.operations, input.operations[0]!] }),
     /Two operations for POST/,

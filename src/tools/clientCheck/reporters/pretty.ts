@@ -17,8 +17,9 @@ const MARK: Record<ScenarioResult['grade']['verdict'], string> = {
 };
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-/** Console output: a header, one line per scenario as it finishes, then each failure with its journal, and the counts.
- * */
+/**
+ * Console output: a header, one line per scenario as it finishes, then each failure with its journal, and the counts.
+ */
 export function prettyReporter(write: (text: string) => void): CheckReporter {
   let width = 0;
   return {

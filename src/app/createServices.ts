@@ -3,7 +3,7 @@ import { Catalogue } from '../domain/catalogue.js';
 import { systemClock } from '../domain/clock.js';
 import { ConfigError, type Config } from '../domain/config.js';
 import { FaultRules, RuleError } from '../domain/faults/rules.js';
-import { Journal } from '../domain/journal.js';
+import { Journal } from '../domain/journal/journal.js';
 import { StreamStats } from '../domain/lateness.js';
 import { Latency } from '../domain/latency/control.js';
 import { Slots } from '../domain/latency/slots.js';
@@ -51,21 +51,17 @@ function faultRulesOf(config: Config, schemas: SchemaRegistry, limits: Limits): 
 function stateOf(
   config: Config,
   schemas: SchemaRegistry,
-  parts: Pick<Services, 'rateLimits' | 'faultRules' | 'journal' | 'videoTasks'>,
+  parts: Pick<Services, 'rateLimits' | 'faultRules' | 'videoTasks'>,
   clock: Clock,
   limits: Limits,
 ): StateStore {
-  if (config.state === 'memory')
-    return new MemoryState(parts.rateLimits, parts.faultRules, parts.journal, parts.videoTasks);
+  if (config.state === 'memory') return new MemoryState(parts.rateLimits, parts.faultRules, parts.videoTasks);
   return new RedisState({
     url: config.state,
     clock,
     faultRules: parts.faultRules,
     checker: () => faultRulesOf({ ...config, faultRules: [] }, schemas, limits),
-    journalSize: config.journalSize,
-    secrets: configSecrets(config),
     healthPingMs: limits.state.healthPingMs,
-    records: limits.records,
   });
 }
 
@@ -79,15 +75,23 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
   const parts = {
     rateLimits: new RateLimiter(clock),
     faultRules: faultRulesOf(config, schemas, limits),
-    journal: new Journal(config.journalSize, configSecrets(config), undefined, limits.records),
     videoTasks: new Lru<VideoTask>(limits.video.tasksKept),
   };
+  const state = stateOf(config, schemas, parts, clock, limits);
+  // One journal per process: its store is the shared state's when that holds one (Redis), else a ring in memory.
+  const journal = new Journal(
+    config.journalSize,
+    limits.records,
+    configSecrets(config),
+    state.journalStore?.(config.journalSize),
+  );
   const streams = new StreamStats();
   // Each model's cap is the profile it has without a request's choice (read from the services' latency control, which
   // tests may replace): a header changes a request's timing only.
   const load = new Slots((model) => services.latency.choose(model)?.profile);
   const services: Services = {
     ...parts,
+    journal,
     streams,
     latency: new Latency(config.latency, catalogue, {
       maxQuotedChars: limits.messages.maxQuotedChars,
@@ -102,7 +106,7 @@ export function createServices(config: Config, schemas: SchemaRegistry): Service
             streams,
             models: new Set(catalogue.models.map((m) => m.id)),
           }),
-    state: stateOf(config, schemas, parts, clock, limits),
+    state,
     responseBodies: new ResponseBodies(limits.records, config.journalSize, configSecrets(config)),
     config,
     schemas,
