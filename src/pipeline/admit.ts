@@ -62,9 +62,8 @@ function overloaded(services: Services, model: string, cap: Cap): ApiError {
 }
 
 /** The client left before the answer was written: nothing more is sent, and the record says so. */
-function leftEarly(ctx: Context, state: RequestState): typeof STOP {
+function leftEarly(state: RequestState): typeof STOP {
   state.reply = undefined;
-  ctx.respond = false;
   state.transportStatus = 0;
   state.stream = 'aborted';
   return STOP;
@@ -156,7 +155,7 @@ export function admit(services: Services, clock: { now(): number }): Step {
     if (latency.timing === 'task') return; // the video handler timed the task itself
     const cap = services.load.cap(model);
     const end = endOf(state, ctx.res);
-    if (end.closed) return leftEarly(ctx, state);
+    if (end.closed) return leftEarly(state);
     let leaving: AbortController | undefined;
     const gone = () => leaving!.abort();
     if (cap.maxRunning !== undefined) {
@@ -170,9 +169,9 @@ export function admit(services: Services, clock: { now(): number }): Step {
     }
     const run = (slot: Slot | undefined): StepResult | Promise<StepResult> => {
       end.offClose(gone);
-      if (!slot) return leftEarly(ctx, state);
+      if (!slot) return leftEarly(state);
       hold(state, slot);
-      if (end.closed) return leftEarly(ctx, state);
+      if (end.closed) return leftEarly(state);
       if (!choice) return; // answered at once (a stream paced as the server and the header say), holding its slot
       const timing = new Timing(services, model, choice.profile, lane?.profile, services.latency.draws());
       return timed(ctx, state, services, timing, asked, clock);
@@ -216,7 +215,7 @@ function timed(
   // A plain answer is held at most its time limit: a longer draw (an hour a token, say) is cut to it, never passed to
   // a timer that would overflow and fire at once.
   ms = Math.min(ms, services.config.timeouts.answerMaxMs);
-  return waitOrLeave(endOf(state, ctx.res), services, ms).then((left) => (left ? leftEarly(ctx, state) : undefined));
+  return waitOrLeave(endOf(state, ctx.res), services, ms).then((left) => (left ? leftEarly(state) : undefined));
 }
 
 /** A stream's pacing under a profile: the header's ttft and tps replace the profile's ttft and gaps. */

@@ -51,6 +51,5 @@ export function renderError(
     return;
   }
   state.error = err;
-  ctx.respond = false;
   state.responseBody = sendError(ctx.res, state, err, mask);
 }

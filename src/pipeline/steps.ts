@@ -12,7 +12,11 @@ import type { PacingRequest } from '../text/pacing.js';
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
 export interface RequestState {
   requestId: string;
+  /** When the request reached the app, by performance.now(): its record's latency runs from it. */
+  started: number;
   operation?: BoundOperation;
+  /** The path as the operation was found by (the exact map's); undefined: the path Koa parses (ctx.path). */
+  path?: string;
   key?: KeyState;
   /** The parsed JSON body and its exact text (ids are derived from the text). */
   body?: Record<string, unknown>;
@@ -55,21 +59,18 @@ export interface RequestState {
 }
 
 /** A request's state with every field there from the start, so all requests share one object shape. */
-export function requestState(
-  requestId: string,
-  operation?: BoundOperation,
-  key?: KeyState,
-  error?: ApiError,
-): RequestState {
+export function requestState(requestId: string, operation?: BoundOperation, started = 0): RequestState {
   return {
     requestId,
+    started,
     operation,
-    key,
+    path: undefined,
+    key: undefined,
     body: undefined,
     raw: undefined,
     large: undefined,
     reply: undefined,
-    error,
+    error: undefined,
     fault: undefined,
     faultSpec: undefined,
     stream: undefined,
