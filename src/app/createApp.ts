@@ -8,13 +8,14 @@ import { createRelay, type Relay } from '../relay/relay.js';
 import { boundOperations } from './bindings.js';
 import { admit } from '../pipeline/admit.js';
 import { faults } from '../pipeline/faults.js';
-import { handle } from '../pipeline/handle.js';
+import { handle } from '../pipeline/callHandler.js';
+import { plan } from '../pipeline/plan.js';
 import { parseBody } from '../pipeline/parseBody.js';
 import { rateLimit } from '../pipeline/rateLimit.js';
 import type { Reporting, RequestObserver } from '../pipeline/requestContext.js';
 import { responder } from '../pipeline/respond.js';
 import { route, routeTable } from '../pipeline/route.js';
-import type { Step } from '../pipeline/steps.js';
+import { inOrder, type Step } from '../pipeline/steps.js';
 import { validate } from '../pipeline/validate.js';
 import { operations } from '../contract/operations.js';
 import { SchemaRegistry, strictId } from '../contract/schemas.js';
@@ -101,8 +102,8 @@ function configure(input: ConfigInput, schemas: SchemaRegistry): Config {
 /**
  * The steps of every request, in order: which operation (the exact map, else the router: 404, 405, OPTIONS), who is
  * calling (a missing or wrong key is refused here, before anything else is read), may they (rate limits), what did
- * they send, is a fault asked for, is the body valid, the answer, and (under a latency profile) the model's slot and
- * the answer's timing. With proxy or replay the relay takes the handler's place (and runs validate itself); relayed and
+ * they send, is a fault asked for, is the body valid, what is decided about it once (its model, pacing and profile: the
+ * plan), the answer, and (under a latency profile) the model's slot and the answer's timing. With proxy or replay the relay takes the handler's place (and runs validate itself); relayed and
  * replayed answers keep the timing they were recorded with, so there is no admission.
  */
 function steps(services: Services, schemas: SchemaRegistry, relay: Relay | undefined, pacer: Pacer): Step[] {
@@ -116,7 +117,9 @@ function steps(services: Services, schemas: SchemaRegistry, relay: Relay | undef
     rateLimit(services),
     parseBody(config.bodyLimit, services.limits.requests, services.bodyBudget, services.limits.messages),
     faults(services),
-    ...(relay ? [relay.step(check, handle(services))] : [check, handle(services), admit(services, pacer)]),
+    ...(relay
+      ? [relay.step(check, inOrder(plan(services, false), handle(services)))]
+      : [check, plan(services), handle(services), admit(services, pacer)]),
   ];
 }
 

@@ -2,7 +2,7 @@ import type { Reply } from '../contract/reply.js';
 import type { Operation } from '../contract/operations.js';
 import type { KeyState } from '../domain/keys.js';
 import type { Services } from '../domain/services.js';
-import type { PacingRequest } from '../text/pacing.js';
+import type { RequestPlan } from './plan.js';
 
 /** What a handler receives: the validated body, path parameters and the calling key. */
 export interface HandlerRequest {
@@ -15,8 +15,8 @@ export interface HandlerRequest {
   /** Base URL for links in responses, e.g. http://127.0.0.1:4010. */
   readonly baseUrl: string;
   readonly services: Services;
-  /** What the request's X-Mock-Pacing header asks for, read once before the handler (admit.ts askedPacing). */
-  readonly pacing?: PacingRequest;
+  /** What is decided about the request once, before its handler: its catalogue model, pacing and profile (plan.ts). */
+  readonly plan: RequestPlan;
 }
 
 /** An operation's handler: request in, reply out. */

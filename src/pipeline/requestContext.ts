@@ -134,7 +134,9 @@ export function reportRequest(
 ): void {
   if (!observers.length) return;
   const retry = Number.parseInt(req.headers['x-stainless-retry-count'] as string, 10);
-  const model = state.body?.model;
+  // The model the plan checked; before a plan (a refused request), the body's `model` as sent, cut.
+  const named = state.body?.model;
+  const model = state.plan?.model?.id ?? (typeof named === 'string' ? named.slice(0, maxModelChars) : undefined);
   const hint = Number(state.error?.headers['retry-after-ms']);
   const head = res && writtenHead(res);
   const usage = state.reply?.kind === 'json' || state.reply?.kind === 'sse' ? state.reply.usage : undefined;
@@ -152,7 +154,7 @@ export function reportRequest(
     fault: state.fault,
     stream: state.stream,
     retryCount: Number.isFinite(retry) ? retry : undefined,
-    model: typeof model === 'string' ? model.slice(0, maxModelChars) : undefined,
+    model,
     // References (no copy): the text or bytes sent and a stream's events; the journal bounds and masks them.
     responseBody: state.responseBody,
     sse: state.sse,

@@ -109,7 +109,7 @@ async function stream(
   // The model is known here, once per stream: the writer's sink for /metrics takes no label lookup per token. Its time
   // to first token counts a wait for one of the model's slots, as vLLM's does (the stream's own runs from the slot).
   const arrived = state.arrived ?? timers?.now() ?? performance.now();
-  if (metrics) log.timing = metrics.stream(state.body?.model, arrived - (state.queuedMs ?? 0));
+  if (metrics) log.timing = metrics.stream(state.plan?.model?.id, arrived - (state.queuedMs ?? 0));
   // Open until the request's end (endRequest), however the stream ends.
   if (stats) endOf(state, ctx.res).countStream(stats);
   state.stream = await writeSse(

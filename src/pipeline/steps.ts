@@ -7,7 +7,7 @@ import type { Reply, TextRecipe } from '../contract/reply.js';
 import type { SentEvents, Violation } from '../domain/journal.js';
 import type { FaultSpec } from '../domain/faults/spec.js';
 import type { RequestEnd } from './requestEnd.js';
-import type { PacingRequest } from '../text/pacing.js';
+import type { RequestPlan } from './plan.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
 export interface RequestState {
@@ -48,8 +48,8 @@ export interface RequestState {
   sse?: SentEvents;
   /** When the request arrived, on the stream timers' clock: a stream's time to first token runs from it. */
   arrived?: number;
-  /** What the X-Mock-Pacing header asks for, read once by the handle step (admit.ts askedPacing). */
-  pacing?: PacingRequest;
+  /** What is decided about the request once it is valid (its model, pacing and profile), made by the plan step. */
+  plan?: RequestPlan;
   /** The latency profile in force for the request (its name), and how long it waited for a slot of its model. */
   profile?: string;
   queuedMs?: number;
@@ -83,7 +83,7 @@ export function requestState(requestId: string, operation?: BoundOperation, star
     responseBody: undefined,
     sse: undefined,
     arrived: undefined,
-    pacing: undefined,
+    plan: undefined,
     profile: undefined,
     queuedMs: undefined,
     head: undefined,
@@ -105,6 +105,15 @@ export type StepResult = void | After | typeof STOP | ApiError;
 
 /** One step of answering an operation; a step that needs no I/O stays synchronous. */
 export type Step = (ctx: Context, state: RequestState) => StepResult | Promise<StepResult>;
+
+/** Two steps as one, the second only when the first lets the request go on: for a caller that takes one step. */
+export function inOrder(first: Step, second: Step): Step {
+  return function inOrder(ctx, state) {
+    const result = first(ctx, state);
+    if (result instanceof Promise) return result.then((r) => (r === undefined ? second(ctx, state) : r));
+    return result === undefined ? second(ctx, state) : result;
+  };
+}
 
 /**
  * Runs the steps in order, then the work they left, last first: the same order as nested middleware,

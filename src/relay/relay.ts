@@ -10,7 +10,7 @@ import { ConfigError, type Config } from '../domain/config.js';
 import type { Violation } from '../domain/journal.js';
 import { configSecrets, secretScrubber } from '../domain/secrets.js';
 import type { ErrorSink } from '../pipeline/errors.js';
-import { baseUrlOf } from '../pipeline/handle.js';
+import { baseUrlOf } from '../pipeline/callHandler.js';
 import { openHead } from '../pipeline/requestContext.js';
 import { realTimers, type StreamTimers } from '../pipeline/pacer.js';
 import { endOf, type RequestEnd } from '../pipeline/requestEnd.js';
