@@ -1,7 +1,7 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, idFrom, seedFrom } from '../lib/ids.js';
 import type { Handler } from '../pipeline/handler.js';
-import type { RequestPlan } from '../pipeline/plan.js';
+import type { RequestPlan } from '../pipeline/handler.js';
 import type { Services, VideoTask } from '../domain/services.js';
 import type { VideoTiming } from '../domain/state/store.js';
 import type { Reply } from '../contract/reply.js';

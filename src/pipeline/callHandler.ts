@@ -4,7 +4,7 @@ import type { KeyState } from '../domain/keys.js';
 import type { Reply } from '../contract/reply.js';
 import type { Services } from '../domain/services.js';
 import type { Step } from './steps.js';
-import type { RequestPlan } from './plan.js';
+import type { RequestPlan } from './handler.js';
 
 const SAFE_HOST = /^[A-Za-z0-9.-]{1,253}(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](?::\d{1,5})?$/;
 

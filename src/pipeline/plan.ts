@@ -1,33 +1,9 @@
 import type { Model } from '../domain/catalogue.js';
-import type { ProfileChoice } from '../domain/latency/types.js';
 import type { Services } from '../domain/services.js';
 import { PACING_HEADER, pacingHeader, type PacingRequest } from '../text/pacing.js';
 import type { Operation } from '../contract/operations.js';
-import type { BoundOperation } from './handler.js';
+import type { BoundOperation, RequestPlan } from './handler.js';
 import type { Step } from './steps.js';
-
-/**
- * What is decided about a valid request, once, before its handler runs: the handler, admission (admit.ts), the
- * stream's metrics and the record read it from `state.plan` and decide none of it again. The fault is not here: the
- * faults step chooses it before the body is read (an injected fault answers even a body that is not valid), into
- * `state.faultSpec`.
- */
-export interface RequestPlan {
-  /**
-   * The catalogue model the request names in its operation's `latency.model` field, of the operation's kind: a name
-   * the catalogue does not have is a 400 here (`catalogue.require`). Undefined when the request names none (an
-   * optional `model_id`), or, where the body's text may name another (`latency.textMayOverride`: an SSML voice),
-   * when the field names no catalogue model (the handler checks the one it uses).
-   */
-  readonly model: Model | undefined;
-  /** What X-Mock-Pacing asks for (askedPacing); undefined without the header or with control headers off. */
-  readonly pacing: PacingRequest | undefined;
-  /** The profile that times the answer and where it came from (`timing.from`): the header's, else the model's own;
-   * undefined: it answers at once. */
-  readonly timing: ProfileChoice | undefined;
-  /** The model's own profile, whose cap, queue and slowdown the request takes whatever profile times it. */
-  readonly lane: ProfileChoice | undefined;
-}
 
 type Headers = Record<string, string | string[] | undefined>;
 /** The header as the operations table names it (the operations whose answers it times). */

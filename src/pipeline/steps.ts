@@ -7,7 +7,7 @@ import type { Reply, TextRecipe } from '../contract/reply.js';
 import type { SentEvents, Violation } from '../domain/journal.js';
 import type { FaultSpec } from '../domain/faults/spec.js';
 import type { RequestEnd } from './requestEnd.js';
-import type { RequestPlan } from './plan.js';
+import type { RequestPlan } from './handler.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. */
 export interface RequestState {
