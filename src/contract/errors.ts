@@ -1,6 +1,7 @@
 /**
- * One error class and one table of codes; the errors middleware is the only place they are rendered,
- * always in the envelope `{"error": {"message", "type", "param", "code"}}` that the OpenAI SDK reads.
+ * One error class and one table of codes, always rendered in the envelope `{"error": {"message", "type", "param",
+ * "code"}}` that the OpenAI SDK reads: by renderError (src/pipeline/errors.ts), which serve calls for every refusal,
+ * and by the connection tracker for what Node's parser refuses before the app (src/server/connections.ts).
  */
 
 /** One entry of the error table: HTTP status, envelope `type` and `code`, default message. */

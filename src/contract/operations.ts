@@ -45,6 +45,9 @@ export interface Success {
 export interface Latency {
   readonly model: string;
   readonly timing: 'tokens' | 'duration' | 'task';
+  /** True where the body's text may name another model than the field (SSML's voice wins over `voice`): the handler
+   * checks the one it uses, and the request plan takes the field's only when the catalogue has it. */
+  readonly textMayOverride?: true;
 }
 
 /** How the OpenAPI document and the docs present an operation. */
@@ -208,7 +211,7 @@ const ROWS = [
     success: { contentType: 'audio/wav', media: 'audio' },
     headers: ['X-Microsoft-OutputFormat', 'X-Mock-Pacing'],
     billing: { unit: 'characters', field: 'text' },
-    latency: { model: 'voice', timing: 'duration' },
+    latency: { model: 'voice', timing: 'duration', textMayOverride: true },
     doc: {
       tag: 'cloud-provider',
       summary: 'Convert text to speech with SSML support',

@@ -4,11 +4,11 @@ import { invalidBody, toDetails } from '../contract/validation.js';
 import { RuleError } from '../domain/faults/rules.js';
 import type { Handler } from '../pipeline/handler.js';
 import type { Reply } from '../contract/reply.js';
-import type { Maybe } from '../domain/state/store.js';
+import type { Awaitable } from '../domain/state/store.js';
 import type { LatencyChange, LatencyView } from '../domain/latency/types.js';
 
 // The state answers at once in memory, later from Redis: the reply follows it either way.
-function json<T>(value: Maybe<T>, body: (v: T) => unknown): Maybe<Reply> {
+function json<T>(value: Awaitable<T>, body: (v: T) => unknown): Awaitable<Reply> {
   return value instanceof Promise
     ? value.then((v) => ({ kind: 'json', body: body(v) }))
     : { kind: 'json', body: body(value) };

@@ -62,8 +62,8 @@ const promptChars = (messages: readonly Message[]): number =>
 
 /** POST /text-provider/chat/completions: OpenAI's chat.completion, or chat.completion.chunk events when streamed. */
 export const chatCompletions: Handler = (req) => {
-  const { body, services } = req;
-  const model = services.catalogue.require(body.model as string, 'text');
+  const { body } = req;
+  const model = req.plan.model!; // checked once, before the handler (pipeline/plan.ts)
   const maxTokens = maxTokensOf(body, model);
   const messages = body.messages as Message[];
   const encoding = model.limits.tokenizer ?? 'cl100k_base';
@@ -80,7 +80,7 @@ export const chatCompletions: Handler = (req) => {
 
 /** The answer to a chat request whose prompt counts `promptTokens` (or more than `countedTo`, where the count stopped). */
 function answer(
-  { body, raw, headers, services, pacing }: HandlerRequest,
+  { body, raw, headers, services, plan }: HandlerRequest,
   model: Model,
   maxTokens: number | undefined,
   promptTokens: number,
@@ -138,8 +138,8 @@ function answer(
     kind: 'sse',
     events: chunkEvents(head, result, usage, includeUsage),
     ending: 'done',
-    // The header's ttft and tps over the server's pacing (none with control headers off: askedPacing reads none).
-    pacing: pacingOf(services.config.pacing, pacing),
+    // The header's ttft and tps over the server's pacing (none with control headers off: the plan reads none).
+    pacing: pacingOf(services.config.pacing, plan.pacing),
     headers: replyHeaders,
     usage: counted,
   };

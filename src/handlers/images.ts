@@ -26,8 +26,8 @@ function responseFormatOf(body: Record<string, unknown>, model: Model): Response
 }
 
 /** POST /text-provider/images/generations: OpenAI's images response; URLs serve real PNGs of the size. */
-export const generateImages: Handler = ({ body, raw, baseUrl, services }) => {
-  const model = services.catalogue.require(body.model as string, 'image');
+export const generateImages: Handler = ({ body, raw, baseUrl, services, plan }) => {
+  const model = plan.model!; // checked once, before the handler (pipeline/plan.ts)
   const n = (body.n as number | undefined) ?? 1;
   const maxN = model.limits.max_n ?? 1;
   if (n > maxN) {

@@ -18,10 +18,11 @@ function speechSeconds(services: Services, characters: number, ratePercent = 0):
 }
 
 /** POST /voice-provider/tts: a decodable MP3 whose duration grows with the text. */
-export const voiceTts: Handler = ({ body, services }) => {
+export const voiceTts: Handler = ({ body, services, plan }) => {
   services.catalogue.requireVoice(body.voice_id as string);
-  if (body.model_id !== undefined) {
-    const model = services.catalogue.require(body.model_id as string, 'voice', 'model_id');
+  // model_id, when given, was checked once before the handler (pipeline/plan.ts).
+  const model = plan.model;
+  if (model) {
     const chars = characterCount(body.text as string);
     if (model.limits.max_characters !== undefined && chars > model.limits.max_characters) {
       throw new ApiError(ERRORS.VALIDATION, {

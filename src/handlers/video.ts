@@ -1,7 +1,7 @@
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { digest, idFrom, seedFrom } from '../lib/ids.js';
-import type { Handler, HandlerRequest } from '../pipeline/handler.js';
-import { profileFor } from '../pipeline/admit.js';
+import type { Handler } from '../pipeline/handler.js';
+import type { RequestPlan } from '../pipeline/handler.js';
 import type { Services, VideoTask } from '../domain/services.js';
 import type { VideoTiming } from '../domain/state/store.js';
 import type { Reply } from '../contract/reply.js';
@@ -25,16 +25,15 @@ function view(task: VideoTask, services: Services): Record<string, unknown> {
 }
 
 /** Under a latency profile, the task's generation time drawn from the model's `duration`; otherwise none. */
-function timingOf(services: Services, model: string, pacing: HandlerRequest['pacing']): VideoTiming | undefined {
-  const chosen = profileFor(services, model, pacing);
+function timingOf(services: Services, chosen: RequestPlan['timing']): VideoTiming | undefined {
   if (!chosen) return undefined;
   const durationMs = services.latency.draws().draw(chosen.profile.duration ?? 0);
   return { startMs: services.clock.now(), durationMs };
 }
 
 /** POST /video-provider/generate: a task, completed at once by default, whose URL serves a real MP4. */
-export const generateVideo: Handler = ({ body, raw, baseUrl, pacing, services }) => {
-  const model = services.catalogue.require(body.model as string, 'video');
+export const generateVideo: Handler = ({ body, raw, baseUrl, plan, services }) => {
+  const model = plan.model!; // checked once, before the handler (pipeline/plan.ts)
   const { video } = services.limits;
   const duration = (body.duration as number | undefined) ?? video.defaultDuration;
   const resolution = (body.resolution as string | undefined) ?? video.defaultResolution;
@@ -59,7 +58,7 @@ export const generateVideo: Handler = ({ body, raw, baseUrl, pacing, services })
       error: null,
     },
   };
-  const timing = timingOf(services, model.id, pacing);
+  const timing = timingOf(services, plan.timing);
   if (timing) task.timing = timing;
   const stored = services.state.putVideo(id, task);
   const reply: Reply = { kind: 'json', body: view(task, services) };

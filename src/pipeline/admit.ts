@@ -2,53 +2,14 @@ import type { Context } from 'koa';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import type { Reply } from '../contract/reply.js';
 import { FULL, loadFactor, type Cap, type Slot } from '../domain/latency/slots.js';
-import type { Dist, Draws, Profile, ProfileChoice } from '../domain/latency/types.js';
+import type { Dist, Draws, Profile } from '../domain/latency/types.js';
 import type { Services } from '../domain/services.js';
-import type { Operation } from '../contract/operations.js';
-import { PACING_HEADER, pacingHeader, type PacingRequest } from '../text/pacing.js';
+import type { PacingRequest } from '../text/pacing.js';
 import { waitOrLeave } from './faults.js';
 import { endOf } from './requestEnd.js';
 import { STOP, type RequestState, type Step, type StepResult } from './steps.js';
 
-type Headers = Record<string, string | string[] | undefined>;
-/** The header as the operations table names it (the operations whose answers it times). */
-const PACING_NAME = 'X-Mock-Pacing';
 type SseReply = Extract<Reply, { kind: 'sse' }>;
-
-/**
- * What the request's X-Mock-Pacing header asks for, read once (by the handle step) on the operations whose answers a
- * latency profile times (their rows list the header), with control headers on; undefined without a header. One it
- * cannot read, a part out of its bounds or a part given twice is a 400 naming the part, for a plain answer as for a
- * stream: the header is never dropped in silence. A ttft may not pass the time limit of the answer: a stream's
- * (timeouts.streamMaxMs) or a plain answer's (timeouts.answerMaxMs).
- */
-export function askedPacing(
-  services: Services,
-  op: Operation,
-  body: Record<string, unknown> | undefined,
-  headers: Headers,
-): PacingRequest | undefined {
-  if (!services.config.faultHeaders || headers[PACING_HEADER] === undefined || !op.headers?.includes(PACING_NAME))
-    return undefined;
-  const { timeouts } = services.config;
-  const limit =
-    body?.stream === true
-      ? { ms: timeouts.streamMaxMs, name: 'stream time limit' }
-      : { ms: timeouts.answerMaxMs, name: 'answer time limit' };
-  return pacingHeader(headers, limit, services.limits.messages.maxPacingPartChars);
-}
-
-/**
- * The profile that times a request of `model` (a catalogue id): the one `asked` names (the header's, read once by
- * askedPacing), else the model's own; undefined: none. A name that is not a profile is a 400 listing them.
- */
-export function profileFor(
-  services: Services,
-  model: string,
-  asked: PacingRequest | undefined,
-): ProfileChoice | undefined {
-  return services.latency.choose(model, asked?.profile);
-}
 
 /** The refusal of a request whose model has every slot running and its queue full. */
 function overloaded(services: Services, model: string, cap: Cap): ApiError {
@@ -62,9 +23,8 @@ function overloaded(services: Services, model: string, cap: Cap): ApiError {
 }
 
 /** The client left before the answer was written: nothing more is sent, and the record says so. */
-function leftEarly(ctx: Context, state: RequestState): typeof STOP {
+function leftEarly(state: RequestState): typeof STOP {
   state.reply = undefined;
-  ctx.respond = false;
   state.transportStatus = 0;
   state.stream = 'aborted';
   return STOP;
@@ -136,27 +96,21 @@ function gapOf(profile: Profile, asked: PacingRequest | undefined): Dist | undef
  * the stream timers' (a stream's ttft runs on it).
  */
 export function admit(services: Services, clock: { now(): number }): Step {
-  const known = new Set(services.catalogue.models.map((m) => m.id));
   return function admit(ctx, state) {
     const op = state.operation!;
     const latency = op.latency;
     const reply = state.reply;
     if (!latency || !reply || reply.kind === 'feed') return;
-    const model = state.body?.[latency.model];
-    // Only catalogue ids take slots: a name the handler did not check (an SSML voice wins over the field) does not.
-    if (typeof model !== 'string' || !known.has(model)) return;
-    const asked = state.pacing;
-    // What times the request (the header's choice, else the model's own; none: it answers at once), and the model's
-    // own profile, which holds its lane: its cap, its queue and how it slows. A header that picks another profile, or
-    // none (`profile=off`), still runs in its model's lane.
-    const choice = profileFor(services, model, asked);
-    const lane = asked?.profile === undefined ? choice : services.latency.choose(model);
-    if (!choice && !lane) return;
+    // What the plan decided: the model (only catalogue models take slots: an SSML voice the field does not name does
+    // not), what times the request (none: it answers at once) and the model's own profile, which holds its lane.
+    const { model: named, pacing: asked, timing: choice, lane } = state.plan ?? {};
+    if (!named || (!choice && !lane)) return;
+    const model = named.id;
     if (choice) state.profile = choice.name;
     if (latency.timing === 'task') return; // the video handler timed the task itself
     const cap = services.load.cap(model);
     const end = endOf(state, ctx.res);
-    if (end.closed) return leftEarly(ctx, state);
+    if (end.closed) return leftEarly(state);
     let leaving: AbortController | undefined;
     const gone = () => leaving!.abort();
     if (cap.maxRunning !== undefined) {
@@ -170,9 +124,9 @@ export function admit(services: Services, clock: { now(): number }): Step {
     }
     const run = (slot: Slot | undefined): StepResult | Promise<StepResult> => {
       end.offClose(gone);
-      if (!slot) return leftEarly(ctx, state);
+      if (!slot) return leftEarly(state);
       hold(state, slot);
-      if (end.closed) return leftEarly(ctx, state);
+      if (end.closed) return leftEarly(state);
       if (!choice) return; // answered at once (a stream paced as the server and the header say), holding its slot
       const timing = new Timing(services, model, choice.profile, lane?.profile, services.latency.draws());
       return timed(ctx, state, services, timing, asked, clock);
@@ -216,7 +170,7 @@ function timed(
   // A plain answer is held at most its time limit: a longer draw (an hour a token, say) is cut to it, never passed to
   // a timer that would overflow and fire at once.
   ms = Math.min(ms, services.config.timeouts.answerMaxMs);
-  return waitOrLeave(endOf(state, ctx.res), services, ms).then((left) => (left ? leftEarly(ctx, state) : undefined));
+  return waitOrLeave(endOf(state, ctx.res), services, ms).then((left) => (left ? leftEarly(state) : undefined));
 }
 
 /** A stream's pacing under a profile: the header's ttft and tps replace the profile's ttft and gaps. */

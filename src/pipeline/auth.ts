@@ -38,8 +38,9 @@ export function checkKey(keys: readonly KeyState[], authorization: string | unde
 }
 
 /**
- * Checks the bearer key of operations that need one (or the admin rule) and counts the request against
- * the key. A key found before the request reached Koa (the server's early 401 check) is taken as found.
+ * Checks the bearer key of operations that need one (or the admin rule) and counts the request against the key. The
+ * first step after the route: a missing or wrong key is refused before anything else is read (the 401 returned, not
+ * thrown, on the path a scanner or a misconfigured client hammers).
  */
 export function authenticate(keys: readonly KeyState[], admin: AdminRule = {}): Step {
   if (!keys.length) throw new Error('auth: at least one API key must be configured');
@@ -48,7 +49,7 @@ export function authenticate(keys: readonly KeyState[], admin: AdminRule = {}): 
     const op = state.operation!;
     if (op.auth === 'admin') return adminRule(ctx, state);
     if (op.auth === 'key') {
-      const key = state.key ?? checkKey(keys, ctx.req.headers.authorization);
+      const key = checkKey(keys, ctx.req.headers.authorization);
       if (key instanceof ApiError) return key;
       state.key = key;
       key.usage.requests++;

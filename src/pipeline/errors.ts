@@ -5,7 +5,8 @@ import { addHeader, takeHead } from './requestContext.js';
 import { writeJson } from './respond.js';
 import type { RequestState } from './steps.js';
 
-/** How a middleware reports an unexpected exception (the logger, once configured). */
+/** Where an unexpected exception is reported (the logger, once configured): by serve and renderError, and by the
+ * relay and the server for errors of their own. */
 export type ErrorSink = (err: unknown, ctx: { method: string; url: string; requestId?: string }) => void;
 
 const unmasked = (json: string): string => json;
@@ -51,6 +52,5 @@ export function renderError(
     return;
   }
   state.error = err;
-  ctx.respond = false;
   state.responseBody = sendError(ctx.res, state, err, mask);
 }

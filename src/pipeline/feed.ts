@@ -21,6 +21,7 @@ export function writeFeed(
   maxBuffered = MAX_BUFFERED_BYTES,
 ): Promise<void> {
   const res = ctx.res;
+  // The socket is the feed's until the client leaves or the server stops: Koa must not write on it.
   ctx.respond = false;
   ctx.status = 200;
   res.writeHead(200, {

@@ -1,8 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError, ERRORS } from '../contract/errors.js';
 
-/** Set on a request whose whole body was read before Node marked it complete (it does so a moment later). */
-export const BODY_READ = Symbol('bodyRead');
+import { BODY_READ } from '../lib/symbols.js';
 
 const aborted = () =>
   new ApiError(ERRORS.INVALID_JSON, {

@@ -135,7 +135,9 @@ export function reportRequest(
 ): void {
   if (!observers.length) return;
   const retry = Number.parseInt(req.headers['x-stainless-retry-count'] as string, 10);
-  const model = state.body?.model;
+  // The model the plan checked; before a plan (a refused request), the body's `model` as sent, cut.
+  const named = state.body?.model;
+  const model = state.plan?.model?.id ?? (typeof named === 'string' ? named.slice(0, maxModelChars) : undefined);
   const hint = Number(state.error?.headers['retry-after-ms']);
   const head = res && writtenHead(res);
   const usage = state.reply?.kind === 'json' || state.reply?.kind === 'sse' ? state.reply.usage : undefined;
@@ -151,7 +153,7 @@ export function reportRequest(
     errorCode: state.error?.code,
     details: state.error?.details,
     retryCount: Number.isFinite(retry) ? retry : undefined,
-    model: typeof model === 'string' ? model.slice(0, maxModelChars) : undefined,
+    model,
     ...(state.sse?.worstLateMs !== undefined ? { streamLateMs: Math.round(state.sse.worstLateMs * 10) / 10 } : {}),
     ...(state.queuedMs !== undefined ? { queuedMs: Math.round(state.queuedMs * 10) / 10 } : {}),
     ...(usage ? { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens } : {}),

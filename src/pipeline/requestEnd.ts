@@ -2,10 +2,11 @@ import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { StreamStats } from '../domain/lateness.js';
 
+import { QUEUED } from '../lib/symbols.js';
+
 // The responses of a connection still queued behind the one it is writing (HTTP/1.1 pipelining), kept on the
 // socket itself with one 'close' listener for all of them: a listener per response would pass Node's limit of ten
 // with the eleventh pipelined request.
-const QUEUED = Symbol('queuedResponses');
 type Connection = Duplex & { [QUEUED]?: Set<RequestEnd> };
 
 function connectionClosed(this: Connection): void {

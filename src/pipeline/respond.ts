@@ -38,7 +38,10 @@ export function writeJson(res: ServerResponse, status: number, text: string, hea
   else res.end(text);
 }
 
-/** Writes the reply the steps left in state.reply: JSON and streams directly, binary bodies through Koa. */
+/**
+ * Writes the reply the steps left in state.reply: JSON in one go (Koa's body setter would guess the type and measure it
+ * again), streams directly, binary bodies through Koa (ctx.body: the one answer Koa writes, serve.ts).
+ */
 export function responder(
   records: ResponderBounds,
   stallMaxMs: number,
@@ -60,7 +63,6 @@ export function responder(
     if (reply.kind !== 'json') openHead(res, state);
     switch (reply.kind) {
       case 'json': {
-        ctx.respond = false; // written here in one go; Koa's body setter would guess the type and measure it again
         const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
         // The journal keeps this text, bounded, when the entry is made; a short one with a recipe as the recipe.
         state.responseBody = reply.recipe && text.length <= journalTextChars ? reply.recipe : text;
@@ -92,7 +94,8 @@ async function stream(
   metrics: Pick<Metrics, 'stream'> | undefined,
 ): Promise<void> {
   const reply = state.reply as Extract<RequestState['reply'], { kind: 'sse' }>;
-  ctx.respond = false; // Koa hands the socket to the stream writer
+  // The socket is the stream writer's from here until the stream ends: Koa must not write on it, whatever is on ctx.body.
+  ctx.respond = false;
   ctx.status = 200;
   ctx.res.writeHead(200, {
     ...(ctx.res.getHeaders() as Record<string, string>),
@@ -106,7 +109,7 @@ async function stream(
   // The model is known here, once per stream: the writer's sink for /metrics takes no label lookup per token. Its time
   // to first token counts a wait for one of the model's slots, as vLLM's does (the stream's own runs from the slot).
   const arrived = state.arrived ?? timers?.now() ?? performance.now();
-  if (metrics) log.timing = metrics.stream(state.body?.model, arrived - (state.queuedMs ?? 0));
+  if (metrics) log.timing = metrics.stream(state.plan?.model?.id, arrived - (state.queuedMs ?? 0));
   // Open until the request's end (endRequest), however the stream ends.
   if (stats) endOf(state, ctx.res).countStream(stats);
   state.stream = await writeSse(

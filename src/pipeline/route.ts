@@ -5,7 +5,8 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import { pathsOf } from '../contract/operations.js';
 import { hintFor } from '../contract/pathHints.js';
 import type { BoundOperation as Operation } from './handler.js';
-import type { RequestState } from './steps.js';
+import { openHead } from './requestContext.js';
+import { STOP, type RequestState, type Step } from './steps.js';
 
 /** Finds the operation a request is for. */
 export interface Routes {
@@ -85,5 +86,24 @@ export function routeTable(ops: readonly Operation[], maxPathChars: number): Rou
       }
       return undefined;
     },
+  };
+}
+
+/**
+ * The first step of every request: its operation, found in the exact map (the path kept for the record), else by the
+ * router, which answers OPTIONS itself (STOP: Koa writes the router's answer) and refuses with a 404 or 405. The
+ * router writes headers of its own (Allow): the request's are set on the response first, as on every answer.
+ */
+export function route(routes: Routes): Step {
+  return function route(ctx, state) {
+    const path = pathOfUrl(ctx.url);
+    const op = routes.exact(ctx.method, path);
+    if (op) {
+      state.operation = op;
+      state.path = path;
+      return;
+    }
+    openHead(ctx.res, state);
+    return routes.match(ctx).then((found) => (found ? void (state.operation = found) : STOP));
   };
 }

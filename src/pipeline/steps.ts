@@ -7,13 +7,17 @@ import type { Reply } from '../contract/reply.js';
 import { EMPTY_DRAFT, type RecordDraft } from '../domain/journal/record.js';
 import type { FaultSpec } from '../domain/faults/spec.js';
 import type { RequestEnd } from './requestEnd.js';
-import type { PacingRequest } from '../text/pacing.js';
+import type { RequestPlan } from './handler.js';
 
 /** What is learnt about one request as it is answered; it lives in ctx.state. Its recorded part, the record draft
  * (fault, stream, responseBody, sse, profile, ignoredFields, violations), is typed by the record's field table. */
 export interface RequestState extends RecordDraft {
   requestId: string;
+  /** When the request reached the app, by performance.now(): its record's latency runs from it. */
+  started: number;
   operation?: BoundOperation;
+  /** The path as the operation was found by (the exact map's); undefined: the path Koa parses (ctx.path). */
+  path?: string;
   key?: KeyState;
   /** The parsed JSON body and its exact text (ids are derived from the text). */
   body?: Record<string, unknown>;
@@ -34,8 +38,8 @@ export interface RequestState extends RecordDraft {
   transportStatus?: number;
   /** When the request arrived, on the stream timers' clock: a stream's time to first token runs from it. */
   arrived?: number;
-  /** What the X-Mock-Pacing header asks for, read once by the handle step (admit.ts askedPacing). */
-  pacing?: PacingRequest;
+  /** What is decided about the request once it is valid (its model, pacing and profile), made by the plan step. */
+  plan?: RequestPlan;
   /** How long the request waited for a slot of its model (its latency profile's name is `profile`). */
   queuedMs?: number;
   /** The answer's headers not yet set on the response, as name/value pairs in order (requestContext.ts beginResponse).
@@ -44,28 +48,25 @@ export interface RequestState extends RecordDraft {
 }
 
 /** A request's state with every field there from the start, so all requests share one object shape. */
-export function requestState(
-  requestId: string,
-  operation?: BoundOperation,
-  key?: KeyState,
-  error?: ApiError,
-): RequestState {
+export function requestState(requestId: string, operation?: BoundOperation, started = 0): RequestState {
   return {
     requestId,
+    started,
     operation,
-    key,
+    path: undefined,
+    key: undefined,
     body: undefined,
     raw: undefined,
     large: undefined,
     reply: undefined,
-    error,
+    error: undefined,
     faultSpec: undefined,
     release: undefined,
     end: undefined,
     ended: false,
     transportStatus: undefined,
     arrived: undefined,
-    pacing: undefined,
+    plan: undefined,
     queuedMs: undefined,
     head: undefined,
     ...EMPTY_DRAFT,
@@ -87,6 +88,15 @@ export type StepResult = void | After | typeof STOP | ApiError;
 
 /** One step of answering an operation; a step that needs no I/O stays synchronous. */
 export type Step = (ctx: Context, state: RequestState) => StepResult | Promise<StepResult>;
+
+/** Two steps as one, the second only when the first lets the request go on: for a caller that takes one step. */
+export function inOrder(first: Step, second: Step): Step {
+  return function inOrder(ctx, state) {
+    const result = first(ctx, state);
+    if (result instanceof Promise) return result.then((r) => (r === undefined ? second(ctx, state) : r));
+    return result === undefined ? second(ctx, state) : result;
+  };
+}
 
 /**
  * Runs the steps in order, then the work they left, last first: the same order as nested middleware,

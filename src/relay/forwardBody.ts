@@ -1,6 +1,6 @@
 // A whole answer from the upstream: read (bounded), judged, recorded, and given to respond as the reply.
 import { ApiError, templateForStatus } from '../contract/errors.js';
-import { baseUrlOf } from '../pipeline/handle.js';
+import { baseUrlOf } from '../pipeline/callHandler.js';
 import type { StepResult } from '../pipeline/steps.js';
 import { isText } from './cassette.js';
 import type { InFlight, Upstream } from './upstream.js';

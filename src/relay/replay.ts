@@ -4,7 +4,7 @@ import { ApiError, ERRORS } from '../contract/errors.js';
 import { EventList, type Reply } from '../contract/reply.js';
 import type { Config } from '../domain/config.js';
 import type { Services } from '../domain/services.js';
-import { baseUrlOf } from '../pipeline/handle.js';
+import { baseUrlOf } from '../pipeline/callHandler.js';
 import type { Step } from '../pipeline/steps.js';
 import { isText, normaliseRequest, requestHash, type Cassette, type CassetteStore } from './cassette.js';
 import { rewriteLinks } from './headers.js';

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { ApiError, ERRORS, type ErrorTemplate } from '../contract/errors.js';
 import type { Limits } from '../domain/limits.js';
 import { realTimers, type StreamTimers } from '../pipeline/pacer.js';
-import { BODY_READ } from '../pipeline/readBody.js';
+import { BODY_READ, IN_FLIGHT } from '../lib/symbols.js';
 import { requestIdFor } from '../pipeline/requestContext.js';
 
 /** What the tracker reports about a connection answered outside Koa (bad HTTP, timeouts). */
@@ -64,9 +64,7 @@ export function rawErrorResponse(t: ErrorTemplate): string {
   ].join('\r\n');
 }
 
-// The response in progress on a connection is kept on the socket itself: a Map from socket to response
-// would be written and rehashed on every request.
-const IN_FLIGHT = Symbol('inFlight');
+// The response in progress on a connection is kept on the socket itself (lib/symbols.ts).
 type Tracked = Duplex & { [IN_FLIGHT]?: ServerResponse | undefined };
 
 /**

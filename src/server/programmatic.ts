@@ -3,7 +3,7 @@ import type { ReplyRule } from '../text/replies.js';
 import type { Config, ConfigInput, KeyConfig } from '../domain/config.js';
 import { RuleError, type FaultRule, type RuleView } from '../domain/faults/rules.js';
 import type { JournalEntry } from '../domain/journal/journal.js';
-import type { Maybe } from '../domain/state/store.js';
+import type { Awaitable } from '../domain/state/store.js';
 import { start } from './server.js';
 import type { Grade } from '../tools/clientCheck/grade.js';
 import { callbackLaunch, runScenario, type ClientContext } from '../tools/clientCheck/run.js';
@@ -78,7 +78,7 @@ export interface MockServer {
  * A value of the in-memory state. With `state: redis://...` the state answers asynchronously, and the
  * synchronous handles of this object cannot give it: the admin API (`/__admin/...`) serves instead.
  */
-function now<T>(value: Maybe<T>): T {
+function now<T>(value: Awaitable<T>): T {
   if (value instanceof Promise) {
     value.catch(() => undefined);
     throw new Error(

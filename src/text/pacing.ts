@@ -45,7 +45,7 @@ const PROFILE_NAME = new RegExp(schemaText('catalogue.json', '/$defs/profileName
  * `profile=NAME`, one out of its bounds, or one given twice is a 400 naming the header and quoting the part: the
  * header is never dropped in silence, in whole or in part. `limit` is the time limit of the answer it times (a
  * ttft may not pass it), `maxQuotedChars` how much of a refused part the 400 quotes (messages.maxPacingPartChars).
- * Read once per request, by the handle step (src/pipeline/admit.ts askedPacing); what it asks is read from there.
+ * Read once per request, into its plan (src/pipeline/plan.ts); what it asks is read from there.
  */
 export function pacingHeader(
   headers: Record<string, string | string[] | undefined>,

@@ -1,6 +1,4 @@
 import { test } from 'uvu';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect } from 'node:net';
 import * as assert from 'uvu/assert';
 import { createApp } from '../../src/app/createApp.js';
 import { ConfigError } from '../../src/domain/config.js';
@@ -160,72 +158,31 @@ test('wrong methods on documented paths are 405 and unknown paths 404, under /v1
   assertError(await request(url, '/v1/voice-provider/ttx', { method: 'POST', body: {} }), 404, null);
 });
 
-/** Serves a request handler on a free port; resolves to its port and a way to close it. */
-async function serveWith(
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<{ port: number; close: () => Promise<void> }> {
-  const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    port,
-    close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())),
-  };
-}
-
-/** The raw bytes of the answer to one request (Connection: close), with the date and generated ids blanked. */
-function rawAnswer(port: number, head: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const socket = connect(port, '127.0.0.1', () => socket.end(`${head}Connection: close\r\n\r\n{}`));
-    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
-    socket.on('end', () => resolve(text.replace(/^date: .*$/im, 'date: -').replace(/req_[0-9a-f]{32}/g, 'req_-')));
-    socket.on('error', reject);
-  });
-}
-
-test('a bad key answered before Koa is byte for byte the answer Koa gives, and is recorded the same way', async () => {
-  const early = createApp();
-  const koaOnly = createApp();
-  const servers = [await serveWith(early.handler), await serveWith(koaOnly.app.callback())];
-  try {
-    const credentials = [
-      '',
-      'Authorization: Basic abc\r\n',
-      'Authorization: Bearer \r\n',
-      'Authorization: Bearer sk-wrong\r\n',
-      'Authorization: Bearer sk-wrong\r\nX-Request-Id: mine.1\r\n',
-    ];
-    // Koa's path and the early one answer each of these alike: a body or none, a query, HTTP/1.0.
-    const heads = (credential: string) => [
-      `POST /v1/text-provider/chat/completions HTTP/1.1\r\nHost: x\r\n${credential}Content-Type: application/json\r\nContent-Length: 2\r\nX-Stainless-Retry-Count: 1\r\n`,
-      `GET /v1/models?limit=1 HTTP/1.1\r\nHost: x\r\n${credential}Content-Length: 2\r\n`,
-      `GET /v1/me HTTP/1.0\r\n${credential}Content-Length: 2\r\n`,
-    ];
-    for (const credential of credentials) {
-      for (const head of heads(credential)) {
-        const [a, b] = [await rawAnswer(servers[0]!.port, head), await rawAnswer(servers[1]!.port, head)];
-        assert.match(a, /^HTTP\/1\.1 401 /);
-        assert.is(a, b, `${head}`);
-      }
-    }
-    // The two answers to a request may fall on either side of a second: the Date header is compared by presence.
-    const entries = (m: typeof early) =>
-      heldEntries(m.services).map((e) => ({
-        ...e,
-        requestId: e.requestId.replace(/req_[0-9a-f]{32}/, 'req_-'),
-        time: 0,
-        latencyMs: 0,
-        responseHeaders: e.responseHeaders && {
-          ...e.responseHeaders,
-          ...('date' in e.responseHeaders ? { date: '-' } : {}),
-        },
-      }));
-    assert.is(entries(early).length, credentials.length * heads('').length);
-    assert.equal(entries(early), entries(koaOnly));
-  } finally {
-    for (const server of servers) await server.close();
-  }
+test('the steps run in their declared order: the route, then the key, then the body, each refusal ending the request', async () => {
+  const { url, services } = mock();
+  const before = heldEntries(services).length;
+  const chat = operation('chat.completions').path;
+  // No key on an unknown path: the route refuses first (a 404, not a 401).
+  assertError(await request(url, '/v1/nowhere', { method: 'POST', body: {}, key: null }), 404, null);
+  // No key and a body over the limit: the key is refused before the body is read.
+  const large = { raw: 'x'.repeat(services.config.bodyLimit + 1), key: null, method: 'POST' };
+  assertError(await request(url, chat, large), 401, null);
+  // A wrong key and a body the schema refuses: a 401 (validation never ran).
+  assertError(await request(url, chat, { body: { model: 1 }, key: 'sk-wrong' }), 401, null);
+  // A good key and the same body: now validation speaks.
+  assertError(await request(url, chat, { body: { model: 1 } }), 400, 'messages');
+  // Each went through the one path and was recorded once, with the operation its route found.
+  assert.equal(
+    heldEntries(services)
+      .slice(before)
+      .map((r) => [r.status, r.operation ?? null]),
+    [
+      [404, null],
+      [401, 'chat.completions'],
+      [401, 'chat.completions'],
+      [400, 'chat.completions'],
+    ],
+  );
 });
 
 test.run();

@@ -11,6 +11,8 @@ import { tokensOf } from '../../src/domain/rateLimits/tokens.js';
 import { digest, idFrom } from '../../src/lib/ids.js';
 import type { RequestRecord } from '../../src/pipeline/requestContext.js';
 import { eventsOf, type Reply } from '../../src/contract/reply.js';
+import { planFor } from '../../src/pipeline/plan.js';
+import { boundOperations } from '../../src/app/bindings.js';
 import {
   assertError,
   assertSchema,
@@ -26,6 +28,7 @@ import {
 } from '../support/index.js';
 import { HandTimers } from '../support/timers.js';
 
+const CHAT_OP = boundOperations.find((op) => op.id === 'chat.completions')!;
 const CHAT = pathOf('chat.completions');
 const mock = useMock(test);
 const rules = JSON.parse(readFileSync(new URL('../../fixtures/replies.json', import.meta.url), 'utf8')) as {
@@ -198,6 +201,7 @@ test('a long prompt is counted with pauses (the handler answers later), to the s
         key: undefined,
         baseUrl: m.url,
         services: m.services,
+        plan: planFor(m.services, CHAT_OP, body, {}),
       });
     };
     const long = 'a few words of a long prompt '.repeat(LONG_PROMPT_CHARS / 20);
@@ -307,7 +311,7 @@ test('pacing: the config sets the default, X-Mock-Pacing overrides it, and each 
         key: undefined,
         baseUrl: m.url,
         services: m.services,
-        ...(pacing ? { pacing } : {}),
+        plan: { ...planFor(m.services, CHAT_OP, body, {}), pacing },
       });
     const byConfig = (await call()) as Extract<Reply, { kind: 'sse' }>;
     assert.equal(byConfig.pacing, { timeToFirstTokenMs: 5, tokensPerSecond: 2000 });

@@ -510,6 +510,23 @@ test("with a relay there is no admission: the replay fallback's mock answer keep
   }
 });
 
+test('decided once: a request checks its model once, and a video task chooses its profile once', async () => {
+  await withAdmission(async (url, app) => {
+    const { control, chosen } = scripted({ duration: 0 });
+    use(app, control);
+    const catalogue = app.services.catalogue;
+    const required: string[] = [];
+    const require = catalogue.require.bind(catalogue);
+    catalogue.require = (id, kind, param) => (required.push(id), require(id, kind, param));
+    assert.is((await chat(url)).status, 200);
+    const video = VALID['video.generate']!;
+    chosen.length = 0; // the model's lane is looked up again by its slots (load.cap, load.acquire): a video task takes none
+    assert.is((await post(url, pathOf('video.generate'), video, KEY)).status, 200);
+    assert.equal(required, [MODEL, video.model]);
+    assert.equal(chosen, [{ model: video.model, header: undefined }]);
+  });
+});
+
 test('without a profile nothing changes: no wait, no slot, no profile in the record', async () => {
   await withAdmission(async (url, app, records) => {
     const sleeps = heldSleeps(app);

@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { ApiError } from '../../src/contract/errors.js';
-import { BODY_READ, readBody } from '../../src/pipeline/readBody.js';
+import { readBody } from '../../src/pipeline/readBody.js';
+import { BODY_READ } from '../../src/lib/symbols.js';
 import { tick } from '../support/index.js';
 
 /** A stand-in for a request: a stream of body bytes with the given headers. */

@@ -5,7 +5,7 @@ import type { KeyState } from '../keys.js';
 import type { Admission, LimitView } from '../rateLimits/limiter.js';
 
 /** A value now (in memory) or later (from a shared store): callers await only when they get a Promise. */
-export type Maybe<T> = T | Promise<T>;
+export type Awaitable<T> = T | Promise<T>;
 
 /** A video generation task as stored for the poll route. */
 export interface VideoTask {
@@ -49,31 +49,31 @@ export interface StateHealth {
 export interface StateStore {
   readonly kind: 'memory' | 'redis';
   /** Decides on one request of a key and counts it when allowed (undefined for a key without limits). */
-  admit(key: KeyState, countsTokens: boolean): Maybe<Admission | undefined>;
+  admit(key: KeyState, countsTokens: boolean): Awaitable<Admission | undefined>;
   /** Adds the tokens a finished chat request used; the token limit's state after it. */
-  charge(key: KeyState, tokens: number): Maybe<LimitView | undefined>;
-  limitSnapshot(keys: readonly KeyState[]): Maybe<LimitSnapshot[]>;
+  charge(key: KeyState, tokens: number): Awaitable<LimitView | undefined>;
+  limitSnapshot(keys: readonly KeyState[]): Awaitable<LimitSnapshot[]>;
   /** Every key gets its full allowance back. */
-  resetLimits(keys: readonly KeyState[]): Maybe<void>;
+  resetLimits(keys: readonly KeyState[]): Awaitable<void>;
 
   /** Checks a rule and adds it after the others (throws RuleError for a bad rule or a taken id). */
-  addRule(input: unknown): Maybe<RuleView>;
-  rules(): Maybe<RuleView[]>;
-  deleteRule(id: string): Maybe<boolean>;
-  clearRules(): Maybe<number>;
-  resetRules(): Maybe<void>;
+  addRule(input: unknown): Awaitable<RuleView>;
+  rules(): Awaitable<RuleView[]>;
+  deleteRule(id: string): Awaitable<boolean>;
+  clearRules(): Awaitable<number>;
+  resetRules(): Awaitable<void>;
   /** The fault for a request: the first rule that matches, has times left and wins its draw; counted atomically. */
-  claimFault(req: RequestFacts): Maybe<{ fault: FaultSpec; label: string } | undefined>;
+  claimFault(req: RequestFacts): Awaitable<{ fault: FaultSpec; label: string } | undefined>;
 
   /** The store of the process's one journal, when the state holds it (Redis); absent in memory, where the journal keeps
    * its own ring. */
   journalStore?(capacity: number): JournalStore;
 
-  putVideo(id: string, task: VideoTask): Maybe<void>;
+  putVideo(id: string, task: VideoTask): Awaitable<void>;
   /** The task after counting this poll; undefined when there is none. */
-  pollVideo(id: string): Maybe<VideoTask | undefined>;
+  pollVideo(id: string): Awaitable<VideoTask | undefined>;
 
-  health(): Maybe<StateHealth>;
+  health(): Awaitable<StateHealth>;
   /** Resolves true once shared state answers, false after `timeoutMs` (absent in memory: always ready). */
   ready?(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;

@@ -4,8 +4,7 @@ import type { KeyState } from '../domain/keys.js';
 import type { Reply } from '../contract/reply.js';
 import type { Services } from '../domain/services.js';
 import type { Step } from './steps.js';
-import type { PacingRequest } from '../text/pacing.js';
-import { askedPacing } from './admit.js';
+import type { RequestPlan } from './handler.js';
 
 const SAFE_HOST = /^[A-Za-z0-9.-]{1,253}(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](?::\d{1,5})?$/;
 
@@ -19,7 +18,7 @@ class Request implements HandlerRequest {
     readonly key: KeyState | undefined,
     readonly services: Services,
     private readonly ctx: Context,
-    readonly pacing: PacingRequest | undefined,
+    readonly plan: RequestPlan,
   ) {}
 
   get baseUrl(): string {
@@ -40,17 +39,15 @@ export function baseUrlOf(ctx: Context, services: Services): string {
 }
 
 /**
- * Calls the operation's handler and leaves its reply in state.reply; synchronous when the handler is. The request's
- * X-Mock-Pacing header is read here, once, after validation (a 400 when it cannot be read): the handler and the
- * steps after it (admit) read what it asks from state.pacing.
+ * Calls the operation's handler with the request's plan (the plan step's) and leaves its reply in state.reply;
+ * synchronous when the handler is.
  */
 export function handle(services: Services): Step {
   return function handle(ctx, state) {
     const op = state.operation!;
-    const headers = ctx.req.headers;
-    const pacing = (state.pacing = askedPacing(services, op, state.body, headers));
+    const plan = state.plan!;
     const reply = op.handler(
-      new Request(state.body ?? {}, ctx.params ?? {}, headers, state.raw ?? '', state.key, services, ctx, pacing),
+      new Request(state.body ?? {}, ctx.params ?? {}, ctx.req.headers, state.raw ?? '', state.key, services, ctx, plan),
     );
     if (!(reply instanceof Promise)) {
       state.reply = reply;

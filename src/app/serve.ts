@@ -1,0 +1,70 @@
+import type { Context, Middleware } from 'koa';
+import { renderError, type ErrorSink } from '../pipeline/errors.js';
+import {
+  beginResponse,
+  endRequest,
+  openHead,
+  requestIdFor,
+  type IdRule,
+  type Reporting,
+} from '../pipeline/requestContext.js';
+import { RequestEnd } from '../pipeline/requestEnd.js';
+import { requestState, runSteps, type RequestState, type Step } from '../pipeline/steps.js';
+
+/** What `serve` runs, made once per app by createApp. */
+export interface Lifecycle {
+  /** The steps every request takes, in order (the route first, then the operation's steps). */
+  readonly steps: readonly Step[];
+  /** Writes the reply the steps left (pipeline/respond.ts). */
+  readonly respond: (ctx: Context, state: RequestState) => void | Promise<void>;
+  /** Who is told of each finished request. */
+  readonly reporting: Reporting;
+  /** When a client's x-request-id is echoed. */
+  readonly idRule: IdRule;
+  /** Where an unexpected error is reported, and the mask over every error envelope. */
+  readonly report: ErrorSink;
+  readonly mask: (json: string) => string;
+  /** The stream timers' clock: a stream's time to first token runs from the request's arrival on it. */
+  readonly clock: { now(): number };
+}
+
+/**
+ * The one middleware: every request, in order, is begun (its id, the headers every answer carries, its end), goes
+ * through the steps (the route, then the operation's), has its reply written or its refusal rendered in the one
+ * envelope, and is finished (the record, once). Koa writes only an answer a step left on `ctx.body` (a binary
+ * body, the router's answer to OPTIONS); every other answer is written by its own writer in one go, or there is
+ * none (a dropped connection, a client gone).
+ */
+export function serve(lifecycle: Lifecycle): Middleware {
+  const { steps, respond, report, mask } = lifecycle;
+  return async function serve(ctx) {
+    const state = begin(ctx, lifecycle);
+    try {
+      const refused = await runSteps(steps, ctx, state);
+      if (refused) renderError(ctx, state, refused, report, mask);
+      else await respond(ctx, state);
+    } catch (thrown) {
+      renderError(ctx, state, thrown, report, mask);
+    } finally {
+      finish(ctx, state, lifecycle.reporting);
+    }
+  };
+}
+
+/** A request's start: its state, with its id, arrival, end and the headers every answer carries. */
+function begin(ctx: Context, { idRule, clock }: Lifecycle): RequestState {
+  const state = requestState(requestIdFor(ctx.req.headers['x-request-id'], idRule), undefined, performance.now());
+  ctx.state = state;
+  state.arrived = clock.now();
+  state.end = new RequestEnd(ctx.res);
+  beginResponse(state);
+  return state;
+}
+
+/** A request's end: Koa told whether it writes the answer, and the request's one record. */
+function finish(ctx: Context, state: RequestState, reporting: Reporting): void {
+  if (ctx.body === undefined) ctx.respond = false;
+  // An answer Koa writes after this (or none, the connection gone) carries the request's headers too.
+  if (!ctx.res.headersSent) openHead(ctx.res, state);
+  endRequest(reporting, ctx.req, state.path ?? ctx.path, state, ctx.status, state.started, ctx.res);
+}
