@@ -194,7 +194,7 @@ export interface Detail {
 }
 
 /** Options that complete an error: the field, a precise message, every violation, extra headers. */
-export interface ErrorOptions {
+interface ErrorOptions {
   readonly message?: string;
   readonly param?: string | null;
   readonly code?: string | null;

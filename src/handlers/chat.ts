@@ -34,8 +34,9 @@ const chatIds = kept<string>(REQUEST_TEXTS.entries, REQUEST_TEXTS.keyChars);
 /** The chat.completion id of a request body: chatcmpl- and 29 letters and digits derived from its text. */
 export const chatIdOf = (raw: string): string => chatIds(raw, makeChatId);
 
-/** The completion limit of a request: max_completion_tokens (the newer name) or max_tokens, checked against the model.
- * */
+/**
+ * The completion limit of a request: max_completion_tokens (the newer name) or max_tokens, checked against the model.
+ */
 function maxTokensOf(body: Record<string, unknown>, model: Model): number | undefined {
   const param = completionLimitParam(body);
   const value = body[param] as number | undefined;

@@ -8,7 +8,7 @@ import type { Handler } from '../pipeline/handler.js';
 import { rangedReply } from '../pipeline/ranged.js';
 
 /** Where `npm run build` writes the inspector's page, script and stylesheet. */
-export const INSPECTOR_DIR = join(ROOT, 'dist', 'inspector');
+const INSPECTOR_DIR = join(ROOT, 'dist', 'inspector');
 
 /**
  * The page runs only its own script and stylesheet (no inline script or style, no eval), talks only to

@@ -93,7 +93,7 @@ export const LAST_EVENT_MS = 1000;
  * The last event of a stream that ran past the stream time limit: the error envelope as a data event,
  * which the OpenAI SDKs throw as an APIError and the Vercel AI SDK reports as an error part.
  */
-export const timeLimitEvent = (streamMaxMs: number): string =>
+const timeLimitEvent = (streamMaxMs: number): string =>
   new ApiError(ERRORS.STREAM_TIME_LIMIT, {
     message: `The stream ran past the server's stream time limit of ${streamMaxMs} ms (timeouts.streamMaxMs) and was ended; the reply is incomplete.`,
   }).toJson();

@@ -42,8 +42,9 @@ export interface RequestState extends RecordDraft {
   plan?: RequestPlan;
   /** How long the request waited for a slot of its model (its latency profile's name is `profile`). */
   queuedMs?: number;
-  /** The answer's headers not yet set on the response, as name/value pairs in order (requestContext.ts beginResponse).
-   * */
+  /**
+   * The answer's headers not yet set on the response, as name/value pairs in order (requestContext.ts beginResponse).
+   */
   head?: string[];
 }
 

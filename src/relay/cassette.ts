@@ -18,7 +18,7 @@ export interface RecordedEvent {
 export type RecordedBody = { readonly text: string } | { readonly base64: string } | { readonly file: string };
 
 /** What the hash is made of: the request as far as it decides the answer. */
-export interface NormalisedRequest {
+interface NormalisedRequest {
   readonly method: string;
   /** The path without a leading /v1, with its query (parameters sorted). */
   readonly path: string;
@@ -53,7 +53,7 @@ export interface Cassette {
  * Request body fields left out of the hash: they never change the answer (`user` is an opaque end-user id).
  * `stream_options` stays in: `include_usage` adds a usage chunk, so it does change the stream.
  */
-export const IGNORED_BODY_FIELDS: ReadonlySet<string> = new Set(['user']);
+const IGNORED_BODY_FIELDS: ReadonlySet<string> = new Set(['user']);
 
 /** Control headers that change only timing, never the answer: left out of the hash. */
 const TIMING_HEADERS: ReadonlySet<string> = new Set(['x-mock-pacing']);

@@ -50,8 +50,9 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, key: string | und
   return out;
 }
 
-/** The upstream's response headers as relayed and recorded: no connection or identity headers, no secret in any value.
- * */
+/**
+ * The upstream's response headers as relayed and recorded: no connection or identity headers, no secret in any value.
+ */
 export function relayHeaders(
   headers: Readonly<Record<string, string>>,
   scrub: (text: string) => string,

@@ -1,10 +1,11 @@
 // Which operations the relay answers, and the mock's own answer for the others.
 import type { Operation } from '../contract/operations.js';
-import type { RequestState, Step, StepResult } from '../pipeline/steps.js';
+import { inOrder, type RequestState, type Step, type StepResult } from '../pipeline/steps.js';
 import type { Context } from 'koa';
 
-/** Whether the relay answers an operation: every keyed operation of the API, and the media downloads its links lead to.
- * */
+/**
+ * Whether the relay answers an operation: every keyed operation of the API, and the media downloads its links lead to.
+ */
 export const relayed = (op: Operation): boolean => op.auth === 'key' || op.path.startsWith('/media/');
 
 /** Runs validate, then handle, as the steps would without a relay. */
@@ -14,7 +15,5 @@ export function mockAnswer(
   ctx: Context,
   state: RequestState,
 ): StepResult | Promise<StepResult> {
-  const refused = validate(ctx, state);
-  if (refused instanceof Promise) return refused.then((r) => r ?? handle(ctx, state));
-  return refused ?? handle(ctx, state);
+  return inOrder(validate, handle)(ctx, state);
 }

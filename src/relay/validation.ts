@@ -92,7 +92,7 @@ export async function responseViolations(
 }
 
 /** Whether a violation is the client's own (a request the request schema refuses), not the upstream's departure. */
-export const isClientMistake = (v: Violation): boolean => v.rule.startsWith('request.');
+const isClientMistake = (v: Violation): boolean => v.rule.startsWith('request.');
 
 /** The x-mock-violations header: how many, and the first rule (the upstream's departures first). */
 export const violationsHeader = (vs: readonly Violation[]): string => `${vs.length}; ${vs[0]!.rule}`;

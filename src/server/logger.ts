@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import type pinoModule from 'pino';
 import type { Config } from '../domain/config.js';
 import type { ErrorSink } from '../pipeline/errors.js';
@@ -9,9 +8,10 @@ import { findOperation } from '../contract/operations.js';
 import { LogWriter, stdoutWriter } from './logWriter.js';
 import { LOG_DESTINATION } from '../lib/symbols.js';
 import { HEAD, LineMaker, LineQueue, LineRuns, levelOf } from './logLine.js';
+import { requireCjs } from '../lib/require.js';
 
 /** The bounds of a log line: the records fields of fixtures/limits.json (services.limits). */
-export type LogBounds = Pick<Limits['records'], 'maxPathChars'>;
+type LogBounds = Pick<Limits['records'], 'maxPathChars'>;
 
 /** The structured logger of the server (pino). */
 export type Logger = pinoModule.Logger;
@@ -21,7 +21,6 @@ export type LogDestination = pinoModule.DestinationStream;
 
 // pino (a CommonJS package) is loaded when a logger is made: a server started without logging, as in
 // tests and embedded use, never pays its import.
-const requireCjs = createRequire(import.meta.url);
 const pino = (): typeof pinoModule => requireCjs('pino') as typeof pinoModule;
 
 // Request records never hold a key; these paths are a second line of defence for anything that might.

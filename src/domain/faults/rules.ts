@@ -39,7 +39,7 @@ export class RuleError extends Error {
 }
 
 /** What rules are checked against besides their schema. */
-export interface RuleContext {
+interface RuleContext {
   readonly operations: readonly string[];
   readonly keyNames: readonly string[];
   readonly limits: FaultLimits;
