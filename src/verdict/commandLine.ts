@@ -117,3 +117,27 @@ export function oneOf<T extends string>(
     throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, got '${value}'`);
   return value as T;
 }
+
+/**
+ * A command's options from its arguments, or its exit code once what ends it at once is written: its help or the
+ * version (0), or a usage error (2).
+ */
+export function parsedOrExit<T extends object>(
+  io: Io,
+  command: string,
+  parse: () => T | 'help' | 'version',
+  help: () => string,
+): T | number {
+  let options: T | 'help' | 'version';
+  try {
+    options = parse();
+  } catch (err) {
+    if (!isUsageError(err)) throw err;
+    return usageFailure(io, command, err.message);
+  }
+  if (options === 'help' || options === 'version') {
+    io.stdout(options === 'help' ? help() : versionText());
+    return EXIT.ok;
+  }
+  return options;
+}

@@ -4,16 +4,7 @@ import { routesByPath, secretHeaderValues } from './gateway.js';
 import { SchemaRegistry, schemaId } from '../../contract/schemas.js';
 import { mediaAllowsPrivate } from './addresses.js';
 import { checksFor } from '../../verdict/checks.js';
-import {
-  commandError,
-  commandWarning,
-  EXIT,
-  isUsageError,
-  processIo,
-  usageFailure,
-  versionText,
-  type Io,
-} from '../../verdict/commandLine.js';
+import { commandError, commandWarning, EXIT, processIo, parsedOrExit, type Io } from '../../verdict/commandLine.js';
 import { send, type Target } from './http.js';
 import { conformanceHelp, parseConformanceArgs, type ConformanceOptions, type ReporterName } from './options.js';
 import { renderPlan } from './plan.js';
@@ -111,17 +102,13 @@ export function baseUrlHint(baseUrl: string): string | undefined {
 export async function conformance(argv: string[], io: Io = processIo): Promise<number> {
   const registry = (compiled ??= new SchemaRegistry());
   const catalogue = new Catalogue(registry);
-  let options: ConformanceOptions | 'help' | 'version';
-  try {
-    options = parseConformanceArgs(argv, catalogue, io.env ?? process.env);
-  } catch (err) {
-    if (!isUsageError(err)) throw err;
-    return usageFailure(io, COMMAND, err.message);
-  }
-  if (options === 'help' || options === 'version') {
-    io.stdout(options === 'help' ? conformanceHelp(catalogue) : versionText());
-    return EXIT.ok;
-  }
+  const options = parsedOrExit(
+    io,
+    COMMAND,
+    () => parseConformanceArgs(argv, catalogue, io.env ?? process.env),
+    () => conformanceHelp(catalogue),
+  );
+  if (typeof options === 'number') return options;
   let suite: ReturnType<typeof loadSuite>;
   try {
     suite = loadSuite(registry, options.values);

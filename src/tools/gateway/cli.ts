@@ -7,10 +7,9 @@ import {
   commandError,
   commandWarning,
   EXIT,
-  isUsageError,
   processIo,
+  parsedOrExit,
   usageFailure,
-  versionText,
   type Io,
 } from '../../verdict/commandLine.js';
 import { summarize, type RunInfo } from '../../verdict/report.js';
@@ -138,17 +137,13 @@ async function preflight(
 export async function gatewayConformance(argv: string[], deps: GatewayDeps = {}, io: Io = processIo): Promise<number> {
   const registry = SchemaRegistry.shared();
   const catalogue = new Catalogue(registry);
-  let options: GatewayOptions | 'help' | 'version';
-  try {
-    options = parseGatewayArgs(argv, catalogue, io.env ?? process.env);
-  } catch (err) {
-    if (!isUsageError(err)) throw err;
-    return usageFailure(io, COMMAND, err.message);
-  }
-  if (options === 'help' || options === 'version') {
-    io.stdout(options === 'help' ? gatewayHelp() : versionText());
-    return EXIT.ok;
-  }
+  const options = parsedOrExit(
+    io,
+    COMMAND,
+    () => parseGatewayArgs(argv, catalogue, io.env ?? process.env),
+    gatewayHelp,
+  );
+  if (typeof options === 'number') return options;
   const c = options.conformance;
   const run = randomBytes(3).toString('hex');
   const { cases: all, probes } = gatewayCases({
