@@ -28,15 +28,52 @@ function paramOf(pointer: string): string | null {
   return out || null;
 }
 
+const SHOWN = 60;
+
 /** A short, safe rendering of a value for a message: user input is quoted, cut, never echoed whole. */
 export function show(value: unknown): string {
-  let text: string;
-  try {
-    text = typeof value === 'string' ? `'${value}'` : (JSON.stringify(value) ?? String(value));
-  } catch {
-    text = typeName(value); // nested too deeply to print (JSON.stringify overflows the stack)
-  }
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  const text = typeof value === 'string' ? `'${value.slice(0, SHOWN + 1)}'` : (jsonPrefix(value) ?? String(value));
+  return text.length > SHOWN ? `${text.slice(0, SHOWN - 3)}...` : text;
+}
+
+/**
+ * The start of a value's JSON, written only as far as a message shows: a body's whole value (megabytes,
+ * or nested a million deep) is never serialized to print sixty characters of it. Undefined where
+ * JSON.stringify gives no text (undefined, a function).
+ */
+function jsonPrefix(value: unknown): string | undefined {
+  if (value === undefined || typeof value === 'function') return undefined;
+  let out = '';
+  const put = (v: unknown): void => {
+    if (out.length > SHOWN) return;
+    if (v === null || typeof v !== 'object') {
+      out += JSON.stringify(typeof v === 'string' ? v.slice(0, SHOWN) : v) ?? 'null';
+      return;
+    }
+    if (Array.isArray(v)) {
+      out += '[';
+      for (let i = 0; i < v.length && out.length <= SHOWN; i++) {
+        if (i > 0) out += ',';
+        put(v[i] === undefined || typeof v[i] === 'function' ? null : v[i]);
+      }
+      out += ']';
+      return;
+    }
+    out += '{';
+    let first = true;
+    for (const k in v) {
+      // for...in walks the keys lazily: a million-key object costs what is shown, not a list of its keys.
+      const item = (v as Record<string, unknown>)[k];
+      if (out.length > SHOWN) return;
+      if (!Object.hasOwn(v, k) || item === undefined || typeof item === 'function') continue;
+      out += `${first ? '' : ','}${JSON.stringify(k.slice(0, SHOWN))}:`;
+      first = false;
+      put(item);
+    }
+    out += '}';
+  };
+  put(value);
+  return out;
 }
 
 const typeName = (v: unknown) =>

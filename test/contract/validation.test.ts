@@ -33,12 +33,38 @@ test('show quotes strings and cuts long values', () => {
   assert.is(show(3), '3');
   assert.is(show(undefined), 'undefined');
   assert.is(show([1, [2]]), '[1,[2]]');
-  let deep: unknown[] = [];
-  for (let i = 0; i < 100_000; i++) deep = [deep];
-  assert.is(show(deep), 'an array'); // too deep for JSON.stringify: named by its type
   const long = show('x'.repeat(500));
   assert.is(long.length, 60);
   assert.ok(long.endsWith('...'));
+});
+
+test('show writes the JSON of short values as JSON.stringify does', () => {
+  for (const v of [
+    null,
+    true,
+    -0.5,
+    'a "quoted" \n line',
+    [],
+    {},
+    [1, null, 'two', { three: [3] }],
+    { a: 1, b: undefined, c: [undefined, () => 1], 'd"e': { f: null } },
+  ]) {
+    const json = JSON.stringify(v);
+    assert.is(show(v), typeof v === 'string' ? `'${v}'` : json);
+  }
+  // Longer ones: the same start, cut to sixty.
+  const big = { messages: Array.from({ length: 50 }, (_, i) => ({ role: 'user', content: `m${i}` })) };
+  assert.is(show(big), `${JSON.stringify(big).slice(0, 57)}...`);
+});
+
+test('show prints the start of values too big or too deep to serialize', () => {
+  let deep: unknown[] = [];
+  for (let i = 0; i < 1_000_000; i++) deep = [deep];
+  assert.is(show(deep), `${'['.repeat(57)}...`);
+  const wide: object[] = new Array<object>(6_000_000).fill({});
+  assert.is(show(wide), `${JSON.stringify(wide.slice(0, 30)).slice(0, 57)}...`);
+  const keys = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, i]));
+  assert.is(show(keys), `${JSON.stringify(keys).slice(0, 57)}...`);
 });
 
 test('required: the missing field, with its path inside arrays', () => {
