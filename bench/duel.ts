@@ -3,7 +3,8 @@
  * pinned to core 0 and loads them all at once, each with its own connections from core 1, then prints
  * each one's CPU time per answered request and its speed against the first. SERVER is `mock` (this
  * build as `npm start` runs it, its log to a file), `mock-silent` (logging off), `floor` (the stack
- * floor), or the path of another build's `dist/cli/main.js` (run as `npm start` runs it).
+ * floor), `mock+FLAGS` (the mock with node flags added after the start script's, `mock+--max-semi-space-size=8`; several
+ * joined by `+`), or the path of another build's `dist/cli/main.js` (run as `npm start` runs it).
  *
  * Why: one server at a time, two rounds of the same server differ by 10% and more on a shared host,
  * more than most changes (the bench loads its servers in turns, a slice at a time, for that reason). Side by side, a
@@ -31,7 +32,7 @@ import {
 } from './servers.js';
 
 const USAGE = `Usage: node --import tsx bench/duel.ts [options] SERVER SERVER...
-  SERVER            mock | mock-silent | floor | path/to/dist/cli/main.js (another build)
+  SERVER            mock | mock-silent | floor | mock+NODEFLAGS | path/to/dist/cli/main.js (another build)
   --scenario NAME   chat, chat-400, chat-401, images, tts, ... (default chat)
   --rounds N        rounds, the servers started fresh and in turned order each round (default 5)
   --duration S      measured seconds per round (default 4), after a 2 s warm-up
@@ -73,6 +74,7 @@ async function start(name: string, i: number): Promise<Server> {
   if (name === 'mock') return startMock(core, [], [], log);
   if (name === 'mock-silent') return startMock(core, ['--log-level', 'silent']);
   if (name === 'mock-unmetered') return startMock(core, ['--metrics', 'off'], [], log);
+  if (name.startsWith('mock+')) return startMock(core, [], name.split('+').slice(1), log);
   if (name === 'floor') {
     if (!answer) {
       const mock = await startMock(null, ['--log-level', 'silent']);
@@ -85,6 +87,7 @@ async function start(name: string, i: number): Promise<Server> {
 }
 
 const cost: number[][] = positionals.map(() => []);
+const rss: number[][] = positionals.map(() => []);
 for (let round = 0; round < rounds; round++) {
   // Every other round starts them in the other order, so no server is always the first to get the core.
   const order = positionals.map((_, i) => i);
@@ -101,7 +104,9 @@ for (let round = 0; round < rounds; round++) {
   const line = positionals.map((name, i) => {
     const us = ((after[i]! - before[i]!) * 1e6) / loads[i]!.responses;
     cost[i]!.push(us);
-    return `${name}: ${loads[i]!.reqPerSec.toFixed(0)} req/s, ${us.toFixed(1)} µs/req${loads[i]!.unexpected ? `, ${loads[i]!.unexpected} unexpected` : ''}`;
+    const peak = servers[i]!.peakRssMiB() ?? Number.NaN;
+    rss[i]!.push(peak);
+    return `${name}: ${loads[i]!.reqPerSec.toFixed(0)} req/s, ${us.toFixed(1)} µs/req, ${peak.toFixed(0)} MiB${loads[i]!.unexpected ? `, ${loads[i]!.unexpected} unexpected` : ''}`;
   });
   process.stdout.write(`round ${round + 1}: ${line.join(' | ')}\n`);
   await Promise.all(servers.map((s) => s.stop()));
@@ -113,6 +118,6 @@ process.stdout.write(
 for (const [i, name] of positionals.entries()) {
   const speed = cost[i]!.map((us, r) => cost[0]![r]! / us);
   process.stdout.write(
-    `${name}: median ${median(cost[i]!).toFixed(1)} µs/req, speed ${median(speed).toFixed(3)}x (rounds: ${speed.map((x) => x.toFixed(3)).join(' ')})\n`,
+    `${name}: median ${median(cost[i]!).toFixed(1)} µs/req, peak RSS ${median(rss[i]!).toFixed(0)} MiB, speed ${median(speed).toFixed(3)}x (rounds: ${speed.map((x) => x.toFixed(3)).join(' ')})\n`,
   );
 }
