@@ -45,8 +45,8 @@ EXPOSE 4010
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:4010/__health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Arguments after the image name replace CMD: `docker run IMAGE conformance --base-url ...` runs the suite.
-# --max-semi-space-size=16: the young generation `npm start` gives the server (docs/architecture.md, "The young
-# generation's size"), Node 20's and 22's default; V8 sizes it when the process starts, and Node 24's default is twice as large.
-ENTRYPOINT ["node", "--max-semi-space-size=16", "dist/cli/main.js"]
+# --max-semi-space-size=8: the young generation `npm start` gives the server (docs/architecture.md, "The young
+# generation's size"), half Node 20's and 22's default and a quarter of Node 24's; V8 sizes it when the process starts.
+ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/cli/main.js"]
 # 0.0.0.0: the mock binds 127.0.0.1 by default, which a published port cannot reach.
 CMD ["serve", "--host", "0.0.0.0", "--port", "4010"]

@@ -29,7 +29,7 @@ export async function startBuilt(config: Record<string, unknown>): Promise<Built
   // As `npm start` runs it (package.json), with a port of its own and no request log.
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--max-semi-space-size=16', CLI, 'serve', '--config', file, '--port', '0', '--log-level', 'silent'],
+    ['--max-semi-space-size=8', CLI, 'serve', '--config', file, '--port', '0', '--log-level', 'silent'],
     { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
