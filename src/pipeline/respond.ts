@@ -15,6 +15,7 @@ type ResponderBounds = StreamLogBounds & Pick<Limits['records'], 'maxResponseBod
 
 /** The Content-Type of every JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';
+const SSE_TYPE = 'text/event-stream; charset=utf-8';
 
 /**
  * Ends the response with a JSON text: status, type and length set once, then one write. `head`, the
@@ -59,8 +60,8 @@ export function responder(
     const res = ctx.res;
     const extra = reply.headers;
     if (extra) for (const name in extra) addHeader(res, state, name, extra[name]!);
-    // A JSON answer writes the request's headers itself; the others hand them to the response first.
-    if (reply.kind !== 'json') openHead(res, state);
+    // A JSON answer and a stream write the request's headers themselves; the others hand them to the response first.
+    if (reply.kind !== 'json' && reply.kind !== 'sse') openHead(res, state);
     switch (reply.kind) {
       case 'json': {
         const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
@@ -97,11 +98,13 @@ async function stream(
   // The socket is the stream writer's from here until the stream ends: Koa must not write on it, whatever is on ctx.body.
   ctx.respond = false;
   ctx.status = 200;
-  ctx.res.writeHead(200, {
-    ...(ctx.res.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-  });
+  // The request's headers and the stream's own in one writeHead, as a JSON answer's (requestContext.ts takeHead): no
+  // header set one by one and read back as a copy. Any a step already set on the response go out before them.
+  addHeader(ctx.res, state, 'content-type', SSE_TYPE);
+  addHeader(ctx.res, state, 'cache-control', 'no-cache');
+  const head = takeHead(state);
+  if (head) ctx.res.writeHead(200, head);
+  else ctx.res.writeHead(200);
   // Send the head now: otherwise it waits for the first event, and a long time to first token
   // would look like a server that does not answer at all.
   ctx.res.flushHeaders();

@@ -102,7 +102,18 @@ test('a stream sends its headers at once, not with the first event: a long time 
         res.on('data', (chunk: Buffer) => void (bodyBytes += chunk.length));
         assert.is(res.statusCode, 200);
         assert.is(res.headers['content-type'], 'text/event-stream; charset=utf-8');
+        assert.is(res.headers['cache-control'], 'no-cache');
         assert.is(res.headers['x-extra'], 'yes');
+        // The request's own headers go out in the same head, before the stream's.
+        assert.match(String(res.headers['x-request-id']), /^req_/);
+        assert.is(res.headers['x-content-type-options'], 'nosniff');
+        assert.equal(res.rawHeaders.filter((_, i) => i % 2 === 0).slice(0, 5), [
+          'x-request-id',
+          'x-content-type-options',
+          'x-extra',
+          'content-type',
+          'cache-control',
+        ]);
         assert.is(bodyBytes, 0);
       } finally {
         req.destroy();
