@@ -28,7 +28,7 @@
  *   events how many token intervals after the first token it is due (written by the driver).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo, Socket } from 'node:net';
@@ -235,5 +235,6 @@ function main(): void {
   process.once('SIGTERM', () => process.exit(0));
 }
 
-// Run as a script (the bench's); imported (the tests'), it only lends its framing.
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) main();
+// Run as a script (the bench's); imported (the tests'), it only lends its framing. The module's URL is the real path:
+// the script's may pass through a symbolic link (a node_modules shared by several checkouts).
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === realpathSync(resolve(process.argv[1]))) main();
