@@ -138,7 +138,7 @@ if (values.gc && who === 'mock') {
       .map((l) => Number(/, ([\d.]+) \/ [\d.]+ ms/.exec(l)?.[1] ?? 0))
       .reduce((a, b) => a + b, 0);
   process.stdout.write(
-    `gc: ${lines.filter((l) => /Scavenge/.test(l)).length} scavenges (${ms(/Scavenge/).toFixed(1)} ms), ${lines.filter((l) => /Mark/.test(l)).length} mark-compacts (${ms(/Mark/).toFixed(1)} ms) over the whole process\n`,
+    `${lines.map((l) => `  ${l.replace(/^\[[^\]]*\]\s*/, '').slice(0, 110)}\n`).join('')}gc: ${lines.filter((l) => /Scavenge/.test(l)).length} scavenges (${ms(/Scavenge/).toFixed(1)} ms), ${lines.filter((l) => /Mark/.test(l)).length} mark-compacts (${ms(/Mark/).toFixed(1)} ms) over the whole process\n`,
   );
 }
 if (values.prof) process.stdout.write(profileReport(dir, ROOT, Number(values.top), measuredFrom, 'under the load'));

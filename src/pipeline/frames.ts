@@ -5,6 +5,8 @@ import type { FrameSink } from '../contract/reply.js';
 const ROOM = 10;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 const CR = 13;
+/** The most views a stream keeps (events of as many lengths): events of more lengths than that make theirs each time. */
+const MAX_VIEWS = 64;
 const LF = 10;
 
 /**
@@ -25,6 +27,11 @@ export class Frames implements FrameSink {
   private first: Buffer | undefined = undefined;
   /** Whether a write may still hold `buf`. */
   private lent = false;
+  /**
+   * The views of `buf` handed to the socket, by where they end (which gives the size, and so where they start): a
+   * stream's events come in a few lengths, and a view made per event would be an object per event.
+   */
+  private views = new Map<number, Buffer>();
 
   constructor(private readonly capacity = 512) {
     this.buf = Buffer.allocUnsafe(capacity);
@@ -41,6 +48,7 @@ export class Frames implements FrameSink {
       this.buf = Buffer.allocUnsafe(Math.max(this.capacity, this.at + 2));
       this.first = undefined;
       this.lent = false;
+      this.views = new Map();
     }
     this.at = ROOM;
   }
@@ -77,12 +85,22 @@ export class Frames implements FrameSink {
       buf[--start] = HEX[size & 15]!;
       size = Math.floor(size / 16);
     } while (size > 0);
-    return buf.subarray(start, at + 2);
+    let view = this.views.get(at);
+    if (view === undefined) {
+      view = buf.subarray(start, at + 2);
+      if (this.views.size < MAX_VIEWS) this.views.set(at, view);
+    }
+    return view;
   }
 
-  /** Tells that the framed chunk was written to `socket`: what it did not take at once it holds, and so the buffer. */
-  sent(socket: Socket): void {
-    if (socket.writableLength > 0) this.lent = true;
+  /**
+   * Tells that the framed chunk was written to `socket`: what it did not take at once it holds, and so the buffer.
+   * Returns whether it took the chunk whole (it holds nothing).
+   */
+  sent(socket: Socket): boolean {
+    if (socket.writableLength === 0) return true;
+    this.lent = true;
+    return false;
   }
 
   /** The chunk's bytes as a buffer of their own (for a write through the response, which may hold them a while). */
@@ -95,5 +113,6 @@ export class Frames implements FrameSink {
     // The first piece stays in place; the buffer left behind may still be held by a write and is not written again.
     this.buf.copy(next, 0, 0, this.at);
     this.buf = next;
+    this.views = new Map();
   }
 }
