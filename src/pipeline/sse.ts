@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { frameOf, type Reply } from '../contract/reply.js';
 import type { SentEvent, SentEvents } from '../domain/journal/journal.js';
@@ -157,6 +158,8 @@ class SseWriter implements Paced {
    * says it did not (the socket's write returns whether it has room): the next needs no look at both buffers' state.
    */
   private mayBeFull = true;
+  /** The socket the last chunk went straight to and left nothing in: the next may go the same way without a look. */
+  private direct: Socket | undefined = undefined;
   private readonly onClose = () => this.closed();
   private readonly onDrain = () => this.drained();
   /** What the writer waits on for 'drain' (the response, or its socket when written to directly), while it waits. */
@@ -276,8 +279,16 @@ class SseWriter implements Paced {
    * so the first stream's event would wait for the last one's to be written.
    */
   private send(): void {
-    const { res } = this;
-    const socket = res.socket;
+    const { res, frames } = this;
+    // Nothing but this writer writes to the response and its socket while the stream runs: a socket that held nothing
+    // after the last chunk still does, and the response has not written since.
+    let socket = this.direct;
+    if (socket) {
+      this.mayBeFull = !socket.write(frames.framed());
+      if (!frames.sent(socket)) this.direct = undefined;
+      return;
+    }
+    socket = res.socket ?? undefined;
     if (
       this.headWritten &&
       socket &&
@@ -285,9 +296,8 @@ class SseWriter implements Paced {
       !socket.writableCorked &&
       res.writableLength === socket.writableLength
     ) {
-      const { frames } = this;
       this.mayBeFull = !socket.write(frames.framed());
-      frames.sent(socket);
+      if (frames.sent(socket)) this.direct = socket;
       return;
     }
     this.mayBeFull = true;
@@ -297,8 +307,11 @@ class SseWriter implements Paced {
     if (socket?.writableCorked) socket.uncork();
   }
 
-  /** Adds event `n`'s bytes to the chunk being made; the log notes it (its text only while the log keeps texts). */
-  private frame(n: number, now: number): void {
+  /**
+   * Adds event `n` (of `tokens` tokens) to the chunk being made; the log notes it (its text only while the log keeps
+   * texts).
+   */
+  private frame(n: number, now: number, tokens: number): void {
     const { events, malformedAt } = this.reply;
     if (n === malformedAt) {
       this.log?.note(BROKEN_EVENT, now);
@@ -309,7 +322,7 @@ class SseWriter implements Paced {
     if (log) {
       if (log.keeping) log.note(events.data(n), now);
       else log.total++;
-      log.timing?.event(now, events.tokens(n));
+      log.timing?.event(now, tokens);
     }
     events.frame(n, this.frames);
   }
@@ -399,13 +412,14 @@ class SseWriter implements Paced {
     for (let written = 0; this.i < stop;) {
       if (this.paced && !first) this.log?.late(now - this.next, false);
       first = false;
-      this.frame(this.i, now);
-      const i = ++this.i;
+      const n = this.i++;
+      const tokens = events.tokens(n);
+      this.frame(n, now, tokens);
       this.next += schedule
-        ? (schedule[i] ?? schedule[i - 1]!) - schedule[i - 1]!
+        ? (schedule[n + 1] ?? schedule[n]!) - schedule[n]!
         : this.gap
-          ? this.gap(events.tokens(i - 1))
-          : events.tokens(i - 1) * this.msPerToken;
+          ? this.gap(tokens)
+          : tokens * this.msPerToken;
       if (this.next > now) {
         this.send();
         this.action = this.step;
