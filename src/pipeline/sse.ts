@@ -269,7 +269,7 @@ class SseWriter implements Paced {
   }
 
   /**
-   * Sends the chunk made (see chunk) now. Once the response has written its head and nothing waits in its own
+   * Sends the chunk made (in `frames`) now. Once the response has written its head and nothing waits in its own
    * buffer, the chunk goes straight to the socket, framed as chunked transfer coding frames it (its size in hex,
    * CRLF, the bytes, CRLF): one buffer and one socket write, where the response's write makes four socket writes,
    * corks the socket, uncorks it in one writev and queues a tick. A paced stream writes once an event, so this is
