@@ -5,7 +5,9 @@
  * The server runs pinned to core 0 as in the bench (the mock as `npm start` runs it, its log to a file); the load
  * is the bench's (1,000 streams of 256 tokens at 50 tps after 200 ms, over 1 s). `--perf` runs `perf stat -e EVENTS`
  * on the server for the load (`--record`: `perf record -g` into FILE); `--prof` its `--cpu-prof`, summarised; `--gc`
- * counts the mock's collections (`--trace-gc`). UAM_BENCH_CLI measures another build, as in the bench.
+ * counts the mock's collections (`--trace-gc`); `--phases` gives the token lateness by when the tokens were due, in
+ * half seconds from the first request (the ramp's streams arriving, then the streams running alone). UAM_BENCH_CLI
+ * measures another build, as in the bench.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -37,9 +39,32 @@ const { values, positionals } = parseArgs({
     ramp: { type: 'string', default: '1' },
     head: { type: 'string' },
     top: { type: 'string', default: '30' },
+    phases: { type: 'boolean' },
   },
 });
 const who = positionals[0] ?? 'mock';
+
+/** Token lateness (p50, p99, max) by when the token was due, in half seconds from the first request sent. */
+function byPhase(records: Awaited<ReturnType<typeof pacedLoad>>['records'], layout: readonly number[]): string {
+  const interval = 1000 / plan.tps;
+  const tokenEvents = layout.flatMap((k, e) => (k >= 0 ? [e] : []));
+  const start = Math.min(...records.map((r) => r.sentAt));
+  const bins: number[][] = [];
+  for (const r of records) {
+    const t0 = r.arrivals[tokenEvents[0]!]!;
+    for (let k = 1; k < tokenEvents.length && tokenEvents[k]! < r.events; k++) {
+      const due = t0 + k * interval;
+      (bins[Math.floor((due - start) / 500)] ??= []).push(r.arrivals[tokenEvents[k]!]! - due);
+    }
+  }
+  const q = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))]!.toFixed(1);
+  return `${bins
+    .map((xs, i) => {
+      xs.sort((a, b) => a - b);
+      return `  due ${(i / 2).toFixed(1)}-${((i + 1) / 2).toFixed(1)} s: ${xs.length} tokens, lateness p50 ${q(xs, 0.5)} p99 ${q(xs, 0.99)} max ${q(xs, 1)} ms`;
+    })
+    .join('\n')}\n`;
+}
 pinSelf(1);
 ensureBuilt();
 const core = canPin() ? 0 : null;
@@ -104,6 +129,7 @@ process.stdout.write(
   `${who}: ${f.completed}/${f.streams} complete, lateness p50 ${f.latenessP50Ms.toFixed(1)} p99 ${f.latenessP99Ms.toFixed(1)} max ${f.latenessMaxMs.toFixed(1)} ms, first token p99 ${f.firstTokenP99Ms.toFixed(1)} ms, CPU ${cpu.toFixed(2)} s = ${((cpu * 1e6) / f.tokens).toFixed(1)} µs/token, peak RSS ${rss?.toFixed(1)} MiB, ${seconds.toFixed(1)} s\n`,
 );
 if (perf) process.stdout.write(perfOut);
+if (values.phases) process.stdout.write(byPhase(records, layout));
 if (values.gc && who === 'mock') {
   const lines = gcLines;
   const ms = (kind: RegExp) =>
@@ -112,7 +138,7 @@ if (values.gc && who === 'mock') {
       .map((l) => Number(/, ([\d.]+) \/ [\d.]+ ms/.exec(l)?.[1] ?? 0))
       .reduce((a, b) => a + b, 0);
   process.stdout.write(
-    `gc: ${lines.filter((l) => /Scavenge/.test(l)).length} scavenges (${ms(/Scavenge/).toFixed(1)} ms), ${lines.filter((l) => /Mark/.test(l)).length} mark-compacts (${ms(/Mark/).toFixed(1)} ms) over the whole process\n`,
+    `${lines.map((l) => `  ${l.replace(/^\[[^\]]*\]\s*/, '').slice(0, 110)}\n`).join('')}gc: ${lines.filter((l) => /Scavenge/.test(l)).length} scavenges (${ms(/Scavenge/).toFixed(1)} ms), ${lines.filter((l) => /Mark/.test(l)).length} mark-compacts (${ms(/Mark/).toFixed(1)} ms) over the whole process\n`,
   );
 }
 if (values.prof) process.stdout.write(profileReport(dir, ROOT, Number(values.top), measuredFrom, 'under the load'));

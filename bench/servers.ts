@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   closeSync,
   existsSync,
@@ -91,7 +92,8 @@ export function referenceScript(name: 'baseline' | 'floor' | 'aimock' | 'pacedFl
   });
   const dir = join(ROOT, 'node_modules', '.cache', 'uam-bench');
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${name}.mjs`);
+  // Named by checkout: worktrees that share one node_modules must not run each other's references.
+  const file = join(dir, `${name}.${createHash('sha1').update(ROOT).digest('hex').slice(0, 8)}.mjs`);
   writeFileSync(file, out.outputText);
   return file;
 }

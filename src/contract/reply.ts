@@ -31,10 +31,15 @@ export interface SseEvents {
   /** The tokens event `i` carries: what pacing waits for. */
   tokens(i: number): number;
   /**
-   * Event `i` as written (`data: `, its data and the blank line), as pieces of bytes pushed onto `into`: the
-   * writer copies the pieces of every event it writes at once into one buffer. Returns their length.
+   * Event `i` as written (`data: `, its data and the blank line), as pieces of bytes put into `into`: the writer
+   * copies the pieces of every event it writes at once into one buffer.
    */
-  frame(i: number, into: Buffer[]): number;
+  frame(i: number, into: FrameSink): void;
+}
+
+/** Where an event's pieces of bytes go (the stream writer's chunk being made). */
+export interface FrameSink {
+  put(bytes: Buffer): void;
 }
 
 /** An event's bytes on the wire. */
@@ -52,10 +57,8 @@ export class EventList implements SseEvents {
   tokens(i: number): number {
     return this.list[i]!.tokens;
   }
-  frame(i: number, into: Buffer[]): number {
-    const bytes = frameOf(this.list[i]!.data);
-    into.push(bytes);
-    return bytes.length;
+  frame(i: number, into: FrameSink): void {
+    into.put(frameOf(this.list[i]!.data));
   }
 }
 

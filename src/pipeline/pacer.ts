@@ -44,8 +44,6 @@ class Wait implements Paced {
  */
 export const EARLY_MS = 1;
 
-const before = (a: Paced, b: Paced) => a.due < b.due || (a.due === b.due && a.order < b.order);
-
 /**
  * One scheduler for every stream of a server: jobs due at absolute times in one queue (a binary heap),
  * served by one timer armed for the earliest. Each turn runs every job that was due when it began, in the
@@ -64,10 +62,21 @@ const before = (a: Paced, b: Paced) => a.due < b.due || (a.due === b.due && a.or
  */
 export class Pacer implements StreamTimers {
   private readonly queue: Paced[] = [];
+  /**
+   * Each queued job's time and order, by its place in the queue: the heap compares these, side by side in memory,
+   * rather than loading them from a thousand jobs (stream writers) spread over the heap.
+   */
+  private dues = new Float64Array(64);
+  private orderOf = new Float64Array(64);
   private orders = 0;
   private armed: unknown;
   private armedFor = Number.POSITIVE_INFINITY;
   private immediate: unknown;
+  /**
+   * The job being run, left at the top of the queue while it runs: a job that queues itself again (a stream's next
+   * event) then takes one step down the heap instead of a removal and an insertion.
+   */
+  private running: Paced | undefined = undefined;
   readonly stopping?: AbortSignal;
   private readonly turn = () => this.runDue();
 
@@ -93,17 +102,27 @@ export class Pacer implements StreamTimers {
 
   /** Queues `job` to run at `due` (the pacer's clock); a job already queued moves to its new time. */
   at(job: Paced, due: number): void {
-    if (job.slot >= 0) this.remove(job);
+    const order = ++this.orders;
     job.due = due;
-    job.order = ++this.orders;
-    job.slot = this.queue.length;
+    job.order = order;
+    if (job === this.running) {
+      this.running = undefined;
+      if (job.slot === 0) {
+        this.down(0, job, due, order);
+        return; // the turn arms the timer when it ends
+      }
+    }
+    if (job.slot >= 0) this.remove(job);
+    const at = this.queue.length;
     this.queue.push(job);
-    this.up(job.slot);
+    if (at >= this.dues.length) this.grow();
+    this.up(at, job, due, order);
     if (job.slot === 0) this.arm();
   }
 
   /** Takes `job` out of the queue; nothing when it is not queued. With nothing left queued, no timer is left armed. */
   cancel(job: Paced): void {
+    if (job === this.running) this.running = undefined;
     if (job.slot < 0) return;
     this.remove(job);
     if (this.queue.length === 0 && this.armed !== undefined) {
@@ -144,12 +163,14 @@ export class Pacer implements StreamTimers {
     let left = this.queue.length * 2 + 16;
     try {
       while (this.queue.length > 0 && left-- > 0) {
+        if (!all && this.dues[0]! > until) break;
         const first = this.queue[0]!;
-        if (!all && first.due > until) break;
-        this.remove(first);
+        this.running = first;
         first.run();
+        this.done(first);
       }
     } finally {
+      this.done(this.running);
       this.arm();
     }
   }
@@ -165,11 +186,28 @@ export class Pacer implements StreamTimers {
       this.immediate ??= this.setImmediate(this.turn);
       return;
     }
-    if (this.immediate !== undefined || first.due >= this.armedFor) return;
+    const due = this.dues[0]!;
+    if (this.immediate !== undefined || due >= this.armedFor) return;
     if (this.armed !== undefined) this.base.clearTimeout(this.armed);
-    this.armedFor = first.due;
+    this.armedFor = due;
     // A job further away than a timer can wait (none is, with the time limits) wakes the pacer early, which arms again.
-    this.armed = this.base.setTimeout(this.turn, Math.min(MAX_TIMER_MS, Math.max(0, first.due - this.base.now())));
+    this.armed = this.base.setTimeout(this.turn, Math.min(MAX_TIMER_MS, Math.max(0, due - this.base.now())));
+  }
+
+  /** Takes out a job that has run, unless it queued itself again or was cancelled. */
+  private done(job: Paced | undefined): void {
+    if (job === undefined || job !== this.running) return;
+    this.running = undefined;
+    if (job.slot >= 0) this.remove(job);
+  }
+
+  private grow(): void {
+    const dues = new Float64Array(this.dues.length * 2);
+    const orders = new Float64Array(dues.length);
+    dues.set(this.dues);
+    orders.set(this.orderOf);
+    this.dues = dues;
+    this.orderOf = orders;
   }
 
   private remove(job: Paced): void {
@@ -177,43 +215,65 @@ export class Pacer implements StreamTimers {
     const at = job.slot;
     const last = q.pop()!;
     job.slot = -1;
-    if (at === q.length) return;
-    q[at] = last;
-    last.slot = at;
-    this.down(at);
-    this.up(last.slot);
+    const n = q.length;
+    if (at === n) return;
+    const due = this.dues[n]!;
+    const order = this.orderOf[n]!;
+    this.down(at, last, due, order);
+    this.up(last.slot, last, due, order);
   }
 
-  private up(at: number): void {
-    const q = this.queue;
-    const job = q[at]!;
+  /** Places `job` (of `due` and `order`) at `at` or above it, moving down the jobs after it. */
+  private up(at: number, job: Paced, due: number, order: number): void {
+    const { queue: q, dues, orderOf } = this;
     while (at > 0) {
       const parent = (at - 1) >> 1;
+      const pd = dues[parent]!;
+      const po = orderOf[parent]!;
+      if (pd < due || (pd === due && po < order)) break;
       const p = q[parent]!;
-      if (!before(job, p)) break;
       q[at] = p;
+      dues[at] = pd;
+      orderOf[at] = po;
       p.slot = at;
       at = parent;
     }
     q[at] = job;
+    dues[at] = due;
+    orderOf[at] = order;
     job.slot = at;
   }
 
-  private down(at: number): void {
-    const q = this.queue;
-    const job = q[at]!;
+  /** Places `job` (of `due` and `order`) at `at` or below it, moving up the jobs before it. */
+  private down(at: number, job: Paced, due: number, order: number): void {
+    const { queue: q, dues, orderOf } = this;
     const n = q.length;
     for (;;) {
       let child = 2 * at + 1;
       if (child >= n) break;
-      if (child + 1 < n && before(q[child + 1]!, q[child]!)) child++;
+      let cd = dues[child]!;
+      let co = orderOf[child]!;
+      const right = child + 1;
+      if (right < n) {
+        const rd = dues[right]!;
+        const ro = orderOf[right]!;
+        if (rd < cd || (rd === cd && ro < co)) {
+          child = right;
+          cd = rd;
+          co = ro;
+        }
+      }
+      if (!(cd < due || (cd === due && co < order))) break;
       const c = q[child]!;
-      if (!before(c, job)) break;
       q[at] = c;
+      dues[at] = cd;
+      orderOf[at] = co;
       c.slot = at;
       at = child;
     }
     q[at] = job;
+    dues[at] = due;
+    orderOf[at] = order;
     job.slot = at;
   }
 }

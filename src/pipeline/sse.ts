@@ -1,10 +1,12 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { ApiError, ERRORS } from '../contract/errors.js';
 import { frameOf, type Reply } from '../contract/reply.js';
 import type { SentEvent, SentEvents } from '../domain/journal/journal.js';
 import type { Limits } from '../domain/limits.js';
 import type { StreamStats } from '../domain/lateness.js';
 import type { StreamTiming } from '../domain/metrics/metrics.js';
+import { Frames } from './frames.js';
 import { EARLY_MS, Pacer, realTimers, type Paced, type StreamTimers } from './pacer.js';
 import { RequestEnd } from './requestEnd.js';
 
@@ -149,9 +151,15 @@ class SseWriter implements Paced {
    * not add up: over a stream the rate is the configured one whatever the timer granularity. */
   private next = 0;
   private readonly step = () => this.write();
-  /** The pieces of the chunk being made (one array for the stream's life), and their length. */
-  private readonly parts: Buffer[] = [];
-  private bytes = 0;
+  /** The chunk being made (one buffer for the stream's life while the socket takes what it is given). */
+  private readonly frames = new Frames();
+  /**
+   * Whether the last write may have filled a buffer toward the client. A write straight to the socket that it took
+   * says it did not (the socket's write returns whether it has room): the next needs no look at both buffers' state.
+   */
+  private mayBeFull = true;
+  /** The socket the last chunk went straight to and left nothing in: the next may go the same way without a look. */
+  private direct: Socket | undefined = undefined;
   private readonly onClose = () => this.closed();
   private readonly onDrain = () => this.drained();
   /** What the writer waits on for 'drain' (the response, or its socket when written to directly), while it waits. */
@@ -261,7 +269,7 @@ class SseWriter implements Paced {
   }
 
   /**
-   * Sends the chunk made (see chunk) now. Once the response has written its head and nothing waits in its own
+   * Sends the chunk made (in `frames`) now. Once the response has written its head and nothing waits in its own
    * buffer, the chunk goes straight to the socket, framed as chunked transfer coding frames it (its size in hex,
    * CRLF, the bytes, CRLF): one buffer and one socket write, where the response's write makes four socket writes,
    * corks the socket, uncorks it in one writev and queues a tick. A paced stream writes once an event, so this is
@@ -271,8 +279,16 @@ class SseWriter implements Paced {
    * so the first stream's event would wait for the last one's to be written.
    */
   private send(): void {
-    const { res } = this;
-    const socket = res.socket;
+    const { res, frames } = this;
+    // Nothing but this writer writes to the response and its socket while the stream runs: a socket that held nothing
+    // after the last chunk still does, and the response has not written since.
+    let socket = this.direct;
+    if (socket) {
+      this.mayBeFull = !socket.write(frames.framed());
+      if (!frames.sent(socket)) this.direct = undefined;
+      return;
+    }
+    socket = res.socket ?? undefined;
     if (
       this.headWritten &&
       socket &&
@@ -280,51 +296,35 @@ class SseWriter implements Paced {
       !socket.writableCorked &&
       res.writableLength === socket.writableLength
     ) {
-      socket.write(this.framed());
+      this.mayBeFull = !socket.write(frames.framed());
+      if (frames.sent(socket)) this.direct = socket;
       return;
     }
-    res.write(this.chunk());
+    this.mayBeFull = true;
+    res.write(this.frames.chunk());
     // node:http writes a head set by writeHead with the first write, not before: headersSent is true before that.
     this.headWritten = true;
     if (socket?.writableCorked) socket.uncork();
   }
 
-  /** The chunk made, in chunked transfer coding's frame. */
-  private framed(): Buffer {
-    const { parts, bytes } = this;
-    const size = bytes.toString(16);
-    const out = Buffer.allocUnsafe(size.length + bytes + 4);
-    let at = out.write(size, 0, 'latin1');
-    out[at++] = 13;
-    out[at++] = 10;
-    for (const part of parts) at += part.copy(out, at);
-    out[at++] = 13;
-    out[at] = 10;
-    return out;
-  }
-
-  /** Adds event `n`'s bytes to the chunk being made; the log notes it (its text only while the log keeps texts). */
-  private frame(n: number, now: number): void {
+  /**
+   * Adds event `n` (of `tokens` tokens) to the chunk being made; the log notes it (its text only while the log keeps
+   * texts).
+   */
+  private frame(n: number, now: number, tokens: number): void {
     const { events, malformedAt } = this.reply;
     if (n === malformedAt) {
       this.log?.note(BROKEN_EVENT, now);
-      this.parts.push(BROKEN_FRAME);
-      this.bytes += BROKEN_FRAME.length;
+      this.frames.put(BROKEN_FRAME);
       return;
     }
     const log = this.log;
     if (log) {
       if (log.keeping) log.note(events.data(n), now);
       else log.total++;
-      log.timing?.event(now, events.tokens(n));
+      log.timing?.event(now, tokens);
     }
-    this.bytes += events.frame(n, this.parts);
-  }
-
-  /** The chunk made of the frames due at once: their pieces copied into one buffer. */
-  private chunk(): Buffer {
-    const { parts } = this;
-    return parts.length === 1 ? parts[0]! : Buffer.concat(parts, this.bytes);
+    events.frame(n, this.frames);
   }
 
   /**
@@ -351,15 +351,16 @@ class SseWriter implements Paced {
     this.pacer.at(this, this.pacer.now() + LAST_EVENT_MS);
   }
 
-  /** Ends the stream after `out`, the last events not yet written. */
-  private end(out: Buffer | undefined): void {
-    const { res, reply } = this;
+  /** Ends the stream after the last events made (in `frames`), not yet written. */
+  private end(): void {
+    const { res, reply, frames } = this;
     if (reply.ending === 'done') {
       this.log?.note('[DONE]', this.pacer.now());
-      res.end(out ? Buffer.concat([out, DONE_FRAME]) : DONE_FRAME);
+      frames.put(DONE_FRAME);
+      res.end(frames.chunk());
       return; // 'close' reports completion once the bytes are flushed
     }
-    if (out) res.write(out);
+    if (frames.length > 0) res.write(frames.chunk());
     if (reply.ending === 'cut') {
       // No [DONE] and no clean end: the client's reader sees a broken stream. Destroying in the same
       // tick as the writes would drop the corked head and events, so cut once they have left.
@@ -389,7 +390,7 @@ class SseWriter implements Paced {
     if (this.requestEnd.closed) return this.closed();
     const now = this.pacer.now();
     if (this.pastDeadline(now)) return this.timeUp();
-    if (this.needDrain()) {
+    if (this.mayBeFull && this.needDrain()) {
       // The client reads slowly: hold the rest instead of buffering it. The response tells of 'drain' when its
       // own write found the socket full, the socket when a write straight to it did (see send).
       this.draining = res.writableNeedDrain ? res : res.socket!;
@@ -407,18 +408,18 @@ class SseWriter implements Paced {
       return;
     }
     const { events, schedule } = reply;
-    this.parts.length = 0;
-    this.bytes = 0;
+    this.frames.clear();
     for (let written = 0; this.i < stop;) {
       if (this.paced && !first) this.log?.late(now - this.next, false);
       first = false;
-      this.frame(this.i, now);
-      const i = ++this.i;
+      const n = this.i++;
+      const tokens = events.tokens(n);
+      this.frame(n, now, tokens);
       this.next += schedule
-        ? (schedule[i] ?? schedule[i - 1]!) - schedule[i - 1]!
+        ? (schedule[n + 1] ?? schedule[n]!) - schedule[n]!
         : this.gap
-          ? this.gap(events.tokens(i - 1))
-          : events.tokens(i - 1) * this.msPerToken;
+          ? this.gap(tokens)
+          : tokens * this.msPerToken;
       if (this.next > now) {
         this.send();
         this.action = this.step;
@@ -431,6 +432,6 @@ class SseWriter implements Paced {
         return;
       }
     }
-    this.end(this.parts.length ? this.chunk() : undefined);
+    this.end();
   }
 }

@@ -1,4 +1,4 @@
-import { frameOf, type SseEvents, type TextRecipe } from '../contract/reply.js';
+import { frameOf, type FrameSink, type SseEvents, type TextRecipe } from '../contract/reply.js';
 import type { Completion } from './complete.js';
 
 /** What every object of one answer shares: the same id, created time, model and fingerprint. */
@@ -90,21 +90,21 @@ export class CompletionText implements TextRecipe, ChatHead {
 // The choices of a completion's text events depend on the completion alone, and completions are cached
 // (the same reply rules answer request after request): serialise each piece once, not once per request.
 const deltaTexts = new WeakMap<Completion, string[]>();
-// ... and as bytes, for the frames a stream writes.
-const deltaBytes = new WeakMap<Completion, Buffer[]>();
 
-function deltaBytesOf(result: Completion): Buffer[] {
-  let bytes = deltaBytes.get(result);
-  if (!bytes) {
-    bytes = deltasOf(result).map((d) => Buffer.from(d));
-    deltaBytes.set(result, bytes);
-  }
-  return bytes;
-}
-
-// The end of a text event's frame, after its delta, by the event's tail: the tail and the blank line.
+// The end of a text event's frame, after the request's head: the delta, the tail and the blank line, as bytes, by the
+// event's tail (with include_usage or without). Shared by every stream of the completion.
 const TAILS = [',"usage":null}', '}'] as const;
-const FRAME_TAILS = new Map<string, Buffer>(TAILS.map((t) => [t, Buffer.from(`${t}\n\n`)]));
+const frameEnds = TAILS.map(() => new WeakMap<Completion, Buffer[]>());
+
+function frameEndsOf(result: Completion, tail: (typeof TAILS)[number]): Buffer[] {
+  const cache = frameEnds[TAILS.indexOf(tail)]!;
+  let ends = cache.get(result);
+  if (!ends) {
+    ends = deltasOf(result).map((d) => Buffer.from(`${d}${tail}\n\n`));
+    cache.set(result, ends);
+  }
+  return ends;
+}
 
 function deltasOf(result: Completion): string[] {
   let deltas = deltaTexts.get(result);
@@ -129,17 +129,16 @@ const ROLE_DELTA =
 class ChunkEvents implements SseEvents {
   readonly length: number;
   private readonly deltas: string[];
-  /** `data: ` and the prefix, as bytes, and the completion's deltas and the tail, as bytes: made with the first
-   * frame, so that a frame is three references and a sum. */
+  /** `data: ` and the prefix, as bytes, and the ends of the completion's text events (see frameEndsOf): made with the
+   * first frame, so that a frame is two pieces the writer's chunk takes (the head, the same each time, stays in it). */
   private head: Buffer | undefined;
-  private deltaBytes: Buffer[] = [];
-  private tailBytes: Buffer | undefined;
+  private ends: Buffer[] = [];
 
   constructor(
     /** The shared start of every event: id, object, created, model, tier, fingerprint, then `"choices":`. */
     private readonly prefix: string,
     /** With include_usage every chunk carries "usage": null until the last one; without it the key is absent. */
-    private readonly tail: string,
+    private readonly tail: (typeof TAILS)[number],
     private readonly result: Completion,
     /** The last event, with the usage, when include_usage asked for it. */
     private readonly usageEvent: string | undefined,
@@ -161,23 +160,15 @@ class ChunkEvents implements SseEvents {
     return i >= 1 && i <= this.deltas.length ? this.result.pieces[i - 1]!.tokens : 0;
   }
 
-  /** A text event's frame is three pieces of bytes made before: the request's head, the (shared) delta, the tail. */
-  frame(i: number, into: Buffer[]): number {
-    if (i < 1 || i > this.deltas.length) {
-      const bytes = frameOf(this.data(i));
-      into.push(bytes);
-      return bytes.length;
-    }
+  /** A text event's frame is two pieces of bytes made before: the request's head and the (shared) end. */
+  frame(i: number, into: FrameSink): void {
+    if (i < 1 || i > this.deltas.length) return into.put(frameOf(this.data(i)));
     if (this.head === undefined) {
       this.head = Buffer.from(`data: ${this.prefix}`);
-      this.deltaBytes = deltaBytesOf(this.result);
-      this.tailBytes = FRAME_TAILS.get(this.tail)!;
+      this.ends = frameEndsOf(this.result, this.tail);
     }
-    const { head } = this;
-    const delta = this.deltaBytes[i - 1]!;
-    const tail = this.tailBytes!;
-    into.push(head, delta, tail);
-    return head.length + delta.length + tail.length;
+    into.put(this.head);
+    into.put(this.ends[i - 1]!);
   }
 }
 

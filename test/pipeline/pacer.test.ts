@@ -125,6 +125,57 @@ test('a job queued earlier than the armed timer re-arms it; a job that throws do
   assert.equal(ran, ['early@10', 'late@100']);
 });
 
+test('a job that runs may queue itself again, be moved off the top by a job it queues, or cancel itself', () => {
+  const timers = new HandTimers();
+  const pacer = new Pacer(timers);
+  const ran: string[] = [];
+  const at = (name: string, due: number, run: (self: Paced) => void = () => {}): Paced => {
+    const self: Paced = {
+      due: 0,
+      slot: -1,
+      order: 0,
+      run: () => {
+        ran.push(`${name}@${timers.now()}`);
+        run(self);
+      },
+    };
+    pacer.at(self, due);
+    return self;
+  };
+  // Queues itself again (the stream's step), three times.
+  let left = 3;
+  at('again', 10, (self) => void (--left > 0 && pacer.at(self, timers.now() + 10)));
+  // Queues a job due before its own time: the job it displaces from the top while running does not run twice.
+  at('displaced', 40, () => at('queued-now', 39.5));
+  // Queues itself, then thinks better of it.
+  at('cancelled', 45, (self) => {
+    pacer.at(self, 60);
+    pacer.cancel(self);
+  });
+  // Cancels itself, then queues itself after a job it queues before it.
+  let moves = 1;
+  at('moved', 50, (self) => {
+    if (moves-- === 0) return;
+    pacer.cancel(self);
+    at('before', 55);
+    pacer.at(self, 58);
+  });
+  timers.advance(200);
+  assert.equal(ran, [
+    'again@10',
+    'again@20',
+    'again@30',
+    'displaced@40',
+    'queued-now@40',
+    'cancelled@45',
+    'moved@50',
+    'before@55',
+    'moved@58',
+  ]);
+  assert.is(pacer.size, 0);
+  assert.is(timers.pending.size, 0);
+});
+
 test('the StreamTimers face: waits run their time; clearTimeout cancels them', async () => {
   const stop = new AbortController();
   const timers = new Pacer(realTimers, stop.signal);

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { StreamLog, writeSse, type StreamOutcome } from '../../src/pipeline/sse.js';
-import { EventList, type Reply, type SseEvent } from '../../src/contract/reply.js';
+import { EventList, type FrameSink, type Reply, type SseEvent, type SseEvents } from '../../src/contract/reply.js';
 import { virtualTimers, waitFor, wireOf, type Wire } from '../support/index.js';
 import type { StreamTimers } from '../../src/pipeline/pacer.js';
 
@@ -201,6 +201,51 @@ test('a client that stops reading: the writer waits on the socket instead of buf
     await closed;
     same(dechunk(split(Buffer.concat(chunks)).rest).body, body(events), 'the body');
     assert.is(s.log.total, events.length + 1, 'every event and [DONE]');
+  } finally {
+    server.close();
+  }
+});
+
+/** Events made as the chat stream makes them: one head piece shared by every event, then the event's own bytes. */
+class HeadedEvents implements SseEvents {
+  private readonly head = Buffer.from('data: {"id":"chatcmpl-held",');
+  constructor(
+    readonly length: number,
+    private readonly pad: string,
+  ) {}
+  data(i: number): string {
+    return `{"id":"chatcmpl-held",${this.rest(i)}`;
+  }
+  tokens(): number {
+    return 1;
+  }
+  frame(i: number, into: FrameSink): void {
+    into.put(this.head);
+    into.put(Buffer.from(`${this.rest(i)}\n\n`));
+  }
+  private rest(i: number): string {
+    return `"n":${i},"pad":"${this.pad}"}`;
+  }
+}
+
+test('a socket that holds bytes it could not send yet keeps them as written while the stream goes on', async () => {
+  // Small events, batches written while the socket's buffer is under its mark: the socket takes them and holds what
+  // the kernel would not take. Each next chunk is made while it holds the last (in a buffer of its own).
+  const events = new HeadedEvents(20_000, 'p'.repeat(900));
+  const { server, port, seen } = await sseServer(() => ({ ...reply([]), events }));
+  try {
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    socket.pause();
+    const s = await waitingForDrain(seen);
+    const chunks: Buffer[] = [];
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.resume();
+    assert.is(await s.outcome, 'completed');
+    await closed;
+    const expected = `${Array.from({ length: events.length }, (_, i) => `data: ${events.data(i)}\n\n`).join('')}data: [DONE]\n\n`;
+    same(dechunk(split(Buffer.concat(chunks)).rest).body, expected, 'the body');
   } finally {
     server.close();
   }

@@ -64,9 +64,8 @@ test("chunkEvents: each frame is the bytes of `data: ` + the event's data + a bl
         for (let i = 0; i < events.length; i++) {
           const data = events.data(i);
           const bytes: Buffer[] = [];
-          const length = events.frame(i, bytes);
+          events.frame(i, { put: (b) => void bytes.push(b) });
           const frame = Buffer.concat(bytes);
-          assert.is(length, frame.length, `frame ${i}: its length`);
           assert.ok(frame.equals(Buffer.from(`data: ${data}\n\n`)), `frame ${i}, byte for byte`);
           const chunk = JSON.parse(data);
           assert.is(chunk.object, 'chat.completion.chunk');
