@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { packageLimits } from '../../src/domain/limits.js';
 import { responder } from '../../src/pipeline/respond.js';
+import { beginResponse } from '../../src/pipeline/requestContext.js';
 import type { RequestState } from '../../src/pipeline/steps.js';
 import { EventList, type Reply } from '../../src/contract/reply.js';
 import { request, waitFor } from '../support/index.js';
@@ -19,7 +20,10 @@ async function withReplies(
   app.use(async (ctx) => {
     const reply = replyFor(ctx.path);
     if (!reply) ctx.body = 'left alone';
-    await respond(ctx, { requestId: 'req_test', reply } as RequestState);
+    // As the pipeline begins every answer: the request's own headers first (requestContext.ts).
+    const state = { requestId: 'req_test', reply } as RequestState;
+    beginResponse(state);
+    await respond(ctx, state);
   });
   const server: Server = createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
