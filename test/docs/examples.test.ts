@@ -32,7 +32,7 @@ import { toDetails } from '../../src/contract/validation.js';
 import type { ConfigInput } from '../../src/domain/config.js';
 import { ROOT } from '../../src/lib/paths.js';
 import { startMockServer, type MockServerOptions } from '../../src/server/programmatic.js';
-import { childEnv, cli } from '../support/index.js';
+import { builtIsCurrent, childEnv, cli } from '../support/index.js';
 
 const README = join(ROOT, 'README.md');
 const DOCS = join(ROOT, 'docs');
@@ -132,7 +132,9 @@ function parseMarker(b: Block): Marker | string {
 }
 
 const TSX = import.meta.resolve('tsx');
-const ENTRY = pathToFileURL(join(ROOT, 'src', 'index.ts')).href;
+// The package's entry as users import it (dist/) when it is a build of src/ as it is: loaded in a fraction of src/'s
+// time through tsx.
+const ENTRY = pathToFileURL(join(ROOT, ...(builtIsCurrent() ? ['dist', 'index.js'] : ['src', 'index.ts']))).href;
 
 /** The environment of the children: no coverage (only this process's src/ counts), no colours. */
 const plainEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =>

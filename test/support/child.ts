@@ -31,6 +31,9 @@ export interface Cli {
 
 let built: boolean | undefined;
 
+/** Whether dist/ is a build of src/ as it is: npm ci and npm run build leave it so; an edit of src/ since does not. */
+export const builtIsCurrent = (): boolean => (built ??= staleOutputs(ROOT).length === 0);
+
 function walk(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
     e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],
@@ -56,9 +59,7 @@ export function staleOutputs(root: string): string[] {
  * collector, which counts src/ only. `extra` goes on top of the environment.
  */
 export function cli(extra: Record<string, string> = {}): Cli {
-  // npm ci and npm run build leave dist/ current; an edit of src/ since the last build does not.
-  built ??= staleOutputs(ROOT).length === 0;
-  return built
+  return builtIsCurrent()
     ? { args: [join(ROOT, 'dist', 'cli', 'main.js')], env: childEnv(extra) }
     : {
         // tsx as this file resolves it: the child may start in another folder.
