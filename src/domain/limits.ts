@@ -126,4 +126,3 @@ export function packageLimits(schemas: SchemaRegistry = SchemaRegistry.shared())
   if (!limits) checked.set(schemas, (limits = deepFreeze(checkLimits(loadLimits(), schemas))));
   return limits;
 }
-
