@@ -7,8 +7,8 @@ import { ROOT } from '../../src/lib/paths.js';
 
 /** The caller's environment, without the coverage collector (only this process's src/ counts), with `extra` on top. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const { NODE_V8_COVERAGE: _, ...env } = process.env;
-  return { ...env, ...extra };
+  // Empty, not left out: Node.js gives a child the parent's NODE_V8_COVERAGE whenever its environment has none.
+  return { ...process.env, NODE_V8_COVERAGE: '', ...extra };
 }
 
 /** A free TCP port on 127.0.0.1, for a child that takes its port from its arguments (free when asked; the child
