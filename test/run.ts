@@ -17,6 +17,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, styleText } from 'node:util';
 import { parse } from 'uvu/parse';
+import { childEnv } from './support/child.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -47,6 +48,9 @@ interface FileRun {
   readonly path: string;
   readonly report: string;
   readonly ms: number;
+  /** The CPU time its process and the processes it started took (test/support/runFile.ts measures it); undefined when
+   * the process ended before it could say. */
+  readonly cpuMs?: number;
   /** uvu's totals of the file; undefined when the child ended before printing them. */
   readonly totals?: { total: number; passed: number; skipped: number };
   /** Why the file failed; undefined when it passed. */
@@ -80,12 +84,33 @@ function failure(code: number | null, signal: NodeJS.Signals | null, totals: Fil
 }
 
 const running = new Set<ChildProcess>();
+/**
+ * The files whose processes run without the coverage collector (NODE_V8_COVERAGE), by their path from the root. The
+ * mutation test plays hundreds of runs of the conformance runner against the mock to score the suite's cases: what it
+ * measures is the suite, not which lines of src/ run (the runner's and the mock's own tests cover those), and counting
+ * blocks there costs a seventh of its CPU time, the most of any file.
+ */
+const UNCOVERED = new Set(['test/mutation/mutation.test.ts']);
+
+/** Where each file's process writes the CPU time it took (RUN_CPU_FILE), one file per file run. */
+const cpuDir = mkdtempSync(join(tmpdir(), 'uam-run-cpu-'));
+let runs = 0;
+
+function cpuOf(cpuFile: string): number | undefined {
+  try {
+    return Number(readFileSync(cpuFile, 'utf8'));
+  } catch {
+    return undefined; // the process ended before its exit handler ran (killed)
+  }
+}
 
 /** Runs one file in a child of its own; resolves once the child has exited, with everything it printed. */
 function runFile(file: string, name: string): Promise<FileRun> {
   const started = performance.now();
+  const cpuFile = join(cpuDir, String(runs++));
   const child = spawn(process.execPath, [...process.execArgv, CHILD, file, name, ...(values.bail ? ['--bail'] : [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...(UNCOVERED.has(relative(ROOT, file)) ? childEnv() : process.env), RUN_CPU_FILE: cpuFile },
   });
   running.add(child);
   // The child's stdout and stderr in the order they came: the report reads as it was written.
@@ -99,11 +124,13 @@ function runFile(file: string, name: string): Promise<FileRun> {
       const { report, totals } = splitReport(Buffer.concat(chunks).toString('utf8'));
       const failed = failure(code, signal, totals);
       const ms = performance.now() - started;
+      const cpuMs = cpuOf(cpuFile);
       resolve({
         name,
         path: relative(ROOT, file),
         report,
         ms,
+        ...(cpuMs === undefined ? {} : { cpuMs }),
         ...(totals ? { totals } : {}),
         ...(failed ? { failed } : {}),
       });
@@ -201,13 +228,18 @@ try {
 }
 
 removeGenerated?.();
+rmSync(cpuDir, { recursive: true, force: true });
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 let summary = '';
 if (done.length > 1) {
   const slowest = [...done].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST);
-  summary += `\n  ${styleText('bold', `Slowest ${slowest.length} of ${done.length} files`)} (${jobs} at once):\n`;
-  summary += slowest.map((f) => `  ${seconds(f.ms).padStart(8)}  ${f.name}\n`).join('');
+  // The time each took, and its CPU time beside it: on a shared machine the wall time says how busy the cores were,
+  // the CPU time what the file costs.
+  const cpu = (f: FileRun) => (f.cpuMs === undefined ? '' : `${seconds(f.cpuMs)} CPU`);
+  const cpuTotal = done.reduce((n, f) => n + (f.cpuMs ?? 0), 0);
+  summary += `\n  ${styleText('bold', `Slowest ${slowest.length} of ${done.length} files`)} (${jobs} at once; ${seconds(cpuTotal)} CPU in all):\n`;
+  summary += slowest.map((f) => `  ${seconds(f.ms).padStart(8)}  ${cpu(f).padStart(12)}  ${f.name}\n`).join('');
 }
 const failed = done.filter((f) => f.failed);
 if (failed.length > 0) {

@@ -4,6 +4,7 @@ import { findOperation } from '../contract/operations.js';
 import { SchemaRegistry, schemaId } from '../contract/schemas.js';
 import { toDetails } from '../contract/validation.js';
 import { FIXTURES_DIR } from '../lib/paths.js';
+import { deepFreeze } from '../lib/freeze.js';
 import type { FaultBounds } from './faults/kinds.js';
 
 /** A cloud-provider output format that the mock can write. */
@@ -121,12 +122,7 @@ const checked = new WeakMap<SchemaRegistry, Limits>();
  */
 export function packageLimits(schemas: SchemaRegistry = SchemaRegistry.shared()): Limits {
   let limits = checked.get(schemas);
+  // Shared by every server of the process: frozen, so none can change another's bounds.
   if (!limits) checked.set(schemas, (limits = deepFreeze(checkLimits(loadLimits(), schemas))));
   return limits;
-}
-
-// Shared by every server of the process: frozen, so none can change another's bounds.
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object') for (const child of Object.values(value)) deepFreeze(child);
-  return Object.freeze(value);
 }

@@ -12,10 +12,10 @@ import { packageVersion } from '../../src/lib/paths.js';
 import { UsageError } from '../../src/verdict/commandLine.js';
 import { ConfigError, configSettings } from '../../src/domain/config.js';
 import { start } from '../../src/server/server.js';
-import { get, post, VALID } from '../support/index.js';
+import { cli, get, post, VALID } from '../support/index.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
+const CLI = cli();
 // A CLI that neither exits nor prints its banner within this time fails the test instead of hanging the suite.
 const PATIENCE_MS = 60_000;
 const VERSION = packageVersion();
@@ -23,7 +23,11 @@ const VERSION = packageVersion();
 /** Runs the CLI to completion; resolves with its exit code and output. */
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI.args, ...args], {
+      cwd: ROOT,
+      env: CLI.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c));
@@ -44,8 +48,8 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
 async function serving(args: string[], fn: (url: string, banner: string) => Promise<void>): Promise<void> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...CLI, 'serve', '--port', '0', '--log-level', 'silent', ...args],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    [...CLI.args, 'serve', '--port', '0', '--log-level', 'silent', ...args],
+    { cwd: ROOT, env: CLI.env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   try {
@@ -269,7 +273,11 @@ test('--profile, the old name of --validation-profile, still works and warns', (
 });
 
 test('openapi | head: a reader that stops early ends the command quietly', async () => {
-  const child = spawn(process.execPath, [...CLI, 'openapi'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CLI.args, 'openapi'], {
+    cwd: ROOT,
+    env: CLI.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c));
   // Like head once it has what it wants: the reading end is closed while the document is still to come.

@@ -17,6 +17,7 @@ import * as pkg from '../../src/index.js';
 import { ROOT } from '../../src/lib/paths.js';
 import { DEFAULT_SERVER_URL, openApiDocument } from '../../src/tools/openapi/index.js';
 import { packageLimits } from '../../src/domain/limits.js';
+import { cli } from '../support/child.js';
 
 /** One thing the package offers, which a row of the table can point at. */
 type Evidence =
@@ -171,8 +172,10 @@ function denials(text: string): string[] {
 let topHelp: string | undefined;
 /** `unified-ai-mock --help`, as the CLI prints it. */
 function cliHelp(): string {
-  topHelp ??= execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), '--help'], {
+  const { args, env } = cli();
+  topHelp ??= execFileSync(process.execPath, [...args, '--help'], {
     cwd: ROOT,
+    env,
     encoding: 'utf8',
   });
   return topHelp;

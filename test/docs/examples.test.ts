@@ -32,7 +32,7 @@ import { toDetails } from '../../src/contract/validation.js';
 import type { ConfigInput } from '../../src/domain/config.js';
 import { ROOT } from '../../src/lib/paths.js';
 import { startMockServer, type MockServerOptions } from '../../src/server/programmatic.js';
-import { childEnv } from '../support/index.js';
+import { builtIsCurrent, childEnv, cli } from '../support/index.js';
 
 const README = join(ROOT, 'README.md');
 const DOCS = join(ROOT, 'docs');
@@ -132,8 +132,9 @@ function parseMarker(b: Block): Marker | string {
 }
 
 const TSX = import.meta.resolve('tsx');
-const CLI = join(ROOT, 'src', 'cli', 'main.ts');
-const ENTRY = pathToFileURL(join(ROOT, 'src', 'index.ts')).href;
+// The package's entry as users import it (dist/) when it is a build of src/ as it is: loaded in a fraction of src/'s
+// time through tsx.
+const ENTRY = pathToFileURL(join(ROOT, ...(builtIsCurrent() ? ['dist', 'index.js'] : ['src', 'index.ts']))).href;
 
 /** The environment of the children: no coverage (only this process's src/ counts), no colours. */
 const plainEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =>
@@ -159,7 +160,9 @@ const toMock = (code: string, address: string) => code.replace(/(?:127\.0\.0\.1|
 // curl reports each call's status on stderr, so the block's own output and pipes stay as written.
 const SHELL_PRELUDE = `
 curl() { command curl --max-time 20 "$@" -w '%{stderr}\\n@@status %{http_code}\\n'; }
-unified-ai-mock() { node --import '${TSX}' '${CLI}' "$@"; }
+unified-ai-mock() { '${process.execPath}' ${cli()
+  .args.map((a) => `'${a}'`)
+  .join(' ')} "$@"; }
 npx() { if [ "$1" = unified-ai-mock ]; then shift; unified-ai-mock "$@"; else echo "npx $1: not available to doc examples" >&2; return 127; fi; }
 `;
 

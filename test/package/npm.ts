@@ -1,6 +1,6 @@
 import { spawn, type SpawnOptions } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { childEnv } from '../support/child.js';
 
 /** What a finished child process printed, and how it ended. */
@@ -12,7 +12,7 @@ export interface Finished {
 }
 
 // The children run the package, not src/: the coverage collector stays out of their environment.
-export { childEnv } from '../support/child.js';
+export { childEnv, staleOutputs } from '../support/child.js';
 
 /** Runs a command to its end; a hang is killed after `timeoutMs` and shows up as a signal in the result. */
 export function run(
@@ -47,24 +47,6 @@ export function failure(what: string, r: Finished): string {
 export function ensureOk(what: string, r: Finished): Finished {
   if (r.code !== 0) throw new Error(failure(what, r));
   return r;
-}
-
-function walk(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],
-  );
-}
-
-/** Source files whose built .js in dist/ is missing or older than the source: dist/ needs a build. */
-export function staleOutputs(root: string): string[] {
-  const src = join(root, 'src');
-  return walk(src)
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
-    .filter((f) => {
-      const out = join(root, 'dist', relative(src, f).replace(/\.ts$/, '.js'));
-      return !existsSync(out) || statSync(out).mtimeMs < statSync(f).mtimeMs;
-    })
-    .map((f) => relative(root, f));
 }
 
 interface LockEntry {

@@ -21,7 +21,7 @@ import { schemaId, SchemaRegistry } from '../../src/contract/schemas.js';
 import { start, type RunningMock } from '../../src/server/server.js';
 import { toDetails } from '../../src/contract/validation.js';
 
-export { childEnv, freePort } from './child.js';
+export { builtIsCurrent, childEnv, cli, freePort, type Cli } from './child.js';
 export { capture, withLoggedMock, type Captured } from './log.js';
 export { median } from '../../bench/report.js';
 export { manualTimers, virtualTimers, wireOf, type ManualTimers, type VirtualTimers, type Wire } from './timers.js';

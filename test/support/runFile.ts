@@ -2,6 +2,7 @@
 // test/support/uvu.ts for 'uvu' (hooks that cannot fail unseen) and runs the file's suites as uvu's own command
 // does, printing uvu's report of the file and its totals, which test/run.ts reads.
 //   node --import tsx test/support/runFile.ts FILE NAME [--bail]
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { parseArgs } from 'node:util';
 import { run } from 'uvu/run';
@@ -23,6 +24,30 @@ if (typeof registerHooks === 'function') {
 } else nodeModule.register(hooks);
 
 await run([{ name, file }], { bail: values.bail });
+
+// The CPU the file cost, its children's included, for the runner's summary: on Linux, /proc/self/stat's user and
+// system times of this process and of the children it has waited for (a CLI, a server the file started); elsewhere
+// this process's own. Written to the file the runner names (RUN_CPU_FILE) as the process exits.
+const cpuFile = process.env.RUN_CPU_FILE;
+if (cpuFile) {
+  process.once('exit', () => {
+    let ms = (process.cpuUsage().user + process.cpuUsage().system) / 1000;
+    try {
+      // Fields 14-17 (utime, stime, cutime, cstime), counted after the command's closing parenthesis, in the kernel's
+      // USER_HZ ticks: a hundredth of a second on Linux.
+      const stat = readFileSync('/proc/self/stat', 'utf8');
+      const ticks = stat
+        .slice(stat.lastIndexOf(')') + 2)
+        .split(' ')
+        .slice(11, 15)
+        .reduce((sum, f) => sum + Number(f), 0);
+      if (Number.isFinite(ticks)) ms = ticks * 10;
+    } catch {
+      // not Linux: this process's own
+    }
+    writeFileSync(cpuFile, String(Math.round(ms)));
+  });
+}
 
 /**
  * How long a file's process may stay up once its tests are over: a server or a child not closed, an interval not

@@ -17,7 +17,7 @@ import { prettyReporter } from '../../verdict/reporters/pretty.js';
 import { tapReporter } from '../../verdict/reporters/tap.js';
 import { runSuite } from './run.js';
 import { checkNames, selectCases } from './select.js';
-import { loadSuite } from './suite.js';
+import { cachedSuite } from './suite.js';
 
 /**
  * Checks that the target answers at all, and whether it honours the mock's fault headers: a plain
@@ -109,9 +109,9 @@ export async function conformance(argv: string[], io: Io = processIo): Promise<n
     () => conformanceHelp(catalogue),
   );
   if (typeof options === 'number') return options;
-  let suite: ReturnType<typeof loadSuite>;
+  let suite: ReturnType<typeof cachedSuite>;
   try {
-    suite = loadSuite(registry, options.values);
+    suite = cachedSuite(registry, options.values);
     checkNames(suite.cases, options);
   } catch (err) {
     return commandError(io, COMMAND, (err as Error).message);

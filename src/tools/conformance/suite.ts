@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { operation } from '../../contract/operations.js';
+import { deepFreeze } from '../../lib/freeze.js';
 import { CONFORMANCE_DIR } from '../../lib/paths.js';
 import { schemaId, type SchemaRegistry } from '../../contract/schemas.js';
 import { generateBoundaries, type DocumentedRules, type GeneratedCase } from './boundaries.js';
@@ -373,6 +374,29 @@ export const operationBases = (
   readSuite(registry, runValues, dir).files.flatMap((f) =>
     f.base ? [{ operation: f.operation, prefix: f.prefix, base: f.base }] : [],
   );
+
+/** The suite loadSuite built last for each registry, with what it was built from. */
+const built = new WeakMap<SchemaRegistry, { readonly from: string; readonly suite: Suite }>();
+
+/**
+ * loadSuite's suite, built again only when the values or a file of the folder changed (its names, sizes and times): a
+ * program that runs the suite again in one process (against several targets, or the mutation test's hundreds of runs)
+ * does not rebuild its thousands of cases each time. Frozen: no run can change what the next one reads.
+ */
+export function cachedSuite(registry: SchemaRegistry, runValues: SuiteValues, dir: string = CONFORMANCE_DIR): Suite {
+  const files = readdirSync(dir)
+    .sort()
+    .map((name) => {
+      const { size, mtimeMs } = statSync(join(dir, name));
+      return [name, size, mtimeMs];
+    });
+  const from = JSON.stringify([dir, runValues, files]);
+  const last = built.get(registry);
+  if (last?.from === from) return last.suite;
+  const suite = deepFreeze(loadSuite(registry, runValues, dir));
+  built.set(registry, { from, suite });
+  return suite;
+}
 
 /**
  * Loads conformance/: every case file checked against schemas/conformance-case.json, placeholders

@@ -8,6 +8,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ROOT } from '../../../src/lib/paths.js';
+import { cli as command } from '../../support/child.js';
 import { startMockServer } from '../../../src/server/programmatic.js';
 import { clientCheck, parseClientCheckArgs } from '../../../src/tools/clientCheck/cli.js';
 import { commandLaunch } from '../../../src/tools/clientCheck/command.js';
@@ -252,8 +253,9 @@ test('Ctrl-C stops the client and the run exits 130', async () => {
 });
 
 test('the command is wired into the CLI', () => {
+  const { args: node, env } = command();
   const cli = (...args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
+    spawnSync(process.execPath, [...node, ...args], { cwd: ROOT, encoding: 'utf8', env });
   const list = cli('client-check', '--list', '--scenario', 'stream-cut');
   assert.is(list.status, 0, list.stderr);
   assert.match(list.stdout, /^stream-cut {2}\[stream; needs: stream\]/);

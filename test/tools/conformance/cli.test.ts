@@ -2,14 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { cli as command } from '../../support/child.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const CLI = command({ CONFORMANCE_API_KEY: '' });
 const cli = (...args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    env: { ...process.env, CONFORMANCE_API_KEY: '' },
-  });
+  spawnSync(process.execPath, [...CLI.args, ...args], { cwd: ROOT, encoding: 'utf8', env: CLI.env });
 
 test('unified-ai-mock conformance: the command is wired into the CLI (plan, usage error, help)', () => {
   const plan = cli('conformance', '--plan', '--only', 'me');

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isPaid } from '../../../src/verdict/cost.js';
 import { notApplicable } from '../../../src/tools/conformance/run.js';
-import { fill, loadSuite, type SuiteValues } from '../../../src/tools/conformance/suite.js';
+import { cachedSuite, fill, loadSuite, type SuiteValues } from '../../../src/tools/conformance/suite.js';
 import { CONFORMANCE_DIR } from '../../../src/lib/paths.js';
 import { SchemaRegistry } from '../../../src/contract/schemas.js';
 
@@ -159,6 +159,30 @@ test('the loader rejects a malformed case file and a duplicate id', () => {
     assert.throws(
       () => loadSuite(registry, theirs, dir),
       /conformance\/me\.json\/cases\/0\/expect: must have required property 'status'/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('cachedSuite: the same frozen suite for the same values and files; built again when either changes', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cases-'));
+  try {
+    cpSync(CONFORMANCE_DIR, dir, { recursive: true });
+    const first = cachedSuite(registry, theirs, dir);
+    assert.equal(first.cases, loadSuite(registry, theirs, dir).cases);
+    assert.ok(cachedSuite(registry, theirs, dir) === first, 'not built again');
+    assert.ok(Object.isFrozen(first) && Object.isFrozen(first.cases[0]!.request), 'frozen');
+    const other = cachedSuite(registry, { ...theirs, chatModel: 'another-chat' }, dir);
+    assert.ok(other !== first && JSON.stringify(other.cases).includes('another-chat'), 'other values');
+    const me = JSON.parse(readFileSync(join(dir, 'me.json'), 'utf8')) as { cases: { id: string }[] };
+    writeFileSync(
+      join(dir, 'me.json'),
+      JSON.stringify({ ...me, cases: [...me.cases, { ...me.cases[0], id: 'me.again' }] }),
+    );
+    assert.ok(
+      cachedSuite(registry, { ...theirs, chatModel: 'another-chat' }, dir).cases.some((c) => c.id === 'me.again'),
+      'a changed case file is read again',
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

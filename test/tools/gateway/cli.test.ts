@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startMockServer } from '../../../src/server/programmatic.js';
-import { freePort } from '../../support/index.js';
+import { cli, freePort } from '../../support/index.js';
 import { jsonReportProblems, junitProblems, junitTestcases, parseTap } from '../../support/reports.js';
 import {
   CLIENT_KEY,
@@ -278,10 +278,9 @@ test('`unified-ai-mock conformance --profile gateway` on the command line starts
   });
   try {
     const root = fileURLToPath(new URL('../../..', import.meta.url));
+    const { args: node, env } = cli();
     const args = [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
+      ...node,
       'conformance',
       '--profile',
       'gateway',
@@ -294,7 +293,7 @@ test('`unified-ai-mock conformance --profile gateway` on the command line starts
       '--only',
       'gateway.forward.images,gateway.error.chat.500',
     ];
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { main } from '../../../src/cli/main.js';
 import { DEFAULT_SERVER_URL, openApiText } from '../../../src/tools/openapi/index.js';
 import { packageLimits } from '../../../src/domain/limits.js';
+import { cli } from '../../support/child.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -73,8 +74,10 @@ test('a bad --server-url or an unknown flag is a usage error: exit 2 and a messa
 });
 
 test('the program writes the whole document through a pipe before it exits', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'openapi'], {
+  const { args, env } = cli();
+  const child = spawn(process.execPath, [...args, 'openapi'], {
     cwd: ROOT,
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
