@@ -3,15 +3,29 @@ import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { FORBIDDEN_KEYS, forbiddenKeyAt, forbiddenKeyMessage, mayHoldForbiddenKey } from '../../src/lib/keys.js';
 
-/** A JSON text of `value` with some characters of its keys written as \u escapes (as any JSON encoder may). */
+/**
+ * A JSON text of `value` with some characters of its keys written as \u escapes (as any JSON encoder may). Written
+ * here rather than by editing JSON.stringify's text: a pattern for keys also matches inside string values (`":"`).
+ */
 const escapedKeys = (value: unknown, escape: (i: number) => boolean): string => {
   let n = 0;
-  return JSON.stringify(value).replace(/"((?:[^"\\]|\\.)*)":/g, (_, key: string) => {
-    const spelled = [...key].map((c) =>
-      c.length === 1 && /[a-z_]/.test(c) && escape(n++) ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}` : c,
-    );
-    return `"${spelled.join('')}":`;
-  });
+  const spell = (key: string) =>
+    [...key]
+      .map((c) =>
+        /^[a-z_]$/.test(c) && escape(n++)
+          ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+          : JSON.stringify(c).slice(1, -1),
+      )
+      .join('');
+  const write = (v: unknown): string => {
+    if (Array.isArray(v)) return `[${v.map((item) => write(item ?? null)).join(',')}]`;
+    if (v && typeof v === 'object')
+      return `{${Object.entries(v)
+        .map(([k, item]) => `"${spell(k)}":${write(item)}`)
+        .join(',')}}`;
+    return JSON.stringify(v);
+  };
+  return write(value);
 };
 
 const json = fc.letrec((tie) => ({
