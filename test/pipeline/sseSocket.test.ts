@@ -193,18 +193,24 @@ test('a client that stops reading: the writer waits on the socket instead of buf
     const held = s.socket.writableLength;
     assert.ok(s.log.total < events.length, `the writer stopped (${s.log.total} of ${events.length} written)`);
     assert.ok(held < 1024 * 1024, `the server holds ${held} bytes for the client, not the stream`);
-    const chunks: Buffer[] = [];
-    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.resume();
+    const received = readToClose(socket);
     assert.is(await s.outcome, 'completed');
-    await closed;
+    const chunks = await received;
     same(dechunk(split(Buffer.concat(chunks)).rest).body, body(events), 'the body');
     assert.is(s.log.total, events.length + 1, 'every event and [DONE]');
   } finally {
     server.close();
   }
 });
+
+/** Resumes a paused client socket and gathers what it reads until the server closes the connection. */
+function readToClose(socket: Socket): Promise<Buffer[]> {
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  const closed = new Promise<Buffer[]>((resolve) => socket.on('close', () => resolve(chunks)));
+  socket.resume();
+  return closed;
+}
 
 /** Events made as the chat stream makes them: one head piece shared by every event, then the event's own bytes. */
 class HeadedEvents implements SseEvents {
@@ -238,12 +244,9 @@ test('a socket that holds bytes it could not send yet keeps them as written whil
     socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     socket.pause();
     const s = await waitingForDrain(seen);
-    const chunks: Buffer[] = [];
-    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.resume();
+    const received = readToClose(socket);
     assert.is(await s.outcome, 'completed');
-    await closed;
+    const chunks = await received;
     const expected = `${Array.from({ length: events.length }, (_, i) => `data: ${events.data(i)}\n\n`).join('')}data: [DONE]\n\n`;
     same(dechunk(split(Buffer.concat(chunks)).rest).body, expected, 'the body');
   } finally {
