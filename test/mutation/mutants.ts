@@ -62,7 +62,7 @@ export type Action =
 /** One weakened rule. */
 export interface Mutant {
   readonly id: string;
-  /** The operation the weakening applies to; the runner is run on its cases only. */
+  /** The operation the weakening applies to; the runner plays those of its cases that name the rule (run.ts). */
   readonly operation: string;
   readonly family: 'schema' | 'path' | 'coerce' | 'body' | 'auth' | 'status' | 'catalogue' | 'ignore';
   /** The rule as a sentence, for reports. */
