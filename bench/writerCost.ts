@@ -132,7 +132,6 @@ async function floor(): Promise<number> {
     const job = {
       due: 0,
       slot: -1,
-      order: 0,
       run() {
         sock.write(frame);
         if (--left > 0) pacer.at(job, job.due + 1000 / TPS);

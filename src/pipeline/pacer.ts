@@ -25,8 +25,6 @@ export interface Paced {
   due: number;
   /** Its place in the pacer's queue, -1 when not queued: the pacer's own. */
   slot: number;
-  /** Order among jobs due at the same time: first queued, first run. The pacer's own. */
-  order: number;
   run(): void;
 }
 
@@ -34,7 +32,6 @@ export interface Paced {
 class Wait implements Paced {
   due = 0;
   slot = -1;
-  order = 0;
   constructor(readonly run: () => void) {}
 }
 
@@ -63,8 +60,9 @@ export const EARLY_MS = 1;
 export class Pacer implements StreamTimers {
   private readonly queue: Paced[] = [];
   /**
-   * Each queued job's time and order, by its place in the queue: the heap compares these, side by side in memory,
-   * rather than loading them from a thousand jobs (stream writers) spread over the heap.
+   * Each queued job's time and order (among jobs due at the same time: first queued, first run), by its place in the
+   * queue: the heap compares these, side by side in memory, rather than loading them from a thousand jobs (stream
+   * writers) spread over the heap.
    */
   private dues = new Float64Array(64);
   private orderOf = new Float64Array(64);
@@ -104,7 +102,6 @@ export class Pacer implements StreamTimers {
   at(job: Paced, due: number): void {
     const order = ++this.orders;
     job.due = due;
-    job.order = order;
     if (job === this.running) {
       this.running = undefined;
       if (job.slot === 0) {

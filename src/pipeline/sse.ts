@@ -131,7 +131,6 @@ export function writeSse(
 class SseWriter implements Paced {
   due = 0;
   slot = -1;
-  order = 0;
   /** What the pacer runs when the wait is over: the writer's next step, or the end of a stall or wait for drain. */
   private action: () => void;
   private readonly stop: number;

@@ -8,7 +8,6 @@ import { HandTimers } from '../support/timers.js';
 const job = (name: string, ran: string[], clock?: () => number): Paced => ({
   due: 0,
   slot: -1,
-  order: 0,
   run: () => void ran.push(clock ? `${name}@${clock()}` : name),
 });
 
@@ -34,7 +33,6 @@ test('a thousand jobs at spread times cost one armed timer at a time, and each r
     const j: Paced = {
       due: 0,
       slot: -1,
-      order: 0,
       run() {
         late.push(timers.now() - j.due);
         maxArmed = Math.max(maxArmed, timers.pending.size);
@@ -62,7 +60,6 @@ test('a turn runs every job due when it began, however long they take; what fall
       {
         due: 0,
         slot: -1,
-        order: 0,
         run() {
           timers.time += 0.1;
           ran.push(`${n}`);
@@ -114,7 +111,6 @@ test('a job queued earlier than the armed timer re-arms it; a job that throws do
   const boom: Paced = {
     due: 0,
     slot: -1,
-    order: 0,
     run() {
       throw new Error('boom');
     },
@@ -133,7 +129,6 @@ test('a job that runs may queue itself again, be moved off the top by a job it q
     const self: Paced = {
       due: 0,
       slot: -1,
-      order: 0,
       run: () => {
         ran.push(`${name}@${timers.now()}`);
         run(self);
