@@ -44,10 +44,9 @@ async function check(
   script: string,
   args: string[],
   env: Record<string, string>,
-): Promise<{ code: number; ms: number; byId: Map<string, JsonScenario>; text: string }> {
+): Promise<{ code: number; byId: Map<string, JsonScenario>; text: string }> {
   let stdout = '';
   let stderr = '';
-  const started = performance.now();
   const code = await clientCheck(
     [...args, '--reporter', 'json', '--', process.execPath, script],
     { startMock: (config) => startMockServer(config) },
@@ -59,7 +58,7 @@ async function check(
   );
   assert.is(stderr, '');
   const report = JSON.parse(stdout) as { scenarios: JsonScenario[] };
-  return { code, ms: performance.now() - started, byId: new Map(report.scenarios.map((s) => [s.id, s])), text: stdout };
+  return { code, byId: new Map(report.scenarios.map((s) => [s.id, s])), text: stdout };
 }
 
 const failed = (byId: Map<string, JsonScenario>) =>
@@ -80,16 +79,15 @@ async function checkAll(script: string, timeoutMs: string) {
     CLIENT_TIMEOUT_MS: timeoutMs,
   });
   const byId = new Map([...a.byId, ...b.byId].sort(([x], [y]) => ALL.indexOf(x) - ALL.indexOf(y)));
-  return { codes: [a.code, b.code], ms: a.ms + b.ms, byId, text: a.text + b.text };
+  return { codes: [a.code, b.code], byId, text: a.text + b.text };
 }
 
-sdk('passes every scenario, well within a minute, each grade as its documented policy says', async () => {
-  const { codes, ms, byId, text } = await checkAll(SDK, '1000');
+sdk('passes every scenario, each grade as its documented policy says', async () => {
+  const { codes, byId, text } = await checkAll(SDK, '1000');
   assert.equal(failed(byId), {}, text);
   assert.equal([...byId.keys()], ALL);
   for (const s of byId.values()) assert.is(s.verdict, 'pass', `${s.id}: ${s.reason}`);
   assert.equal(codes, [0, 0]);
-  assert.ok(ms < 60_000, `took ${ms} ms`);
 
   // maxRetries 2: three attempts, numbered by x-stainless-retry-count, each after the 1 s retry-after.
   const limited = byId.get('rate-limited-429')!;
