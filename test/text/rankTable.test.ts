@@ -49,6 +49,17 @@ test('the face given to the library reads as the array did', () => {
   }
 });
 
+test('the encoder is built over the byte tokens alone, not a Map of every text', () => {
+  for (const enc of ENCODINGS) {
+    const table = rankTable(enc);
+    let bytes = 0;
+    for (let id = 0; id < table.length; id++) if (table.isBytes(id)) bytes++;
+    const core = encoderTables(enc) as { mergeableBytePairRankCount?: number };
+    assert.ok(bytes > 500, enc);
+    assert.is(core.mergeableBytePairRankCount, bytes, enc);
+  }
+});
+
 test('once the encoder is built, nothing holds the array of token texts it was built over', async () => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
