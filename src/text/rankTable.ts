@@ -3,12 +3,14 @@ import type { Ranks } from './ranks.js';
 /** What a token is, in `kinds`; 0 is a hole (no token has the id). */
 const TEXT = 1;
 const BYTES = 2;
+/** How many token texts are kept made (a power of two): each token id has one slot, id modulo this. */
+const RECENT = 4096;
 
 /**
  * A rank table held in three typed arrays instead of an array of 200,000 strings: every token's UTF-16 code units
  * (a byte token's bytes, one a unit) end to end in `units`, where token `id` spans `starts[id]` to `starts[id + 1]`,
  * and what each token is in `kinds`. The heap's collector visits a handful of objects instead of one for every token
- * (o200k_base: 1.1 million units, 3.2 MiB outside the heap in all). Code units, not bytes: o200k_base has 61,000
+ * (o200k_base: 1.1 million units, 3.2 MiB outside the heap in all), and at most 4,096 texts made for decoding. Code units, not bytes: o200k_base has 61,000
  * tokens with characters beyond Latin-1, so one byte a unit would not do.
  */
 export class RankTable {
@@ -17,6 +19,9 @@ export class RankTable {
   readonly units: Uint16Array;
   readonly starts: Uint32Array;
   private readonly kinds: Uint8Array;
+  /** The texts made last, so that the pieces of replies (kept by completions and streams) share their strings. */
+  private readonly recentIds = new Int32Array(RECENT).fill(-1);
+  private readonly recentTexts = new Array<string>(RECENT).fill('');
 
   constructor(ranks: Ranks) {
     this.length = ranks.length;
@@ -52,10 +57,15 @@ export class RankTable {
     return this.kinds[id] === BYTES;
   }
 
-  /** The text of a text token, made anew at each call; undefined for any other id. */
+  /** The text of a text token; undefined for any other id. */
   text(id: number): string | undefined {
     if (this.kinds[id] !== TEXT) return undefined;
-    return String.fromCharCode.apply(null, this.units.subarray(this.starts[id], this.starts[id + 1]) as never);
+    const slot = id & (RECENT - 1);
+    if (this.recentIds[slot] === id) return this.recentTexts[slot];
+    const text = String.fromCharCode.apply(null, this.units.subarray(this.starts[id], this.starts[id + 1]) as never);
+    this.recentIds[slot] = id;
+    this.recentTexts[slot] = text;
+    return text;
   }
 
   /** The bytes of a byte token (a view into the table: do not write to it); undefined for any other id. */
