@@ -5,6 +5,7 @@ import type { GptEncoding } from 'gpt-tokenizer/GptEncoding';
 import { Recent } from '../lib/memo.js';
 import { RankIndex } from './rankIndex.js';
 import { readRanks, type Ranks } from './ranks.js';
+import { RankTable } from './rankTable.js';
 import { slices } from './slices.js';
 
 /** Names of the tiktoken encodings the mock can count with. */
@@ -15,8 +16,8 @@ export type CountableMessage = { role: string; content: string; name?: string };
 
 type Loaded = {
   api: Pick<typeof EncodingModule, 'encode' | 'encodeGenerator' | 'countTokens' | 'setMergeCacheSize'>;
-  /** Index = token id; value = the token's text, or its raw bytes when they are not valid UTF-8 alone. */
-  ranks: Ranks;
+  /** Each token's text, or its raw bytes when they are not valid UTF-8 alone, by id (rankTable.ts). */
+  table: RankTable;
   /** The encoder's own pre-tokenizer pattern, so long pieces are found exactly where it finds them. */
   split: RegExp;
 };
@@ -24,7 +25,8 @@ type Loaded = {
 // require (lib/require.ts) gives a synchronous, on-demand load: each encoding table is several
 // megabytes, so it is only parsed the first time it is used.
 const loaded = new Map<Encoding, Loaded>();
-const tables = new Map<Encoding, Ranks>();
+/** The tables as read (ranks.ts), from the step that reads them to the step that builds their encoder. */
+const read = new Map<Encoding, Ranks>();
 /** The encodings the catalogue's models use; the build keeps a JSON copy of each one's table (ranks.ts). */
 export const ENCODINGS: readonly Encoding[] = ['o200k_base', 'cl100k_base'];
 const MERGE_CACHE_SIZE = 10_000;
@@ -37,52 +39,81 @@ const ORDINARY = { disallowedSpecial: new Set<string>() };
 // gpt-tokenizer's own decode() shares a streaming decoder and does leak them.
 const utf8 = new TextDecoder('utf-8');
 
-/** The rank table of an encoding, read once; the encoder and decodePieces share it. */
-function table(enc: Encoding): Ranks {
-  let ranks = tables.get(enc);
+/** The rank table of an encoding as read, until its encoder is built. */
+function readTable(enc: Encoding): Ranks | undefined {
+  if (loaded.has(enc)) return undefined;
+  let ranks = read.get(enc);
   // Encoding names come from a JSON catalogue, so check before building a file or module path.
   if (!ranks && !ENCODINGS.includes(enc)) throw new Error(`unknown encoding: ${String(enc)}`);
-  if (!ranks) tables.set(enc, (ranks = readRanks(enc)));
+  if (!ranks) read.set(enc, (ranks = readRanks(enc)));
   return ranks;
 }
 
-/** The encoder's table from a token's text to its id, where gpt-tokenizer keeps it. */
-type Core = { bytePairStringRankEncoder?: { get(text: string): number | undefined; readonly size: number } };
+/** Where gpt-tokenizer's encoder keeps the tables it was built with. */
+type Core = {
+  bytePairStringRankEncoder?: { get(text: string): number | undefined; readonly size: number };
+  bytePairRankDecoder?: Ranks;
+};
 const coreOf = (api: Loaded['api']): Core | undefined =>
   (api as { bytePairEncodingCoreProcessor?: Core }).bytePairEncodingCoreProcessor;
 
 /**
- * Swaps the encoder's Map from a token's text to its id for a RankIndex over the same rank table, the
- * only use the encoder makes of it being get(): 5 MiB less for o200k_base, for as long as the server
- * runs. Left as it is when the library keeps that table elsewhere or holds other entries in it.
+ * Gives the encoder the compact table in place of what it keeps of the token texts: a RankIndex for its Map from a
+ * token's text to its id (the only use the encoder makes of that Map being get()), and the table behind an array's
+ * face for the array it was built over, which only its own decode reads (the mock decodes with decodePieces). False,
+ * and nothing swapped, when the library keeps its lookup elsewhere or holds texts in it.
  */
-function compactTextLookup(api: Loaded['api'], ranks: Ranks): void {
+function compactTables(api: Loaded['api'], given: Ranks, table: RankTable): boolean {
   const core = coreOf(api);
   const map = core?.bytePairStringRankEncoder;
-  if (!(map instanceof Map)) return;
-  const index = new RankIndex(ranks);
-  if (index.size === map.size) core!.bytePairStringRankEncoder = index;
+  if (!(map instanceof Map) || map.size !== 0 || core!.bytePairRankDecoder !== given) return false;
+  core!.bytePairStringRankEncoder = new RankIndex(table);
+  core!.bytePairRankDecoder = table.arrayFace();
+  return true;
 }
 
-/** What the encoder of an encoding looks a token's text up in (for tests). */
-export const textLookup = (enc: Encoding): unknown => coreOf(load(enc).api)?.bytePairStringRankEncoder;
+/** What the encoder of an encoding looks a token's text up in, and the table its decode reads (for tests). */
+export const encoderTables = (enc: Encoding): Core | undefined => ({ ...coreOf(load(enc).api) });
 
-function load(enc: Encoding): Loaded {
-  const hit = loaded.get(enc);
-  if (hit) return hit;
-  const ranks = table(enc);
-  // What the package's gpt-tokenizer/encoding/<name> module does, over the table read here.
+/** The compact rank table of an encoding (for tests). */
+export const rankTable = (enc: Encoding): RankTable => load(enc).table;
+
+/** What the package's gpt-tokenizer/encoding/<name> module does, over the given table. */
+function encoderOver(enc: Encoding, ranks: Ranks): Loaded['api'] {
   const { GptEncoding: Encoder } = requireCjs('gpt-tokenizer/GptEncoding') as { GptEncoding: typeof GptEncoding };
   const api: Loaded['api'] = Encoder.getEncodingApi(enc, () => ranks as Array<string | number[]>);
   // The library caches up to 100,000 merged pieces; pieces here reach 512 characters, so many distinct
   // long inputs could hold hundreds of MB. A smaller cache keeps memory bounded at little cost.
   api.setMergeCacheSize(MERGE_CACHE_SIZE);
-  compactTextLookup(api, ranks);
+  return api;
+}
+
+/**
+ * Builds the encoder of an encoding and the compact table (rankTable.ts) that takes the place of its table as read,
+ * which is garbage after. The encoder is built over the byte tokens alone, at their ids: built over every token, it
+ * would fill a Map with the 200,000 texts (7 MiB, then swapped for the RankIndex) and list every id with Object.keys,
+ * garbage that raised the peak RSS of a server under load and took 40% of the build's time. (Its vocabularySize, which
+ * the mock never reads, then counts only those.) Should the library keep its texts elsewhere, it is built over every
+ * token, as the package builds it.
+ */
+export function buildEncoder(enc: Encoding, ranks: Ranks): Loaded {
+  const table = new RankTable(ranks);
+  const bytesOnly = new Array<Ranks[number]>(ranks.length);
+  for (let id = 0; id < ranks.length; id++) if (table.isBytes(id)) bytesOnly[id] = ranks[id];
+  let api = encoderOver(enc, bytesOnly);
+  if (!compactTables(api, bytesOnly, table)) api = encoderOver(enc, ranks);
   const patterns = requireCjs('gpt-tokenizer/encodingParams/constants') as Record<string, RegExp>;
   const split = patterns[enc === 'o200k_base' ? 'O200K_TOKEN_SPLIT_REGEX' : 'CL100K_TOKEN_SPLIT_REGEX'];
   if (!(split instanceof RegExp)) throw new Error(`gpt-tokenizer has no split pattern for ${enc}`);
-  const entry: Loaded = { api, ranks, split };
+  return { api, table, split };
+}
+
+function load(enc: Encoding): Loaded {
+  const hit = loaded.get(enc);
+  if (hit) return hit;
+  const entry = buildEncoder(enc, readTable(enc)!);
   loaded.set(enc, entry);
+  read.delete(enc);
   return entry;
 }
 
@@ -90,10 +121,10 @@ function load(enc: Encoding): Loaded {
  * Loading encodings, as separate steps (parse the rank table, build the encoder) of 50 to 180 ms of
  * CPU each: run apart, a request in between waits for one step at most. Loads are cached, so a step whose
  * part is already loaded costs nothing. By default only o200k_base, the gpt-4o family's, which clients
- * ask for most: each table adds 30 to 40 MiB of RSS, so the others load on their first use instead.
+ * ask for most: a table adds about 20 MiB of RSS (cl100k_base 16), so the others load on their first use instead.
  */
 export function loadSteps(encodings: readonly Encoding[] = ['o200k_base']): Array<() => void> {
-  return encodings.flatMap((enc) => [() => void table(enc), () => void load(enc)]);
+  return encodings.flatMap((enc) => [() => void readTable(enc), () => void load(enc)]);
 }
 
 /**
@@ -138,7 +169,7 @@ export type Piece = { text: string; tokens: number };
  * The pieces' token counts add up to tokens.length, so a stream paced in tokens per second stays exact.
  */
 export function decodePieces(tokens: readonly number[], enc: Encoding): Piece[] {
-  const { ranks } = load(enc);
+  const { table } = load(enc);
   const pieces: Piece[] = [];
   let pending: number[] = [];
   let count = 0;
@@ -152,18 +183,19 @@ export function decodePieces(tokens: readonly number[], enc: Encoding): Piece[] 
     push(text);
   };
   for (const token of tokens) {
-    const value = ranks[token];
-    if (value === undefined) throw new Error(`token ${token} is not an ordinary ${enc} token`);
-    if (typeof value === 'string') {
+    const text = table.text(token);
+    if (text !== undefined) {
       // A text token starts on a character boundary, so bytes still pending are malformed: emit them as they decode.
       if (pending.length > 0) flush();
       count++;
-      push(value); // neither encoding has an empty-text token, so pieces are never empty
-    } else {
-      count++;
-      for (const b of value) pending.push(b);
-      if (endsOnCharBoundary(pending)) flush();
+      push(text); // the table holds no empty text token (rankTable.ts), so pieces are never empty
+      continue;
     }
+    const bytes = table.bytes(token);
+    if (bytes === undefined) throw new Error(`token ${token} is not an ordinary ${enc} token`);
+    count++;
+    for (const b of bytes) pending.push(b);
+    if (endsOnCharBoundary(pending)) flush();
   }
   // Only reached when the tokens stop mid-character (a max_tokens cut): decodes to U+FFFD, like tiktoken's
   // errors="replace".
