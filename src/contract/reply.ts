@@ -28,6 +28,8 @@ export interface SseEvents {
   readonly length: number;
   /** The data of event `i` (0 to length - 1). */
   data(i: number): string;
+  /** How many characters `data(i)` has, without making it (what a stream's log counts of the events it keeps). */
+  chars(i: number): number;
   /** The tokens event `i` carries: what pacing waits for. */
   tokens(i: number): number;
   /**
@@ -40,6 +42,8 @@ export interface SseEvents {
 /** Where an event's pieces of bytes go (the stream writer's chunk being made). */
 export interface FrameSink {
   put(bytes: Buffer): void;
+  /** Puts `text` as UTF-8: a stream's head, the same text at the start of each chunk, is left in place. */
+  putText(text: string): void;
 }
 
 /** An event's bytes on the wire. */
@@ -53,6 +57,9 @@ export class EventList implements SseEvents {
   }
   data(i: number): string {
     return this.list[i]!.data;
+  }
+  chars(i: number): number {
+    return this.list[i]!.data.length;
   }
   tokens(i: number): number {
     return this.list[i]!.tokens;

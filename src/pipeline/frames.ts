@@ -5,50 +5,62 @@ import type { FrameSink } from '../contract/reply.js';
 const ROOM = 10;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 const CR = 13;
-/** The most views a stream keeps (events of as many lengths): events of more lengths than that make theirs each time. */
-const MAX_VIEWS = 64;
 const LF = 10;
+/** Room a new buffer has past the chunk it is made for: a stream's events differ in length by a few tokens' text. */
+const SLACK = 64;
+/**
+ * The largest buffer a stream keeps between chunks: room for one chat event. A larger chunk (a stream behind its
+ * schedule, or unpaced, writes several events at once) is made in a buffer of Node's pool, let go once it is written.
+ */
+const KEEP = 512;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * The bytes of the chunk a stream writes next, made in one buffer the stream keeps for its life: a paced stream writes
  * an event every few tens of milliseconds, and a buffer made and copied per event is what its writes would cost over
  * the socket write itself. A stream's own head (the start of every event it writes: its id, time and model) stays in
- * place between chunks: a chunk that starts with the very same piece of bytes finds it there and copies only the rest.
+ * place between chunks: a chunk that starts with the very same piece finds it there and copies only the rest.
+ *
+ * The buffer is made to the size of the chunk (with some room) and, kept, is a memory block of its own, not a slice of
+ * Node's shared 8 KiB pool: a stream holds it for seconds, and a slice would keep its whole slab alive. A chunk of
+ * several events is made in a buffer the stream does not keep (KEEP).
  *
  * A write may keep a reference to the bytes it was given: a socket that cannot take them at once holds them until it
  * can. The buffer is then left to that write (`sent`), and the next chunk is made in a new one: bytes a write still
  * holds are never overwritten.
  */
 export class Frames implements FrameSink {
-  private buf: Buffer;
+  private buf = EMPTY;
   /** Where the chunk's next byte goes; the chunk starts at ROOM. */
   private at = ROOM;
   /** The piece the chunk in `buf` starts with. */
-  private first: Buffer | undefined = undefined;
+  private first: Buffer | string | undefined = undefined;
+  /** The byte length of `first` when it is a text. */
+  private firstBytes = 0;
   /** Whether a write may still hold `buf`. */
   private lent = false;
   /**
-   * The views of `buf` handed to the socket, by where they end (which gives the size, and so where they start): a
-   * stream's events come in a few lengths, and a view made per event would be an object per event.
+   * The last view of `buf` handed to the socket, and where its chunk ended (which gives its size, and so where it
+   * starts): the next chunk of the same length goes out in the same view rather than in an object of its own.
    */
-  private views = new Map<number, Buffer>();
+  private view: Buffer | undefined = undefined;
+  private viewAt = 0;
 
-  constructor(private readonly capacity = 512) {
-    this.buf = Buffer.allocUnsafe(capacity);
-  }
+  /** `capacity`: the least size of a buffer made (else the first chunk's, with room). */
+  constructor(private readonly capacity = 0) {}
 
   /** How many bytes the chunk has. */
   get length(): number {
     return this.at - ROOM;
   }
 
-  /** Starts a new chunk (in a new buffer when a write may still hold the last one). */
+  /** Starts a new chunk (in a new buffer when a write may still hold the last one, or it is larger than a stream keeps). */
   clear(): void {
-    if (this.lent) {
-      this.buf = Buffer.allocUnsafe(Math.max(this.capacity, this.at + 2));
+    if (this.lent || this.buf.length > KEEP) {
+      this.buf = EMPTY;
       this.first = undefined;
       this.lent = false;
-      this.views = new Map();
+      this.view = undefined;
     }
     this.at = ROOM;
   }
@@ -69,6 +81,24 @@ export class Frames implements FrameSink {
     this.at = end;
   }
 
+  /** Adds `text` as UTF-8 to the chunk; the same text that started the last chunk is still in place. */
+  putText(text: string): void {
+    const at = this.at;
+    if (at === ROOM && text === this.first) {
+      this.at = at + this.firstBytes;
+      return;
+    }
+    const bytes = Buffer.byteLength(text);
+    const end = at + bytes;
+    if (end + 2 > this.buf.length) this.grow(end + 2);
+    this.buf.write(text, at, bytes, 'utf8');
+    if (at === ROOM) {
+      this.first = text;
+      this.firstBytes = bytes;
+    }
+    this.at = end;
+  }
+
   /**
    * The chunk in chunked transfer coding's frame (its size in hex, CRLF, the bytes, CRLF), ready for the socket. A view
    * of the buffer: after writing it, tell `sent`.
@@ -85,12 +115,11 @@ export class Frames implements FrameSink {
       buf[--start] = HEX[size & 15]!;
       size = Math.floor(size / 16);
     } while (size > 0);
-    let view = this.views.get(at);
-    if (view === undefined) {
-      view = buf.subarray(start, at + 2);
-      if (this.views.size < MAX_VIEWS) this.views.set(at, view);
+    if (this.viewAt !== at || this.view === undefined) {
+      this.view = buf.subarray(start, at + 2);
+      this.viewAt = at;
     }
-    return view;
+    return this.view;
   }
 
   /**
@@ -109,10 +138,11 @@ export class Frames implements FrameSink {
   }
 
   private grow(need: number): void {
-    const next = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
+    const size = Math.max(need + SLACK, this.capacity, this.buf.length * 2);
+    const next = size > KEEP ? Buffer.allocUnsafe(size) : Buffer.allocUnsafeSlow(size);
     // The first piece stays in place; the buffer left behind may still be held by a write and is not written again.
     this.buf.copy(next, 0, 0, this.at);
     this.buf = next;
-    this.views = new Map();
+    this.view = undefined;
   }
 }

@@ -124,19 +124,19 @@ const ROLE_DELTA =
 /**
  * The streamed answer as chat.completion.chunk events: the role first, then one event per piece of text,
  * then an empty delta with the finish reason, and with include_usage a last event with `choices: []` and the usage.
- * Each event's text is made when it is read (written): the request holds its prefix, nothing per event.
+ * Each event's text is made when it is read (written, or read from the journal): the request holds its prefix,
+ * nothing per event.
  */
 class ChunkEvents implements SseEvents {
   readonly length: number;
   private readonly deltas: string[];
-  /** `data: ` and the prefix, as bytes, and the ends of the completion's text events (see frameEndsOf): made with the
-   * first frame, so that a frame is two pieces the writer's chunk takes (the head, the same each time, stays in it). */
-  private head: Buffer | undefined;
-  private ends: Buffer[] = [];
+  /** The ends of the completion's text events as bytes (see frameEndsOf), shared by its streams: made with the first
+   * frame, so that a frame is the head (`data: ` and the prefix, which stays in the writer's chunk) and one piece. */
+  private ends: Buffer[] | undefined = undefined;
 
   constructor(
-    /** The shared start of every event: id, object, created, model, tier, fingerprint, then `"choices":`. */
-    private readonly prefix: string,
+    /** `data: ` then the shared start of every event: id, object, created, model, tier, fingerprint, `"choices":`. */
+    private readonly head: string,
     /** With include_usage every chunk carries "usage": null until the last one; without it the key is absent. */
     private readonly tail: (typeof TAILS)[number],
     private readonly result: Completion,
@@ -149,28 +149,38 @@ class ChunkEvents implements SseEvents {
 
   data(i: number): string {
     const n = this.deltas.length;
-    if (i === 0) return this.prefix + ROLE_DELTA + this.tail;
-    if (i <= n) return this.prefix + this.deltas[i - 1]! + this.tail;
-    if (i === n + 1)
-      return `${this.prefix}[{"index":0,"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(this.result.finishReason)}}]${this.tail}`;
+    const prefix = this.head.slice(DATA.length);
+    if (i === 0) return prefix + ROLE_DELTA + this.tail;
+    if (i <= n) return prefix + this.deltas[i - 1]! + this.tail;
+    if (i === n + 1) return `${prefix}${finishDelta(this.result)}${this.tail}`;
     return this.usageEvent!;
+  }
+
+  chars(i: number): number {
+    const n = this.deltas.length;
+    const around = this.head.length - DATA.length + this.tail.length;
+    if (i === 0) return around + ROLE_DELTA.length;
+    if (i <= n) return around + this.deltas[i - 1]!.length;
+    if (i === n + 1) return around + finishDelta(this.result).length;
+    return this.usageEvent!.length;
   }
 
   tokens(i: number): number {
     return i >= 1 && i <= this.deltas.length ? this.result.pieces[i - 1]!.tokens : 0;
   }
 
-  /** A text event's frame is two pieces of bytes made before: the request's head and the (shared) end. */
+  /** A text event's frame is two pieces: the request's head, as text, and the (shared) end, as bytes. */
   frame(i: number, into: FrameSink): void {
     if (i < 1 || i > this.deltas.length) return into.put(frameOf(this.data(i)));
-    if (this.head === undefined) {
-      this.head = Buffer.from(`data: ${this.prefix}`);
-      this.ends = frameEndsOf(this.result, this.tail);
-    }
-    into.put(this.head);
-    into.put(this.ends[i - 1]!);
+    into.putText(this.head);
+    into.put((this.ends ??= frameEndsOf(this.result, this.tail))[i - 1]!);
   }
 }
+
+const DATA = 'data: ';
+
+const finishDelta = (result: Completion): string =>
+  `[{"index":0,"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(result.finishReason)}}]`;
 
 /** The streamed answer's events (see ChunkEvents). */
 export function chunkEvents(
@@ -182,7 +192,7 @@ export function chunkEvents(
   const tail = TAILS[includeUsage ? 0 : 1];
   const prefix = `${JSON.stringify({ id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, service_tier: 'default', system_fingerprint: head.fingerprint }).slice(0, -1)},"choices":`;
   return new ChunkEvents(
-    prefix,
+    DATA + prefix,
     tail,
     result,
     includeUsage ? `${prefix}[],"usage":${JSON.stringify(usage)}}` : undefined,

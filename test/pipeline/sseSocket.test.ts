@@ -222,6 +222,9 @@ class HeadedEvents implements SseEvents {
   data(i: number): string {
     return `{"id":"chatcmpl-held",${this.rest(i)}`;
   }
+  chars(i: number): number {
+    return this.data(i).length;
+  }
   tokens(): number {
     return 1;
   }
