@@ -6,13 +6,13 @@ const ROOM = 10;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 const CR = 13;
 const LF = 10;
-/** Room a new buffer has past the chunk it is made for: a stream's events differ in length by a few tokens' text. */
+/** Room a buffer grown has past the chunk it is made for: a stream's events differ in length by a few tokens' text. */
 const SLACK = 64;
 /**
- * The largest buffer a stream keeps between chunks: room for one chat event. A larger chunk (a stream behind its
- * schedule, or unpaced, writes several events at once) is made in a buffer of Node's pool, let go once it is written.
+ * The largest buffer a stream keeps between chunks: room for a chat event or two. A larger chunk (a stream far behind
+ * its schedule, or unpaced, writes several events at once) is made in a buffer of Node's pool, let go once written.
  */
-const KEEP = 512;
+const KEEP = 1024;
 const EMPTY = Buffer.alloc(0);
 
 /**
@@ -21,7 +21,7 @@ const EMPTY = Buffer.alloc(0);
  * the socket write itself. A stream's own head (the start of every event it writes: its id, time and model) stays in
  * place between chunks: a chunk that starts with the very same piece finds it there and copies only the rest.
  *
- * The buffer is made to the size of the chunk (with some room) and, kept, is a memory block of its own, not a slice of
+ * The buffer is made to twice the size of the chunk's first piece and, kept, is a memory block of its own, not a slice of
  * Node's shared 8 KiB pool: a stream holds it for seconds, and a slice would keep its whole slab alive. A chunk of
  * several events is made in a buffer the stream does not keep (KEEP).
  *
@@ -46,7 +46,7 @@ export class Frames implements FrameSink {
   private view: Buffer | undefined = undefined;
   private viewAt = 0;
 
-  /** `capacity`: the least size of a buffer made (else the first chunk's, with room). */
+  /** `capacity`: the least size of a buffer made (else twice the chunk's first piece). */
   constructor(private readonly capacity = 0) {}
 
   /** How many bytes the chunk has. */
@@ -138,7 +138,8 @@ export class Frames implements FrameSink {
   }
 
   private grow(need: number): void {
-    const size = Math.max(need + SLACK, this.capacity, this.buf.length * 2);
+    // A new buffer is made with the chunk's first piece (a stream's head): twice that leaves room for the rest.
+    const size = Math.max(this.buf.length === 0 ? need * 2 : need + SLACK, this.capacity, this.buf.length * 2);
     const next = size > KEEP ? Buffer.allocUnsafe(size) : Buffer.allocUnsafeSlow(size);
     // The first piece stays in place; the buffer left behind may still be held by a write and is not written again.
     this.buf.copy(next, 0, 0, this.at);
