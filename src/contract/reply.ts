@@ -42,8 +42,6 @@ export interface SseEvents {
 /** Where an event's pieces of bytes go (the stream writer's chunk being made). */
 export interface FrameSink {
   put(bytes: Buffer): void;
-  /** Puts `text` as UTF-8: a stream's head, the same text at the start of each chunk, is left in place. */
-  putText(text: string): void;
 }
 
 /** An event's bytes on the wire. */

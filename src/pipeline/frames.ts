@@ -6,61 +6,53 @@ const ROOM = 10;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 const CR = 13;
 const LF = 10;
-/** Room a buffer grown has past the chunk it is made for: a stream's events differ in length by a few tokens' text. */
-const SLACK = 64;
-/**
- * The largest buffer a stream keeps between chunks: room for a chat event or two. A larger chunk (a stream far behind
- * its schedule, or unpaced, writes several events at once) is made in a buffer of Node's pool, let go once written.
- */
-const KEEP = 1024;
-const EMPTY = Buffer.alloc(0);
+/** The size of a new buffer, at the least (a chunk that needs more grows it). */
+const START = 4096;
+/** The largest buffer kept between chunks: a larger one (made for a chunk of many events) is let go once written. */
+const KEEP = 65536;
+/** The most views kept (chunks of as many lengths): a chunk of another length makes its own. */
+const MAX_VIEWS = 64;
 
 /**
- * The bytes of the chunk a stream writes next, made in one buffer the stream keeps for its life: a paced stream writes
- * an event every few tens of milliseconds, and a buffer made and copied per event is what its writes would cost over
- * the socket write itself. A stream's own head (the start of every event it writes: its id, time and model) stays in
- * place between chunks: a chunk that starts with the very same piece finds it there and copies only the rest.
- *
- * The buffer is made to twice the size of the chunk's first piece and, kept, is a memory block of its own, not a slice of
- * Node's shared 8 KiB pool: a stream holds it for seconds, and a slice would keep its whole slab alive. A chunk of
- * several events is made in a buffer the stream does not keep (KEEP).
+ * Where a stream's chunk is made before it is written: one buffer, made once, for the chunk of every event. The
+ * stream writers share one (`sharedFrames`): the pacer runs one writer's step after another, each makes its chunk,
+ * writes it and is done with it before the next begins, so a thousand paced streams hold no buffer of their own while
+ * they wait. A chunk that starts with the very same piece as the last one finds it in place and copies only the rest.
  *
  * A write may keep a reference to the bytes it was given: a socket that cannot take them at once holds them until it
  * can. The buffer is then left to that write (`sent`), and the next chunk is made in a new one: bytes a write still
  * holds are never overwritten.
  */
 export class Frames implements FrameSink {
-  private buf = EMPTY;
+  private buf: Buffer;
   /** Where the chunk's next byte goes; the chunk starts at ROOM. */
   private at = ROOM;
   /** The piece the chunk in `buf` starts with. */
-  private first: Buffer | string | undefined = undefined;
-  /** The byte length of `first` when it is a text. */
-  private firstBytes = 0;
+  private first: Buffer | undefined = undefined;
   /** Whether a write may still hold `buf`. */
   private lent = false;
   /**
-   * The last view of `buf` handed to the socket, and where its chunk ended (which gives its size, and so where it
-   * starts): the next chunk of the same length goes out in the same view rather than in an object of its own.
+   * The views of `buf` handed to the socket, by where they end (which gives the size, and so where they start): chunks
+   * come in a few lengths, and a view made per chunk would be an object per event.
    */
-  private view: Buffer | undefined = undefined;
-  private viewAt = 0;
+  private views = new Map<number, Buffer>();
 
-  /** `capacity`: the least size of a buffer made (else twice the chunk's first piece). */
-  constructor(private readonly capacity = 0) {}
+  constructor(private readonly capacity = START) {
+    this.buf = Buffer.allocUnsafeSlow(capacity);
+  }
 
   /** How many bytes the chunk has. */
   get length(): number {
     return this.at - ROOM;
   }
 
-  /** Starts a new chunk (in a new buffer when a write may still hold the last one, or it is larger than a stream keeps). */
+  /** Starts a new chunk (in a new buffer when a write may still hold the last one, or it grew past KEEP). */
   clear(): void {
     if (this.lent || this.buf.length > KEEP) {
-      this.buf = EMPTY;
+      this.buf = Buffer.allocUnsafeSlow(this.capacity);
       this.first = undefined;
       this.lent = false;
-      this.view = undefined;
+      this.views = new Map();
     }
     this.at = ROOM;
   }
@@ -81,24 +73,6 @@ export class Frames implements FrameSink {
     this.at = end;
   }
 
-  /** Adds `text` as UTF-8 to the chunk; the same text that started the last chunk is still in place. */
-  putText(text: string): void {
-    const at = this.at;
-    if (at === ROOM && text === this.first) {
-      this.at = at + this.firstBytes;
-      return;
-    }
-    const bytes = Buffer.byteLength(text);
-    const end = at + bytes;
-    if (end + 2 > this.buf.length) this.grow(end + 2);
-    this.buf.write(text, at, bytes, 'utf8');
-    if (at === ROOM) {
-      this.first = text;
-      this.firstBytes = bytes;
-    }
-    this.at = end;
-  }
-
   /**
    * The chunk in chunked transfer coding's frame (its size in hex, CRLF, the bytes, CRLF), ready for the socket. A view
    * of the buffer: after writing it, tell `sent`.
@@ -115,11 +89,12 @@ export class Frames implements FrameSink {
       buf[--start] = HEX[size & 15]!;
       size = Math.floor(size / 16);
     } while (size > 0);
-    if (this.viewAt !== at || this.view === undefined) {
-      this.view = buf.subarray(start, at + 2);
-      this.viewAt = at;
+    let view = this.views.get(at);
+    if (view === undefined) {
+      view = buf.subarray(start, at + 2);
+      if (this.views.size < MAX_VIEWS) this.views.set(at, view);
     }
-    return this.view;
+    return view;
   }
 
   /**
@@ -138,12 +113,13 @@ export class Frames implements FrameSink {
   }
 
   private grow(need: number): void {
-    // A new buffer is made with the chunk's first piece (a stream's head): twice that leaves room for the rest.
-    const size = Math.max(this.buf.length === 0 ? need * 2 : need + SLACK, this.capacity, this.buf.length * 2);
-    const next = size > KEEP ? Buffer.allocUnsafe(size) : Buffer.allocUnsafeSlow(size);
+    const next = Buffer.allocUnsafeSlow(Math.max(need, this.buf.length * 2));
     // The first piece stays in place; the buffer left behind may still be held by a write and is not written again.
     this.buf.copy(next, 0, 0, this.at);
     this.buf = next;
-    this.view = undefined;
+    this.views = new Map();
   }
 }
+
+/** The frames every stream writer makes its chunks in, one chunk at a time (see Frames). */
+export const sharedFrames = new Frames();

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { writeFeed } from './feed.js';
-import { startSse, StreamLog, type StreamLogBounds, type StreamOutcome } from './sse.js';
+import { startSse, StreamLog, type StreamLogBounds } from './sse.js';
 import { realTimers, type StreamTimers } from './pacer.js';
 import { endOf } from './requestEnd.js';
 import type { RequestState } from './steps.js';
@@ -134,17 +134,17 @@ function stream(
   // What the stream's record needs of the request is its raw text, not the parsed body (the plan names the model):
   // the body is let go for the seconds the stream runs.
   state.body = undefined;
-  const start = (done: (outcome: StreamOutcome) => void) =>
-    startSse(ctx.res, reply, stallMaxMs, timers ?? realTimers, streamMaxMs ?? Infinity, log, state.arrived, end, done);
+  const timing = timers ?? realTimers;
+  const maxMs = streamMaxMs ?? Infinity;
   if (!ended)
     return new Promise<void>((resolve) =>
-      start((outcome) => {
+      startSse(ctx.res, reply, stallMaxMs, timing, maxMs, log, state.arrived, end, (outcome) => {
         state.stream = outcome;
         resolve();
       }),
     );
   // What waits for the stream's end is this one function: nothing else of the request's path stays suspended.
-  start((outcome) => {
+  startSse(ctx.res, reply, stallMaxMs, timing, maxMs, log, state.arrived, end, (outcome) => {
     state.stream = outcome;
     ended(ctx, state);
   });

@@ -6,7 +6,7 @@ import type { SentEvent, SentEvents } from '../domain/journal/journal.js';
 import type { Limits } from '../domain/limits.js';
 import type { StreamStats } from '../domain/lateness.js';
 import type { StreamTiming } from '../domain/metrics/metrics.js';
-import { Frames } from './frames.js';
+import { sharedFrames } from './frames.js';
 import { EARLY_MS, Pacer, realTimers, type Paced, type StreamTimers } from './pacer.js';
 import { RequestEnd } from './requestEnd.js';
 
@@ -187,8 +187,8 @@ export function startSse(
 class SseWriter implements Paced {
   due = 0;
   slot = -1;
-  /** What the pacer runs when the wait is over: the writer's next step, or the end of a stall or wait for drain. */
-  private action: () => void;
+  /** What the pacer runs when the wait is over: the end of a stall or wait for drain; undefined: the next step. */
+  private action: (() => void) | undefined = undefined;
   private readonly stop: number;
   private readonly msPerToken: number;
   /** A latency profile's gaps, drawn per event as it is written (in place of msPerToken). */
@@ -205,9 +205,10 @@ class SseWriter implements Paced {
   /** When the next event is due. Waits are measured against this schedule, not chained, so late turns do
    * not add up: over a stream the rate is the configured one whatever the timer granularity. */
   private next = 0;
-  private readonly step = () => this.write();
-  /** The chunk being made (one buffer for the stream's life while the socket takes what it is given). */
-  private readonly frames = new Frames();
+  /** The next step, for setImmediate (made when an unpaced stream first needs it: a paced one never does). */
+  private step: (() => void) | undefined = undefined;
+  /** Where the chunk is made: the buffer every writer shares, its chunk written before the next writer's is begun. */
+  private readonly frames = sharedFrames;
   /**
    * Whether the last write may have filled a buffer toward the client. A write straight to the socket that it took
    * says it did not (the socket's write returns whether it has room): the next needs no look at both buffers' state.
@@ -216,7 +217,8 @@ class SseWriter implements Paced {
   /** The socket the last chunk went straight to and left nothing in: the next may go the same way without a look. */
   private direct: Socket | undefined = undefined;
   private readonly onClose = () => this.closed();
-  private readonly onDrain = () => this.drained();
+  /** What 'drain' calls (made when a client first reads slowly). */
+  private onDrain: (() => void) | undefined = undefined;
   /** What the writer waits on for 'drain' (the response, or its socket when written to directly), while it waits. */
   private draining: NodeJS.EventEmitter | undefined;
   /** Whether the response has written once (its head with it): only then may a chunk go straight to the socket. */
@@ -240,11 +242,12 @@ class SseWriter implements Paced {
     const now = pacer.now();
     if (log) log.start = now;
     this.deadline = now + streamMaxMs;
-    this.action = this.step;
   }
 
   run(): void {
-    this.action();
+    const action = this.action;
+    if (action === undefined) this.write();
+    else action();
   }
 
   begin(arrived: number): void {
@@ -260,7 +263,7 @@ class SseWriter implements Paced {
         const now = this.pacer.now();
         this.log?.late(now - this.next, true);
         this.next = now;
-        this.action = this.step;
+        this.action = undefined;
         this.write(true);
       };
       this.later(this.next);
@@ -309,7 +312,7 @@ class SseWriter implements Paced {
     this.draining = undefined;
     this.pacer.cancel(this); // the deadline watch of the wait for drain
     this.next = Math.max(this.next, this.pacer.now());
-    this.action = this.step;
+    this.action = undefined;
     this.write();
   }
 
@@ -319,7 +322,7 @@ class SseWriter implements Paced {
   }
 
   private unwatchDrain(): void {
-    this.draining?.off('drain', this.onDrain);
+    if (this.onDrain) this.draining?.off('drain', this.onDrain);
     this.draining = undefined;
   }
 
@@ -448,7 +451,7 @@ class SseWriter implements Paced {
       // The client reads slowly: hold the rest instead of buffering it. The response tells of 'drain' when its
       // own write found the socket full, the socket when a write straight to it did (see send).
       this.draining = res.writableNeedDrain ? res : res.socket!;
-      this.draining.once('drain', this.onDrain);
+      this.draining.once('drain', (this.onDrain ??= () => this.drained()));
       // ...but not past the deadline. Woken early (at shutdown), the watch does nothing: drain or the grace
       // period ends it.
       if (Number.isFinite(this.deadline)) {
@@ -476,13 +479,13 @@ class SseWriter implements Paced {
           : tokens * this.msPerToken;
       if (this.next > now) {
         this.send();
-        this.action = this.step;
+        this.action = undefined;
         this.later(this.next);
         return;
       }
       if (++written >= BATCH && this.i < stop) {
         this.send();
-        this.immediate = this.pacer.setImmediate(this.step);
+        this.immediate = this.pacer.setImmediate((this.step ??= () => this.write()));
         return;
       }
     }

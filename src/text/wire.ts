@@ -130,13 +130,21 @@ const ROLE_DELTA =
 class ChunkEvents implements SseEvents {
   readonly length: number;
   private readonly deltas: string[];
-  /** The ends of the completion's text events as bytes (see frameEndsOf), shared by its streams: made with the first
-   * frame, so that a frame is the head (`data: ` and the prefix, which stays in the writer's chunk) and one piece. */
-  private ends: Buffer[] | undefined = undefined;
+  /** How many characters the prefix has (what `chars` counts). */
+  private readonly prefixChars: number;
+  /** The prefix as text, until the head is made: then it is read back from the head's bytes (held once, not twice). */
+  private prefix: string | undefined;
+  /**
+   * `data: ` and the prefix as bytes, and the ends of the completion's text events (see frameEndsOf): made with the
+   * first text event's frame, so that a frame is two pieces the writer's chunk takes. The head is a block of its own,
+   * not a slice of Node's 8 KiB pool, which the stream would keep alive for its seconds.
+   */
+  private head: Buffer | undefined = undefined;
+  private ends: Buffer[] = [];
 
   constructor(
-    /** `data: ` then the shared start of every event: id, object, created, model, tier, fingerprint, `"choices":`. */
-    private readonly head: string,
+    /** The shared start of every event: id, object, created, model, tier, fingerprint, then `"choices":`. */
+    prefix: string,
     /** With include_usage every chunk carries "usage": null until the last one; without it the key is absent. */
     private readonly tail: (typeof TAILS)[number],
     private readonly result: Completion,
@@ -145,11 +153,13 @@ class ChunkEvents implements SseEvents {
   ) {
     this.deltas = deltasOf(result);
     this.length = this.deltas.length + (usageEvent ? 3 : 2);
+    this.prefix = prefix;
+    this.prefixChars = prefix.length;
   }
 
   data(i: number): string {
     const n = this.deltas.length;
-    const prefix = this.head.slice(DATA.length);
+    const prefix = this.prefix ?? this.head!.toString('utf8', DATA.length);
     if (i === 0) return prefix + ROLE_DELTA + this.tail;
     if (i <= n) return prefix + this.deltas[i - 1]! + this.tail;
     if (i === n + 1) return `${prefix}${finishDelta(this.result)}${this.tail}`;
@@ -158,7 +168,7 @@ class ChunkEvents implements SseEvents {
 
   chars(i: number): number {
     const n = this.deltas.length;
-    const around = this.head.length - DATA.length + this.tail.length;
+    const around = this.prefixChars + this.tail.length;
     if (i === 0) return around + ROLE_DELTA.length;
     if (i <= n) return around + this.deltas[i - 1]!.length;
     if (i === n + 1) return around + finishDelta(this.result).length;
@@ -169,12 +179,24 @@ class ChunkEvents implements SseEvents {
     return i >= 1 && i <= this.deltas.length ? this.result.pieces[i - 1]!.tokens : 0;
   }
 
-  /** A text event's frame is two pieces: the request's head, as text, and the (shared) end, as bytes. */
+  /** A text event's frame is two pieces of bytes made before: the request's head and the (shared) end. */
   frame(i: number, into: FrameSink): void {
     if (i < 1 || i > this.deltas.length) return into.put(frameOf(this.data(i)));
-    into.putText(this.head);
-    into.put((this.ends ??= frameEndsOf(this.result, this.tail))[i - 1]!);
+    if (this.head === undefined) {
+      this.head = ownBytes(DATA + this.prefix!);
+      this.prefix = undefined;
+      this.ends = frameEndsOf(this.result, this.tail);
+    }
+    into.put(this.head);
+    into.put(this.ends[i - 1]!);
   }
+}
+
+/** A text's UTF-8 in a memory block of its own. */
+function ownBytes(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
+  return bytes;
 }
 
 const DATA = 'data: ';
@@ -192,7 +214,7 @@ export function chunkEvents(
   const tail = TAILS[includeUsage ? 0 : 1];
   const prefix = `${JSON.stringify({ id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, service_tier: 'default', system_fingerprint: head.fingerprint }).slice(0, -1)},"choices":`;
   return new ChunkEvents(
-    DATA + prefix,
+    prefix,
     tail,
     result,
     includeUsage ? `${prefix}[],"usage":${JSON.stringify(usage)}}` : undefined,

@@ -64,7 +64,7 @@ test("chunkEvents: each frame is the bytes of `data: ` + the event's data + a bl
         for (let i = 0; i < events.length; i++) {
           const data = events.data(i);
           const bytes: Buffer[] = [];
-          events.frame(i, { put: (b) => void bytes.push(b), putText: (t) => void bytes.push(Buffer.from(t)) });
+          events.frame(i, { put: (b) => void bytes.push(b) });
           const frame = Buffer.concat(bytes);
           assert.ok(frame.equals(Buffer.from(`data: ${data}\n\n`)), `frame ${i}, byte for byte`);
           assert.is(events.chars(i), data.length, `event ${i}'s length, counted without its text`);
