@@ -6,10 +6,13 @@ const ROOM = 10;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 const CR = 13;
 const LF = 10;
-/** The size of a new buffer, at the least (a chunk that needs more grows it). */
-const START = 4096;
+/**
+ * The size of a new buffer, at the least (a chunk that needs more grows it): room for a few chat events. A socket that
+ * does not take a chunk whole keeps the whole buffer until it has sent it, so a slow client holds this much.
+ */
+const START = 1024;
 /** The largest buffer kept between chunks: a larger one (made for a chunk of many events) is let go once written. */
-const KEEP = 65536;
+const KEEP = 16384;
 /** The most views kept (chunks of as many lengths): a chunk of another length makes its own. */
 const MAX_VIEWS = 64;
 
