@@ -68,6 +68,7 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
   const relay = createRelay(config, services, schemas, report, pacer);
   const app = new Koa();
   app.silent = true; // errors are rendered by serve, never printed with a stack to clients
+  koaWritesOnlyItsAnswers(app);
   app.use(
     serve({
       steps: steps(services, schemas, relay, pacer),
@@ -87,6 +88,38 @@ export function createApp(input: ConfigInput = {}, hooks: AppHooks = {}): MockAp
     }),
   );
   return { app, config, services, handler: app.callback(), relay };
+}
+
+/** Koa's request handler, which callback() calls for every request (not in Koa's types). */
+type HandleRequest = (ctx: Koa.Context, fnMiddleware: (ctx: Koa.Context) => Promise<void>) => Promise<void>;
+
+/**
+ * Koa's handleRequest watches every response with on-finished (listeners on the response and its socket, with their
+ * closures and contexts: about 1.5 KB a request, held by a stream for its seconds), to hand a socket error to
+ * ctx.onerror. With the app silent and every other error rendered by serve, that does nothing the mock relies on (a
+ * client gone is RequestEnd's), except for an answer Koa writes itself (a step left it on ctx.body). So Koa's own
+ * handleRequest runs only for such an answer, after the middleware, as what writes it; the middleware runs first,
+ * as Koa runs it. Were a Koa release to have no handleRequest, the app is left as it is.
+ */
+function koaWritesOnlyItsAnswers(app: Koa): void {
+  const koa = app as unknown as { handleRequest?: HandleRequest };
+  const handleRequest = koa.handleRequest;
+  if (typeof handleRequest !== 'function' || handleRequest.length !== 2) return;
+  koa.handleRequest = function (ctx, fnMiddleware) {
+    const res = ctx.res;
+    res.statusCode = 404; // as Koa begins every answer
+    return fnMiddleware(ctx)
+      .then(() => {
+        if (ctx.respond === false) return;
+        // Koa's own path, its middleware done: it sets 404 again, so the status the middleware left is put back.
+        const status = res.statusCode;
+        return handleRequest.call(this, ctx, () => {
+          res.statusCode = status;
+          return Promise.resolve();
+        });
+      })
+      .catch((err: unknown) => ctx.onerror(err as Error));
+  };
 }
 
 /** The configuration resolved and checked, with what a configuration file may not hold. */

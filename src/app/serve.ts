@@ -9,6 +9,7 @@ import {
   type Reporting,
 } from '../pipeline/requestContext.js';
 import { RequestEnd } from '../pipeline/requestEnd.js';
+import { STREAMING, type Respond } from '../pipeline/respond.js';
 import { requestState, runSteps, type RequestState, type Step } from '../pipeline/steps.js';
 
 /** What `serve` runs, made once per app by createApp. */
@@ -16,7 +17,7 @@ export interface Lifecycle {
   /** The steps every request takes, in order (the route first, then the operation's steps). */
   readonly steps: readonly Step[];
   /** Writes the reply the steps left (pipeline/respond.ts). */
-  readonly respond: (ctx: Context, state: RequestState) => void | Promise<void>;
+  readonly respond: Respond;
   /** Who is told of each finished request. */
   readonly reporting: Reporting;
   /** When a client's x-request-id is echoed. */
@@ -36,17 +37,32 @@ export interface Lifecycle {
  * none (a dropped connection, a client gone).
  */
 export function serve(lifecycle: Lifecycle): Middleware {
-  const { steps, respond, report, mask } = lifecycle;
+  const { steps, respond, report, mask, reporting } = lifecycle;
+  // A stream is finished by its writer when it ends (STREAMING): this function's frame, Koa's promises and what the
+  // steps left in them are let go while it runs, rather than held for its seconds by every open stream.
+  // Called by the stream's writer, not in this function's try: what goes wrong there is reported, as it is here.
+  const ended = (ctx: Context, state: RequestState) => {
+    try {
+      finish(ctx, state, reporting);
+    } catch (thrown) {
+      report(thrown, { method: ctx.method, url: ctx.url, requestId: state.requestId });
+    }
+  };
   return async function serve(ctx) {
     const state = begin(ctx, lifecycle);
+    let streaming = false;
     try {
       const refused = await runSteps(steps, ctx, state);
       if (refused) renderError(ctx, state, refused, report, mask);
-      else await respond(ctx, state);
+      else {
+        const answered = respond(ctx, state, ended);
+        if (answered === STREAMING) streaming = true;
+        else await answered;
+      }
     } catch (thrown) {
       renderError(ctx, state, thrown, report, mask);
     } finally {
-      finish(ctx, state, lifecycle.reporting);
+      if (!streaming) finish(ctx, state, reporting);
     }
   };
 }

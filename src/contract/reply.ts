@@ -28,6 +28,8 @@ export interface SseEvents {
   readonly length: number;
   /** The data of event `i` (0 to length - 1). */
   data(i: number): string;
+  /** How many characters `data(i)` has, without making it (what a stream's log counts of the events it keeps). */
+  chars(i: number): number;
   /** The tokens event `i` carries: what pacing waits for. */
   tokens(i: number): number;
   /**
@@ -53,6 +55,9 @@ export class EventList implements SseEvents {
   }
   data(i: number): string {
     return this.list[i]!.data;
+  }
+  chars(i: number): number {
+    return this.list[i]!.data.length;
   }
   tokens(i: number): number {
     return this.list[i]!.tokens;

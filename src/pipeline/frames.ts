@@ -5,15 +5,22 @@ import type { FrameSink } from '../contract/reply.js';
 const ROOM = 10;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 const CR = 13;
-/** The most views a stream keeps (events of as many lengths): events of more lengths than that make theirs each time. */
-const MAX_VIEWS = 64;
 const LF = 10;
+/**
+ * The size of a new buffer, at the least (a chunk that needs more grows it): room for a few chat events. A socket that
+ * does not take a chunk whole keeps the whole buffer until it has sent it, so a slow client holds this much.
+ */
+const START = 1024;
+/** The largest buffer kept between chunks: a larger one (made for a chunk of many events) is let go once written. */
+const KEEP = 16384;
+/** The most views kept (chunks of as many lengths): a chunk of another length makes its own. */
+const MAX_VIEWS = 64;
 
 /**
- * The bytes of the chunk a stream writes next, made in one buffer the stream keeps for its life: a paced stream writes
- * an event every few tens of milliseconds, and a buffer made and copied per event is what its writes would cost over
- * the socket write itself. A stream's own head (the start of every event it writes: its id, time and model) stays in
- * place between chunks: a chunk that starts with the very same piece of bytes finds it there and copies only the rest.
+ * Where a stream's chunk is made before it is written: one buffer, made once, for the chunk of every event. The
+ * stream writers share one (`sharedFrames`): the pacer runs one writer's step after another, each makes its chunk,
+ * writes it and is done with it before the next begins, so a thousand paced streams hold no buffer of their own while
+ * they wait. A chunk that starts with the very same piece as the last one finds it in place and copies only the rest.
  *
  * A write may keep a reference to the bytes it was given: a socket that cannot take them at once holds them until it
  * can. The buffer is then left to that write (`sent`), and the next chunk is made in a new one: bytes a write still
@@ -28,13 +35,13 @@ export class Frames implements FrameSink {
   /** Whether a write may still hold `buf`. */
   private lent = false;
   /**
-   * The views of `buf` handed to the socket, by where they end (which gives the size, and so where they start): a
-   * stream's events come in a few lengths, and a view made per event would be an object per event.
+   * The views of `buf` handed to the socket, by where they end (which gives the size, and so where they start): chunks
+   * come in a few lengths, and a view made per chunk would be an object per event.
    */
   private views = new Map<number, Buffer>();
 
-  constructor(private readonly capacity = 512) {
-    this.buf = Buffer.allocUnsafe(capacity);
+  constructor(private readonly capacity = START) {
+    this.buf = Buffer.allocUnsafeSlow(capacity);
   }
 
   /** How many bytes the chunk has. */
@@ -42,10 +49,10 @@ export class Frames implements FrameSink {
     return this.at - ROOM;
   }
 
-  /** Starts a new chunk (in a new buffer when a write may still hold the last one). */
+  /** Starts a new chunk (in a new buffer when a write may still hold the last one, or it grew past KEEP). */
   clear(): void {
-    if (this.lent) {
-      this.buf = Buffer.allocUnsafe(Math.max(this.capacity, this.at + 2));
+    if (this.lent || this.buf.length > KEEP) {
+      this.buf = Buffer.allocUnsafeSlow(this.capacity);
       this.first = undefined;
       this.lent = false;
       this.views = new Map();
@@ -109,10 +116,13 @@ export class Frames implements FrameSink {
   }
 
   private grow(need: number): void {
-    const next = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
+    const next = Buffer.allocUnsafeSlow(Math.max(need, this.buf.length * 2));
     // The first piece stays in place; the buffer left behind may still be held by a write and is not written again.
     this.buf.copy(next, 0, 0, this.at);
     this.buf = next;
     this.views = new Map();
   }
 }
+
+/** The frames every stream writer makes its chunks in, one chunk at a time (see Frames). */
+export const sharedFrames = new Frames();

@@ -30,7 +30,8 @@ function connectionClosed(this: Connection): void {
  */
 export class RequestEnd {
   private ended = false;
-  private listeners: (() => void)[] | undefined = undefined;
+  /** What `onClose` was given: one function (a request's usual one wait at a time), or several. */
+  private listeners: (() => void) | (() => void)[] | undefined = undefined;
   private watching = false;
   private queuedOn: Connection | undefined = undefined;
   private streams: StreamStats | undefined = undefined;
@@ -65,21 +66,27 @@ export class RequestEnd {
    * `writableFinished` tells which). Check `closed` first: a response that has closed already calls nothing.
    */
   onClose(fn: () => void): void {
-    (this.listeners ??= []).push(fn);
+    const listeners = this.listeners;
+    if (listeners === undefined) this.listeners = fn;
+    else if (typeof listeners === 'function') this.listeners = [listeners, fn];
+    else listeners.push(fn);
     this.watch();
   }
 
   /** Takes back a call `onClose` asked for. */
   offClose(fn: () => void): void {
     const listeners = this.listeners;
-    if (!listeners) return;
-    const at = listeners.indexOf(fn);
-    if (at >= 0) listeners.splice(at, 1);
+    if (listeners === fn) this.listeners = undefined;
+    else if (typeof listeners === 'object') {
+      const at = listeners.indexOf(fn);
+      if (at >= 0) listeners.splice(at, 1);
+    }
   }
 
   /** How many waits are still told of the close (none once the request's path is over). */
   get waiting(): number {
-    return this.listeners?.length ?? 0;
+    const listeners = this.listeners;
+    return listeners === undefined ? 0 : typeof listeners === 'function' ? 1 : listeners.length;
   }
 
   /** Counts the request's stream as open in `stats` until `finish`. */
@@ -121,7 +128,8 @@ export class RequestEnd {
     this.unqueue();
     const listeners = this.listeners;
     this.listeners = undefined;
-    if (listeners) for (const fn of listeners) fn();
+    if (typeof listeners === 'function') listeners();
+    else if (listeners) for (const fn of listeners) fn();
   };
 
   private unqueue(): void {

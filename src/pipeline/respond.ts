@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { writeFeed } from './feed.js';
-import { StreamLog, writeSse, type StreamLogBounds } from './sse.js';
-import type { StreamTimers } from './pacer.js';
+import { startSse, StreamLog, type StreamLogBounds } from './sse.js';
+import { realTimers, type StreamTimers } from './pacer.js';
 import { endOf } from './requestEnd.js';
 import type { RequestState } from './steps.js';
 import { addHeader, openHead, takeHead } from './requestContext.js';
@@ -39,6 +39,19 @@ export function writeJson(res: ServerResponse, status: number, text: string, hea
   else res.end(text);
 }
 
+/** What `respond` returns for a stream it was given `ended` for: the writer calls `ended` when the stream is over. */
+export const STREAMING = Symbol('streaming');
+
+/**
+ * Writes the reply the steps left in state.reply. Returns once it is written, or a promise of it; a stream started
+ * with `ended` returns STREAMING and calls `ended` when it is over (else it returns the promise of its end).
+ */
+export type Respond = (
+  ctx: Context,
+  state: RequestState,
+  ended?: (ctx: Context, state: RequestState) => void,
+) => void | Promise<void> | typeof STREAMING;
+
 /**
  * Writes the reply the steps left in state.reply: JSON in one go (Koa's body setter would guess the type and measure it
  * again), streams directly, binary bodies through Koa (ctx.body: the one answer Koa writes, serve.ts).
@@ -50,11 +63,11 @@ export function responder(
   streamMaxMs?: number,
   stats?: StreamStats,
   metrics?: Pick<Metrics, 'stream'>,
-): (ctx: Context, state: RequestState) => void | Promise<void> {
+): Respond {
   // The journal keeps a text answer whole up to this many characters: such an answer with a recipe is
   // journalled as its recipe (longer ones are held as they are, by the journal and the body store).
   const journalTextChars = records.maxResponseBodyChars;
-  return function respond(ctx, state) {
+  return function respond(ctx, state, ended) {
     const reply = state.reply;
     if (!reply) return;
     const res = ctx.res;
@@ -77,23 +90,25 @@ export function responder(
         state.responseBody = reply.body;
         return;
       case 'sse':
-        return stream(ctx, state, records, stallMaxMs, timers, streamMaxMs, stats, metrics);
+        return stream(ctx, state, ended, records, stallMaxMs, timers, streamMaxMs, stats, metrics);
       case 'feed':
         return writeFeed(ctx, reply, timers?.stopping, endOf(state, res));
     }
   };
 }
 
-async function stream(
+/** Starts the stream; with `ended`, returns STREAMING and calls it when the stream is over, else the promise of that. */
+function stream(
   ctx: Context,
   state: RequestState,
+  ended: ((ctx: Context, state: RequestState) => void) | undefined,
   records: StreamLogBounds,
   stallMaxMs: number,
   timers: StreamTimers | undefined,
   streamMaxMs: number | undefined,
   stats: StreamStats | undefined,
   metrics: Pick<Metrics, 'stream'> | undefined,
-): Promise<void> {
+): Promise<void> | typeof STREAMING {
   const reply = state.reply as Extract<RequestState['reply'], { kind: 'sse' }>;
   // The socket is the stream writer's from here until the stream ends: Koa must not write on it, whatever is on ctx.body.
   ctx.respond = false;
@@ -113,16 +128,25 @@ async function stream(
   // to first token counts a wait for one of the model's slots, as vLLM's does (the stream's own runs from the slot).
   const arrived = state.arrived ?? timers?.now() ?? performance.now();
   if (metrics) log.timing = metrics.stream(state.plan?.model?.id, arrived - (state.queuedMs ?? 0));
+  const end = endOf(state, ctx.res);
   // Open until the request's end (endRequest), however the stream ends.
-  if (stats) endOf(state, ctx.res).countStream(stats);
-  state.stream = await writeSse(
-    ctx.res,
-    reply,
-    stallMaxMs,
-    timers,
-    streamMaxMs,
-    log,
-    state.arrived,
-    endOf(state, ctx.res),
-  );
+  if (stats) end.countStream(stats);
+  // What the stream's record needs of the request is its raw text, not the parsed body (the plan names the model):
+  // the body is let go for the seconds the stream runs.
+  state.body = undefined;
+  const timing = timers ?? realTimers;
+  const maxMs = streamMaxMs ?? Infinity;
+  if (!ended)
+    return new Promise<void>((resolve) =>
+      startSse(ctx.res, reply, stallMaxMs, timing, maxMs, log, state.arrived, end, (outcome) => {
+        state.stream = outcome;
+        resolve();
+      }),
+    );
+  // What waits for the stream's end is this one function: nothing else of the request's path stays suspended.
+  startSse(ctx.res, reply, stallMaxMs, timing, maxMs, log, state.arrived, end, (outcome) => {
+    state.stream = outcome;
+    ended(ctx, state);
+  });
+  return STREAMING;
 }

@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, ERRORS } from '../contract/errors.js';
-import { frameOf, type Reply } from '../contract/reply.js';
+import { frameOf, type Reply, type SseEvents } from '../contract/reply.js';
 import type { SentEvent, SentEvents } from '../domain/journal/journal.js';
 import type { Limits } from '../domain/limits.js';
 import type { StreamStats } from '../domain/lateness.js';
 import type { StreamTiming } from '../domain/metrics/metrics.js';
-import { Frames } from './frames.js';
+import { sharedFrames } from './frames.js';
 import { EARLY_MS, Pacer, realTimers, type Paced, type StreamTimers } from './pacer.js';
 import { RequestEnd } from './requestEnd.js';
 
@@ -27,19 +27,26 @@ const DONE_FRAME = frameOf('[DONE]');
 export type StreamLogBounds = Pick<Limits['records'], 'maxStreamEvents' | 'maxStreamEventChars'>;
 
 /**
- * The events a stream actually wrote, for the journal (the inspector shows them with their timing): the
- * first events within the journal's bounds (records in fixtures/limits.json), as the writer had them (references,
- * unmasked: the journal
- * masks them), and `total`, every event written, so a cut log shows.
+ * The events a stream actually wrote, for the journal (the inspector shows them with their times): the first events
+ * within the journal's bounds (records in fixtures/limits.json) and `total`, every event written, so a cut log shows.
+ * A stream is held by the journal and, while it runs, for seconds among a thousand others: the log keeps of an event
+ * only its time, and makes the texts again from the stream's events when it is read (`events`), as the writer had
+ * them (unmasked: the journal masks them). A text that is not one of the stream's events (the broken event, [DONE],
+ * the time-limit error) is kept as it is, with its place.
  */
 export class StreamLog implements SentEvents {
-  // Two arrays rather than an object per event: a stream of a few hundred events is held by the journal.
-  private readonly texts: string[] = [];
-  private readonly times: number[] = [];
+  /** The times of the events kept, in tenths of a ms from `start`: a Float64Array only for one past 2^32 tenths. */
+  private times: Uint32Array | Float64Array = NO_TIMES;
+  /** How many events the log keeps; the first of them are the stream's events 0, 1, 2... in order (see `source`). */
+  private kept = 0;
   total = 0;
   private chars = 0;
   /** The writer's clock when the stream began (its head was sent just before). */
   start = 0;
+  /** The stream's events, which make kept event `k`'s text again (it was event `k`), unless `texts` has its own. */
+  private source: SseEvents | undefined = undefined;
+  /** Texts kept as they are, each after its place among the kept events: [place, text, place, text...]. */
+  private texts: (number | string)[] | undefined = undefined;
   // What the log keeps for the inspector: the first events up to the journal's bounds; `total` counts the rest.
   private readonly maxEvents: number;
   private readonly maxChars: number;
@@ -65,24 +72,57 @@ export class StreamLog implements SentEvents {
     if (this.stats) (first ? this.stats.firstEvents : this.stats.events).record(late);
   }
 
-  /** Whether the log still keeps the text of the events it is told of (else it only counts them). */
-  get keeping(): boolean {
-    return this.texts.length < this.maxEvents && this.chars < this.maxChars;
+  /** Notes event `n` of `events` written at `now` (the writer's clock): its text is made again when the log is read. */
+  noteEvent(events: SseEvents, n: number, now: number): void {
+    this.total++;
+    if (this.kept >= this.maxEvents || this.chars >= this.maxChars) return;
+    if (n !== this.kept || (this.source ??= events) !== events) return this.keep(events.data(n), now);
+    this.chars += events.chars(n);
+    this.time(now);
   }
 
-  /** Notes one event written at `now` (the writer's clock). */
+  /** Notes a text written at `now` that is not one of the stream's events (kept as it is). */
   note(data: string, now: number): void {
     this.total++;
-    if (this.texts.length >= this.maxEvents || this.chars >= this.maxChars) return;
-    this.chars += data.length;
-    this.texts.push(data);
-    this.times.push(Math.round((now - this.start) * 10) / 10);
+    if (this.kept >= this.maxEvents || this.chars >= this.maxChars) return;
+    this.keep(data, now);
   }
 
   get events(): SentEvent[] {
-    return this.texts.map((data, i) => ({ ms: this.times[i]!, data }));
+    const { times, texts, source } = this;
+    const out: SentEvent[] = [];
+    for (let k = 0, t = 0; k < this.kept; k++) {
+      let data: string;
+      if (texts !== undefined && texts[t] === k) {
+        data = texts[t + 1] as string;
+        t += 2;
+      } else data = source!.data(k);
+      out.push({ ms: times[k]! / 10, data });
+    }
+    return out;
+  }
+
+  private keep(data: string, now: number): void {
+    (this.texts ??= []).push(this.kept, data);
+    this.chars += data.length;
+    this.time(now);
+  }
+
+  private time(now: number): void {
+    const k = this.kept++;
+    const tenths = Math.round((now - this.start) * 10);
+    let times = this.times;
+    if (k >= times.length) {
+      const grown = new (times.constructor as Uint32ArrayConstructor)(Math.min(Math.max(8, k * 2), this.maxEvents));
+      grown.set(times as Uint32Array);
+      this.times = times = grown;
+    }
+    if (tenths > 0xffffffff && times instanceof Uint32Array) this.times = times = Float64Array.from(times);
+    times[k] = tenths > 0 ? tenths : 0;
   }
 }
+
+const NO_TIMES = new Uint32Array(0);
 
 /**
  * How long the last event of a stream at its time limit has to leave before the connection is closed: bytes a client
@@ -121,18 +161,34 @@ export function writeSse(
   arrived?: number,
   end: RequestEnd = new RequestEnd(res),
 ): Promise<StreamOutcome> {
+  return new Promise((resolve) => startSse(res, reply, stallMaxMs, timers, streamMaxMs, log, arrived, end, resolve));
+}
+
+/**
+ * writeSse with a callback, `done`, in place of the promise: a stream runs for seconds, and what waits for its end is
+ * then that one function, not a promise with its reactions and the suspended frames of the async functions above it.
+ */
+export function startSse(
+  res: ServerResponse,
+  reply: SseReply,
+  stallMaxMs: number,
+  timers: StreamTimers,
+  streamMaxMs: number,
+  log: StreamLog | undefined,
+  arrived: number | undefined,
+  end: RequestEnd,
+  done: (outcome: StreamOutcome) => void,
+): void {
   const pacer = timers instanceof Pacer ? timers : new Pacer(timers);
-  return new Promise((resolve) =>
-    new SseWriter(res, reply, stallMaxMs, pacer, streamMaxMs, log, end, resolve).begin(arrived ?? pacer.now()),
-  );
+  new SseWriter(res, reply, stallMaxMs, pacer, streamMaxMs, log, end, done).begin(arrived ?? pacer.now());
 }
 
 /** One stream being written: the pacer's job for its next wait (see writeSse). */
 class SseWriter implements Paced {
   due = 0;
   slot = -1;
-  /** What the pacer runs when the wait is over: the writer's next step, or the end of a stall or wait for drain. */
-  private action: () => void;
+  /** What the pacer runs when the wait is over: the end of a stall or wait for drain; undefined: the next step. */
+  private action: (() => void) | undefined = undefined;
   private readonly stop: number;
   private readonly msPerToken: number;
   /** A latency profile's gaps, drawn per event as it is written (in place of msPerToken). */
@@ -149,9 +205,10 @@ class SseWriter implements Paced {
   /** When the next event is due. Waits are measured against this schedule, not chained, so late turns do
    * not add up: over a stream the rate is the configured one whatever the timer granularity. */
   private next = 0;
-  private readonly step = () => this.write();
-  /** The chunk being made (one buffer for the stream's life while the socket takes what it is given). */
-  private readonly frames = new Frames();
+  /** The next step, for setImmediate (made when an unpaced stream first needs it: a paced one never does). */
+  private step: (() => void) | undefined = undefined;
+  /** Where the chunk is made: the buffer every writer shares, its chunk written before the next writer's is begun. */
+  private readonly frames = sharedFrames;
   /**
    * Whether the last write may have filled a buffer toward the client. A write straight to the socket that it took
    * says it did not (the socket's write returns whether it has room): the next needs no look at both buffers' state.
@@ -160,7 +217,8 @@ class SseWriter implements Paced {
   /** The socket the last chunk went straight to and left nothing in: the next may go the same way without a look. */
   private direct: Socket | undefined = undefined;
   private readonly onClose = () => this.closed();
-  private readonly onDrain = () => this.drained();
+  /** What 'drain' calls (made when a client first reads slowly). */
+  private onDrain: (() => void) | undefined = undefined;
   /** What the writer waits on for 'drain' (the response, or its socket when written to directly), while it waits. */
   private draining: NodeJS.EventEmitter | undefined;
   /** Whether the response has written once (its head with it): only then may a chunk go straight to the socket. */
@@ -174,7 +232,7 @@ class SseWriter implements Paced {
     private readonly streamMaxMs: number,
     private readonly log: StreamLog | undefined,
     private readonly requestEnd: RequestEnd,
-    private readonly resolve: (outcome: StreamOutcome) => void,
+    private readonly done: (outcome: StreamOutcome) => void,
   ) {
     const { events, pacing, schedule } = reply;
     this.stop = reply.ending === 'done' ? events.length : Math.min(reply.stopAfter ?? events.length, events.length);
@@ -184,11 +242,12 @@ class SseWriter implements Paced {
     const now = pacer.now();
     if (log) log.start = now;
     this.deadline = now + streamMaxMs;
-    this.action = this.step;
   }
 
   run(): void {
-    this.action();
+    const action = this.action;
+    if (action === undefined) this.write();
+    else action();
   }
 
   begin(arrived: number): void {
@@ -204,7 +263,7 @@ class SseWriter implements Paced {
         const now = this.pacer.now();
         this.log?.late(now - this.next, true);
         this.next = now;
-        this.action = this.step;
+        this.action = undefined;
         this.write(true);
       };
       this.later(this.next);
@@ -232,7 +291,7 @@ class SseWriter implements Paced {
     if (this.immediate !== undefined) this.pacer.clearImmediate(this.immediate);
     this.requestEnd.offClose(this.onClose);
     this.unwatchDrain();
-    this.resolve(outcome);
+    this.done(outcome);
   }
 
   private closed(): void {
@@ -253,7 +312,7 @@ class SseWriter implements Paced {
     this.draining = undefined;
     this.pacer.cancel(this); // the deadline watch of the wait for drain
     this.next = Math.max(this.next, this.pacer.now());
-    this.action = this.step;
+    this.action = undefined;
     this.write();
   }
 
@@ -263,7 +322,7 @@ class SseWriter implements Paced {
   }
 
   private unwatchDrain(): void {
-    this.draining?.off('drain', this.onDrain);
+    if (this.onDrain) this.draining?.off('drain', this.onDrain);
     this.draining = undefined;
   }
 
@@ -319,8 +378,7 @@ class SseWriter implements Paced {
     }
     const log = this.log;
     if (log) {
-      if (log.keeping) log.note(events.data(n), now);
-      else log.total++;
+      log.noteEvent(events, n, now);
       log.timing?.event(now, tokens);
     }
     events.frame(n, this.frames);
@@ -393,7 +451,7 @@ class SseWriter implements Paced {
       // The client reads slowly: hold the rest instead of buffering it. The response tells of 'drain' when its
       // own write found the socket full, the socket when a write straight to it did (see send).
       this.draining = res.writableNeedDrain ? res : res.socket!;
-      this.draining.once('drain', this.onDrain);
+      this.draining.once('drain', (this.onDrain ??= () => this.drained()));
       // ...but not past the deadline. Woken early (at shutdown), the watch does nothing: drain or the grace
       // period ends it.
       if (Number.isFinite(this.deadline)) {
@@ -421,13 +479,13 @@ class SseWriter implements Paced {
           : tokens * this.msPerToken;
       if (this.next > now) {
         this.send();
-        this.action = this.step;
+        this.action = undefined;
         this.later(this.next);
         return;
       }
       if (++written >= BATCH && this.i < stop) {
         this.send();
-        this.immediate = this.pacer.setImmediate(this.step);
+        this.immediate = this.pacer.setImmediate((this.step ??= () => this.write()));
         return;
       }
     }

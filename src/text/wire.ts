@@ -124,19 +124,27 @@ const ROLE_DELTA =
 /**
  * The streamed answer as chat.completion.chunk events: the role first, then one event per piece of text,
  * then an empty delta with the finish reason, and with include_usage a last event with `choices: []` and the usage.
- * Each event's text is made when it is read (written): the request holds its prefix, nothing per event.
+ * Each event's text is made when it is read (written, or read from the journal): the request holds its prefix,
+ * nothing per event.
  */
 class ChunkEvents implements SseEvents {
   readonly length: number;
   private readonly deltas: string[];
-  /** `data: ` and the prefix, as bytes, and the ends of the completion's text events (see frameEndsOf): made with the
-   * first frame, so that a frame is two pieces the writer's chunk takes (the head, the same each time, stays in it). */
-  private head: Buffer | undefined;
+  /** How many characters the prefix has (what `chars` counts). */
+  private readonly prefixChars: number;
+  /** The prefix as text, until the head is made: then it is read back from the head's bytes (held once, not twice). */
+  private prefix: string | undefined;
+  /**
+   * `data: ` and the prefix as bytes, and the ends of the completion's text events (see frameEndsOf): made with the
+   * first text event's frame, so that a frame is two pieces the writer's chunk takes. The head is a block of its own,
+   * not a slice of Node's 8 KiB pool, which the stream would keep alive for its seconds.
+   */
+  private head: Buffer | undefined = undefined;
   private ends: Buffer[] = [];
 
   constructor(
     /** The shared start of every event: id, object, created, model, tier, fingerprint, then `"choices":`. */
-    private readonly prefix: string,
+    prefix: string,
     /** With include_usage every chunk carries "usage": null until the last one; without it the key is absent. */
     private readonly tail: (typeof TAILS)[number],
     private readonly result: Completion,
@@ -145,15 +153,26 @@ class ChunkEvents implements SseEvents {
   ) {
     this.deltas = deltasOf(result);
     this.length = this.deltas.length + (usageEvent ? 3 : 2);
+    this.prefix = prefix;
+    this.prefixChars = prefix.length;
   }
 
   data(i: number): string {
     const n = this.deltas.length;
-    if (i === 0) return this.prefix + ROLE_DELTA + this.tail;
-    if (i <= n) return this.prefix + this.deltas[i - 1]! + this.tail;
-    if (i === n + 1)
-      return `${this.prefix}[{"index":0,"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(this.result.finishReason)}}]${this.tail}`;
+    const prefix = this.prefix ?? this.head!.toString('utf8', DATA.length);
+    if (i === 0) return prefix + ROLE_DELTA + this.tail;
+    if (i <= n) return prefix + this.deltas[i - 1]! + this.tail;
+    if (i === n + 1) return `${prefix}${finishDelta(this.result)}${this.tail}`;
     return this.usageEvent!;
+  }
+
+  chars(i: number): number {
+    const n = this.deltas.length;
+    const around = this.prefixChars + this.tail.length;
+    if (i === 0) return around + ROLE_DELTA.length;
+    if (i <= n) return around + this.deltas[i - 1]!.length;
+    if (i === n + 1) return around + finishDelta(this.result).length;
+    return this.usageEvent!.length;
   }
 
   tokens(i: number): number {
@@ -164,13 +183,26 @@ class ChunkEvents implements SseEvents {
   frame(i: number, into: FrameSink): void {
     if (i < 1 || i > this.deltas.length) return into.put(frameOf(this.data(i)));
     if (this.head === undefined) {
-      this.head = Buffer.from(`data: ${this.prefix}`);
+      this.head = ownBytes(DATA + this.prefix!);
+      this.prefix = undefined;
       this.ends = frameEndsOf(this.result, this.tail);
     }
     into.put(this.head);
     into.put(this.ends[i - 1]!);
   }
 }
+
+/** A text's UTF-8 in a memory block of its own. */
+function ownBytes(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
+  return bytes;
+}
+
+const DATA = 'data: ';
+
+const finishDelta = (result: Completion): string =>
+  `[{"index":0,"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(result.finishReason)}}]`;
 
 /** The streamed answer's events (see ChunkEvents). */
 export function chunkEvents(

@@ -454,4 +454,54 @@ test('malformedAt replaces that event with broken JSON', async () => {
   assert.equal([done, rest], ['data: [DONE]', '']);
 });
 
+test("the stream's log: the texts it makes again when read are those written, with their times and the bounds", async () => {
+  const res = new FakeRes();
+  const timers = new HandTimers(1000);
+  const log = new StreamLog({ maxStreamEvents: 256, maxStreamEventChars: 8192 });
+  const events = [ev('{"a":1}'), ev('{"b":2}'), ev('{"c":3}')];
+  const done = writeSse(
+    asRes(res),
+    reply(events, { malformedAt: 1, pacing: { timeToFirstTokenMs: 0, tokensPerSecond: 10 } }),
+    1000,
+    timers,
+    Number.POSITIVE_INFINITY,
+    log,
+  );
+  timers.fire(0.25);
+  timers.fire();
+  timers.fire();
+  assert.is(await done, 'completed');
+  const written = res.writes
+    .join('')
+    .split('\n\n')
+    .filter(Boolean)
+    .map((e) => e.slice('data: '.length));
+  assert.equal(
+    log.events.map((e) => e.data),
+    written,
+    'each event as written: the broken one and [DONE] included',
+  );
+  assert.equal(
+    log.events.map((e) => e.ms),
+    [0, 100.3, 200, 300],
+    'in ms from the head, to a tenth',
+  );
+  assert.is(log.total, 4);
+  // Bounds: the log stops keeping texts past its events or characters, and counts the rest.
+  const few = new StreamLog({ maxStreamEvents: 2, maxStreamEventChars: 8192 });
+  const short = new StreamLog({ maxStreamEvents: 256, maxStreamEventChars: 10 });
+  const list = new EventList(events);
+  for (const l of [few, short]) for (let n = 0; n < 3; n++) l.noteEvent(list, n, n);
+  assert.equal(
+    few.events.map((e) => e.data),
+    ['{"a":1}', '{"b":2}'],
+  );
+  assert.equal(
+    short.events.map((e) => e.data),
+    ['{"a":1}', '{"b":2}'],
+    'the event that passes the characters is kept (the journal cuts it)',
+  );
+  assert.equal([few.total, short.total], [3, 3]);
+});
+
 test.run();

@@ -214,13 +214,19 @@ function readToClose(socket: Socket): Promise<Buffer[]> {
 
 /** Events made as the chat stream makes them: one head piece shared by every event, then the event's own bytes. */
 class HeadedEvents implements SseEvents {
-  private readonly head = Buffer.from('data: {"id":"chatcmpl-held",');
+  private readonly head: Buffer;
   constructor(
     readonly length: number,
     private readonly pad: string,
-  ) {}
+    private readonly id = 'chatcmpl-held',
+  ) {
+    this.head = Buffer.from(`data: {"id":"${id}",`);
+  }
   data(i: number): string {
-    return `{"id":"chatcmpl-held",${this.rest(i)}`;
+    return `{"id":"${this.id}",${this.rest(i)}`;
+  }
+  chars(i: number): number {
+    return this.data(i).length;
   }
   tokens(): number {
     return 1;
@@ -249,6 +255,42 @@ test('a socket that holds bytes it could not send yet keeps them as written whil
     const chunks = await received;
     const expected = `${Array.from({ length: events.length }, (_, i) => `data: ${events.data(i)}\n\n`).join('')}data: [DONE]\n\n`;
     same(dechunk(split(Buffer.concat(chunks)).rest).body, expected, 'the body');
+  } finally {
+    server.close();
+  }
+});
+
+test('streams at once make their chunks in one shared buffer: each client reads its own bytes, a slow one too', async () => {
+  // Unpaced batches of several streams take turns; one client reads nothing until its socket holds chunks (and the
+  // buffer they were made in) while the others go on in a new one.
+  const made: HeadedEvents[] = [];
+  const { server, port, seen } = await sseServer(() => {
+    const events = new HeadedEvents(8000, 'q'.repeat(900 + made.length * 7), `chatcmpl-s${made.length}`);
+    made.push(events);
+    return { ...reply([]), events };
+  });
+  const expected = (id: string) => {
+    const events = made.find((e) => e.data(0).includes(`"${id}"`))!;
+    return `${Array.from({ length: events.length }, (_, i) => `data: ${events.data(i)}\n\n`).join('')}data: [DONE]\n\n`;
+  };
+  try {
+    const sockets = Array.from({ length: 4 }, () => {
+      const socket = connect(port, '127.0.0.1');
+      socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      return socket;
+    });
+    sockets[0]!.pause();
+    const others = sockets.slice(1).map(readToClose);
+    await waitFor('a writer to wait for its client', () =>
+      seen.some((s) => s.socket.listenerCount('drain') > s.drainListenersBefore || s.res.listenerCount('drain') > 0),
+    );
+    const slow = readToClose(sockets[0]!);
+    for (const chunks of [await slow, ...(await Promise.all(others))]) {
+      const body = dechunk(split(Buffer.concat(chunks)).rest).body;
+      const id = /"id":"([^"]+)"/.exec(body)![1]!;
+      same(body, expected(id), `the body of ${id}`);
+    }
+    assert.equal(await Promise.all(seen.map((s) => s.outcome)), ['completed', 'completed', 'completed', 'completed']);
   } finally {
     server.close();
   }

@@ -67,6 +67,7 @@ test("chunkEvents: each frame is the bytes of `data: ` + the event's data + a bl
           events.frame(i, { put: (b) => void bytes.push(b) });
           const frame = Buffer.concat(bytes);
           assert.ok(frame.equals(Buffer.from(`data: ${data}\n\n`)), `frame ${i}, byte for byte`);
+          assert.is(events.chars(i), data.length, `event ${i}'s length, counted without its text`);
           const chunk = JSON.parse(data);
           assert.is(chunk.object, 'chat.completion.chunk');
           assert.is(chunk.id, head.id);
