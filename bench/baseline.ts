@@ -9,7 +9,9 @@
  *   chat completion.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 
@@ -163,4 +165,5 @@ async function main(): Promise<void> {
 }
 
 // Run as a program (by the driver), not when imported for tests.
-if (process.argv[1] && /baseline\.(?:mjs|js|ts)$/.test(process.argv[1])) void main();
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === realpathSync(resolve(process.argv[1])))
+  void main();

@@ -204,7 +204,7 @@ export function startProcess(
       clearInterval(poll);
       reject(
         new Error(
-          `server exited (${code}) before listening:\n${output.slice(-2000)}${stdoutFile ? readFileSync(stdoutFile, 'utf8').slice(-2000) : ''}`,
+          `server exited (${code}) before listening: ${command.join(' ')}\n${output.slice(-2000)}${stdoutFile ? readFileSync(stdoutFile, 'utf8').slice(-2000) : ''}`,
         ),
       );
     };

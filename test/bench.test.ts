@@ -20,7 +20,10 @@ import { ownerOf, shortUrl, summarise, type CpuProfile } from '../bench/cpuprofi
 import { conversation, paddedPng, text } from '../bench/scenarios.js';
 import type { BenchResults } from '../bench/results.js';
 import { verdicts } from '../bench/targets.js';
-import { startNodeFlags } from '../bench/servers.js';
+import { referenceScript, startNodeFlags, startReference } from '../bench/servers.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { readImageInfo } from '../src/media/imageInfo.js';
 
 const figures = (reqPerSec: number, p99Ms: number, peakRssMiB: number | null): LoadFigures => ({
@@ -284,6 +287,29 @@ test('shortUrl and ownerOf name project files and packages', () => {
   assert.is(ownerOf('@koa/router/dist/index.mjs', 'match'), '@koa/router');
   assert.is(ownerOf('node:events', 'emit'), 'node: internals');
   assert.is(ownerOf('', '(garbage collector)'), '((garbage collector))');
+});
+
+test('the reference servers the bench transpiles run as programs: each listens and answers', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'uam-bench-test-'));
+  try {
+    for (const name of ['baseline', 'floor'] as const) {
+      const fixed = { status: 200, contentType: 'application/json', stream: false, body: Buffer.from('{"ok":true}') };
+      const server = await startReference(null, referenceScript(name), dir, name, fixed);
+      try {
+        const res = await fetch(`${server.url}/v1/text-provider/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer sk-mock-default' },
+          body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        assert.is(res.status, 200, name);
+        assert.is(await res.text(), '{"ok":true}', name);
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
