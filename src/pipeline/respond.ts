@@ -136,17 +136,13 @@ function stream(
   state.body = undefined;
   const timing = timers ?? realTimers;
   const maxMs = streamMaxMs ?? Infinity;
-  if (!ended)
-    return new Promise<void>((resolve) =>
-      startSse(ctx.res, reply, stallMaxMs, timing, maxMs, log, state.arrived, end, (outcome) => {
-        state.stream = outcome;
-        resolve();
-      }),
-    );
+  const start = (then: () => void) =>
+    startSse(ctx.res, reply, stallMaxMs, timing, maxMs, log, state.arrived, end, (outcome) => {
+      state.stream = outcome;
+      then();
+    });
+  if (!ended) return new Promise<void>(start);
   // What waits for the stream's end is this one function: nothing else of the request's path stays suspended.
-  startSse(ctx.res, reply, stallMaxMs, timing, maxMs, log, state.arrived, end, (outcome) => {
-    state.stream = outcome;
-    ended(ctx, state);
-  });
+  start(() => ended(ctx, state));
   return STREAMING;
 }
