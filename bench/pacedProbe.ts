@@ -1,13 +1,18 @@
 /**
  * One paced-streams run against one server, with the tools that say where its time goes: `node --import tsx
  * bench/pacedProbe.ts [mock|floor] [--flags 'serve flags'] [--node 'node flags'] [--perf EVENTS | --record FILE] [--prof]
- * [--gc] [--streams N --tokens N --tps N --ttft MS --ramp S] [--head at-once|first-event]`.
+ * [--gc] [--twice] [--streams N --tokens N --tps N --ttft MS --ramp S] [--head at-once|first-event]`.
  * The server runs pinned to core 0 as in the bench (the mock as `npm start` runs it, its log to a file); the load
- * is the bench's (1,000 streams of 256 tokens at 50 tps after 200 ms, over 1 s). `--perf` runs `perf stat -e EVENTS`
- * on the server for the load (`--record`: `perf record -g` into FILE); `--prof` its `--cpu-prof`, summarised; `--gc`
- * counts the mock's collections (`--trace-gc`); `--phases` gives the token lateness by when the tokens were due, in
- * half seconds from the first request (the ramp's streams arriving, then the streams running alone). UAM_BENCH_CLI
- * measures another build, as in the bench.
+ * is the bench's (1,000 streams of 256 tokens at 50 tps after 200 ms, over 1 s). The server's CPU is reported as user
+ * and system time (the system time is the sockets' writes, the same for every server), and, for the mock, its own
+ * figures from `GET /__admin/streams`: how late it wrote the first events against each request's arrival, which,
+ * beside the first token the client measured, says how long requests waited to be accepted and read.
+ * `--perf` runs `perf stat -e EVENTS` on the server for the load (`--record`: `perf record -g` into FILE, with the
+ * clock `perf inject --jit` needs when the server runs with `--node=--perf-prof`); `--prof` its `--cpu-prof`,
+ * summarised; `--gc` counts the mock's collections (`--trace-gc`); `--phases` gives the token lateness by when the
+ * tokens were due, in half seconds from the first request (the ramp's streams arriving, then the streams running
+ * alone); `--twice` runs the load once unmeasured first, so that what is measured is the steady state, with V8's
+ * compiler done with the path. UAM_BENCH_CLI measures another build, as in the bench.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -40,6 +45,7 @@ const { values, positionals } = parseArgs({
     head: { type: 'string' },
     top: { type: 'string', default: '30' },
     phases: { type: 'boolean' },
+    twice: { type: 'boolean' },
   },
 });
 const who = positionals[0] ?? 'mock';
@@ -89,18 +95,35 @@ async function start(): Promise<Server> {
 
 const server = await start();
 await settle(server);
+if (values.twice) {
+  // The same load once before, unmeasured: what is left is the steady state, V8's compiler done with the path.
+  const ask = rawRequest(server.url, s.path, s.headers, s.body!);
+  const warmAnswer = await capture(server.url, s);
+  const events = tokenLayout(warmAnswer.body.toString('utf8'), plan.tokens).length;
+  const rampMs = Number(values.ramp) * 1000;
+  await pacedLoad({ url: server.url, request: ask, count: Number(values.streams), rampMs, events, timeoutMs: 60_000 });
+  await settle(server);
+}
 const answer = await capture(server.url, s);
 const layout = tokenLayout(answer.body.toString('utf8'), plan.tokens);
 const perf = values.perf
   ? spawn('perf', ['stat', '-e', values.perf, '-p', String(server.pid)], { stdio: ['ignore', 'ignore', 'pipe'] })
   : values.record
-    ? spawn('perf', ['record', '-e', 'cpu-clock', '-g', '-o', values.record, '-p', String(server.pid)], {
+    ? spawn('perf', ['record', '-k', 'mono', '-e', 'cpu-clock', '-g', '-o', values.record, '-p', String(server.pid)], {
         stdio: ['ignore', 'ignore', 'pipe'],
       })
     : undefined;
 let perfOut = '';
 perf?.stderr!.on('data', (d: Buffer) => (perfOut += d.toString()));
 const cpuBefore = treeCpuSeconds(server.pid)!;
+// User and system time of the server process alone, in clock ticks (fields 14 and 15 of /proc/PID/stat).
+const userSystem = () =>
+  readFileSync(`/proc/${server.pid}/stat`, 'utf8')
+    .slice(readFileSync(`/proc/${server.pid}/stat`, 'utf8').lastIndexOf(')') + 2)
+    .split(' ')
+    .slice(11, 13)
+    .map(Number);
+const ticksBefore = userSystem();
 const measuredFrom = Number(process.hrtime.bigint() / 1000n);
 const { records, seconds } = await pacedLoad({
   url: server.url,
@@ -111,6 +134,7 @@ const { records, seconds } = await pacedLoad({
   timeoutMs: 60_000,
 });
 const cpu = treeCpuSeconds(server.pid)! - cpuBefore;
+const [userTicks, systemTicks] = userSystem().map((t, i) => (t - ticksBefore[i]!) / 100);
 const rss = server.peakRssMiB();
 if (perf) {
   perf.kill('SIGINT');
@@ -123,11 +147,20 @@ const gcLines =
         .split('\n')
         .filter((l) => /Scavenge|Mark-Compact|Mark-sweep/.test(l))
     : [];
+// The mock's own figures: how late it wrote the first events against each request's arrival plus the wait.
+const own =
+  who === 'mock'
+    ? await fetch(new URL('/__admin/streams', server.url))
+        .then((r) => r.json() as Promise<{ lateness?: unknown }>)
+        .then((j) => JSON.stringify(j.lateness))
+        .catch((e: Error) => e.message)
+    : undefined;
 await server.stop();
 const f = lateness(records, layout, plan);
 process.stdout.write(
-  `${who}: ${f.completed}/${f.streams} complete, lateness p50 ${f.latenessP50Ms.toFixed(1)} p99 ${f.latenessP99Ms.toFixed(1)} max ${f.latenessMaxMs.toFixed(1)} ms, first token p99 ${f.firstTokenP99Ms.toFixed(1)} ms, CPU ${cpu.toFixed(2)} s = ${((cpu * 1e6) / f.tokens).toFixed(1)} µs/token, peak RSS ${rss?.toFixed(1)} MiB, ${seconds.toFixed(1)} s\n`,
+  `${who}: ${f.completed}/${f.streams} complete, lateness p50 ${f.latenessP50Ms.toFixed(1)} p99 ${f.latenessP99Ms.toFixed(1)} max ${f.latenessMaxMs.toFixed(1)} ms, first token p99 ${f.firstTokenP99Ms.toFixed(1)} ms, CPU ${cpu.toFixed(2)} s = ${((cpu * 1e6) / f.tokens).toFixed(1)} µs/token (user ${userTicks!.toFixed(2)} s, system ${systemTicks!.toFixed(2)} s), peak RSS ${rss?.toFixed(1)} MiB, ${seconds.toFixed(1)} s\n`,
 );
+if (own) process.stdout.write(`the mock's own lateness: ${own}\n`);
 if (perf) process.stdout.write(perfOut);
 if (values.phases) process.stdout.write(byPhase(records, layout));
 if (values.gc && who === 'mock') {
