@@ -51,8 +51,11 @@ export class StreamLog implements SentEvents {
   private readonly maxEvents: number;
   private readonly maxChars: number;
 
-  /** The most any event of the stream was late against its schedule, in ms (absent when it kept no time). */
-  worstLateMs: number | undefined;
+  /**
+   * The most any event of the stream was late against its schedule, in µs, -1 before the first: a whole number, which
+   * V8 keeps in the object itself (a fractional one would be a box of its own, one more load for every event).
+   */
+  private worstLateUs = -1;
 
   /** Told of every event written, with its tokens: /metrics's time to first token and inter-token gaps. */
   timing: StreamTiming | undefined;
@@ -68,7 +71,8 @@ export class StreamLog implements SentEvents {
   /** Notes how late an event was written against its schedule (`first`: the first, after the time to first token). */
   late(ms: number, first: boolean): void {
     const late = ms > 0 ? ms : 0;
-    if (this.worstLateMs === undefined || late > this.worstLateMs) this.worstLateMs = late;
+    const us = Math.round(late * 1000);
+    if (us > this.worstLateUs) this.worstLateUs = us < MAX_LATE_US ? us : MAX_LATE_US;
     if (this.stats) (first ? this.stats.firstEvents : this.stats.events).record(late);
   }
 
@@ -86,6 +90,11 @@ export class StreamLog implements SentEvents {
     this.total++;
     if (this.kept >= this.maxEvents || this.chars >= this.maxChars) return;
     this.keep(data, now);
+  }
+
+  /** The most any event of the stream was late against its schedule, in ms (absent when it kept no time). */
+  get worstLateMs(): number | undefined {
+    return this.worstLateUs < 0 ? undefined : this.worstLateUs / 1000;
   }
 
   get events(): SentEvent[] {
@@ -123,6 +132,13 @@ export class StreamLog implements SentEvents {
 }
 
 const NO_TIMES = new Uint32Array(0);
+// The most lateness a stream's log keeps, in µs (about 17 minutes, past any stream time limit): V8's small integers end
+// at 2^30.
+const MAX_LATE_US = 2 ** 30 - 1;
+
+// The places of SseWriter's times.
+const NEXT = 0;
+const DEADLINE = 1;
 
 /**
  * How long the last event of a stream at its time limit has to leave before the connection is closed: bytes a client
@@ -193,18 +209,26 @@ class SseWriter implements Paced {
   private readonly msPerToken: number;
   /** A latency profile's gaps, drawn per event as it is written (in place of msPerToken). */
   private readonly gap: ((tokens: number) => number) | undefined;
+  /** The reply's events, schedule and broken event, kept on the writer: what every event reads, from one object. */
+  private readonly events: SseEvents;
+  private readonly schedule: readonly number[] | undefined;
+  private readonly malformedAt: number | undefined;
   /** Whether events have times to keep to, so their lateness means something. */
   private readonly paced: boolean;
   private i = 0;
   private immediate: unknown;
   private settled = false;
   private timedOut = false;
-  // The stream's end at the latest. Waits are cut to it rather than timed from it, so the shutdown
-  // timers (which end every wait at once) finish a stream instead of timing it out.
-  private readonly deadline: number;
-  /** When the next event is due. Waits are measured against this schedule, not chained, so late turns do
-   * not add up: over a stream the rate is the configured one whatever the timer granularity. */
-  private next = 0;
+  /**
+   * The stream's two times, side by side: when the next event is due (NEXT) and the stream's end at the latest
+   * (DEADLINE). A number field of an object is a box of its own in V8's heap; a paced stream reads both for every event,
+   * among a thousand other streams' state, and one small array is one place to load them from instead of two.
+   *
+   * NEXT: waits are measured against this schedule, not chained, so late turns do not add up: over a stream the rate
+   * is the configured one whatever the timer granularity. DEADLINE: waits are cut to it rather than timed from it, so
+   * the shutdown timers (which end every wait at once) finish a stream instead of timing it out.
+   */
+  private readonly times = new Float64Array(2);
   /** The next step, for setImmediate (made when an unpaced stream first needs it: a paced one never does). */
   private step: (() => void) | undefined = undefined;
   /** Where the chunk is made: the buffer every writer shares, its chunk written before the next writer's is begun. */
@@ -235,13 +259,16 @@ class SseWriter implements Paced {
     private readonly done: (outcome: StreamOutcome) => void,
   ) {
     const { events, pacing, schedule } = reply;
+    this.events = events;
+    this.schedule = schedule;
+    this.malformedAt = reply.malformedAt;
     this.stop = reply.ending === 'done' ? events.length : Math.min(reply.stopAfter ?? events.length, events.length);
     this.msPerToken = pacing.tokensPerSecond > 0 ? 1000 / pacing.tokensPerSecond : 0;
     this.gap = pacing.gap;
     this.paced = schedule !== undefined || this.gap !== undefined || this.msPerToken > 0;
     const now = pacer.now();
     if (log) log.start = now;
-    this.deadline = now + streamMaxMs;
+    this.times[DEADLINE] = now + streamMaxMs;
   }
 
   run(): void {
@@ -256,32 +283,32 @@ class SseWriter implements Paced {
     this.requestEnd.onClose(this.onClose);
     const ttft = this.reply.pacing.timeToFirstTokenMs;
     if (ttft > 0) {
-      this.next = arrived + ttft;
+      this.times[NEXT] = arrived + ttft;
       this.action = () => {
         // The first event's lateness is against the request's arrival plus the wait; the schedule after it
         // runs from when it was written, as a client measures it.
         const now = this.pacer.now();
-        this.log?.late(now - this.next, true);
-        this.next = now;
+        this.log?.late(now - this.times[NEXT]!, true);
+        this.times[NEXT] = now;
         this.action = undefined;
         this.write(true);
       };
-      this.later(this.next);
+      this.later(this.times[NEXT]!);
     } else {
-      this.next = this.pacer.now();
+      this.times[NEXT] = this.pacer.now();
       this.write(true);
     }
   }
 
   // Never past the deadline: no wait is longer than the stream has left.
   private later(at: number): void {
-    this.pacer.at(this, Math.min(at, this.deadline));
+    this.pacer.at(this, Math.min(at, this.times[DEADLINE]!));
   }
 
   // The pacer runs a job due within EARLY_MS in the turn at hand: a wait cut to the deadline may run that much before
   // it, and must find the deadline reached, or nothing would ever wake the stream again.
   private pastDeadline(now = this.pacer.now()): boolean {
-    return now + EARLY_MS >= this.deadline;
+    return now + EARLY_MS >= this.times[DEADLINE]!;
   }
 
   private finish(outcome: StreamOutcome): void {
@@ -311,7 +338,7 @@ class SseWriter implements Paced {
   private drained(): void {
     this.draining = undefined;
     this.pacer.cancel(this); // the deadline watch of the wait for drain
-    this.next = Math.max(this.next, this.pacer.now());
+    this.times[NEXT] = Math.max(this.times[NEXT]!, this.pacer.now());
     this.action = undefined;
     this.write();
   }
@@ -370,7 +397,7 @@ class SseWriter implements Paced {
    * texts).
    */
   private frame(n: number, now: number, tokens: number): void {
-    const { events, malformedAt } = this.reply;
+    const { events, malformedAt } = this;
     if (n === malformedAt) {
       this.log?.note(BROKEN_EVENT, now);
       this.frames.put(BROKEN_FRAME);
@@ -442,9 +469,13 @@ class SseWriter implements Paced {
   // Each step writes what is due as one chunk: one event when paced, a batch of events when not.
   private write(first = false): void {
     this.immediate = undefined;
-    const { res, reply, stop } = this;
+    const { res, stop } = this;
     if (this.settled) return;
-    if (this.requestEnd.closed) return this.closed();
+    // A chunk that went straight to the socket leaves it to the socket to say whether the client is gone: destroyed or
+    // ended, it takes no more writes, and says so at once, where the response hears of it a tick later. Its `writable`
+    // reads only the state its write reads anyway: one object less to load for every event.
+    const direct = this.direct;
+    if (direct ? !direct.writable : this.requestEnd.closed) return this.closed();
     const now = this.pacer.now();
     if (this.pastDeadline(now)) return this.timeUp();
     if (this.mayBeFull && this.needDrain()) {
@@ -454,33 +485,33 @@ class SseWriter implements Paced {
       this.draining.once('drain', (this.onDrain ??= () => this.drained()));
       // ...but not past the deadline. Woken early (at shutdown), the watch does nothing: drain or the grace
       // period ends it.
-      if (Number.isFinite(this.deadline)) {
+      if (Number.isFinite(this.times[DEADLINE]!)) {
         this.action = () => {
           if (!this.pastDeadline()) return;
           this.unwatchDrain();
           this.timeUp();
         };
-        this.later(this.deadline);
+        this.later(this.times[DEADLINE]!);
       }
       return;
     }
-    const { events, schedule } = reply;
+    const { events, schedule } = this;
     this.frames.clear();
     for (let written = 0; this.i < stop;) {
-      if (this.paced && !first) this.log?.late(now - this.next, false);
+      if (this.paced && !first) this.log?.late(now - this.times[NEXT]!, false);
       first = false;
       const n = this.i++;
       const tokens = events.tokens(n);
       this.frame(n, now, tokens);
-      this.next += schedule
+      this.times[NEXT] += schedule
         ? (schedule[n + 1] ?? schedule[n]!) - schedule[n]!
         : this.gap
           ? this.gap(tokens)
           : tokens * this.msPerToken;
-      if (this.next > now) {
+      if (this.times[NEXT]! > now) {
         this.send();
         this.action = undefined;
-        this.later(this.next);
+        this.later(this.times[NEXT]!);
         return;
       }
       if (++written >= BATCH && this.i < stop) {

@@ -317,4 +317,65 @@ test('a stream that waited on the socket leaves no listener on it for the next r
   }
 });
 
+/** Timers moved by hand: `fire` runs what is armed, `ms` later on the clock. */
+function handTimers(): StreamTimers & { fire(ms: number): void; armed(): boolean } {
+  let now = 0;
+  let next: (() => void) | undefined;
+  return {
+    now: () => now,
+    setTimeout(fn: () => void) {
+      next = fn;
+      return fn;
+    },
+    clearTimeout(handle: unknown) {
+      if (handle === next) next = undefined;
+    },
+    fire(ms: number) {
+      now += ms;
+      const fn = next;
+      next = undefined;
+      fn?.();
+    },
+    armed: () => next !== undefined,
+  };
+}
+
+test('a connection destroyed before the response hears of it: the next event finds it gone and writes nothing', async () => {
+  const events = Array.from({ length: 20 }, (_, i) => ({ data: `{"n":${i}}`, tokens: 1 }));
+  const clock = handTimers();
+  const { server, port, seen } = await sseServer(() => reply(events, 100), clock);
+  try {
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    let received = '';
+    socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
+    socket.on('error', () => {});
+    // The head and the first event, then two events straight to the socket.
+    await waitFor('the first event', () => received.includes('"n":0'));
+    for (const n of [1, 2]) {
+      clock.fire(10);
+      await waitFor(`event ${n}`, () => received.includes(`"n":${n}`));
+    }
+    const s = seen[0]!;
+    assert.is(s.resWrites, 1, 'the later events went straight to the socket');
+    let writes = 0;
+    const write = s.socket.write;
+    s.socket.write = function (this: Socket, ...args: Parameters<Socket['write']>) {
+      writes++;
+      return write.apply(this, args);
+    } as Socket['write'];
+    // The connection goes (a reset, an idle timeout): the response is told on a later tick, and the next event is due
+    // before then.
+    s.socket.destroy();
+    assert.ok(clock.armed(), 'the next event is waiting');
+    clock.fire(10);
+    assert.is(writes, 0, 'nothing written to the destroyed socket');
+    assert.is(await s.outcome, 'aborted');
+    assert.not.ok(clock.armed(), 'no wait left behind');
+    socket.destroy();
+  } finally {
+    server.close();
+  }
+});
+
 test.run();
