@@ -159,6 +159,14 @@ export function parseBody(
         message: `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, messages.maxEncodingChars)}). Send the JSON uncompressed.`,
       });
     }
+    // Node's parser takes a list of codings that ends in chunked and undoes only chunked: what is left (gzip) would be
+    // read as if it were the JSON.
+    const coding = headers['transfer-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
+      return new ApiError(ERRORS.UNSUPPORTED_TRANSFER_CODING, {
+        message: `Transfer-Encoding '${coding.slice(0, messages.maxEncodingChars)}' is not accepted; the only transfer coding accepted is 'chunked'.`,
+      });
+    }
     const limit = limitOf(op.id);
     const tooLarge = (size: string) =>
       new ApiError(ERRORS.BODY_TOO_LARGE, {
@@ -180,6 +188,9 @@ export function parseBody(
       const reserved = budget.reserve(declared);
       state.release = reserved instanceof Promise ? await reserved : reserved;
     }
+    // A client that sent Expect: 100-continue waits to be told to send its body: told now that every refusal that reads
+    // no body has had its turn (route refused any other expectation).
+    if (headers.expect !== undefined && !ctx.res.headersSent) ctx.res.writeContinue();
     // Only the bytes are read (size limit, Content-Length, aborted uploads); decoding and parsing are
     // done here, strictly.
     const bytes = await readBody(ctx.req, limit, () => tooLarge(`more than ${limit}`));

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { ApiError, ERRORS, type ErrorTemplate } from '../contract/errors.js';
 import type { Limits } from '../domain/limits.js';
 import { realTimers, type StreamTimers } from '../pipeline/pacer.js';
-import { BODY_READ, IN_FLIGHT } from '../lib/symbols.js';
+import { BODY_READ, IN_FLIGHT, RAW_ANSWER, REQUEST_ID } from '../lib/symbols.js';
 import { requestIdFor } from '../pipeline/requestContext.js';
 
 /** What the tracker reports about a connection answered outside Koa (bad HTTP, timeouts). */
@@ -47,16 +47,16 @@ export function clientErrorTemplate(
 }
 
 /**
- * A complete HTTP/1.1 response in the error envelope, written straight to a socket. Its request id is made
- * as every other answer's is (requestIdFor): no request was parsed, so there is no client id to echo.
+ * A complete HTTP/1.1 response in the error envelope, written straight to a socket. Its request id is that of the
+ * request whose head was parsed, else made as every other answer's is (requestIdFor).
  */
-export function rawErrorResponse(t: ErrorTemplate): string {
+export function rawErrorResponse(t: ErrorTemplate, requestId = requestIdFor(undefined)): string {
   const body = JSON.stringify(new ApiError(t).toBody());
   return [
     `HTTP/1.1 ${t.status} ${http.STATUS_CODES[t.status] ?? 'Error'}`,
     'Content-Type: application/json',
     `Content-Length: ${Buffer.byteLength(body)}`,
-    `x-request-id: ${requestIdFor(undefined)}`,
+    `x-request-id: ${requestId}`,
     'x-content-type-options: nosniff',
     'Connection: close',
     '',
@@ -66,6 +66,8 @@ export function rawErrorResponse(t: ErrorTemplate): string {
 
 // The response in progress on a connection is kept on the socket itself (lib/symbols.ts).
 type Tracked = Duplex & { [IN_FLIGHT]?: ServerResponse | undefined };
+// A response the tracker may answer for: its request's id (app/serve.ts), and the answer written, for its record.
+type Answerable = ServerResponse & { [REQUEST_ID]?: string; [RAW_ANSWER]?: ErrorTemplate };
 
 /**
  * Keeps track of a server's connections and their in-flight responses, so that HTTP-level errors get
@@ -177,17 +179,26 @@ export class ConnectionTracker {
       busy.once('close', () => this.answer(err, socket, !busy.writableFinished));
       return;
     }
-    this.answer(err, socket, busy !== undefined && busy.headersSent && !busy.writableFinished);
+    // A request whose head was parsed and whose body stopped coming or broke (a timeout, a bad chunk): the answer is its
+    // own, with its id, and its record says what was sent.
+    const unanswered = busy && !busy.req.complete && !busy.headersSent ? (busy as Answerable) : undefined;
+    this.answer(err, socket, busy !== undefined && busy.headersSent && !busy.writableFinished, unanswered);
   }
 
-  private answer(err: Error & { code?: string; reason?: string }, socket: Duplex, midResponse: boolean): void {
+  private answer(
+    err: Error & { code?: string; reason?: string },
+    socket: Duplex,
+    midResponse: boolean,
+    res?: Answerable,
+  ): void {
     if (midResponse || !socket.writable) {
       socket.destroy(); // bytes of another answer went out already: an error text would corrupt it
       return;
     }
     const t = clientErrorTemplate(err, this.bounds);
     this.onClientError({ status: t.status, code: t.code ?? '', reason: err.code ?? 'unknown' });
-    socket.end(rawErrorResponse(t));
+    if (res) res[RAW_ANSWER] = t;
+    socket.end(rawErrorResponse(t, res?.[REQUEST_ID]));
     const timer = this.later(() => socket.destroy(), Math.min(this.lingerMs, 1000));
     socket.once('close', () => this.clock.clearTimeout(timer));
   }
