@@ -197,8 +197,13 @@ export class ConnectionTracker {
     }
     const t = clientErrorTemplate(err, this.bounds);
     this.onClientError({ status: t.status, code: t.code ?? '', reason: err.code ?? 'unknown' });
-    if (res) res[RAW_ANSWER] = t;
-    socket.end(rawErrorResponse(t, res?.[REQUEST_ID]));
+    // Recorded once the kernel took it: a client that reset its connection (which Node may report as an early end of
+    // the request) was sent nothing, and its record says 0. The request's path records after this, once the socket
+    // closes.
+    socket.write(rawErrorResponse(t, res?.[REQUEST_ID]), (failed) => {
+      if (res && !failed) res[RAW_ANSWER] = t;
+    });
+    socket.end();
     const timer = this.later(() => socket.destroy(), Math.min(this.lingerMs, 1000));
     socket.once('close', () => this.clock.clearTimeout(timer));
   }
