@@ -189,8 +189,8 @@ export function parseBody(
       state.release = reserved instanceof Promise ? await reserved : reserved;
     }
     // A client that sent Expect: 100-continue waits to be told to send its body: told now that every refusal that reads
-    // no body has had its turn (route refused any other expectation).
-    if (headers.expect !== undefined && !ctx.res.headersSent) ctx.res.writeContinue();
+    // no body has had its turn (route refused any other expectation; HTTP/1.0 has none).
+    if (headers.expect !== undefined && ctx.req.httpVersionMinor !== 0 && !ctx.res.headersSent) ctx.res.writeContinue();
     // Only the bytes are read (size limit, Content-Length, aborted uploads); decoding and parsing are
     // done here, strictly.
     const bytes = await readBody(ctx.req, limit, () => tooLarge(`more than ${limit}`));

@@ -97,9 +97,10 @@ export function routeTable(ops: readonly Operation[], maxPathChars: number): Rou
  * the body is about to be read (parseBody), so a request refused before (401, 404, 413) never has its body sent.
  */
 export function protocolProblem(req: IncomingMessage): ApiError | undefined {
+  if (req.httpVersionMinor === 0) return undefined; // HTTP/1.0: no Host needed, and Expect ignored (RFC 9110 §10.1.1)
   const { expect, host } = req.headers;
   if (expect !== undefined && expect.toLowerCase() !== '100-continue') return new ApiError(ERRORS.EXPECTATION_FAILED);
-  if (host === undefined && req.httpVersionMinor >= 1) return new ApiError(ERRORS.MISSING_HOST);
+  if (host === undefined) return new ApiError(ERRORS.MISSING_HOST);
   return undefined;
 }
 

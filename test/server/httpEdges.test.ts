@@ -108,6 +108,15 @@ test('Expect: 100-continue on a request the mock will read: 100 Continue, then t
   assert.equal(lastAnswer(bytes), { status: 200, id: 'exp-200', code: undefined });
 });
 
+test('HTTP/1.0 has no expectations: Expect is ignored, no 100 Continue, no 417', async () => {
+  for (const expect of ['100-continue', 'teapot']) {
+    const request = head({ 'Content-Length': BODY.length, Expect: expect }).replace(' HTTP/1.1\r\n', ' HTTP/1.0\r\n');
+    const bytes = await exchange(mock.port, [request, { wait: 20 }, BODY]);
+    assert.not.match(bytes, /100 Continue/);
+    assert.is(lastAnswer(bytes).status, 200, expect);
+  }
+});
+
 test('an expectation other than 100-continue is a 417 in the envelope, recorded', async () => {
   const bytes = await exchange(mock.port, [
     head({ 'Content-Length': BODY.length, Expect: 'teapot', 'X-Request-Id': 'exp-417', Connection: 'close' }) + BODY,
