@@ -164,10 +164,7 @@ test('a chunked upload takes part once it passes the large-body size: a second o
 test('a chunked upload that waits for room and whose client goes away takes no room when it comes', async () => {
   const { port, services } = mock();
   const { head, body } = largeRequest(MiB + 1000);
-  const first = open(
-    port,
-    Buffer.from(head.replace('Connection: close', 'Connection: close') + body.toString().slice(0, 5000)),
-  );
+  const first = open(port, Buffer.from(head + body.toString().slice(0, 5000)));
   await waitFor('the first body holds the budget', () => services.bodyBudget.heldBytes > 0);
   const chunkedHead = head.replace(/Content-Length: \d+/, 'Transfer-Encoding: chunked');
   const part = body.subarray(0, MiB + 10);
