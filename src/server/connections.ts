@@ -80,6 +80,9 @@ export class ConnectionTracker {
   /** Requests whose unread body is being discarded, with the time (on the clock) it must end by. */
   private readonly lingering = new Map<IncomingMessage, number>();
   private sweeper: unknown;
+  /** Connections whose answer's bytes wait for the client to read them, with when they were first seen waiting. */
+  private readonly unread = new Map<Duplex, number>();
+  private sendWatch: unknown;
 
   constructor(
     private readonly server: Server,
@@ -90,14 +93,22 @@ export class ConnectionTracker {
     private readonly onClientError: (info: ClientErrorInfo) => void = () => {},
     /** The clock of the linger time and its timers: the process's own, unless a test brings one it moves itself. */
     private readonly clock: StreamTimers = realTimers,
+    /**
+     * How long an answer's bytes may wait for a client that does not read them (the stream time limit) before its
+     * connection is closed: a stream's writer ends it by then, and a plain answer nobody reads (a 10 MB journal)
+     * would otherwise hold its memory and connection for ever, as Node sets no limit on sending.
+     */
+    private readonly sendMs = Infinity,
   ) {
     server.on('connection', (socket: Duplex) => {
       (socket as Tracked)[IN_FLIGHT] = undefined; // the property every connection has, from the start
       this.sockets.add(socket);
       socket.once('close', () => {
         this.sockets.delete(socket);
+        this.unread.delete(socket);
         (socket as Tracked)[IN_FLIGHT] = undefined;
       });
+      if (this.sendMs < Infinity) this.sendWatch ??= this.nextSendLook();
     });
     server.on('clientError', (err: Error & { code?: string; reason?: string }, socket: Duplex) =>
       this.clientError(err, socket),
@@ -166,6 +177,32 @@ export class ConnectionTracker {
       }
     }
     this.sweeper = this.lingering.size ? this.nextSweep() : undefined;
+  };
+
+  /** The next look at what waits to be sent: often enough to close a connection within a quarter of the send time. */
+  private nextSendLook(): unknown {
+    return this.later(this.lookAtSends, Math.max(10, Math.min(1000, this.sendMs / 4)));
+  }
+
+  /**
+   * One timer for every connection: one whose bytes have waited for the client since a look `sendMs` ago or more,
+   * without ever being all taken, is closed. Most connections have nothing waiting at a look and cost one read.
+   */
+  private readonly lookAtSends = (): void => {
+    const now = this.clock.now();
+    for (const socket of this.sockets) {
+      if (socket.writableLength === 0) {
+        if (this.unread.size) this.unread.delete(socket);
+        continue;
+      }
+      const since = this.unread.get(socket);
+      if (since === undefined) this.unread.set(socket, now);
+      else if (now - since >= this.sendMs) {
+        this.unread.delete(socket);
+        socket.destroy();
+      }
+    }
+    this.sendWatch = this.sockets.size ? this.nextSendLook() : undefined;
   };
 
   private clientError(err: Error & { code?: string; reason?: string }, socket: Duplex): void {

@@ -125,6 +125,7 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
     mock.services.limits.messages,
     (info) => logger?.info({ status: info.status, errorCode: info.code, reason: info.reason }, 'client error'),
     clock,
+    timeouts.streamMaxMs,
   );
   const { state } = mock.services;
   try {
