@@ -1,4 +1,6 @@
+import type { ServerResponse } from 'node:http';
 import type { Context, Middleware } from 'koa';
+import { REQUEST_ID } from '../lib/symbols.js';
 import { renderError, type ErrorSink } from '../pipeline/errors.js';
 import {
   beginResponse,
@@ -72,6 +74,7 @@ function begin(ctx: Context, { idRule, clock }: Lifecycle): RequestState {
   const state = requestState(requestIdFor(ctx.req.headers['x-request-id'], idRule), undefined, performance.now());
   ctx.state = state;
   state.arrived = clock.now();
+  (ctx.res as ServerResponse & { [REQUEST_ID]?: string })[REQUEST_ID] = state.requestId;
   state.end = new RequestEnd(ctx.res);
   beginResponse(state);
   return state;

@@ -184,6 +184,24 @@ export const ERRORS = {
     code: 'malformed_request',
     message: 'The request is not valid HTTP/1.1.',
   },
+  MISSING_HOST: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'missing_host',
+    message: 'An HTTP/1.1 request must carry a Host header.',
+  },
+  EXPECTATION_FAILED: {
+    status: 417,
+    type: 'invalid_request_error',
+    code: 'expectation_failed',
+    message: "The only expectation this server meets is 'Expect: 100-continue'.",
+  },
+  UNSUPPORTED_TRANSFER_CODING: {
+    status: 501,
+    type: 'invalid_request_error',
+    code: 'unsupported_transfer_encoding',
+    message: "The only transfer coding accepted is 'chunked'.",
+  },
 } as const satisfies Record<string, ErrorTemplate>;
 
 /** One violated rule, as listed in the envelope's `details`. */

@@ -11,6 +11,13 @@ export const BODY_READ = Symbol('bodyRead');
 /** On a socket: the response in progress on it (server/connections.ts), to tell busy connections from idle ones. */
 export const IN_FLIGHT = Symbol('inFlight');
 
+/** On a ServerResponse: its request's id (app/serve.ts), for an answer the connection tracker writes to its socket. */
+export const REQUEST_ID = Symbol('requestId');
+
+/** On a ServerResponse: the error the connection tracker wrote to its socket for it (a request that stopped coming, a
+ * bad chunk), which its record then reports (pipeline/requestContext.ts). */
+export const RAW_ANSWER = Symbol('rawAnswer');
+
 /** On a socket: the ends of the responses still queued behind the one it writes (HTTP/1.1 pipelining), told by one
  * 'close' listener for all of them (pipeline/requestEnd.ts). */
 export const QUEUED = Symbol('queuedResponses');

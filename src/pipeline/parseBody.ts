@@ -4,7 +4,7 @@ import { pointerToParam } from '../contract/validation.js';
 import type { BodyBudget } from '../domain/bodyBudget.js';
 import { forbiddenKeyAt, forbiddenKeyMessage, mayHoldForbiddenKey } from '../lib/keys.js';
 import { readBody } from './readBody.js';
-import type { Step } from './steps.js';
+import type { RequestState, Step } from './steps.js';
 import type { Limits } from '../domain/limits.js';
 
 /** A JSON media type: `application/json` or any `application/...+json`, with or without parameters. */
@@ -137,6 +137,23 @@ function parseJson(
 }
 
 /**
+ * Room in the body budget for a body of no declared length (chunked) that has grown large: as much as its operation
+ * takes, the most it can grow to. Given back when the request ends (state.release); room that comes after the request
+ * ended (its client gone while it waited) is given back at once.
+ */
+function reserveFor(state: RequestState, budget: BodyBudget, limit: number): Promise<void> | undefined {
+  const reserved = budget.reserve(limit);
+  if (!(reserved instanceof Promise)) {
+    state.release = reserved;
+    return undefined;
+  }
+  return reserved.then((release) => {
+    if (state.ended) release();
+    else state.release = release;
+  });
+}
+
+/**
  * Reads the JSON body of operations that take one: content type, encoding and size are checked first.
  * `bodyLimit` (the configured one) is the limit of an operation that `requests.maxBodyBytes` does not list
  * lower; `requests` bounds the JSON's depth and values too. `messages` (of fixtures/limits.json): how much of a
@@ -157,6 +174,14 @@ export function parseBody(
     if (encoding && encoding !== 'identity') {
       return new ApiError(ERRORS.UNSUPPORTED_ENCODING, {
         message: `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, messages.maxEncodingChars)}). Send the JSON uncompressed.`,
+      });
+    }
+    // Node's parser takes a list of codings that ends in chunked and undoes only chunked: what is left (gzip) would be
+    // read as if it were the JSON.
+    const coding = headers['transfer-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
+      return new ApiError(ERRORS.UNSUPPORTED_TRANSFER_CODING, {
+        message: `Transfer-Encoding '${coding.slice(0, messages.maxEncodingChars)}' is not accepted; the only transfer coding accepted is 'chunked'.`,
       });
     }
     const limit = limitOf(op.id);
@@ -180,9 +205,17 @@ export function parseBody(
       const reserved = budget.reserve(declared);
       state.release = reserved instanceof Promise ? await reserved : reserved;
     }
+    // A client that sent Expect: 100-continue waits to be told to send its body: told now that every refusal that reads
+    // no body has had its turn (route refused any other expectation; HTTP/1.0 has none).
+    if (headers.expect !== undefined && ctx.req.httpVersionMinor !== 0 && !ctx.res.headersSent) ctx.res.writeContinue();
     // Only the bytes are read (size limit, Content-Length, aborted uploads); decoding and parsing are
     // done here, strictly.
-    const bytes = await readBody(ctx.req, limit, () => tooLarge(`more than ${limit}`));
+    const bytes = await readBody(
+      ctx.req,
+      limit,
+      () => tooLarge(`more than ${limit}`),
+      declared > 0 ? undefined : { at: requests.largeBodyBytes, wait: () => reserveFor(state, budget, limit) },
+    );
     state.large = bytes.length >= requests.largeBodyBytes;
     const { text, value } = parseJson(bytes, requests, messages.maxJsonErrorChars);
     if (!value || typeof value !== 'object' || Array.isArray(value)) {

@@ -10,6 +10,15 @@ const aborted = () =>
   });
 
 /**
+ * What a body of no declared length (chunked) does once it has grown to `at` bytes: `wait` is called once, and the
+ * body is read on when what it returns settles (room in the body budget).
+ */
+export interface LargeBody {
+  readonly at: number;
+  wait(): Promise<void> | void;
+}
+
+/**
  * Reads a request body whole, with raw-body's rules (as koa-bodyparser applies them): at most `limit`
  * bytes (413 past it), exactly the declared Content-Length (400 otherwise), and a 400 when the client
  * stops half-way. A body that came with its headers (most do) is taken from the buffer in one read,
@@ -19,6 +28,7 @@ export async function readBody(
   req: IncomingMessage,
   limit: number,
   tooLarge: () => ApiError = () => new ApiError(ERRORS.BODY_TOO_LARGE),
+  large?: LargeBody,
 ): Promise<Buffer> {
   const declared = req.headers['content-length'];
   const length = declared ? Number(declared) : undefined;
@@ -31,7 +41,7 @@ export async function readBody(
       return body;
     }
   }
-  return stream(req, limit, length, tooLarge);
+  return stream(req, limit, length, tooLarge, length === undefined ? large : undefined);
 }
 
 /**
@@ -44,12 +54,15 @@ function stream(
   limit: number,
   length: number | undefined,
   tooLarge: () => ApiError,
+  large: LargeBody | undefined,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     // Node's parser never passes on more than the declared length as this request's body.
     const whole = length !== undefined && length <= limit ? Buffer.allocUnsafe(length) : undefined;
     let received = 0;
+    let failed = false;
+    let grown = large === undefined;
     const cleanup = () => {
       req.off('aborted', onAborted);
       req.off('data', onData);
@@ -57,6 +70,7 @@ function stream(
       req.off('error', onError);
     };
     const fail = (err: Error) => {
+      failed = true;
       cleanup();
       req.unpipe();
       req.pause();
@@ -71,7 +85,16 @@ function stream(
         return fail(tooLarge()); // more than declared: never from Node's parser
       else chunks.push(chunk);
       received += chunk.length;
-      if (received > limit) fail(tooLarge());
+      if (received > limit) return fail(tooLarge());
+      if (!grown && received >= large!.at) {
+        grown = true;
+        // Read on once there is room; the chunks already here wait in the request (TCP holds the client back).
+        const wait = large!.wait();
+        if (wait) {
+          req.pause();
+          void wait.then(() => failed || req.resume());
+        }
+      }
     }
     function onEnd() {
       cleanup();

@@ -3,6 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestRecord } from '../domain/journal/journal.js';
 import { ALWAYS_FIELDS, DRAFT_FIELDS } from '../domain/journal/record.js';
 import { writtenHead } from '../lib/internals.js';
+import { RAW_ANSWER } from '../lib/symbols.js';
+import type { ErrorTemplate } from '../contract/errors.js';
 import type { RequestState } from './steps.js';
 
 export type { RequestRecord } from '../domain/journal/journal.js';
@@ -140,6 +142,8 @@ export function reportRequest(
   const model = state.plan?.model?.id ?? (typeof named === 'string' ? named.slice(0, maxModelChars) : undefined);
   const hint = Number(state.error?.headers['retry-after-ms']);
   const head = res && writtenHead(res);
+  // An answer the connection tracker wrote for the request (server/connections.ts) is the one its client got.
+  const raw = res && (res as ServerResponse & { [RAW_ANSWER]?: ErrorTemplate })[RAW_ANSWER];
   const usage = state.reply?.kind === 'json' || state.reply?.kind === 'sse' ? state.reply.usage : undefined;
   const record: Record<string, unknown> = {
     requestId: state.requestId,
@@ -148,9 +152,9 @@ export function reportRequest(
     path,
     operation: state.operation?.id,
     keyLabel: state.key?.masked,
-    status: state.transportStatus ?? status,
+    status: raw?.status ?? state.transportStatus ?? status,
     latencyMs: Math.round((performance.now() - started) * 100) / 100,
-    errorCode: state.error?.code,
+    errorCode: raw ? (raw.code ?? undefined) : state.error?.code,
     details: state.error?.details,
     retryCount: Number.isFinite(retry) ? retry : undefined,
     model,

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import { http, koaRouter } from '../lib/cjs.js';
@@ -90,12 +91,28 @@ export function routeTable(ops: readonly Operation[], maxPathChars: number): Rou
 }
 
 /**
+ * What HTTP/1.1 asks a server to refuse in a request's head, which Node leaves to the app (server.ts hands it the
+ * requests Node would have answered with a bare 400 or 417, for an answer in the envelope that is recorded): an
+ * expectation other than 100-continue (417), and a 1.1 request without Host (400). A 100-continue is answered when
+ * the body is about to be read (parseBody), so a request refused before (401, 404, 413) never has its body sent.
+ */
+export function protocolProblem(req: IncomingMessage): ApiError | undefined {
+  if (req.httpVersionMinor === 0) return undefined; // HTTP/1.0: no Host needed, and Expect ignored (RFC 9110 §10.1.1)
+  const { expect, host } = req.headers;
+  if (expect !== undefined && expect.toLowerCase() !== '100-continue') return new ApiError(ERRORS.EXPECTATION_FAILED);
+  if (host === undefined) return new ApiError(ERRORS.MISSING_HOST);
+  return undefined;
+}
+
+/**
  * The first step of every request: its operation, found in the exact map (the path kept for the record), else by the
  * router, which answers OPTIONS itself (STOP: Koa writes the router's answer) and refuses with a 404 or 405. The
  * router writes headers of its own (Allow): the request's are set on the response first, as on every answer.
  */
 export function route(routes: Routes): Step {
   return function route(ctx, state) {
+    const problem = protocolProblem(ctx.req);
+    if (problem) return problem;
     const path = pathOfUrl(ctx.url);
     const op = routes.exact(ctx.method, path);
     if (op) {

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { ApiError, ERRORS, type ErrorTemplate } from '../contract/errors.js';
 import type { Limits } from '../domain/limits.js';
 import { realTimers, type StreamTimers } from '../pipeline/pacer.js';
-import { BODY_READ, IN_FLIGHT } from '../lib/symbols.js';
+import { BODY_READ, IN_FLIGHT, RAW_ANSWER, REQUEST_ID } from '../lib/symbols.js';
 import { requestIdFor } from '../pipeline/requestContext.js';
 
 /** What the tracker reports about a connection answered outside Koa (bad HTTP, timeouts). */
@@ -47,16 +47,16 @@ export function clientErrorTemplate(
 }
 
 /**
- * A complete HTTP/1.1 response in the error envelope, written straight to a socket. Its request id is made
- * as every other answer's is (requestIdFor): no request was parsed, so there is no client id to echo.
+ * A complete HTTP/1.1 response in the error envelope, written straight to a socket. Its request id is that of the
+ * request whose head was parsed, else made as every other answer's is (requestIdFor).
  */
-export function rawErrorResponse(t: ErrorTemplate): string {
+export function rawErrorResponse(t: ErrorTemplate, requestId = requestIdFor(undefined)): string {
   const body = JSON.stringify(new ApiError(t).toBody());
   return [
     `HTTP/1.1 ${t.status} ${http.STATUS_CODES[t.status] ?? 'Error'}`,
     'Content-Type: application/json',
     `Content-Length: ${Buffer.byteLength(body)}`,
-    `x-request-id: ${requestIdFor(undefined)}`,
+    `x-request-id: ${requestId}`,
     'x-content-type-options: nosniff',
     'Connection: close',
     '',
@@ -66,6 +66,8 @@ export function rawErrorResponse(t: ErrorTemplate): string {
 
 // The response in progress on a connection is kept on the socket itself (lib/symbols.ts).
 type Tracked = Duplex & { [IN_FLIGHT]?: ServerResponse | undefined };
+// A response the tracker may answer for: its request's id (app/serve.ts), and the answer written, for its record.
+type Answerable = ServerResponse & { [REQUEST_ID]?: string; [RAW_ANSWER]?: ErrorTemplate };
 
 /**
  * Keeps track of a server's connections and their in-flight responses, so that HTTP-level errors get
@@ -78,6 +80,9 @@ export class ConnectionTracker {
   /** Requests whose unread body is being discarded, with the time (on the clock) it must end by. */
   private readonly lingering = new Map<IncomingMessage, number>();
   private sweeper: unknown;
+  /** Connections whose answer's bytes wait for the client to read them, with when they were first seen waiting. */
+  private readonly unread = new Map<Duplex, number>();
+  private sendWatch: unknown;
 
   constructor(
     private readonly server: Server,
@@ -88,14 +93,22 @@ export class ConnectionTracker {
     private readonly onClientError: (info: ClientErrorInfo) => void = () => {},
     /** The clock of the linger time and its timers: the process's own, unless a test brings one it moves itself. */
     private readonly clock: StreamTimers = realTimers,
+    /**
+     * How long an answer's bytes may wait for a client that does not read them (the stream time limit) before its
+     * connection is closed: a stream's writer ends it by then, and a plain answer nobody reads (a 10 MB journal)
+     * would otherwise hold its memory and connection for ever, as Node sets no limit on sending.
+     */
+    private readonly sendMs = Infinity,
   ) {
     server.on('connection', (socket: Duplex) => {
       (socket as Tracked)[IN_FLIGHT] = undefined; // the property every connection has, from the start
       this.sockets.add(socket);
       socket.once('close', () => {
         this.sockets.delete(socket);
+        this.unread.delete(socket);
         (socket as Tracked)[IN_FLIGHT] = undefined;
       });
+      if (this.sendMs < Infinity) this.sendWatch ??= this.nextSendLook();
     });
     server.on('clientError', (err: Error & { code?: string; reason?: string }, socket: Duplex) =>
       this.clientError(err, socket),
@@ -166,6 +179,32 @@ export class ConnectionTracker {
     this.sweeper = this.lingering.size ? this.nextSweep() : undefined;
   };
 
+  /** The next look at what waits to be sent: often enough to close a connection within a quarter of the send time. */
+  private nextSendLook(): unknown {
+    return this.later(this.lookAtSends, Math.max(10, Math.min(1000, this.sendMs / 4)));
+  }
+
+  /**
+   * One timer for every connection: one whose bytes have waited for the client since a look `sendMs` ago or more,
+   * without ever being all taken, is closed. Most connections have nothing waiting at a look and cost one read.
+   */
+  private readonly lookAtSends = (): void => {
+    const now = this.clock.now();
+    for (const socket of this.sockets) {
+      if (socket.writableLength === 0) {
+        if (this.unread.size) this.unread.delete(socket);
+        continue;
+      }
+      const since = this.unread.get(socket);
+      if (since === undefined) this.unread.set(socket, now);
+      else if (now - since >= this.sendMs) {
+        this.unread.delete(socket);
+        socket.destroy();
+      }
+    }
+    this.sendWatch = this.sockets.size ? this.nextSendLook() : undefined;
+  };
+
   private clientError(err: Error & { code?: string; reason?: string }, socket: Duplex): void {
     const busy = (socket as Tracked)[IN_FLIGHT];
     if (err.code === 'ECONNRESET' || !socket.writable) {
@@ -177,17 +216,31 @@ export class ConnectionTracker {
       busy.once('close', () => this.answer(err, socket, !busy.writableFinished));
       return;
     }
-    this.answer(err, socket, busy !== undefined && busy.headersSent && !busy.writableFinished);
+    // A request whose head was parsed and whose body stopped coming or broke (a timeout, a bad chunk): the answer is its
+    // own, with its id, and its record says what was sent.
+    const unanswered = busy && !busy.req.complete && !busy.headersSent ? (busy as Answerable) : undefined;
+    this.answer(err, socket, busy !== undefined && busy.headersSent && !busy.writableFinished, unanswered);
   }
 
-  private answer(err: Error & { code?: string; reason?: string }, socket: Duplex, midResponse: boolean): void {
+  private answer(
+    err: Error & { code?: string; reason?: string },
+    socket: Duplex,
+    midResponse: boolean,
+    res?: Answerable,
+  ): void {
     if (midResponse || !socket.writable) {
       socket.destroy(); // bytes of another answer went out already: an error text would corrupt it
       return;
     }
     const t = clientErrorTemplate(err, this.bounds);
     this.onClientError({ status: t.status, code: t.code ?? '', reason: err.code ?? 'unknown' });
-    socket.end(rawErrorResponse(t));
+    // Recorded once the kernel took it: a client that reset its connection (which Node may report as an early end of
+    // the request) was sent nothing, and its record says 0. The request's path records after this, once the socket
+    // closes.
+    socket.write(rawErrorResponse(t, res?.[REQUEST_ID]), (failed) => {
+      if (res && !failed) res[RAW_ANSWER] = t;
+    });
+    socket.end();
     const timer = this.later(() => socket.destroy(), Math.min(this.lingerMs, 1000));
     socket.once('close', () => this.clock.clearTimeout(timer));
   }

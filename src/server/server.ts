@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppHooks, type MockApp } from '../app/createApp.js';
 import { http } from '../lib/cjs.js';
@@ -105,18 +105,27 @@ export async function start(input: ConfigInput = {}, hooks: StartHooks = {}): Pr
       headersTimeout,
       keepAliveTimeout: timeouts.keepAliveMs,
       connectionsCheckingInterval: checkingInterval(headersTimeout),
+      // A request without Host is refused by the app, in the envelope and recorded (pipeline/route.ts), not with Node's
+      // bare 400.
+      requireHostHeader: false,
     },
-    (req, res) => {
-      tracker.request(req, res);
-      void handler(req, res);
-    },
+    onRequest,
   );
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    tracker.request(req, res);
+    void handler(req, res);
+  }
+  // With these listeners, Node neither sends 100 Continue at once nor answers another expectation with a bare 417: the
+  // app decides (pipeline/route.ts, pipeline/parseBody.ts), so a body over the limit is refused before it is sent.
+  server.on('checkContinue', onRequest);
+  server.on('checkExpectation', onRequest);
   const tracker = new ConnectionTracker(
     server,
     timeouts.keepAliveMs,
     mock.services.limits.messages,
     (info) => logger?.info({ status: info.status, errorCode: info.code, reason: info.reason }, 'client error'),
     clock,
+    timeouts.streamMaxMs,
   );
   const { state } = mock.services;
   try {

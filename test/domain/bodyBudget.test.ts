@@ -130,6 +130,56 @@ test('a second large upload waits unread until the first one is answered, then b
   assert.is(services.bodyBudget.waiting, 0);
 });
 
+test('a chunked upload takes part once it passes the large-body size: a second one waits until the first is answered', async () => {
+  const { port, services } = mock();
+  // Chunked: no declared length, so each is counted for its operation's limit once it has sent largeBodyBytes.
+  const chunked = (bytes: number) => {
+    const { head, body } = largeRequest(bytes);
+    const chunk = (b: Buffer) => Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')]);
+    return {
+      head: Buffer.from(head.replace(/Content-Length: \d+/, 'Transfer-Encoding: chunked')),
+      chunk,
+      body,
+      last: Buffer.from('0\r\n\r\n'),
+    };
+  };
+  const a = chunked(MiB + 1000);
+  const b = chunked(MiB + 2000);
+  const half = a.body.length - 500; // past largeBodyBytes, not the whole body
+  const first = open(port, Buffer.concat([a.head, a.chunk(a.body.subarray(0, half))]));
+  await waitFor('the first body holds the budget', () => services.bodyBudget.heldBytes > 0);
+  const second = open(port, Buffer.concat([b.head, b.chunk(b.body), b.last]));
+  await waitFor('the second body waits for room', () => services.bodyBudget.waiting === 1);
+  assert.is(second.got(), '', 'nothing is answered while it waits');
+  first.write(Buffer.concat([a.chunk(a.body.subarray(half)), a.last]));
+  const [textA, textB] = await Promise.all([first.answered, second.answered]);
+  for (const text of [textA, textB]) {
+    const [res] = responses(text);
+    assert.equal([res?.status, res?.json?.error?.param], [400, 'messages'], text.slice(0, 300));
+  }
+  assert.is(services.bodyBudget.heldBytes, 0, 'every reservation was given back');
+  assert.is(services.bodyBudget.waiting, 0);
+});
+
+test('a chunked upload that waits for room and whose client goes away takes no room when it comes', async () => {
+  const { port, services } = mock();
+  const { head, body } = largeRequest(MiB + 1000);
+  const first = open(port, Buffer.from(head + body.toString().slice(0, 5000)));
+  await waitFor('the first body holds the budget', () => services.bodyBudget.heldBytes > 0);
+  const chunkedHead = head.replace(/Content-Length: \d+/, 'Transfer-Encoding: chunked');
+  const part = body.subarray(0, MiB + 10);
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  socket.write(
+    Buffer.concat([Buffer.from(`${chunkedHead}${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]),
+  );
+  await waitFor('the chunked body waits for room', () => services.bodyBudget.waiting === 1);
+  socket.resetAndDestroy();
+  first.write(body.subarray(5000));
+  await first.answered;
+  await waitFor('all room given back', () => services.bodyBudget.heldBytes === 0 && services.bodyBudget.waiting === 0);
+});
+
 test('a large upload whose client goes away gives its room back', async () => {
   const { port, services } = mock();
   const a = largeRequest(MiB + 1000);

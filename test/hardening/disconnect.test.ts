@@ -61,10 +61,14 @@ test('a client that leaves mid-download of a large file: the server keeps servin
   await assertHealthy(mock());
 });
 
-test('a client that leaves mid-upload: no answer is written (status 0 in the journal) and the server keeps serving', async () => {
+// A client that closes its side (FIN) looks to the server like one that half-closes to read the answer: it is sent a 400
+// incomplete_request, which its record says (test/server/httpEdges.test.ts). One that resets is gone for certain.
+test('a client that resets mid-upload: no answer is written (status 0 in the journal) and the server keeps serving', async () => {
   const done = nextRecord();
   const socket = connect(mock().port, '127.0.0.1', () =>
-    socket.write(chatHead('Content-Length: 1000\r\n') + '{"model":', () => setImmediate(() => socket.destroy())),
+    socket.write(chatHead('Content-Length: 1000\r\n') + '{"model":', () =>
+      setImmediate(() => socket.resetAndDestroy()),
+    ),
   );
   socket.on('error', () => {});
   const record = await done;

@@ -11,13 +11,23 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { atRest, held, startBuilt, type BuiltServer, type Held } from './builtServer.js';
-import { asksOf, runClient, type Ask, type Behaviour } from './clients.js';
+import { requestsOf, runClient, type Ask, type Behaviour, type Seen } from './clients.js';
 
-// Short limits keep a scenario to a second or two: a stream a client never reads ends at STREAM_MAX_MS.
+// Short limits keep a scenario to a second or two: a stream a client never reads ends at STREAM_MAX_MS, and an upload
+// that stops coming is answered 408 at the request time limit.
 const STREAM_MAX_MS = 1000;
 const CONFIG = {
   logLevel: 'silent',
-  timeouts: { streamMaxMs: STREAM_MAX_MS, answerMaxMs: 1000, stallMaxMs: 1000, keepAliveMs: 2000 },
+  // A flood of pipelined requests does not push the other clients' records out of the journal.
+  journalSize: 10_000,
+  timeouts: {
+    streamMaxMs: STREAM_MAX_MS,
+    answerMaxMs: 1000,
+    stallMaxMs: 1000,
+    keepAliveMs: 2000,
+    requestMs: 1500,
+    headersMs: 1000,
+  },
   latency: {
     profile: 'off',
     profiles: { capped: { ttft: 100, interToken: 5, maxRunning: 2, maxWaiting: 3 } },
@@ -69,6 +79,18 @@ const behaviour: fc.Arbitrary<Behaviour> = fc.oneof(
     at: fc.constantFrom('before-head' as const, 'after-head' as const, 'mid-body' as const),
     bytes: fc.integer({ min: 1, max: 600 }),
   }),
+  fc.record({
+    kind: fc.constant('slow-upload' as const),
+    ask,
+    then: fc.constantFrom('stop' as const, 'drip' as const, 'half-close' as const, 'reset' as const),
+  }),
+  fc.record({ kind: fc.constant('expect' as const), ask, over: fc.boolean() }),
+  fc.record({ kind: fc.constant('http10' as const), ask }),
+  fc.record({
+    kind: fc.constant('flood' as const),
+    count: fc.integer({ min: 50, max: 1000 }),
+    leave: fc.integer({ min: 0, max: 500 }),
+  }),
 );
 const scenario = fc.array(behaviour, { minLength: 1, maxLength: 4 });
 
@@ -76,6 +98,7 @@ interface Entry {
   readonly requestId: string;
   readonly status: number;
   readonly stream?: string;
+  readonly errorCode?: string;
 }
 
 let server: BuiltServer | undefined;
@@ -89,13 +112,41 @@ test.after(async () => {
 const journal = async (url: string): Promise<Entry[]> =>
   ((await (await fetch(`${url}/__admin/requests`)).json()) as { data: Entry[] }).data;
 
+// What an upload that does not end is answered, and recorded: the request time limit, the end of a body that can never
+// be complete, or nothing (the client reset the connection).
+const UPLOAD_END = {
+  stop: [408, 'request_timeout'],
+  drip: [408, 'request_timeout'],
+  'half-close': [400, 'incomplete_request'],
+  reset: [0, undefined],
+} as const;
+
+/** What is wrong with an answer a client saw, or undefined. */
+function wrongAnswer(b: Behaviour, seen: Seen): string | undefined {
+  const status = (at: number) => seen.slice(at, at + 12);
+  if (b.kind === 'expect' && b.over && status(0) !== 'HTTP/1.1 413') return `Expect, over the limit: ${status(0)}`;
+  if (b.kind === 'expect' && !b.over && status(0) !== 'HTTP/1.1 100') return `Expect: ${status(0)}, no 100 Continue`;
+  if (b.kind === 'slow-upload' && b.then !== 'reset' && status(0) !== `HTTP/1.1 ${UPLOAD_END[b.then][0]}`)
+    return `an upload that ${b.then}s: ${status(0)}`;
+  if (b.kind === 'http10' && !/^HTTP\/1\.1 (200|429) /.test(seen)) return `HTTP/1.0: ${status(0)}`;
+  return undefined;
+}
+
 /** What is wrong with the records of one client's requests, or undefined. */
 function wrongRecords(b: Behaviour, ids: readonly string[], entries: readonly Entry[]): string | undefined {
   for (const id of ids) {
     const mine = entries.filter((e) => e.requestId === id);
     if (mine.length > 1) return `${id} recorded ${mine.length} times`;
     const [e] = mine;
+    if (b.kind === 'slow-upload' || (b.kind === 'expect' && b.over)) {
+      const [status, code] = b.kind === 'expect' ? [413, 'request_too_large'] : UPLOAD_END[b.then];
+      if (!e) return `${id} (${b.kind}) never recorded`;
+      if (e.status !== status || e.errorCode !== code) return `${id} (${b.kind}) recorded ${e.status} ${e.errorCode}`;
+      continue;
+    }
     if (e && ![0, 200, 429].includes(e.status)) return `${id} answered ${e.status}`;
+    if (b.kind === 'http10' && (!e || (e.status === 200 && e.stream === 'aborted')))
+      return `${id} (HTTP/1.0) ${e ? 'ended aborted' : 'never recorded'}`;
     // A stream nobody reads (or reads a byte a second of) ends at the stream time limit, however the client reads.
     if (b.kind === 'never-read' || b.kind === 'slow-read') {
       if (!e) return `${id} (${b.kind}) never recorded`;
@@ -111,12 +162,16 @@ async function play(behaviours: readonly Behaviour[]): Promise<void> {
   const { url, port } = server!;
   const run = ++runs;
   await fetch(`${url}/__admin/requests`, { method: 'DELETE' });
-  const idsOf = behaviours.map((b, c) => asksOf(b).map((_, k) => `hostile-${run}-${c}-${k}`));
+  const idsOf = behaviours.map((b, c) => Array.from({ length: requestsOf(b) }, (_, k) => `hostile-${run}-${c}-${k}`));
   const recorded = async (ids: readonly string[]) => {
     const entries = await journal(url);
     return ids.every((id) => entries.some((e) => e.requestId === id));
   };
-  await Promise.all(behaviours.map((b, c) => runClient(port, b, idsOf[c]!, recorded)));
+  const seen = await Promise.all(behaviours.map((b, c) => runClient(port, b, idsOf[c]!, recorded)));
+  for (const [c, b] of behaviours.entries()) {
+    const wrong = wrongAnswer(b, seen[c]!);
+    if (wrong) throw new Error(wrong);
+  }
   const deadline = Date.now() + REST_WITHIN_MS;
   let last: Held = await held(url);
   while (!atRest(last)) {

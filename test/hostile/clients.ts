@@ -34,26 +34,50 @@ export type Behaviour =
       readonly ask: Ask;
       readonly at: 'before-head' | 'after-head' | 'mid-body';
       readonly bytes: number;
-    };
+    }
+  /**
+   * Sends its head and part of its body, then stops (the request time limit answers), sends the rest a byte every
+   * 100 ms (the same), half-closes (the body can never end) or resets the connection.
+   */
+  | { readonly kind: 'slow-upload'; readonly ask: Ask; readonly then: 'stop' | 'drip' | 'half-close' | 'reset' }
+  /** Sends `Expect: 100-continue` and its body only once told to; `over` declares a body over the limit instead. */
+  | { readonly kind: 'expect'; readonly ask: Ask; readonly over: boolean }
+  /** An HTTP/1.0 request: the answer ends when the connection does (no chunked coding). */
+  | { readonly kind: 'http10'; readonly ask: Ask }
+  /** `count` requests for GET /v1/me pipelined at once, none of their answers read, gone after `leave` ms. */
+  | { readonly kind: 'flood'; readonly count: number; readonly leave: number };
 
-/** The requests a behaviour sends. */
-export const asksOf = (b: Behaviour): readonly Ask[] => (b.kind === 'pipeline-leave' ? b.asks : [b.ask]);
+/** How many requests a behaviour sends. */
+export const requestsOf = (b: Behaviour): number =>
+  b.kind === 'pipeline-leave' ? b.asks.length : b.kind === 'flood' ? b.count : 1;
 
-/** The bytes of one request, with its id. */
-export function requestBytes(ask: Ask, id: string): string {
+// A body over the chat operation's limit (8 MiB, requests.maxBodyBytes in fixtures/limits.json), as a client declares it.
+const OVER_LIMIT_BYTES = 9 * 1024 * 1024;
+
+/** The head and body of one request, with its id; `http` and `extra` head lines as a behaviour asks. */
+function requestParts(ask: Ask, id: string, { http = '1.1', extra = '', length = -1 } = {}): [string, string] {
   const body = JSON.stringify({
     model: ask.model,
     messages: [{ role: 'user', content: 'hi' }],
     ...(ask.stream ? { stream: true } : {}),
   });
-  return (
-    'POST /v1/text-provider/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
-    `Authorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nX-Request-Id: ${id}\r\n` +
-    (ask.pacing === undefined ? '' : `X-Mock-Pacing: ${ask.pacing}\r\n`) +
-    (ask.long ? 'X-Mock-Reply-Rule: long\r\n' : '') +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
-  );
+  return [
+    `POST /v1/text-provider/chat/completions HTTP/${http}\r\nHost: 127.0.0.1\r\n` +
+      `Authorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nX-Request-Id: ${id}\r\n` +
+      (ask.pacing === undefined ? '' : `X-Mock-Pacing: ${ask.pacing}\r\n`) +
+      (ask.long ? 'X-Mock-Reply-Rule: long\r\n' : '') +
+      extra +
+      `Content-Length: ${length >= 0 ? length : Buffer.byteLength(body)}\r\n\r\n`,
+    body,
+  ];
 }
+
+/** The bytes of one request, with its id. */
+export const requestBytes = (ask: Ask, id: string): string => requestParts(ask, id).join('');
+
+/** What a client saw: the first bytes the server sent (up to SEEN_BYTES). */
+export type Seen = string;
+const SEEN_BYTES = 4096;
 
 /** How a client learns that the server has recorded its requests (the journal): it then has nothing left to wait for. */
 export type Recorded = (ids: readonly string[]) => Promise<boolean>;
@@ -62,11 +86,12 @@ export type Recorded = (ids: readonly string[]) => Promise<boolean>;
 // is missing or wrong, which the battery reports.
 const CLIENT_PATIENCE_MS = 20_000;
 
-/** Runs one client to its end; `ids` are its requests' ids, in order. */
-export function runClient(port: number, b: Behaviour, ids: readonly string[], recorded: Recorded): Promise<void> {
-  return new Promise<void>((resolve) => {
+/** Runs one client to its end, with what it saw; `ids` are its requests' ids, in order. */
+export function runClient(port: number, b: Behaviour, ids: readonly string[], recorded: Recorded): Promise<Seen> {
+  return new Promise<Seen>((resolve) => {
     const socket: Socket = connect(port, '127.0.0.1');
     let got = 0;
+    let seen = '';
     let done = false;
     const timers: NodeJS.Timeout[] = [];
     const finish = () => {
@@ -74,7 +99,10 @@ export function runClient(port: number, b: Behaviour, ids: readonly string[], re
       done = true;
       for (const t of timers) clearTimeout(t);
       socket.destroy();
-      resolve();
+      resolve(seen);
+    };
+    const see = (d: Buffer) => {
+      if (seen.length < SEEN_BYTES) seen += d.toString('latin1', 0, SEEN_BYTES - seen.length);
     };
     const later = (ms: number, fn: () => void) => timers.push(setTimeout(fn, ms));
     socket.on('error', () => {});
@@ -84,9 +112,17 @@ export function runClient(port: number, b: Behaviour, ids: readonly string[], re
     const untilRecorded = () => {
       void recorded(ids).then((all) => (all ? finish() : done || later(50, untilRecorded)));
     };
-    const text = asksOf(b)
-      .map((ask, i) => requestBytes(ask, ids[i]!))
-      .join('');
+    const text =
+      b.kind === 'pipeline-leave'
+        ? b.asks.map((ask, i) => requestBytes(ask, ids[i]!)).join('')
+        : b.kind === 'flood'
+          ? ids
+              .map(
+                (id) =>
+                  `GET /v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${KEY}\r\nX-Request-Id: ${id}\r\n\r\n`,
+              )
+              .join('')
+          : requestBytes(b.ask, ids[0]!);
     socket.on('connect', () => {
       switch (b.kind) {
         case 'pipeline-leave':
@@ -126,6 +162,46 @@ export function runClient(port: number, b: Behaviour, ids: readonly string[], re
           socket.write(text);
           return untilRecorded();
         }
+        case 'slow-upload': {
+          socket.on('data', see);
+          const [head, body] = requestParts(b.ask, ids[0]!, { length: 4 * 1024 });
+          socket.write(head + body.slice(0, 10));
+          if (b.then === 'half-close') socket.end();
+          else if (b.then === 'reset') later(50, () => (socket.resetAndDestroy(), finish()));
+          else if (b.then === 'drip') {
+            const drip = () => {
+              if (done || !socket.writable) return;
+              socket.write('x');
+              later(100, drip);
+            };
+            drip();
+          }
+          return untilRecorded();
+        }
+        case 'expect': {
+          const extra = 'Expect: 100-continue\r\n';
+          const [head, body] = requestParts(b.ask, ids[0]!, { extra, ...(b.over ? { length: OVER_LIMIT_BYTES } : {}) });
+          let sent = b.over;
+          socket.on('data', (d: Buffer) => {
+            see(d);
+            if (!sent && seen.startsWith('HTTP/1.1 100 ')) {
+              sent = true;
+              socket.write(body);
+            }
+          });
+          socket.write(head);
+          return untilRecorded();
+        }
+        case 'http10': {
+          socket.on('data', see);
+          socket.write(requestParts(b.ask, ids[0]!, { http: '1.0' }).join(''));
+          return; // its answer ends when the server closes the connection
+        }
+        case 'flood':
+          socket.pause();
+          socket.write(text);
+          later(b.leave, finish);
+          return;
       }
     });
   });

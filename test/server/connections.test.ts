@@ -1,8 +1,10 @@
-import { Agent, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { ConnectionTracker } from '../../src/server/connections.js';
 import { start } from '../../src/server/server.js';
 import { manualTimers, waitFor } from '../support/index.js';
 
@@ -87,6 +89,44 @@ test('a body still unsent after the linger time: the connection is closed; one t
     inTime.destroy();
   } finally {
     await mock.close();
+  }
+});
+
+test('an answer the client leaves unread past the send time has its connection closed; one it reads is not cut', async () => {
+  // A plain http server with the tracker, answering 16 MB: more than the kernel holds for a client that reads nothing.
+  const clock = manualTimers();
+  const big = Buffer.alloc(16 * 1024 * 1024, 'a');
+  const server = createServer((_req, res) => res.end(big));
+  new ConnectionTracker(server, 10_000, { maxReasonChars: 80 }, () => {}, clock, 5000);
+  const ends: Socket[] = [];
+  server.on('connection', (s: Socket) => ends.push(s));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  try {
+    const ask = (socket: Socket) => socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    const never = connect(port, '127.0.0.1');
+    never.pause(); // reads nothing
+    never.on('error', () => {});
+    ask(never);
+    await waitFor('the answer waiting at the server', () => (ends[0]?.writableLength ?? 0) > 0);
+    clock.advance(4000);
+    assert.not.ok(ends[0]!.destroyed, 'not cut before the send time');
+    clock.advance(2000);
+    await waitFor('the unread connection closed', () => ends[0]!.destroyed);
+
+    const reader = connect(port, '127.0.0.1');
+    let got = 0;
+    reader.on('data', (d: Buffer) => (got += d.length));
+    ask(reader);
+    await waitFor('the whole answer read', () => got > big.length, { on: [reader, 'data'] });
+    await waitFor('the server to see it all taken', () => ends[1]!.writableLength === 0);
+    clock.advance(20_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.not.ok(ends[1]!.destroyed, 'a connection whose answer was read stays open');
+    reader.destroy();
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
   }
 });
 
