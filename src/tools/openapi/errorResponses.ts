@@ -13,9 +13,11 @@ export const ERROR_RESPONSES: Readonly<Record<number, string>> = {
   413: 'PayloadTooLarge',
   415: 'UnsupportedMediaType',
   416: 'RangeNotSatisfiable',
+  417: 'ExpectationFailed',
   429: 'TooManyRequests',
   431: 'RequestHeaderFieldsTooLarge',
   500: 'InternalServerError',
+  501: 'NotImplemented',
   504: 'StreamTimeLimit',
   503: 'ServiceUnavailable',
 };
@@ -34,9 +36,11 @@ const WHEN: Readonly<Record<number, string>> = {
   413: "The request body is larger than the server accepts: the operation's own limit, or `--body-limit` when lower.",
   415: 'The request body is compressed (Content-Encoding); send it uncompressed.',
   416: 'Range not satisfiable: the `Range` header asks for bytes past the end of the body (or for its last 0 bytes); `Content-Range: bytes */LENGTH` gives its length.',
+  417: "Expectation failed: the request's `Expect` header asks for something other than `100-continue` (HTTP/1.1; an HTTP/1.0 request's `Expect` is ignored). A `100-continue` is answered only once the request has passed every check that reads no body, so a refused request never has its body sent.",
   429: "Rate limit reached for the key, or (`model_overloaded`) the model's slots and waiting queue are full under its latency profile. `retry-after` (seconds) and `retry-after-ms` say when to come back.",
   431: 'The request headers are larger than the server reads (16 KiB); answered on the socket, and the connection is closed.',
   500: 'Server error. Retry with backoff.',
+  501: "Not implemented: the request's `Transfer-Encoding` names a coding other than `chunked`, the only one accepted (RFC 9112 §6.1).",
   504: "Never an HTTP status: the last `data:` event of a chat stream that runs past the server's stream time limit (`timeouts.streamMaxMs`), sent instead of `[DONE]` once the 200 head is out. The OpenAI SDKs throw it as an APIError.",
   503: "The shared state (`--state redis://...`) cannot be reached: rate limits, fault rules, the journal and video tasks cannot be decided; or, with `latency.queueFullStatus` 503, the model's slots and waiting queue are full (`model_overloaded`). `retry-after` says when to try again.",
 };
