@@ -108,6 +108,19 @@ function open(
   };
 }
 
+/** Both uploads are answered (the 400 for their empty messages), and the budget is back at rest. */
+async function bothRefusedAndGivenBack(
+  uploads: readonly ReturnType<typeof open>[],
+  services: ReturnType<typeof mock>['services'],
+): Promise<void> {
+  for (const text of await Promise.all(uploads.map((u) => u.answered))) {
+    const [res] = responses(text);
+    assert.equal([res?.status, res?.json?.error?.param], [400, 'messages'], text.slice(0, 300));
+  }
+  assert.is(services.bodyBudget.heldBytes, 0, 'every reservation was given back');
+  assert.is(services.bodyBudget.waiting, 0);
+}
+
 test('a second large upload waits unread until the first one is answered, then both are answered', async () => {
   const { port, services } = mock();
   const a = largeRequest(MiB + 1000);
@@ -121,13 +134,7 @@ test('a second large upload waits unread until the first one is answered, then b
   // Written, not half-closed: Node's server drops a request whose client half-closes before it is answered, and a
   // large body's answer takes a few turns of the event loop.
   first.write(a.body.subarray(half));
-  const [textA, textB] = await Promise.all([first.answered, second.answered]);
-  for (const text of [textA, textB]) {
-    const [res] = responses(text);
-    assert.equal([res?.status, res?.json?.error?.param], [400, 'messages'], text.slice(0, 300));
-  }
-  assert.is(services.bodyBudget.heldBytes, 0, 'every reservation was given back');
-  assert.is(services.bodyBudget.waiting, 0);
+  await bothRefusedAndGivenBack([first, second], services);
 });
 
 test('a chunked upload takes part once it passes the large-body size: a second one waits until the first is answered', async () => {
@@ -152,13 +159,7 @@ test('a chunked upload takes part once it passes the large-body size: a second o
   await waitFor('the second body waits for room', () => services.bodyBudget.waiting === 1);
   assert.is(second.got(), '', 'nothing is answered while it waits');
   first.write(Buffer.concat([a.chunk(a.body.subarray(half)), a.last]));
-  const [textA, textB] = await Promise.all([first.answered, second.answered]);
-  for (const text of [textA, textB]) {
-    const [res] = responses(text);
-    assert.equal([res?.status, res?.json?.error?.param], [400, 'messages'], text.slice(0, 300));
-  }
-  assert.is(services.bodyBudget.heldBytes, 0, 'every reservation was given back');
-  assert.is(services.bodyBudget.waiting, 0);
+  await bothRefusedAndGivenBack([first, second], services);
 });
 
 test('a chunked upload that waits for room and whose client goes away takes no room when it comes', async () => {

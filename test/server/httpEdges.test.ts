@@ -117,35 +117,38 @@ test('HTTP/1.0 has no expectations: Expect is ignored, no 100 Continue, no 417',
   }
 });
 
-test('an expectation other than 100-continue is a 417 in the envelope, recorded', async () => {
-  const bytes = await exchange(mock.port, [
+// Heads the app refuses in the envelope, each answer echoing the request id and recorded with its status.
+const refused: [string, string, number, string][] = [
+  [
+    'an expectation other than 100-continue is a 417',
     head({ 'Content-Length': BODY.length, Expect: 'teapot', 'X-Request-Id': 'exp-417', Connection: 'close' }) + BODY,
-  ]);
-  assert.equal(lastAnswer(bytes), { status: 417, id: 'exp-417', code: 'expectation_failed' });
-  assert.equal(
-    (await recorded(mock, 'exp-417')).map((e) => e.status),
-    [417],
-  );
-});
-
-test('an HTTP/1.1 request without Host is a 400 in the envelope, recorded', async () => {
-  const bytes = await exchange(mock.port, [
+    417,
+    'expectation_failed',
+  ],
+  [
+    'an HTTP/1.1 request without Host is a 400',
     head({ 'Content-Length': BODY.length, 'X-Request-Id': 'no-host', Connection: 'close' }, { host: false }) + BODY,
-  ]);
-  assert.equal(lastAnswer(bytes), { status: 400, id: 'no-host', code: 'missing_host' });
-  assert.equal(
-    (await recorded(mock, 'no-host')).map((e) => e.status),
-    [400],
-  );
-});
-
-test('a transfer coding other than chunked is refused, not read as if it were plain JSON', async () => {
-  const bytes = await exchange(mock.port, [
+    400,
+    'missing_host',
+  ],
+  [
+    'a transfer coding other than chunked (its bytes never read as plain JSON) is a 501',
     head({ 'Transfer-Encoding': 'gzip, chunked', 'X-Request-Id': 'te-gzip', Connection: 'close' }) +
       `${BODY.length.toString(16)}\r\n${BODY}\r\n0\r\n\r\n`,
-  ]);
-  assert.equal(lastAnswer(bytes), { status: 501, id: 'te-gzip', code: 'unsupported_transfer_encoding' });
-});
+    501,
+    'unsupported_transfer_encoding',
+  ],
+];
+for (const [name, request, status, code] of refused) {
+  test(`${name} in the envelope, recorded`, async () => {
+    const id = /X-Request-Id: (\S+)\r\n/.exec(request)![1]!;
+    assert.equal(lastAnswer(await exchange(mock.port, [request])), { status, id, code });
+    assert.equal(
+      (await recorded(mock, id)).map((e) => e.status),
+      [status],
+    );
+  });
+}
 
 // Answers written by the connection tracker, after the request's head was parsed: the journal says what was sent.
 const cut: [string, readonly Part[], number, string][] = [
