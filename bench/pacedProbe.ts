@@ -26,7 +26,16 @@ import { startPacedFloor } from './paced.js';
 import { lateness, rawRequest, tokenLayout } from './pacing.js';
 import { settle } from './phases.js';
 import { pacedScenario } from './scenarios.js';
-import { ROOT, canPin, ensureBuilt, pinSelf, startMock, treeCpuSeconds, type Server } from './servers.js';
+import {
+  ROOT,
+  canPin,
+  ensureBuilt,
+  pinSelf,
+  startMock,
+  statUserSystemSeconds,
+  treeCpuSeconds,
+  type Server,
+} from './servers.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -95,17 +104,21 @@ async function start(): Promise<Server> {
 
 const server = await start();
 await settle(server);
-if (values.twice) {
-  // The same load once before, unmeasured: what is left is the steady state, V8's compiler done with the path.
-  const ask = rawRequest(server.url, s.path, s.headers, s.body!);
-  const warmAnswer = await capture(server.url, s);
-  const events = tokenLayout(warmAnswer.body.toString('utf8'), plan.tokens).length;
-  const rampMs = Number(values.ramp) * 1000;
-  await pacedLoad({ url: server.url, request: ask, count: Number(values.streams), rampMs, events, timeoutMs: 60_000 });
-  await settle(server);
-}
 const answer = await capture(server.url, s);
 const layout = tokenLayout(answer.body.toString('utf8'), plan.tokens);
+const load = {
+  url: server.url,
+  request: rawRequest(server.url, s.path, s.headers, s.body!),
+  count: Number(values.streams),
+  rampMs: Number(values.ramp) * 1000,
+  events: layout.length,
+  timeoutMs: 60_000,
+};
+if (values.twice) {
+  // The same load once before, unmeasured: what is left is the steady state, V8's compiler done with the path.
+  await pacedLoad(load);
+  await settle(server);
+}
 const perf = values.perf
   ? spawn('perf', ['stat', '-e', values.perf, '-p', String(server.pid)], { stdio: ['ignore', 'ignore', 'pipe'] })
   : values.record
@@ -116,25 +129,13 @@ const perf = values.perf
 let perfOut = '';
 perf?.stderr!.on('data', (d: Buffer) => (perfOut += d.toString()));
 const cpuBefore = treeCpuSeconds(server.pid)!;
-// User and system time of the server process alone, in clock ticks (fields 14 and 15 of /proc/PID/stat).
-const userSystem = () =>
-  readFileSync(`/proc/${server.pid}/stat`, 'utf8')
-    .slice(readFileSync(`/proc/${server.pid}/stat`, 'utf8').lastIndexOf(')') + 2)
-    .split(' ')
-    .slice(11, 13)
-    .map(Number);
+// User and system time of the server process alone.
+const userSystem = () => statUserSystemSeconds(readFileSync(`/proc/${server.pid}/stat`, 'utf8'));
 const ticksBefore = userSystem();
 const measuredFrom = Number(process.hrtime.bigint() / 1000n);
-const { records, seconds } = await pacedLoad({
-  url: server.url,
-  request: rawRequest(server.url, s.path, s.headers, s.body!),
-  count: Number(values.streams),
-  rampMs: Number(values.ramp) * 1000,
-  events: layout.length,
-  timeoutMs: 60_000,
-});
+const { records, seconds } = await pacedLoad(load);
 const cpu = treeCpuSeconds(server.pid)! - cpuBefore;
-const [userTicks, systemTicks] = userSystem().map((t, i) => (t - ticksBefore[i]!) / 100);
+const [userSeconds, systemSeconds] = userSystem().map((t, i) => t - ticksBefore[i]!);
 const rss = server.peakRssMiB();
 if (perf) {
   perf.kill('SIGINT');
@@ -158,7 +159,7 @@ const own =
 await server.stop();
 const f = lateness(records, layout, plan);
 process.stdout.write(
-  `${who}: ${f.completed}/${f.streams} complete, lateness p50 ${f.latenessP50Ms.toFixed(1)} p99 ${f.latenessP99Ms.toFixed(1)} max ${f.latenessMaxMs.toFixed(1)} ms, first token p99 ${f.firstTokenP99Ms.toFixed(1)} ms, CPU ${cpu.toFixed(2)} s = ${((cpu * 1e6) / f.tokens).toFixed(1)} µs/token (user ${userTicks!.toFixed(2)} s, system ${systemTicks!.toFixed(2)} s), peak RSS ${rss?.toFixed(1)} MiB, ${seconds.toFixed(1)} s\n`,
+  `${who}: ${f.completed}/${f.streams} complete, lateness p50 ${f.latenessP50Ms.toFixed(1)} p99 ${f.latenessP99Ms.toFixed(1)} max ${f.latenessMaxMs.toFixed(1)} ms, first token p99 ${f.firstTokenP99Ms.toFixed(1)} ms, CPU ${cpu.toFixed(2)} s = ${((cpu * 1e6) / f.tokens).toFixed(1)} µs/token (user ${userSeconds!.toFixed(2)} s, system ${systemSeconds!.toFixed(2)} s), peak RSS ${rss?.toFixed(1)} MiB, ${seconds.toFixed(1)} s\n`,
 );
 if (own) process.stdout.write(`the mock's own lateness: ${own}\n`);
 if (perf) process.stdout.write(perfOut);

@@ -128,10 +128,19 @@ const TICKS_PER_SECOND = 100;
  * those of its children it has waited for too. */
 export function statCpuSeconds(stat: string, children = false): number {
   // Fields 14-17 of /proc/PID/stat, after the command name in parentheses, in clock ticks.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(stat);
   const ticks = [11, 12, ...(children ? [13, 14] : [])].reduce((sum, i) => sum + Number(fields[i]), 0);
   return ticks / TICKS_PER_SECOND;
 }
+
+/** User and system CPU seconds of a process alone (fields 14 and 15 of /proc/PID/stat). */
+export function statUserSystemSeconds(stat: string): [number, number] {
+  const fields = statFields(stat);
+  return [Number(fields[11]) / TICKS_PER_SECOND, Number(fields[12]) / TICKS_PER_SECOND];
+}
+
+// The fields of /proc/PID/stat after the command name in parentheses (which may hold spaces), from field 3 on.
+const statFields = (stat: string): string[] => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 
 /**
  * CPU seconds (user + system) of a process and of every process under it, the running ones and those

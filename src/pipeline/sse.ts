@@ -133,7 +133,7 @@ export class StreamLog implements SentEvents {
 
 const NO_TIMES = new Uint32Array(0);
 // The most lateness a stream's log keeps, in µs (about 17 minutes, past any stream time limit): V8's small integers end
-// at 2^30.
+// at 2^30 where it compresses pointers.
 const MAX_LATE_US = 2 ** 30 - 1;
 
 // The places of SseWriter's times.
@@ -221,8 +221,8 @@ class SseWriter implements Paced {
   private timedOut = false;
   /**
    * The stream's two times, side by side: when the next event is due (NEXT) and the stream's end at the latest
-   * (DEADLINE). A number field of an object is a box of its own in V8's heap; a paced stream reads both for every event,
-   * among a thousand other streams' state, and one small array is one place to load them from instead of two.
+   * (DEADLINE). A fractional number field is a box of its own in V8's heap, which may lie anywhere; a paced stream reads
+   * both for every event, among a thousand other streams' state, and an array's two elements sit side by side.
    *
    * NEXT: waits are measured against this schedule, not chained, so late turns do not add up: over a stream the rate
    * is the configured one whatever the timer granularity. DEADLINE: waits are cut to it rather than timed from it, so
