@@ -49,7 +49,8 @@ function recipe(): string[] {
 test('the recipe of docs/gateway.md through Portkey: its departures are the documented ones, the rest passes', async () => {
   portkey = await startPortkey();
   const port = String(await freePort());
-  const args = recipe().map((a) => a.replace('http://127.0.0.1:8787', portkey!.url).replaceAll('4010', port));
+  // The mock's port first: Portkey's own free port may hold the digits 4010 (44010 would become 4 and the mock's port).
+  const args = recipe().map((a) => a.replaceAll('4010', port).replace('http://127.0.0.1:8787', portkey!.url));
   assert.ok(args.includes('--upstream-port') && args[args.indexOf('--upstream-port') + 1] === port);
 
   const run = await runGatewayJson(args);
